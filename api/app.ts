@@ -1,0 +1,49 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Middleware } from 'koa';
+import { authRoutes } from './auth/routes.ts';
+import { tokenRoutes } from './auth/tokens.ts';
+import type { ApiDeps } from './deps.ts';
+import { eventRoutes } from './events/routes.ts';
+import { requireCaller } from './http/auth.ts';
+import { errorHandler } from './http/errors.ts';
+import { writeRateLimit } from './http/rate-limit.ts';
+import { requestContext } from './http/request-context.ts';
+import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
+import type { AppState } from './http/state.ts';
+import { docsRoutes } from './system/openapi.ts';
+import { systemRoutes } from './system/routes.ts';
+import { checkResponses } from './http/response-check.ts';
+
+export function buildRoutes(deps: ApiDeps): AnyRoute[] {
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...tokenRoutes(), ...eventRoutes()];
+  return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
+}
+
+// Each route runs: caller resolution (401 first) -> write limit -> JSON body (per-route size limit) -> validation -> handler.
+export function createApp(deps: ApiDeps): Koa<AppState> {
+  const app = new Koa<AppState>();
+  app.proxy = deps.config.publicBaseUrl.startsWith('https:');
+  const router = new Router<AppState>();
+  const authenticate = requireCaller(deps.localCaller);
+  const limit = writeRateLimit(deps.config.WRITE_RATE_LIMIT_PER_MINUTE);
+  const routes = buildRoutes(deps);
+  for (const route of routes) {
+    const chain: Middleware<AppState>[] = [];
+    if (deps.validateResponses) chain.push(checkResponses(route));
+    if (route.access === 'caller') chain.push(authenticate);
+    if (isWrite(route)) chain.push(limit);
+    if (route.body) chain.push(bodyParser(route));
+    chain.push(validated(route));
+    router.register(route.path, [route.method.toUpperCase()], chain as never);
+  }
+  app.use(requestContext(deps.orm, deps.logger));
+  app.use(errorHandler);
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  app.use(async (ctx) => {
+    ctx.status = 404;
+    ctx.body = { error: 'not found', message: `no route for ${ctx.method} ${ctx.path}` };
+  });
+  return app;
+}

@@ -1,0 +1,170 @@
+import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
+import { z } from 'zod';
+import { hashPassword } from '../../domain/accounts/passwords.ts';
+import { issueSecret } from '../../domain/accounts/secrets.ts';
+import { currentAccount, loadAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
+import { emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
+import { requestVerificationMail } from '../../domain/accounts/verification.ts';
+import { AppError, conflict } from '../../domain/errors.ts';
+import { newId } from '../../domain/ids.ts';
+import { startAndAwait } from '../../temporal/start.ts';
+import { accountCreated, signupWorkflow } from '../../workflows/signup.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf, resolveCaller } from '../http/auth.ts';
+import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { accountJson, accountSchema, email, issuedTokenSchema, password, personName } from './schemas.ts';
+
+const signupBody = z.object({
+  email,
+  password,
+  name: personName,
+  org_name: z.string().trim().min(1).max(200),
+  captchaToken: z.string().max(4096).optional(),
+});
+
+const signupResponse = accountSchema
+  .extend({
+    email_verification_sent: z.literal(true),
+    api_token: issuedTokenSchema.meta({ description: 'the default API token, shown only here' }),
+  })
+  .meta({ id: 'SignupResult' });
+
+export function authRoutes(deps: ApiDeps): AnyRoute[] {
+  const { config } = deps;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/auth/signup',
+      tag: 'auth',
+      access: 'public',
+      summary: 'Create an account, its organization and a default API token',
+      description:
+        'Runs as the `signup-<org id>` workflow: one transaction creates the user, the org (caller as owner), a default API token and a session; the answer comes as soon as it commits, and the verification mail follows in the background. Sets the `svc_session` cookie.',
+      body: signupBody,
+      responses: { 201: { description: 'Account created', schema: signupResponse }, 409: { description: '`email_taken`' } },
+      handler: async (ctx, { body }) => {
+        const em = ctx.state.em;
+        if (await emailTaken(em, body.email)) throw conflict('email_taken', 'an account with this e-mail address already exists');
+        const apiToken = issueSecret();
+        const session = issueSecret();
+        const plan: SignupPlan = {
+          userId: newId(),
+          orgId: newId(),
+          email: body.email,
+          name: body.name,
+          orgName: body.org_name,
+          passwordHash: await hashPassword(body.password),
+          apiToken: { id: newId(), hash: apiToken.hash, prefix: apiToken.prefix },
+          session: { id: newId(), hash: session.hash, prefix: session.prefix },
+        };
+        try {
+          await startAndAwait(deps.temporal, config.TEMPORAL_TASK_QUEUE, signupWorkflow, accountCreated, {
+            workflowId: `signup-${plan.orgId}`,
+            orgId: plan.orgId,
+            description: `sign-up of user ${plan.userId}: create the account and org, then send the verification mail`,
+            args: [plan],
+          });
+        } catch (err) {
+          const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+          if (cause instanceof ApplicationFailure && cause.type === 'email_taken') throw conflict('email_taken', cause.message);
+          throw err;
+        }
+        const account = await loadAccount(em, plan.userId, plan.orgId);
+        if (!account) throw new AppError('unavailable', 'signup_incomplete', 'the account was not found after sign-up');
+        const now = account.user.createdAt.getTime();
+        setSessionCookie(ctx, config, session.raw, new Date(now + SESSION_TTL_MS));
+        ctx.status = 201;
+        ctx.body = {
+          ...accountJson(account),
+          email_verification_sent: true,
+          api_token: { id: plan.apiToken.id, prefix: apiToken.prefix, raw: apiToken.raw, name: 'default', user_id: plan.userId, created_at: now, last_used_at: null, expires_at: null },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/auth/login',
+      tag: 'auth',
+      access: 'public',
+      summary: 'Sign in with e-mail and password; sets the session cookie',
+      description: 'Without `org_id` the session acts in the org the user used last. With `org_id` it acts in that org (403 when not a member).',
+      body: z.object({ email, password: z.string().min(1).max(1024), org_id: z.uuid().optional() }),
+      responses: { 200: { description: 'Signed in', schema: accountSchema }, 403: { description: 'Not a member of `org_id`' } },
+      handler: async (ctx, { body }) => {
+        const session = await login(ctx.state.em, { email: body.email, password: body.password, orgId: body.org_id });
+        setSessionCookie(ctx, config, session.sessionSecret, session.expiresAt);
+        ctx.body = accountJson(session);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/auth/logout',
+      tag: 'auth',
+      access: 'public',
+      summary: 'End the cookie session and clear the cookie',
+      responses: { 200: { description: 'Signed out', schema: z.object({ ok: z.literal(true) }) } },
+      handler: async (ctx) => {
+        const caller = deps.localCaller ?? (await resolveCaller(ctx));
+        if (caller) await logout(ctx.state.em, caller);
+        clearSessionCookie(ctx, config);
+        ctx.body = { ok: true };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/auth/me',
+      tag: 'auth',
+      access: 'caller',
+      summary: 'The current user and org; refreshes the 60-day session cookie',
+      responses: { 200: { description: 'Current account', schema: accountSchema } },
+      handler: async (ctx) => {
+        const caller = callerOf(ctx);
+        const expiresAt = await refreshSession(ctx.state.em, caller);
+        if (expiresAt) setSessionCookie(ctx, config, ctx.cookies.get('svc_session')!, expiresAt);
+        ctx.body = accountJson(await currentAccount(ctx.state.em, caller));
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/api/auth/me',
+      tag: 'auth',
+      access: 'caller',
+      summary: "Update the current user's name",
+      body: z.object({ name: personName }),
+      responses: { 200: { description: 'Updated account', schema: accountSchema } },
+      handler: async (ctx, { body }) => {
+        ctx.body = accountJson(await renameUser(ctx.state.em, callerOf(ctx), body.name));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/auth/switch-org',
+      tag: 'auth',
+      access: 'caller',
+      summary: 'Rebind the current cookie session to another org the user belongs to',
+      body: z.object({ org_id: z.uuid() }),
+      responses: { 200: { description: 'Session now acts in that org', schema: accountSchema }, 404: { description: 'Not a member of that org' } },
+      handler: async (ctx, { body }) => {
+        ctx.body = accountJson(await switchOrg(ctx.state.em, callerOf(ctx), body.org_id));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/auth/resend-verification',
+      tag: 'auth',
+      access: 'caller',
+      summary: 'Send the e-mail verification link again',
+      description: 'Queued through the outbox and sent by the `verification-mail-<id>` workflow; counts toward the write rate limit.',
+      responses: {
+        202: { description: 'Mail queued', schema: z.object({ ok: z.literal(true), email_verification_sent: z.literal(true) }) },
+        409: { description: '`email_already_verified`' },
+      },
+      handler: async (ctx) => {
+        await requestVerificationMail(ctx.state.em, callerOf(ctx));
+        ctx.status = 202;
+        ctx.body = { ok: true, email_verification_sent: true };
+      },
+    }),
+  ];
+}

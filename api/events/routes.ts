@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { listAuditEvents } from '../../domain/audit/list.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs, intParam, ms } from '../http/schemas.ts';
+
+const eventSchema = z
+  .object({
+    id: z.uuid(),
+    action: z.string(),
+    target_id: z.string().nullable(),
+    actor_user_id: z.uuid().nullable(),
+    actor_token: z.uuid().nullable().meta({ description: 'id of the API token or session that acted' }),
+    created_at: epochMs,
+  })
+  .meta({ id: 'AuditEvent' });
+
+const query = z.object({
+  action: z.string().min(1).max(200).optional().meta({ description: 'prefix match, for example `memory.`' }),
+  actor: z.uuid().optional(),
+  target: z.string().min(1).max(200).optional(),
+  since: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  until: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: intParam(1, 500).default(100),
+  offset: intParam(0, 1_000_000).default(0),
+});
+
+export function eventRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/events',
+      tag: 'audit',
+      access: 'caller',
+      summary: "The organization's audit log, newest first",
+      query,
+      responses: { 200: { description: 'Audit events', schema: z.object({ events: z.array(eventSchema), limit: z.number().int(), offset: z.number().int() }) } },
+      handler: async (ctx, { query: q }) => {
+        const rows = await listAuditEvents(ctx.state.em, callerOf(ctx).orgId, q);
+        ctx.body = {
+          events: rows.map((e) => ({
+            id: e.id,
+            action: e.action,
+            target_id: e.targetId ?? null,
+            actor_user_id: e.actorUserId ?? null,
+            actor_token: e.actorToken ?? null,
+            created_at: ms(e.createdAt),
+          })),
+          limit: q.limit,
+          offset: q.offset,
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,36 @@
+import type { Middleware } from 'koa';
+import { resolveCredential } from '../../domain/accounts/authenticate.ts';
+import type { Caller } from '../../domain/accounts/caller.ts';
+import { unauthenticated } from '../../domain/errors.ts';
+import type { AppContext, AppState } from './state.ts';
+
+export const SESSION_COOKIE = 'svc_session';
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+// Cookie first; when it is valid the header is ignored, otherwise the bearer token decides (section 5).
+export async function resolveCaller(ctx: AppContext): Promise<Caller | null> {
+  const cookie = ctx.cookies.get(SESSION_COOKIE);
+  if (cookie) {
+    const caller = await resolveCredential(ctx.state.em, cookie, 'session');
+    if (caller) return caller;
+  }
+  const bearer = BEARER.exec(ctx.get('authorization'))?.[1];
+  if (bearer) return resolveCredential(ctx.state.em, bearer, 'api');
+  return null;
+}
+
+// In local mode every call acts as the one implicit user; otherwise a credential is required.
+export function requireCaller(localCaller: Caller | null): Middleware<AppState> {
+  return async (ctx, next) => {
+    const caller = localCaller ?? (await resolveCaller(ctx));
+    if (!caller) throw unauthenticated();
+    ctx.state.caller = caller;
+    await next();
+  };
+}
+
+export function callerOf(ctx: AppContext): Caller {
+  const caller = ctx.state.caller;
+  if (!caller) throw unauthenticated();
+  return caller;
+}

@@ -1,0 +1,78 @@
+import type { Middleware } from 'koa';
+import { z } from 'zod';
+import { AppError, type ErrorKind } from '../../domain/errors.ts';
+import type { AppState } from './state.ts';
+
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  payment_required: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  rate_limited: 429,
+  unavailable: 503,
+};
+
+export const statusOf = (kind: ErrorKind): number => STATUS[kind];
+
+export const errorBody = z
+  .object({
+    error: z.string().meta({ description: 'machine-readable error code' }),
+    message: z.string().optional(),
+    issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .catchall(z.unknown())
+  .meta({ id: 'Error' });
+
+export class ValidationError extends AppError {
+  constructor(where: 'body' | 'query' | 'path', error: z.ZodError, code = 'validation_failed') {
+    const issues = error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
+    super('invalid', code, issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues });
+  }
+}
+
+interface HttpishError {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  type?: string;
+  message?: string;
+}
+
+// Maps every failure to `{ error, message?, ...extra }` with its status; nothing else writes error bodies.
+export const errorHandler: Middleware<AppState> = async (ctx, next) => {
+  try {
+    await next();
+  } catch (err) {
+    if (err instanceof AppError) {
+      ctx.status = statusOf(err.kind);
+      ctx.body = { error: err.error, ...(err.detail !== undefined ? { message: err.detail } : {}), ...err.extra };
+      if (err.kind === 'rate_limited' && typeof err.extra.retry_after === 'number') ctx.set('Retry-After', String(err.extra.retry_after));
+      return;
+    }
+    const e = err as HttpishError;
+    const status = e.status ?? e.statusCode ?? 500;
+    if (status === 400 && (e.type === 'entity.parse.failed' || err instanceof SyntaxError)) {
+      ctx.status = 400;
+      ctx.body = { error: 'invalid json', message: 'the request body is not valid JSON' };
+    } else if (status === 413) {
+      ctx.status = 413;
+      ctx.body = { error: 'payload_too_large', message: 'the request body is larger than this route accepts' };
+    } else if (status === 415) {
+      ctx.status = 415;
+      ctx.body = { error: 'unsupported_media_type', message: 'send the body as application/json' };
+    } else if (status === 405 || status === 501) {
+      ctx.status = 405;
+      ctx.body = { error: 'method_not_allowed', message: `${ctx.method} is not allowed on ${ctx.path}` };
+    } else if (status >= 400 && status < 500 && e.expose) {
+      ctx.status = status;
+      ctx.body = { error: 'bad_request', message: e.message };
+    } else {
+      ctx.state.log.error({ err }, 'unhandled error');
+      ctx.status = 500;
+      ctx.body = { error: 'internal_error', message: 'something went wrong on our side; the request id identifies it in our logs' };
+    }
+  }
+};

@@ -1,0 +1,126 @@
+import type { Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import { z } from 'zod';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import { errorBody, ValidationError } from './errors.ts';
+import type { AppContext, AppState } from './state.ts';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+// Who may call: `public` needs nothing, `caller` needs a credential (401 without one).
+export type Access = 'public' | 'caller';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
+  method: Method;
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  access: Access;
+  // Counts toward the per-credential write limit; defaults to true for authenticated non-GET routes.
+  write?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  // Error code used when the body fails validation (for example `content required`).
+  bodyError?: (issues: z.core.$ZodIssue[]) => string | undefined;
+  bodyLimit?: string;
+  responses: Record<number, ResponseSpec>;
+  handler: (ctx: AppContext, input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B> }) => Promise<void>;
+}
+
+export type AnyRoute = RouteSpec<AnyObject, AnyObject, z.ZodType>;
+
+export const defineRoute = <P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends z.ZodType = z.ZodType>(
+  spec: RouteSpec<P, Q, B>,
+): AnyRoute => spec as unknown as AnyRoute;
+
+export const isWrite = (route: AnyRoute): boolean => route.write ?? (route.access === 'caller' && route.method !== 'get');
+
+export const DEFAULT_BODY_LIMIT = '2mb';
+
+// koa-body per route so that each route can set its own limit; JSON only.
+export function bodyParser(route: AnyRoute): Middleware<AppState> {
+  return koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: route.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    text: false,
+    urlencoded: false,
+    multipart: false,
+    patchKoa: true,
+    patchNode: false,
+    includeUnparsed: false,
+  }) as unknown as Middleware<AppState>;
+}
+
+// Validates path, query and body once, then hands typed values to the handler.
+export function validated(route: AnyRoute): Middleware<AppState> {
+  return async (ctx) => {
+    const params = parse(route.params, ctx.params ?? {}, 'path');
+    const query = parse(route.query, ctx.query, 'query');
+    let body: unknown = undefined;
+    if (route.body) {
+      const raw = (ctx.request as unknown as { body?: unknown }).body ?? {};
+      const result = route.body.safeParse(raw);
+      if (!result.success) throw new ValidationError('body', result.error, route.bodyError?.(result.error.issues));
+      body = result.data;
+    }
+    await route.handler(ctx, { params, query, body } as never);
+  };
+}
+
+function parse(schema: AnyObject | undefined, value: unknown, where: 'path' | 'query'): unknown {
+  if (!schema) return {};
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ValidationError(where, result.error);
+  return result.data;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid input (`invalid json`, or a validation failure with `issues`)',
+  401: 'Missing or invalid credential',
+  403: 'Authenticated, but the role does not allow this',
+  404: 'Not found, or belongs to another organization',
+  409: 'Conflict',
+  413: 'Payload too large',
+  429: 'Write rate limit hit; `Retry-After` gives the seconds to wait',
+};
+
+export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const responses: ZodOpenApiOperationObject['responses'] = {};
+    for (const [status, spec] of Object.entries(route.responses)) {
+      responses[status as `2${string}`] = {
+        description: spec.description,
+        ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } } } : {}),
+      };
+    }
+    const implied = [400, ...(route.access === 'caller' ? [401] : []), ...(isWrite(route) ? [429] : [])];
+    for (const status of implied) {
+      const key = String(status) as `4${string}`;
+      responses[key] ??= { description: STATUS_TEXT[status]!, content: { 'application/json': { schema: errorBody } } };
+    }
+    const operation: ZodOpenApiOperationObject = {
+      operationId: `${route.method}${route.path.replace(/[/:{}-]+(\w)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: [route.tag],
+      ...(route.access === 'caller' ? { security: [{ bearer: [] }, { cookie: [] }] } : { security: [] }),
+      requestParams: { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) },
+      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      responses,
+    };
+    paths[path] = { ...paths[path], [route.method]: operation };
+  }
+  return paths;
+}

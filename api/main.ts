@@ -1,0 +1,23 @@
+import { ensureLocalAccount } from '../domain/accounts/local.ts';
+import { loadConfigOrExit } from '../infra/config.ts';
+import { createLogger } from '../infra/logger.ts';
+import { openOrm } from '../infra/orm.ts';
+import { onShutdown } from '../infra/shutdown.ts';
+import { connectClient } from '../temporal/client.ts';
+import { createApp } from './app.ts';
+
+const config = loadConfigOrExit();
+const logger = createLogger(config.LOG_LEVEL, 'api');
+const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+const temporal = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
+
+const server = createApp({ config, orm, temporal, logger, localCaller }).listen(config.PORT, config.HOST, () => {
+  logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${config.publicBaseUrl}/api/docs` }, 'API listening');
+});
+
+onShutdown(logger, async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await temporal.connection.close();
+  await orm.close();
+});

@@ -1,0 +1,34 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { CredentialKind, Plan, Role } from './entities.ts';
+import type { Caller } from './caller.ts';
+import { hashSecret, TOKEN_PREFIX } from './secrets.ts';
+
+interface CredentialRow {
+  id: string;
+  user_id: string;
+  org_id: string;
+  role: Role;
+  plan: Plan;
+  stale: boolean;
+}
+
+// A credential counts only while it is unrevoked, unexpired and its user still belongs to its org.
+// One indexed lookup per request, no cache: revocation takes effect on the very next request.
+export async function resolveCredential(em: EntityManager, raw: string, kind: CredentialKind): Promise<Caller | null> {
+  if (!raw.startsWith(TOKEN_PREFIX) || raw.length > 200) return null;
+  const rows = await em.execute<CredentialRow[]>(
+    `select c.id, c.user_id, c.org_id, m.role, o.plan,
+            (c.last_used_at is null or c.last_used_at < now() - interval '60 seconds') as stale
+       from credentials c
+       join memberships m on m.org_id = c.org_id and m.user_id = c.user_id
+       join orgs o on o.id = c.org_id
+      where c.secret_hash = ? and c.kind = ? and c.revoked_at is null
+        and (c.expires_at is null or c.expires_at > now())`,
+    [hashSecret(raw), kind],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  // last_used_at is kept to the minute so that reads do not turn into a write each.
+  if (row.stale) await em.execute(`update credentials set last_used_at = now() where id = ?`, [row.id]);
+  return { userId: row.user_id, orgId: row.org_id, role: row.role, plan: row.plan, credentialId: row.id, credentialKind: kind };
+}

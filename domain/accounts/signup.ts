@@ -1,0 +1,98 @@
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit } from '../audit/record.ts';
+import { conflict } from '../errors.ts';
+import { Credential, Membership, Org, User } from './entities.ts';
+import { slugify, withSuffix } from './slugs.ts';
+import { orgView, userView, type AccountView } from './views.ts';
+
+export const SESSION_TTL_MS = 60 * 24 * 60 * 60 * 1000;
+
+// Everything signup stores, decided before the transaction: ids and secret hashes are made by the
+// caller so that a retried transaction writes the same rows, and no raw secret travels further.
+export interface SignupPlan {
+  userId: string;
+  orgId: string;
+  email: string;
+  name: string;
+  orgName: string;
+  passwordHash: string;
+  apiToken: { id: string; hash: string; prefix: string };
+  session: { id: string; hash: string; prefix: string };
+}
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+export async function emailTaken(em: EntityManager, email: string): Promise<boolean> {
+  return (await em.count(User, { email: normalizeEmail(email) })) > 0;
+}
+
+// One transaction: the user, the org with the user as owner, one default API token and the first
+// cookie session. Running it again with the same plan returns the same account.
+export async function createAccount(em: EntityManager, plan: SignupPlan): Promise<AccountView> {
+  return em.transactional(async (tx) => {
+    const existing = await tx.findOne(User, { id: plan.userId });
+    if (existing) {
+      const org = await tx.findOneOrFail(Org, { id: plan.orgId });
+      return { user: userView(existing), org: orgView(org, 'owner') };
+    }
+    const email = normalizeEmail(plan.email);
+    if (await tx.count(User, { email })) throw conflict('email_taken', 'an account with this e-mail address already exists');
+
+    const now = new Date();
+    let slug = slugify(plan.orgName);
+    if (await tx.count(Org, { slug })) slug = withSuffix(slug.slice(0, 71));
+    const org = tx.create(Org, { id: plan.orgId, slug, name: plan.orgName, plan: 'free', createdAt: now, updatedAt: now });
+    const user = tx.create(User, {
+      id: plan.userId,
+      email,
+      name: plan.name,
+      passwordHash: plan.passwordHash,
+      emailVerifiedAt: null,
+      lastLoginAt: now,
+      lastOrgId: plan.orgId,
+      createdAt: now,
+      updatedAt: now,
+    });
+    tx.create(Membership, { orgId: org.id, userId: user.id, role: 'owner', createdAt: now });
+    tx.create(Credential, {
+      id: plan.apiToken.id,
+      kind: 'api',
+      orgId: org.id,
+      userId: user.id,
+      name: 'default',
+      prefix: plan.apiToken.prefix,
+      secretHash: plan.apiToken.hash,
+      createdAt: now,
+      lastUsedAt: null,
+      expiresAt: null,
+      revokedAt: null,
+    });
+    tx.create(Credential, {
+      id: plan.session.id,
+      kind: 'session',
+      orgId: org.id,
+      userId: user.id,
+      name: null,
+      prefix: plan.session.prefix,
+      secretHash: plan.session.hash,
+      createdAt: now,
+      lastUsedAt: now,
+      expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+      revokedAt: null,
+    });
+    const actor = { userId: user.id, credentialId: null };
+    recordAudit(tx, { orgId: org.id, action: 'user.signup', targetId: user.id, actor });
+    recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor, details: { slug } });
+    recordAudit(tx, { orgId: org.id, action: 'token.create', targetId: plan.apiToken.id, actor, details: { name: 'default' } });
+    try {
+      await tx.flush();
+    } catch (err) {
+      // A racing signup with the same address; a racing slug is left to the caller's retry.
+      if (err instanceof UniqueConstraintViolationException && err.message.includes('users_email_unique')) {
+        throw conflict('email_taken', 'an account with this e-mail address already exists');
+      }
+      throw err;
+    }
+    return { user: userView(user), org: orgView(org, 'owner') };
+  });
+}

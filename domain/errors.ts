@@ -1,0 +1,36 @@
+// The one error type of the service. Domain code throws it with a kind; the HTTP layer maps the kind
+// to a status and the rest to the JSON body `{ error, message?, ...extra }`.
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payment_required'
+  | 'too_large'
+  | 'rate_limited'
+  | 'unavailable';
+
+export class AppError extends Error {
+  readonly kind: ErrorKind;
+  readonly error: string;
+  readonly detail: string | undefined;
+  readonly extra: Record<string, unknown>;
+
+  constructor(kind: ErrorKind, error: string, detail?: string, extra: Record<string, unknown> = {}) {
+    super(detail ?? error);
+    this.name = 'AppError';
+    this.kind = kind;
+    this.error = error;
+    this.detail = detail;
+    this.extra = extra;
+  }
+}
+
+export const notFound = (): AppError => new AppError('not_found', 'not found');
+export const forbidden = (detail: string): AppError => new AppError('forbidden', 'forbidden', detail);
+export const unauthenticated = (detail = 'a valid session cookie or bearer token is required'): AppError =>
+  new AppError('unauthenticated', 'unauthorized', detail);
+export const conflict = (error: string, detail?: string): AppError => new AppError('conflict', error, detail);
+export const invalid = (error: string, detail?: string, extra?: Record<string, unknown>): AppError =>
+  new AppError('invalid', error, detail, extra);

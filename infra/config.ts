@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+// Every setting the service reads from its environment, parsed once at start.
+// Names are fixed by docs/configuration.md (operators and test harnesses set them).
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const optionalUrl = z.url().optional();
+
+const retrySchedule = z
+  .string()
+  .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'a comma-separated list of whole seconds')
+  .transform((v) => v.split(',').map((s) => Number(s.trim())));
+
+const provider = z.enum(['anthropic', 'openai']);
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.url().default('postgres://memsvc:memsvc@127.0.0.1:5432/memsvc'),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('memory-service'),
+  SERVICE_MODE: z.enum(['hosted', 'local']).default('hosted'),
+  PUBLIC_BASE_URL: optionalUrl,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_API_BASE: optionalUrl,
+  LLM_PRIMARY_PROVIDER: provider.default('anthropic'),
+  LLM_PRIMARY_BASE_URL: optionalUrl,
+  LLM_PRIMARY_API_KEY: z.string().min(1).optional(),
+  LLM_PRIMARY_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  LLM_ALTERNATE_PROVIDER: provider.default('openai'),
+  LLM_ALTERNATE_BASE_URL: optionalUrl,
+  LLM_ALTERNATE_API_KEY: z.string().min(1).optional(),
+  LLM_ALTERNATE_MODEL: z.string().min(1).default('gpt-4.1-mini'),
+  SMTP_URL: optionalUrl,
+  MAIL_FROM: z.string().min(3).default('Memory Service <no-reply@localhost>'),
+  OIDC_ISSUER: optionalUrl,
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  CAPTCHA_SECRET: z.string().min(1).optional(),
+  CAPTCHA_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  WRITE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config extends Env {
+  publicBaseUrl: string;
+}
+
+export class ConfigError extends Error {}
+
+// Empty strings count as unset so that `FOO= command` behaves like an absent FOO.
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = source[key];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  const parsed = envSchema.safeParse(input);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? '(environment)');
+      return `  ${name}=${JSON.stringify(input[name] ?? '')}: ${issue.message}`;
+    });
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const env = parsed.data;
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, '');
+  return { ...env, publicBaseUrl };
+}
+
+// For entry points: print the variable at fault and stop, rather than a stack trace.
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,6 @@
+import { Credential, EmailVerification, Membership, Org, User } from '../domain/accounts/entities.ts';
+import { AuditEvent } from '../domain/audit/entities.ts';
+import { MailMessage } from '../domain/mail/entities.ts';
+import { OutboxMessage } from '../domain/outbox/entities.ts';
+
+export const entities = [User, Org, Membership, Credential, EmailVerification, AuditEvent, OutboxMessage, MailMessage];

@@ -1,0 +1,33 @@
+import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { entities } from './entities.ts';
+import { migrations } from '../migrations/index.ts';
+
+export type Orm = MikroORM;
+export type { EntityManager };
+
+export interface OrmOptions {
+  databaseUrl: string;
+  poolMax?: number;
+  debug?: boolean;
+}
+
+export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+  return MikroORM.init({
+    clientUrl: options.databaseUrl,
+    entities,
+    extensions: [Migrator],
+    pool: { min: 0, max: options.poolMax ?? 10 },
+    debug: options.debug ?? false,
+    // Explicit list rather than file discovery: migrations are TypeScript modules loaded by Node itself.
+    migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false },
+    allowGlobalContext: false,
+    ensureDatabase: false,
+    discovery: { warnWhenNoEntities: true },
+  });
+}
+
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}

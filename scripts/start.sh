@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Starts the whole service with working defaults: PostgreSQL, the Temporal dev server (Web UI on :8233),
+# migrations, the worker (with the outbox relay) and the API on http://127.0.0.1:3000. Ctrl-C stops what
+# this script started.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+ensure_node_deps
+ensure_postgres
+ensure_database memsvc
+ensure_temporal
+trap stop_started EXIT
+trap 'exit 130' INT TERM
+
+export DATABASE_URL="${DATABASE_URL:-$(database_url memsvc)}"
+TEMPORAL_PORT="${TEMPORAL_PORT:-7233}"
+export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:$TEMPORAL_PORT}"
+start_temporal "$TEMPORAL_PORT" "${TEMPORAL_UI_PORT:-8233}" "$DATA_DIR/temporal/dev.db"
+
+log "applying migrations"
+node infra/migrate.ts
+
+node temporal/worker-main.ts &
+STARTED_PIDS+=("$!")
+node api/main.ts &
+STARTED_PIDS+=("$!")
+log "API http://${HOST:-127.0.0.1}:${PORT:-3000}  docs /api/docs  Temporal UI http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}"
+wait -n "${STARTED_PIDS[@]}"

@@ -1,0 +1,112 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { JOB_WORKFLOWS } from './jobs.ts';
+import { startOnce } from './start.ts';
+
+interface OutboxRow {
+  id: string;
+  org_id: string | null;
+  job_type: string;
+  job_key: string;
+  args: unknown[];
+  description: string;
+}
+
+export interface RelayOptions {
+  orm: MikroORM;
+  client: Client;
+  taskQueue: string;
+  databaseUrl: string;
+  logger: Logger;
+  pollIntervalMs?: number;
+  batchSize?: number;
+}
+
+// Moves committed outbox rows into Temporal. Rows are claimed with SKIP LOCKED, so any number of relays
+// can run; each row becomes the workflow whose id is its job key, started at most once: a relay that
+// dies after starting but before marking the row leaves it to the next relay, whose start is a no-op.
+export class OutboxRelay {
+  private readonly opts: Required<Omit<RelayOptions, 'logger'>> & { logger: Logger };
+  private listener: pg.Client | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private draining: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(options: RelayOptions) {
+    this.opts = { pollIntervalMs: 1000, batchSize: 50, ...options };
+  }
+
+  async start(): Promise<void> {
+    this.listener = new pg.Client({ connectionString: this.opts.databaseUrl });
+    this.listener.on('notification', () => this.kick());
+    this.listener.on('error', (err) => this.opts.logger.warn({ err }, 'outbox listener lost; polling continues'));
+    await this.listener.connect();
+    await this.listener.query('listen outbox');
+    this.timer = setInterval(() => this.kick(), this.opts.pollIntervalMs);
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.draining;
+    await this.listener?.end().catch(() => undefined);
+  }
+
+  // Coalesces wake-ups: at most one drain runs, and a wake-up during it schedules one more.
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = this.drainAll()
+      .catch((err) => this.opts.logger.error({ err }, 'outbox drain failed'))
+      .finally(() => {
+        this.draining = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async drainAll(): Promise<void> {
+    while (!this.stopped && (await this.drainOnce()) === this.opts.batchSize);
+  }
+
+  // One batch in one transaction; returns how many rows it dispatched (a failure ends the drain until the next poll).
+  async drainOnce(): Promise<number> {
+    const em = this.opts.orm.em.fork();
+    return em.transactional(async (tx) => {
+      const rows = await tx.execute<OutboxRow[]>(
+        `select id, org_id, job_type, job_key, args, description from outbox
+          where dispatched_at is null order by created_at, id limit ? for update skip locked`,
+        [this.opts.batchSize],
+      );
+      let dispatched = 0;
+      for (const row of rows) {
+        try {
+          const workflowType = JOB_WORKFLOWS[row.job_type];
+          if (!workflowType) throw new Error(`no workflow for job type ${row.job_type}`);
+          const started = await startOnce(this.opts.client, this.opts.taskQueue, workflowType, {
+            workflowId: row.job_key,
+            orgId: row.org_id,
+            description: row.description,
+            args: row.args,
+          });
+          await tx.execute(`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null where id = ?`, [row.id]);
+          dispatched += 1;
+          this.opts.logger.debug({ workflowId: row.job_key, started }, 'outbox row dispatched');
+        } catch (err) {
+          await tx.execute(`update outbox set attempts = attempts + 1, last_error = ? where id = ?`, [String(err), row.id]);
+          this.opts.logger.warn({ err, workflowId: row.job_key }, 'outbox dispatch failed; will retry');
+        }
+      }
+      return dispatched;
+    });
+  }
+}

@@ -1,0 +1,52 @@
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { UpdateDefinition, Workflow } from '@temporalio/common';
+import { orgAttributes } from './search-attributes.ts';
+
+export interface StartRequest {
+  workflowId: string;
+  orgId: string | null;
+  // Shown in the Web UI's memo panel: what this execution is for.
+  description: string;
+  args: unknown[];
+}
+
+// The one place that decides how every workflow is started: meaningful id, tenant search attribute,
+// memo, and no second execution for an id that already ran.
+function startOptions(taskQueue: string, request: StartRequest) {
+  return {
+    taskQueue,
+    workflowId: request.workflowId,
+    args: request.args,
+    typedSearchAttributes: orgAttributes(request.orgId),
+    memo: { description: request.description, ...(request.orgId ? { orgId: request.orgId } : {}) },
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+  };
+}
+
+// Starts the workflow once. Returns false when an execution with this id already exists or existed.
+export async function startOnce(client: Client, taskQueue: string, workflowType: string, request: StartRequest): Promise<boolean> {
+  try {
+    await client.workflow.start(workflowType, { ...startOptions(taskQueue, request), workflowIdConflictPolicy: 'FAIL' });
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
+  }
+}
+
+// Starts the workflow and waits for one update's answer: the request gets the workflow's first result
+// while the rest of the workflow goes on.
+export async function startAndAwait<Ret>(
+  client: Client,
+  taskQueue: string,
+  workflow: Workflow,
+  update: UpdateDefinition<Ret, []>,
+  request: StartRequest,
+): Promise<Ret> {
+  const startWorkflowOperation = new WithStartWorkflowOperation(workflow, {
+    ...startOptions(taskQueue, request),
+    args: request.args as Parameters<typeof workflow>,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  return client.workflow.executeUpdateWithStart(update, { startWorkflowOperation });
+}

@@ -1,0 +1,33 @@
+import { loadConfigOrExit } from '../infra/config.ts';
+import { createLogger } from '../infra/logger.ts';
+import { createMailer } from '../infra/mailer.ts';
+import { openOrm } from '../infra/orm.ts';
+import { onShutdown } from '../infra/shutdown.ts';
+import { connectClient } from './client.ts';
+import { OutboxRelay } from './outbox-relay.ts';
+import { createWorker } from './worker.ts';
+
+const config = loadConfigOrExit();
+const logger = createLogger(config.LOG_LEVEL, 'worker');
+const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+const client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
+
+const { worker, connection } = await createWorker({
+  address: config.TEMPORAL_ADDRESS,
+  namespace: config.TEMPORAL_NAMESPACE,
+  taskQueue: config.TEMPORAL_TASK_QUEUE,
+  deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl },
+});
+const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger });
+await relay.start();
+logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker and outbox relay running');
+
+onShutdown(logger, async () => {
+  await relay.stop();
+  worker.shutdown();
+});
+await worker.run();
+await connection.close();
+await client.connection.close();
+await orm.close();

@@ -1,0 +1,56 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { openOrm, migrate } from '../../infra/orm.ts';
+import { WORKFLOWS_PATH } from '../../temporal/worker.ts';
+import { TemporalDevServer } from './temporal-server.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+    temporalBin: string;
+    workflowBundlePath: string;
+  }
+}
+
+const required = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the suite with scripts/test.sh`);
+  return value;
+};
+
+// Once per run: a fresh test database with every migration applied, one Temporal dev server, and the
+// workflow bundle built once for every test file's worker.
+export default async function setup(project: TestProject) {
+  const databaseUrl = required('DATABASE_URL');
+  const temporalBin = required('TEMPORAL_BIN');
+  const dbName = new URL(databaseUrl).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: required('TEST_ADMIN_DATABASE_URL') });
+  await admin.connect();
+  await admin.query(`drop database if exists "${dbName}" with (force)`);
+  await admin.query(`create database "${dbName}"`);
+  await admin.end();
+  const orm = await openOrm({ databaseUrl, poolMax: 2 });
+  await migrate(orm);
+  await orm.close();
+
+  const dir = await mkdtemp(join(tmpdir(), 'memsvc-test-'));
+  const temporal = await TemporalDevServer.create(temporalBin, join(dir, 'temporal.db'));
+  const [bundle] = await Promise.all([bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH }), temporal.start()]);
+  const workflowBundlePath = join(dir, 'workflow-bundle.js');
+  await writeFile(workflowBundlePath, bundle.code);
+
+  project.provide('databaseUrl', databaseUrl);
+  project.provide('temporalAddress', temporal.address);
+  project.provide('temporalBin', temporalBin);
+  project.provide('workflowBundlePath', workflowBundlePath);
+
+  return async () => {
+    await temporal.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+}

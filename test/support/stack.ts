@@ -1,0 +1,136 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import type { Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { createApp } from '../../api/app.ts';
+import { ensureLocalAccount } from '../../domain/accounts/local.ts';
+import { loadConfig, type Config } from '../../infra/config.ts';
+import { createLogger } from '../../infra/logger.ts';
+import { createMailer } from '../../infra/mailer.ts';
+import { openOrm } from '../../infra/orm.ts';
+import { connectClient } from '../../temporal/client.ts';
+import { OutboxRelay } from '../../temporal/outbox-relay.ts';
+import { createWorker } from '../../temporal/worker.ts';
+import { ApiClient } from './api-client.ts';
+
+export interface Stack {
+  config: Config;
+  orm: MikroORM;
+  temporal: Client;
+  api: ApiClient;
+  baseUrl: string;
+  worker: WorkerHandle | null;
+  relay: OutboxRelay | null;
+  startWorker(): Promise<WorkerHandle>;
+  close(): Promise<void>;
+}
+
+export interface WorkerHandle {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  env?: Record<string, string>;
+  worker?: boolean;
+  relay?: boolean;
+}
+
+// The real service in this test process: API on an ephemeral port, a worker on a task queue of its own
+// (so parallel test files never run each other's workflows), and the outbox relay, all over the run's
+// PostgreSQL database and Temporal dev server.
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const config = loadConfig({
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATABASE_POOL_MAX: '5',
+    ...options.env,
+  });
+  const logger = createLogger(config.LOG_LEVEL, 'test');
+  const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+  const temporal = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
+  const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
+
+  const startWorker = async (): Promise<WorkerHandle> => {
+    const { worker, connection } = await createWorker({
+      address: config.TEMPORAL_ADDRESS,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl },
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+    });
+    const running = worker.run();
+    return {
+      worker,
+      async stop() {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+        await connection.close();
+      },
+    };
+  };
+
+  const workerHandle = options.worker === false ? null : await startWorker();
+  const relay = options.relay === false ? null : new OutboxRelay({ orm, client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, pollIntervalMs: 200 });
+  await relay?.start();
+
+  const app = createApp({ config, orm, temporal, logger, localCaller, validateResponses: true });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const address = server.address();
+  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+  return {
+    config,
+    orm,
+    temporal,
+    api: new ApiClient(baseUrl),
+    baseUrl,
+    worker: workerHandle,
+    relay,
+    startWorker,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await relay?.stop();
+      await workerHandle?.stop();
+      await temporal.connection.close();
+      await orm.close();
+    },
+  };
+}
+
+let counter = 0;
+export const uniqueEmail = (label = 'user'): string => `${label}-${Date.now()}-${process.pid}-${++counter}@example.test`;
+
+export interface SignedUp {
+  user: { id: string; email: string; name: string };
+  org: { id: string; slug: string; plan: string; role: string };
+  token: string;
+  tokenId: string;
+  cookie: string;
+  password: string;
+}
+
+export async function signUp(api: ApiClient, overrides: Partial<{ email: string; password: string; name: string; org_name: string }> = {}): Promise<SignedUp> {
+  const body = { email: uniqueEmail(), password: 'correct horse battery', name: 'Ada Lovelace', org_name: 'Analytical Engines', ...overrides };
+  const res = await api.post('/api/auth/signup', { body });
+  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
+  return { user: res.body.user, org: res.body.org, token: res.body.api_token.raw, tokenId: res.body.api_token.id, cookie: res.cookie!, password: body.password };
+}
+
+export async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

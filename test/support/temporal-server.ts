@@ -1,0 +1,44 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort, waitForPort } from './ports.ts';
+
+// A real Temporal dev server (the CLI built by scripts/lib.sh), with its state in `dbFile` so that a test
+// can stop it and start it again on the same port.
+export class TemporalDevServer {
+  private child: ChildProcess | undefined;
+  readonly bin: string;
+  readonly port: number;
+  readonly dbFile: string;
+  constructor(bin: string, port: number, dbFile: string) {
+    this.bin = bin;
+    this.port = port;
+    this.dbFile = dbFile;
+  }
+
+  static async create(bin: string, dbFile: string): Promise<TemporalDevServer> {
+    return new TemporalDevServer(bin, await freePort(), dbFile);
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.child = spawn(
+      this.bin,
+      ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(this.port), '--db-filename', this.dbFile,
+        '--namespace', 'default', '--search-attribute', 'OrgId=Keyword', '--log-level', 'error'],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    await waitForPort(this.port);
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+    this.child = undefined;
+  }
+}

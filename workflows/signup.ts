@@ -1,0 +1,40 @@
+import { allHandlersFinished, ApplicationFailure, condition, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import type { SignupPlan } from '../domain/accounts/signup.ts';
+import { EXTERNAL_CALL, TRANSACTION } from './options.ts';
+
+const { createAccount } = proxyActivities<Activities>(TRANSACTION);
+const { sendVerificationMail } = proxyActivities<Activities>(EXTERNAL_CALL);
+
+// The HTTP request waits on this update, which completes once the account transaction has committed;
+// the verification mail is sent afterwards without holding the request.
+export const accountCreated = defineUpdate<{ userId: string; orgId: string }>('accountCreated');
+
+type Outcome = { ok: true } | { ok: false; failure: ApplicationFailure };
+
+export async function signupWorkflow(plan: SignupPlan): Promise<void> {
+  let outcome: Outcome | undefined;
+  setHandler(accountCreated, async () => {
+    await condition(() => outcome !== undefined);
+    if (!outcome!.ok) throw outcome!.failure;
+    return { userId: plan.userId, orgId: plan.orgId };
+  });
+
+  try {
+    await createAccount(plan);
+    outcome = { ok: true };
+  } catch (err) {
+    outcome = { ok: false, failure: refusal(err) };
+    await condition(allHandlersFinished);
+    return;
+  }
+  await condition(allHandlersFinished);
+  await sendVerificationMail({ userId: plan.userId, orgId: plan.orgId, mailKey: `signup-${plan.orgId}` });
+}
+
+// Hands the domain's reason (for example `email_taken`) to the waiting request unchanged.
+function refusal(err: unknown): ApplicationFailure {
+  const cause = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+  if (cause) return ApplicationFailure.create({ type: cause.type ?? 'signup_failed', message: cause.message, details: cause.details ?? [], nonRetryable: true });
+  return ApplicationFailure.create({ type: 'signup_failed', message: 'the account could not be created', nonRetryable: true });
+}
