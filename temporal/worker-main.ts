@@ -5,10 +5,12 @@ import { openOrm } from '../infra/orm.ts';
 import { onShutdown } from '../infra/shutdown.ts';
 import { connectClient } from './client.ts';
 import { OutboxRelay } from './outbox-relay.ts';
+import { installTemporalRuntime } from './runtime.ts';
 import { createWorker } from './worker.ts';
 
 const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'worker');
+installTemporalRuntime(logger, config.LOG_LEVEL);
 const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 const client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
 const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
@@ -25,7 +27,8 @@ logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker and outbox relay 
 
 onShutdown(logger, async () => {
   await relay.stop();
-  worker.shutdown();
+  // The SDK also reacts to SIGINT/SIGTERM on its own; only ask when it has not started draining yet.
+  if (worker.getState() === 'RUNNING') worker.shutdown();
 });
 await worker.run();
 await connection.close();

@@ -1,4 +1,4 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,7 @@ export default async function setup(project: TestProject) {
 
   const dir = await mkdtemp(join(tmpdir(), 'memsvc-test-'));
   const temporal = await TemporalDevServer.create(temporalBin, join(dir, 'temporal.db'));
-  const [bundle] = await Promise.all([bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH }), temporal.start()]);
+  const [bundle] = await Promise.all([bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }), temporal.start()]);
   const workflowBundlePath = join(dir, 'workflow-bundle.js');
   await writeFile(workflowBundlePath, bundle.code);
 

@@ -12,6 +12,7 @@ import { createMailer } from '../../infra/mailer.ts';
 import { openOrm } from '../../infra/orm.ts';
 import { connectClient } from '../../temporal/client.ts';
 import { OutboxRelay } from '../../temporal/outbox-relay.ts';
+import { installTemporalRuntime } from '../../temporal/runtime.ts';
 import { createWorker } from '../../temporal/worker.ts';
 import { ApiClient } from './api-client.ts';
 
@@ -51,6 +52,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...options.env,
   });
   const logger = createLogger(config.LOG_LEVEL, 'test');
+  installTemporalRuntime(logger, config.LOG_LEVEL);
   const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
   const temporal = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
