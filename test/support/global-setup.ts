@@ -10,7 +10,8 @@ import { TemporalDevServer } from './temporal-server.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    databaseUrl: string;
+    templateDatabaseUrl: string;
+    adminDatabaseUrl: string;
     temporalAddress: string;
     temporalBin: string;
     workflowBundlePath: string;
@@ -23,15 +24,17 @@ const required = (name: string): string => {
   return value;
 };
 
-// Once per run: a fresh test database with every migration applied, one Temporal dev server, and the
+// Once per run: a fresh, migrated template database (each test file clones its own from it), one Temporal dev server, and the
 // workflow bundle built once for every test file's worker.
 export default async function setup(project: TestProject) {
   const databaseUrl = required('DATABASE_URL');
+  const adminDatabaseUrl = required('TEST_ADMIN_DATABASE_URL');
   const temporalBin = required('TEMPORAL_BIN');
   const dbName = new URL(databaseUrl).pathname.slice(1);
-  const admin = new pg.Client({ connectionString: required('TEST_ADMIN_DATABASE_URL') });
+  const admin = new pg.Client({ connectionString: adminDatabaseUrl });
   await admin.connect();
-  await admin.query(`drop database if exists "${dbName}" with (force)`);
+  const leftovers = await admin.query<{ datname: string }>(`select datname from pg_database where datname like $1`, [`${dbName}%`]);
+  for (const { datname } of leftovers.rows) await admin.query(`drop database if exists "${datname}" with (force)`);
   await admin.query(`create database "${dbName}"`);
   await admin.end();
   const orm = await openOrm({ databaseUrl, poolMax: 2 });
@@ -44,7 +47,8 @@ export default async function setup(project: TestProject) {
   const workflowBundlePath = join(dir, 'workflow-bundle.js');
   await writeFile(workflowBundlePath, bundle.code);
 
-  project.provide('databaseUrl', databaseUrl);
+  project.provide('templateDatabaseUrl', databaseUrl);
+  project.provide('adminDatabaseUrl', adminDatabaseUrl);
   project.provide('temporalAddress', temporal.address);
   project.provide('temporalBin', temporalBin);
   project.provide('workflowBundlePath', workflowBundlePath);

@@ -15,6 +15,7 @@ import { OutboxRelay } from '../../temporal/outbox-relay.ts';
 import { installTemporalRuntime } from '../../temporal/runtime.ts';
 import { createWorker } from '../../temporal/worker.ts';
 import { ApiClient } from './api-client.ts';
+import { createTestDatabase } from './database.ts';
 
 export interface Stack {
   config: Config;
@@ -35,6 +36,8 @@ export interface WorkerHandle {
 
 export interface StackOptions {
   env?: Record<string, string>;
+  // Defaults to a fresh database for this stack; pass one to let several stacks share it.
+  databaseUrl?: string;
   worker?: boolean;
   relay?: boolean;
 }
@@ -44,7 +47,7 @@ export interface StackOptions {
 // PostgreSQL database and Temporal dev server.
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const config = loadConfig({
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: options.databaseUrl ?? (await createTestDatabase()),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

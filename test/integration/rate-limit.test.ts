@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/database.ts';
+import { signUp, startStack, type Stack } from '../support/stack.ts';
+
+const LIMIT = 3;
+let first: Stack;
+let second: Stack;
+beforeAll(async () => {
+  const env = { WRITE_RATE_LIMIT_PER_MINUTE: String(LIMIT) };
+  const databaseUrl = await createTestDatabase();
+  [first, second] = await Promise.all([startStack({ env, databaseUrl }), startStack({ env, databaseUrl, worker: false, relay: false })]);
+});
+afterAll(async () => Promise.all([first?.close(), second?.close()]));
+
+const createToken = (stack: Stack, token: string) => stack.api.post('/api/auth/tokens', { token, body: { name: 'x' } });
+
+describe('write rate limit', () => {
+  it('allows the limit per token, then answers 429 rate-limited with Retry-After in seconds', async () => {
+    const a = await signUp(first.api);
+    for (let i = 0; i < LIMIT; i++) expect((await createToken(first, a.token)).status).toBe(201);
+    const limited = await createToken(first, a.token);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toBe('rate-limited');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.body.retry_after).toBe(retryAfter);
+    // Nothing was written by the refused request.
+    expect((await first.api.get('/api/auth/tokens', { token: a.token })).body).toHaveLength(1 + LIMIT);
+  });
+
+  it('does not limit reads', async () => {
+    const a = await signUp(first.api);
+    for (let i = 0; i < LIMIT; i++) await createToken(first, a.token);
+    for (let i = 0; i < 10; i++) expect((await first.api.get('/api/auth/me', { token: a.token })).status).toBe(200);
+  });
+
+  it('keeps one window per token', async () => {
+    const a = await signUp(first.api);
+    const other = (await first.api.post('/api/auth/tokens', { cookie: a.cookie, body: { name: 'other' } })).body.raw as string;
+    for (let i = 0; i < LIMIT; i++) await createToken(first, a.token);
+    expect((await createToken(first, a.token)).status).toBe(429);
+    expect((await createToken(first, other)).status).toBe(201);
+  });
+
+  it('is shared by every API process (the window lives in PostgreSQL)', async () => {
+    const a = await signUp(first.api);
+    expect((await createToken(first, a.token)).status).toBe(201);
+    expect((await createToken(second, a.token)).status).toBe(201);
+    expect((await createToken(first, a.token)).status).toBe(201);
+    expect((await createToken(second, a.token)).status).toBe(429);
+  });
+
+  it('holds under concurrent writes: exactly the limit succeeds', async () => {
+    const a = await signUp(first.api);
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => createToken(i % 2 ? first : second, a.token)));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(LIMIT);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(12 - LIMIT);
+  });
+
+  it('frees a slot once the oldest write leaves the rolling 60 s window', async () => {
+    const a = await signUp(first.api);
+    for (let i = 0; i < LIMIT; i++) await createToken(first, a.token);
+    expect((await createToken(first, a.token)).status).toBe(429);
+    // Age the recorded writes instead of waiting a minute.
+    await first.orm.em.fork().getConnection().execute(
+      `update rate_limit_windows set hits = array(select h - interval '61 seconds' from unnest(hits) h) where key = ?`,
+      [`write:${a.tokenId}`],
+    );
+    expect((await createToken(first, a.token)).status).toBe(201);
+  });
+});
