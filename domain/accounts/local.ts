@@ -13,7 +13,7 @@ export async function ensureLocalAccount(em: EntityManager): Promise<Caller> {
     tx.create(Org, { id: LOCAL_ORG_ID, slug: 'local', name: 'Local', plan: 'enterprise', createdAt: now, updatedAt: now });
     tx.create(User, {
       id: LOCAL_USER_ID,
-      email: 'local@localhost',
+      email: 'local@memory-service.local',
       name: 'Local user',
       passwordHash: null,
       emailVerifiedAt: now,
