@@ -1,14 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
+// Two projects: `unit` needs nothing running; `integration` gets PostgreSQL and a Temporal dev server
+// from its global set-up. `bash scripts/test.sh` runs both.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     // The Temporal SDK's native runtime does not survive worker threads (sdk-typescript#876).
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'] } },
+    ],
   },
 });
