@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { query, sql } from '../domain/sql.ts';
 import { JOB_WORKFLOWS } from './jobs.ts';
 import { startOnce } from './start.ts';
 
@@ -82,10 +83,10 @@ export class OutboxRelay {
   async drainOnce(): Promise<number> {
     const em = this.opts.orm.em.fork();
     return em.transactional(async (tx) => {
-      const rows = await tx.execute<OutboxRow[]>(
-        `select id, org_id, job_type, job_key, args, description from outbox
-          where dispatched_at is null order by created_at, id limit ? for update skip locked`,
-        [this.opts.batchSize],
+      const rows = await query(
+        tx,
+        sql<OutboxRow>`select id, org_id, job_type, job_key, args, description from outbox
+          where dispatched_at is null order by created_at, id limit ${this.opts.batchSize} for update skip locked`,
       );
       let dispatched = 0;
       for (const row of rows) {
@@ -98,11 +99,11 @@ export class OutboxRelay {
             description: row.description,
             args: row.args,
           });
-          await tx.execute(`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null where id = ?`, [row.id]);
+          await query(tx, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null where id = ${row.id}`);
           dispatched += 1;
           this.opts.logger.debug({ workflowId: row.job_key, started }, 'outbox row dispatched');
         } catch (err) {
-          await tx.execute(`update outbox set attempts = attempts + 1, last_error = ? where id = ?`, [String(err), row.id]);
+          await query(tx, sql`update outbox set attempts = attempts + 1, last_error = ${String(err)} where id = ${row.id}`);
           this.opts.logger.warn({ err, workflowId: row.job_key }, 'outbox dispatch failed; will retry');
         }
       }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { query, sql } from '../../domain/sql.ts';
 import type { ApiDeps } from '../deps.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 
@@ -30,7 +31,7 @@ export function systemRoutes(deps: ApiDeps): AnyRoute[] {
       handler: async (ctx) => {
         const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000))]);
         const [database, temporal] = await Promise.all([
-          within(ctx.state.em.execute('select 1')).then(() => 'ok' as const, () => 'down' as const),
+          within(query(ctx.state.em, sql`select 1`)).then(() => 'ok' as const, () => 'down' as const),
           within(deps.temporal.workflowService.getSystemInfo({})).then(() => 'ok' as const, () => 'down' as const),
         ]);
         const ok = database === 'ok' && temporal === 'ok';

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { query, queryOne, sql } from '../sql.ts';
 import type { CredentialKind, Plan, Role } from './entities.ts';
 import type { Caller } from './caller.ts';
 import { hashSecret, TOKEN_PREFIX } from './secrets.ts';
@@ -16,19 +17,18 @@ interface CredentialRow {
 // One indexed lookup per request, no cache: revocation takes effect on the very next request.
 export async function resolveCredential(em: EntityManager, raw: string, kind: CredentialKind): Promise<Caller | null> {
   if (!raw.startsWith(TOKEN_PREFIX) || raw.length > 200) return null;
-  const rows = await em.execute<CredentialRow[]>(
-    `select c.id, c.user_id, c.org_id, m.role, o.plan,
+  const row = await queryOne(
+    em,
+    sql<CredentialRow>`select c.id, c.user_id, c.org_id, m.role, o.plan,
             (c.last_used_at is null or c.last_used_at < now() - interval '60 seconds') as stale
        from credentials c
        join memberships m on m.org_id = c.org_id and m.user_id = c.user_id
        join orgs o on o.id = c.org_id
-      where c.secret_hash = ? and c.kind = ? and c.revoked_at is null
+      where c.secret_hash = ${hashSecret(raw)} and c.kind = ${kind} and c.revoked_at is null
         and (c.expires_at is null or c.expires_at > now())`,
-    [hashSecret(raw), kind],
   );
-  const row = rows[0];
   if (!row) return null;
   // last_used_at is kept to the minute so that reads do not turn into a write each.
-  if (row.stale) await em.execute(`update credentials set last_used_at = now() where id = ?`, [row.id]);
+  if (row.stale) await query(em, sql`update credentials set last_used_at = now() where id = ${row.id}`);
   return { userId: row.user_id, orgId: row.org_id, role: row.role, plan: row.plan, credentialId: row.id, credentialKind: kind };
 }

@@ -1,0 +1,18 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql, type RawBuilder } from 'kysely';
+
+export { sql };
+
+// The one way to run hand-written SQL: a kysely `sql` template with bound parameters (arrays travel as
+// PostgreSQL arrays), on the EntityManager's connection, so it joins the current transaction if any.
+export async function query<T>(em: EntityManager, statement: RawBuilder<T>): Promise<T[]> {
+  return (await statement.execute(em.getKysely())).rows;
+}
+
+export async function queryOne<T>(em: EntityManager, statement: RawBuilder<T>): Promise<T | undefined> {
+  return (await query(em, statement))[0];
+}
+
+// pg hands timestamps and bigints back as text through this connection.
+export const toDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
+export const toDateOrNull = (value: string | Date | null): Date | null => (value === null ? null : toDate(value));
