@@ -5,6 +5,7 @@ import { authRoutes } from './auth/routes.ts';
 import { tokenRoutes } from './auth/tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { eventRoutes } from './events/routes.ts';
+import { memoryRoutes } from './memories/routes.ts';
 import { requireCaller } from './http/auth.ts';
 import { errorHandler } from './http/errors.ts';
 import { writeRateLimit } from './http/rate-limit.ts';
@@ -16,7 +17,7 @@ import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...tokenRoutes(), ...eventRoutes()];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...memoryRoutes(deps)];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 

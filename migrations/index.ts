@@ -1,5 +1,9 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration0001Foundation } from './0001_foundation.ts';
+import { Migration0002Memories } from './0002_memories.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
-export const migrations: MigrationObject[] = [{ name: '0001_foundation', class: Migration0001Foundation }];
+export const migrations: MigrationObject[] = [
+  { name: '0001_foundation', class: Migration0001Foundation },
+  { name: '0002_memories', class: Migration0002Memories },
+];

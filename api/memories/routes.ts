@@ -1,0 +1,293 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { batchUpdate } from '../../domain/memories/batch.ts';
+import { createMemory } from '../../domain/memories/create.ts';
+import { deleteMemory } from '../../domain/memories/delete.ts';
+import { memoryHistory } from '../../domain/memories/history.ts';
+import { BATCH_UPDATE_MAX, BULK_SEARCH_MAX_QUERIES, LIST_LIMIT_MAX, LIST_OFFSET_MAX, SEARCH_K_MAX } from '../../domain/memories/limits.ts';
+import { LIST_ORDERS, listMemories } from '../../domain/memories/list.ts';
+import { getMemory } from '../../domain/memories/read.ts';
+import { updateMemory } from '../../domain/memories/update.ts';
+import { invalid } from '../../domain/errors.ts';
+import { searchMemories } from '../../domain/search/search.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf } from '../http/auth.ts';
+import { jsonObjectParam } from '../http/params.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs, intParam } from '../http/schemas.ts';
+import { filterFields, memoryJson, memorySchema, metadata, namespaceName, scoredMemorySchema, tags, toFilters } from './schemas.ts';
+
+const idParams = z.object({ id: z.uuid() });
+
+const createBody = z.object({
+  content: z.string(),
+  namespace: namespaceName.optional(),
+  tags: tags.optional(),
+  source: z.string().trim().min(1).max(100).optional(),
+  source_ref: z.string().max(500).nullable().optional(),
+  metadata: metadata.optional(),
+});
+
+const patchFields = {
+  content: z.string().optional(),
+  tags: tags.optional(),
+  namespace: namespaceName.optional(),
+  metadata: metadata.optional().meta({ description: 'merged into the stored metadata; a key set to null is removed' }),
+};
+const patchBody = z.object(patchFields);
+const batchItem = z.object({ id: z.uuid(), ...patchFields });
+const PATCHABLE = Object.keys(patchFields);
+const hasPatchable = (body: Record<string, unknown>) => PATCHABLE.some((k) => body[k] !== undefined);
+
+const listBody = z.object({
+  ...filterFields,
+  limit: z.number().int().min(1).max(LIST_LIMIT_MAX).default(50),
+  offset: z.number().int().min(0).max(LIST_OFFSET_MAX).default(0),
+  order: z.enum(LIST_ORDERS).default('updated_desc'),
+});
+
+const legacyQuery = z.object({
+  q: z.string().trim().min(1).max(1000).optional().meta({ description: 'full-text BM25 query; rows then carry score, best first' }),
+  namespace: namespaceName.optional(),
+  limit: intParam(1, LIST_LIMIT_MAX).default(50),
+  offset: intParam(0, LIST_OFFSET_MAX).default(0),
+  created_after: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  created_before: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  updated_after: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  updated_before: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  metadata_filter: jsonObjectParam.optional(),
+  order: z.enum(LIST_ORDERS).default('updated_desc'),
+});
+
+const searchFilters = {
+  namespace: filterFields.namespace,
+  tags: filterFields.tags,
+  metadata_filter: filterFields.metadata_filter,
+  created_after: filterFields.created_after,
+  created_before: filterFields.created_before,
+};
+const searchBody = z.object({
+  query: z.string().trim().min(1).max(1000),
+  k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
+  ...searchFilters,
+});
+const bulkBody = z.object({
+  queries: z.array(z.string().trim().min(1).max(1000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
+  k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
+  namespace: filterFields.namespace,
+  metadata_filter: filterFields.metadata_filter,
+  created_after: filterFields.created_after,
+  created_before: filterFields.created_before,
+});
+
+const contentRequired = (issues: z.core.$ZodIssue[]) => (issues.some((i) => i.path[0] === 'content') ? 'content required' : undefined);
+const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
+
+export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
+  const upgradeUrl = `${deps.config.publicBaseUrl}/billing/upgrade`;
+  const patchRoute = (method: 'put' | 'patch') =>
+    defineRoute({
+      method,
+      path: '/api/memories/:id',
+      tag: 'memories',
+      access: 'caller',
+      summary: method === 'put' ? 'Update a memory (same as PATCH)' : 'Update a memory',
+      description:
+        'Partial update: content (a change appends to metadata.history and is re-indexed at once), tags (replaced), namespace (moved; created if missing), metadata (merged; null removes a key). Fires memory.updated.',
+      params: idParams,
+      body: patchBody,
+      responses: { 200: { description: 'The updated memory', schema: memorySchema }, 404: { description: 'No such memory in this org' } },
+      handler: async (ctx, { params, body }) => {
+        if (!hasPatchable(body)) throw invalid('no patchable fields supplied', `send at least one of ${PATCHABLE.join(', ')}`);
+        ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, body, upgradeUrl));
+      },
+    });
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/memories',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'Save a memory',
+      description:
+        'Secrets in content are redacted before storage (metadata.redacted_count/redacted_kinds). Searchable as soon as the 201 is sent. With an `Idempotency-Key` header, a repeat of the same request within 24 hours returns the first answer (header `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is 409 `idempotency_key_reused`.',
+      body: createBody,
+      bodyError: contentRequired,
+      responses: {
+        201: { description: 'Created (or replayed)', schema: memorySchema },
+        402: { description: '`memory_quota_exceeded` or `storage_quota_exceeded` (free plan), with quota and upgrade_url' },
+        409: { description: '`idempotency_key_reused`' },
+        413: { description: '`memory_too_large` with max_bytes and received_bytes' },
+      },
+      handler: async (ctx, { body }) => {
+        const key = ctx.get('idempotency-key');
+        if (key.length > 255) throw invalid('validation_failed', 'Idempotency-Key is limited to 255 characters');
+        const created = await createMemory(
+          ctx.state.em,
+          callerOf(ctx),
+          { content: body.content, namespace: body.namespace, tags: body.tags, source: body.source, sourceRef: body.source_ref, metadata: body.metadata },
+          { upgradeUrl, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
+        );
+        if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
+        ctx.status = 201;
+        ctx.body = memoryJson(created.memory);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'List memories (legacy: a plain array); with q, BM25 search rows carrying score',
+      query: legacyQuery,
+      responses: { 200: { description: 'Memories', schema: z.array(memorySchema.extend({ score: z.number().optional() })) } },
+      handler: async (ctx, { query: q }) => {
+        const { orgId } = callerOf(ctx);
+        const filters = toFilters(q);
+        if (q.q !== undefined) {
+          const hits = await searchMemories(ctx.state.em, orgId, q.q, Math.min(q.offset + q.limit, LIST_LIMIT_MAX), filters);
+          ctx.body = hits.slice(q.offset, q.offset + q.limit).map(memoryJson);
+          return;
+        }
+        const page = await listMemories(ctx.state.em, orgId, { ...filters, limit: q.limit, offset: q.offset, order: q.order });
+        ctx.body = page.memories.map(memoryJson);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/memories/list',
+      tag: 'memories',
+      access: 'caller',
+      write: false,
+      summary: 'List memories with filters in the body',
+      body: listBody,
+      responses: {
+        200: {
+          description: 'One page; total counts the same filter (null when the count was skipped for a very large result)',
+          schema: z.object({ memories: z.array(memorySchema), limit: z.number().int(), offset: z.number().int(), total: z.number().int().nullable() }),
+        },
+      },
+      handler: async (ctx, { body }) => {
+        const page = await listMemories(ctx.state.em, callerOf(ctx).orgId, { ...toFilters(body), limit: body.limit, offset: body.offset, order: body.order });
+        ctx.body = { memories: page.memories.map(memoryJson), limit: body.limit, offset: body.offset, total: page.total };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/memories/search',
+      tag: 'memories',
+      access: 'caller',
+      write: false,
+      summary: 'BM25 search, best first',
+      body: searchBody,
+      responses: { 200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) } },
+      handler: async (ctx, { body }) => {
+        const hits = await searchMemories(ctx.state.em, callerOf(ctx).orgId, body.query, body.k, toFilters(body));
+        ctx.body = { hits: hits.map(memoryJson) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/memories/search/bulk',
+      tag: 'memories',
+      access: 'caller',
+      write: false,
+      summary: 'Up to 25 BM25 searches in one call; results in query order',
+      body: bulkBody,
+      responses: {
+        200: { description: 'One entry per query', schema: z.object({ results: z.array(z.object({ query: z.string(), hits: z.array(scoredMemorySchema) })) }) },
+      },
+      handler: async (ctx, { body }) => {
+        const { orgId } = callerOf(ctx);
+        const filters = toFilters(body);
+        const results = await Promise.all(
+          body.queries.map(async (query) => ({ query, hits: (await searchMemories(ctx.state.em.fork(), orgId, query, body.k, filters)).map(memoryJson) })),
+        );
+        ctx.body = { results };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/api/memories/batch',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'Update up to 200 memories; one rate-limit slot',
+      description: 'Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.',
+      body: z.object({ updates: z.array(z.record(z.string(), z.unknown())).min(1).max(BATCH_UPDATE_MAX) }),
+      responses: {
+        200: {
+          description: 'Outcome per row',
+          schema: z.object({ updated: z.number().int(), failed: z.array(z.object({ id: z.string().nullable(), error: z.string() })), results: z.array(memorySchema) }),
+        },
+      },
+      handler: async (ctx, { body }) => {
+        const valid = [];
+        const failed: { id: string | null; error: string }[] = [];
+        for (const raw of body.updates) {
+          const item = batchItem.safeParse(raw);
+          const id = typeof raw.id === 'string' ? raw.id : null;
+          if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+          else if (!hasPatchable(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
+          else valid.push(item.data);
+        }
+        const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, upgradeUrl);
+        failed.push(...outcome.failed);
+        ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryJson) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories/:id',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'One memory',
+      params: idParams,
+      responses: { 200: { description: 'The memory', schema: memorySchema }, 404: { description: 'No such memory in this org' } },
+      handler: async (ctx, { params }) => {
+        ctx.body = memoryJson(await getMemory(ctx.state.em, callerOf(ctx).orgId, params.id));
+      },
+    }),
+    patchRoute('put'),
+    patchRoute('patch'),
+    defineRoute({
+      method: 'delete',
+      path: '/api/memories/:id',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'Delete a memory; repeating the call after success also answers 204',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' }, 404: { description: 'No such memory in this org' } },
+      handler: async (ctx, { params }) => {
+        await deleteMemory(ctx.state.em, callerOf(ctx), params.id);
+        ctx.status = 204;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories/:id/history',
+      tag: 'memories',
+      access: 'caller',
+      summary: "A memory's edit history and audit trail",
+      params: idParams,
+      responses: {
+        200: {
+          description: 'edits: metadata.history (the prior text is not kept); events: audit rows about this memory, oldest first',
+          schema: z.object({
+            id: z.uuid(),
+            edits: z.array(z.unknown()),
+            events: z.array(z.object({ id: z.uuid(), action: z.string(), actor_user_id: z.string().nullable(), actor_token: z.string().nullable(), created_at: epochMs, details: z.record(z.string(), z.unknown()) })),
+          }),
+        },
+      },
+      handler: async (ctx, { params }) => {
+        const h = await memoryHistory(ctx.state.em, callerOf(ctx).orgId, params.id);
+        ctx.body = {
+          id: h.id,
+          edits: h.edits,
+          events: h.events.map((e) => ({ id: e.id, action: e.action, actor_user_id: e.actorUserId, actor_token: e.actorToken, created_at: e.createdAt, details: e.details })),
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import type { MemoryView } from '../../domain/memories/model.ts';
+import { epochMs } from '../http/schemas.ts';
+
+export const namespaceName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .regex(/^[^\p{Cc}]+$/u, 'no control characters')
+  .meta({ description: 'project (namespace) name; created on first use' });
+
+export const tag = z.string().trim().min(1).max(128);
+export const tags = z.array(tag).max(64);
+
+const MAX_METADATA_JSON = 65_536;
+export const metadata = z
+  .record(z.string(), z.unknown())
+  .refine((m) => JSON.stringify(m).length <= MAX_METADATA_JSON, `metadata is limited to ${MAX_METADATA_JSON} characters of JSON`)
+  .meta({ description: 'free JSON object; see the contract for keys with meaning' });
+
+export const memorySchema = z
+  .object({
+    id: z.uuid(),
+    content: z.string(),
+    namespace: z.string(),
+    tags: z.array(z.string()),
+    source: z.string(),
+    source_ref: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: epochMs,
+    updated_at: epochMs,
+  })
+  .meta({ id: 'Memory' });
+
+export const scoredMemorySchema = memorySchema.extend({ score: z.number().meta({ description: 'BM25 score' }) }).meta({ id: 'ScoredMemory' });
+
+export function memoryJson(m: MemoryView) {
+  return {
+    id: m.id,
+    content: m.content,
+    namespace: m.namespace,
+    tags: m.tags,
+    source: m.source,
+    source_ref: m.sourceRef,
+    metadata: m.metadata,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+    ...(m.score !== undefined ? { score: m.score } : {}),
+  };
+}
+
+// Filters shared by list, search and export requests.
+export const filterFields = {
+  namespace: namespaceName.optional(),
+  created_after: epochMs.min(0).optional(),
+  created_before: epochMs.min(0).optional(),
+  updated_after: epochMs.min(0).optional(),
+  updated_before: epochMs.min(0).optional(),
+  metadata_filter: z.record(z.string(), z.unknown()).optional().meta({ description: "JSON containment: the row's metadata must contain this object" }),
+  tags: z.array(tag).max(64).optional().meta({ description: 'the memory must carry all of these tags' }),
+};
+
+export type FilterInput = {
+  namespace?: string | undefined;
+  created_after?: number | undefined;
+  created_before?: number | undefined;
+  updated_after?: number | undefined;
+  updated_before?: number | undefined;
+  metadata_filter?: Record<string, unknown> | undefined;
+  tags?: string[] | undefined;
+};
+
+export const toFilters = (f: FilterInput) => ({
+  namespace: f.namespace,
+  createdAfter: f.created_after,
+  createdBefore: f.created_before,
+  updatedAfter: f.updated_after,
+  updatedBefore: f.updated_before,
+  metadataFilter: f.metadata_filter,
+  tags: f.tags,
+});

@@ -1,0 +1,29 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { query, sql } from './sql.ts';
+
+export const COUNTER_SHARDS = 16;
+
+export interface CounterDelta {
+  scopeId: string;
+  name: string;
+  delta: number;
+}
+
+// Adds to sharded counters in one statement. Every row of one call goes to the same shard and in a
+// fixed key order, so two transactions can wait on each other but never deadlock.
+export async function bumpCounters(em: EntityManager, deltas: CounterDelta[]): Promise<void> {
+  const live = deltas.filter((d) => d.delta !== 0).sort((a, b) => (a.scopeId + a.name < b.scopeId + b.name ? -1 : 1));
+  if (live.length === 0) return;
+  const shard = Math.floor(Math.random() * COUNTER_SHARDS);
+  await query(
+    em,
+    sql`insert into counters (scope_id, name, shard, value)
+        select s, n, ${shard}, v from unnest(${live.map((d) => d.scopeId)}::uuid[], ${live.map((d) => d.name)}::text[], ${live.map((d) => d.delta)}::bigint[]) as u(s, n, v)
+        on conflict (scope_id, name, shard) do update set value = counters.value + excluded.value`,
+  );
+}
+
+export async function readCounters(em: EntityManager, scopeId: string): Promise<Map<string, number>> {
+  const rows = await query(em, sql<{ name: string; value: string }>`select name, sum(value)::bigint as value from counters where scope_id = ${scopeId} group by name`);
+  return new Map(rows.map((r) => [r.name, Number(r.value)]));
+}

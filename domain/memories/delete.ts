@@ -1,0 +1,35 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { actorOf, type Caller } from '../accounts/caller.ts';
+import { recordAudit } from '../audit/record.ts';
+import { recordEvents } from '../events/record.ts';
+import { notFound } from '../errors.ts';
+import { unindexContent } from '../search/postings.ts';
+import { query, queryOne, sql } from '../sql.ts';
+import { countDeleted } from './counters.ts';
+
+// Deletes one memory with its postings; memory.deleted and the audit row commit with it. A retry after a
+// successful delete finds the audit row and succeeds again, so DELETE is safe to repeat.
+export async function deleteMemory(em: EntityManager, caller: Caller, id: string): Promise<void> {
+  await em.transactional(async (tx) => {
+    const row = await queryOne(
+      tx,
+      sql<{ content: string; content_bytes: number; doc_len: number; namespace_id: string; namespace: string }>`
+        select m.content, m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace
+          from memories m join namespaces n on n.id = m.namespace_id
+         where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
+    );
+    if (!row) {
+      const tombstone = await queryOne(
+        tx,
+        sql`select 1 from audit_events where org_id = ${caller.orgId} and target_id = ${id} and action = 'memory.delete' limit 1`,
+      );
+      if (tombstone) return;
+      throw notFound();
+    }
+    await unindexContent(tx, caller.orgId, id, row.content);
+    await query(tx, sql`delete from memories where id = ${id}`);
+    await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len });
+    await recordEvents(tx, caller.orgId, [{ type: 'memory.deleted', data: { id, namespace: row.namespace } }]);
+    recordAudit(tx, { orgId: caller.orgId, action: 'memory.delete', targetId: id, actor: actorOf(caller), details: { namespace: row.namespace } });
+  });
+}

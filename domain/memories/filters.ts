@@ -1,0 +1,48 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawBuilder } from 'kysely';
+import { sql } from '../sql.ts';
+import { namespaceIdOf } from './namespaces.ts';
+
+// The filters shared by list, search and export, applied to `memories m`.
+export interface MemoryFilters {
+  namespace?: string | undefined;
+  createdAfter?: number | undefined;
+  createdBefore?: number | undefined;
+  updatedAfter?: number | undefined;
+  updatedBefore?: number | undefined;
+  metadataFilter?: Record<string, unknown> | undefined;
+  tags?: string[] | undefined;
+}
+
+export interface CompiledFilters {
+  // False when the filter cannot match anything (an unknown namespace).
+  satisfiable: boolean;
+  where: RawBuilder<unknown>;
+  // True when only the org (and maybe the namespace) restricts the rows.
+  trivial: boolean;
+  namespaceId: string | null;
+}
+
+const ts = (ms: number) => new Date(ms).toISOString();
+
+export async function compileFilters(em: EntityManager, orgId: string, f: MemoryFilters): Promise<CompiledFilters> {
+  const parts: RawBuilder<unknown>[] = [sql`m.org_id = ${orgId}`];
+  let namespaceId: string | null = null;
+  if (f.namespace !== undefined) {
+    namespaceId = await namespaceIdOf(em, orgId, f.namespace);
+    if (!namespaceId) return { satisfiable: false, where: sql`false`, trivial: true, namespaceId: null };
+    parts.push(sql`m.namespace_id = ${namespaceId}`);
+  }
+  let trivial = true;
+  const add = (part: RawBuilder<unknown>) => {
+    parts.push(part);
+    trivial = false;
+  };
+  if (f.createdAfter !== undefined) add(sql`m.created_at >= ${ts(f.createdAfter)}::timestamptz`);
+  if (f.createdBefore !== undefined) add(sql`m.created_at <= ${ts(f.createdBefore)}::timestamptz`);
+  if (f.updatedAfter !== undefined) add(sql`m.updated_at >= ${ts(f.updatedAfter)}::timestamptz`);
+  if (f.updatedBefore !== undefined) add(sql`m.updated_at <= ${ts(f.updatedBefore)}::timestamptz`);
+  if (f.metadataFilter !== undefined && Object.keys(f.metadataFilter).length > 0) add(sql`m.metadata @> ${JSON.stringify(f.metadataFilter)}::jsonb`);
+  if (f.tags !== undefined && f.tags.length > 0) add(sql`m.tags @> ${f.tags}::text[]`);
+  return { satisfiable: true, where: sql.join(parts, sql` and `), trivial, namespaceId };
+}

@@ -1,0 +1,18 @@
+// Limits of section 8 and decisions.md, in one place.
+export const MAX_CONTENT_BYTES = 262_144; // 256 KiB of UTF-8
+export const FREE_MEMORY_QUOTA = 500; // memories ever created by a free org; deleting gives none back
+export const FREE_STORAGE_QUOTA_BYTES = 50 * 1024 * 1024; // content bytes a free org holds now
+export const BATCH_UPDATE_MAX = 200;
+export const BULK_SEARCH_MAX_QUERIES = 25;
+export const SEARCH_K_MAX = 50;
+export const LIST_LIMIT_MAX = 500;
+export const LIST_OFFSET_MAX = 100_000;
+// Above this many matching rows the list's `total` is reported as null rather than counted.
+export const LIST_TOTAL_CAP = 100_000;
+
+// Keys of metadata the server owns: a caller's value for them is ignored.
+export const SERVER_METADATA_KEYS = ['history', 'redacted_count', 'redacted_kinds'] as const;
+// The caller's own LLM keys: used for the call that carries them, never stored.
+export const BYOK_KEYS = ['byok_primary_key', 'byok_alternate_key'] as const;
+
+export const byteLength = (text: string): number => Buffer.byteLength(text, 'utf8');

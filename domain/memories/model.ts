@@ -1,0 +1,49 @@
+import { sql, toDate } from '../sql.ts';
+
+export type Metadata = Record<string, unknown>;
+
+// A memory as the domain hands it out; timestamps are epoch milliseconds, as in the API.
+export interface MemoryView {
+  id: string;
+  content: string;
+  namespace: string;
+  tags: string[];
+  source: string;
+  sourceRef: string | null;
+  metadata: Metadata;
+  createdAt: number;
+  updatedAt: number;
+  score?: number;
+}
+
+export interface MemoryRow {
+  id: string;
+  content: string;
+  namespace: string;
+  tags: string[];
+  source: string;
+  source_ref: string | null;
+  metadata: Metadata;
+  created_at: string | Date;
+  updated_at: string | Date;
+  score?: number | string;
+}
+
+// Selected from `memories m join namespaces n on n.id = m.namespace_id`.
+export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata, m.created_at, m.updated_at`;
+
+export function memoryView(row: MemoryRow): MemoryView {
+  const view: MemoryView = {
+    id: row.id,
+    content: row.content,
+    namespace: row.namespace,
+    tags: row.tags,
+    source: row.source,
+    sourceRef: row.source_ref,
+    metadata: row.metadata,
+    createdAt: toDate(row.created_at).getTime(),
+    updatedAt: toDate(row.updated_at).getTime(),
+  };
+  if (row.score !== undefined) view.score = Number(row.score);
+  return view;
+}

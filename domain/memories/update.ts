@@ -1,0 +1,108 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { actorOf, type Caller } from '../accounts/caller.ts';
+import { recordAudit } from '../audit/record.ts';
+import { recordEvents } from '../events/record.ts';
+import { notFound } from '../errors.ts';
+import { indexContent, unindexContent } from '../search/postings.ts';
+import { queryOne, sql, toDate } from '../sql.ts';
+import { callerMetadata, prepareContent, withRedaction } from './content.ts';
+import { countReplaced } from './counters.ts';
+import type { Metadata, MemoryView } from './model.ts';
+import { ensureNamespace } from './namespaces.ts';
+import { checkStorageGrowth } from './quota.ts';
+
+export interface MemoryPatch {
+  content?: string | undefined;
+  tags?: string[] | undefined;
+  namespace?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+interface CurrentRow {
+  content: string;
+  content_bytes: number;
+  doc_len: number;
+  tags: string[];
+  source: string;
+  source_ref: string | null;
+  metadata: Metadata;
+  namespace_id: string;
+  namespace: string;
+  created_at: string;
+}
+
+// Keys set to null are removed; other keys overwrite. Server-owned and BYOK keys are not the caller's to set.
+function mergeMetadata(current: Metadata, patch: Record<string, unknown>): Metadata {
+  const out: Metadata = { ...current };
+  const allowed = callerMetadata(patch);
+  for (const [key, value] of Object.entries(allowed)) {
+    if (value === null) delete out[key];
+    else out[key] = value;
+  }
+  return out;
+}
+
+// One memory's update in the caller's transaction: content (re-indexed, a history entry when it changes),
+// tags (replaced), namespace (moved, created if missing), metadata (merged); then memory.updated and audit.
+export async function applyPatch(tx: EntityManager, caller: Caller, id: string, patch: MemoryPatch, upgradeUrl: string): Promise<MemoryView> {
+  const current = await queryOne(
+    tx,
+    sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id, n.name as namespace, m.created_at
+        from memories m join namespaces n on n.id = m.namespace_id
+        where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
+  );
+  if (!current) throw notFound();
+
+  let metadata = patch.metadata ? mergeMetadata(current.metadata, patch.metadata) : current.metadata;
+  let content = current.content;
+  let bytes = current.content_bytes;
+  let docLen = current.doc_len;
+  const fields = Object.keys(patch).filter((k) => patch[k as keyof MemoryPatch] !== undefined);
+
+  if (patch.content !== undefined) {
+    const prepared = prepareContent(patch.content);
+    if (prepared.content !== current.content) {
+      if (prepared.bytes > current.content_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, upgradeUrl);
+      await unindexContent(tx, caller.orgId, id, current.content);
+      docLen = await indexContent(tx, caller.orgId, id, prepared.content);
+      const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
+      const history = Array.isArray(current.metadata.history) ? current.metadata.history : [];
+      metadata = { ...withRedaction(metadata, prepared), history: [...history, entry] };
+      content = prepared.content;
+      bytes = prepared.bytes;
+    }
+  }
+  const namespace = patch.namespace ?? current.namespace;
+  const namespaceId = patch.namespace !== undefined && patch.namespace !== current.namespace ? await ensureNamespace(tx, caller.orgId, patch.namespace) : current.namespace_id;
+  const tags = patch.tags !== undefined ? [...new Set(patch.tags)] : current.tags;
+
+  const updated = await queryOne(
+    tx,
+    sql<{ updated_at: string }>`update memories set content = ${content}, content_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
+          namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb, updated_at = greatest(now(), updated_at + interval '1 millisecond')
+        where id = ${id} returning updated_at`,
+  );
+  await countReplaced(
+    tx,
+    { orgId: caller.orgId, namespaceId: current.namespace_id, bytes: current.content_bytes, docLen: current.doc_len },
+    { orgId: caller.orgId, namespaceId, bytes, docLen },
+  );
+  const memory: MemoryView = {
+    id,
+    content,
+    namespace,
+    tags,
+    source: current.source,
+    sourceRef: current.source_ref,
+    metadata,
+    createdAt: toDate(current.created_at).getTime(),
+    updatedAt: toDate(updated!.updated_at).getTime(),
+  };
+  await recordEvents(tx, caller.orgId, [{ type: 'memory.updated', data: memory }]);
+  recordAudit(tx, { orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } });
+  return memory;
+}
+
+export async function updateMemory(em: EntityManager, caller: Caller, id: string, patch: MemoryPatch, upgradeUrl: string): Promise<MemoryView> {
+  return em.transactional((tx) => applyPatch(tx, caller, id, patch, upgradeUrl));
+}
