@@ -2,5 +2,6 @@ import { Credential, EmailVerification, Membership, Org, User } from '../domain/
 import { AuditEvent } from '../domain/audit/entities.ts';
 import { MailMessage } from '../domain/mail/entities.ts';
 import { OutboxMessage } from '../domain/outbox/entities.ts';
+import { Namespace } from '../domain/projects/entities.ts';
 
-export const entities = [User, Org, Membership, Credential, EmailVerification, AuditEvent, OutboxMessage, MailMessage];
+export const entities = [User, Org, Membership, Credential, EmailVerification, AuditEvent, OutboxMessage, MailMessage, Namespace];

@@ -3,6 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 // Accounts, credentials, audit log, outbox, mail and the shared write-rate window.
 // Foreign keys are checked at commit (deferred): entities carry plain id columns, so the unit of work
 // does not know which insert must go first, and only the committed state has to be consistent.
+// Timestamps keep milliseconds, the API's precision, so an inclusive filter on a returned value matches it.
 export class Migration0001Foundation extends Migration {
   override up(): void {
     this.addSql(`
@@ -11,11 +12,11 @@ export class Migration0001Foundation extends Migration {
         email text not null,
         name text not null,
         password_hash text,
-        email_verified_at timestamptz,
-        last_login_at timestamptz,
+        email_verified_at timestamptz(3),
+        last_login_at timestamptz(3),
         last_org_id uuid,
-        created_at timestamptz not null,
-        updated_at timestamptz not null,
+        created_at timestamptz(3) not null,
+        updated_at timestamptz(3) not null,
         constraint users_email_unique unique (email),
         constraint users_email_lower check (email = lower(email))
       )`);
@@ -25,8 +26,8 @@ export class Migration0001Foundation extends Migration {
         slug text not null,
         name text not null,
         plan text not null default 'free' check (plan in ('free', 'personal', 'team', 'enterprise')),
-        created_at timestamptz not null,
-        updated_at timestamptz not null,
+        created_at timestamptz(3) not null,
+        updated_at timestamptz(3) not null,
         constraint orgs_slug_unique unique (slug),
         constraint orgs_slug_format check (slug ~ '^[a-z0-9-]{1,80}$'),
         constraint orgs_name_length check (char_length(name) between 1 and 200)
@@ -37,7 +38,7 @@ export class Migration0001Foundation extends Migration {
         org_id uuid not null references orgs (id) on delete cascade deferrable initially deferred,
         user_id uuid not null references users (id) on delete cascade deferrable initially deferred,
         role text not null check (role in ('owner', 'admin', 'member')),
-        created_at timestamptz not null,
+        created_at timestamptz(3) not null,
         primary key (org_id, user_id)
       )`);
     this.addSql(`create index memberships_user_idx on memberships (user_id)`);
@@ -50,10 +51,10 @@ export class Migration0001Foundation extends Migration {
         name text,
         prefix text not null,
         secret_hash text not null,
-        created_at timestamptz not null,
-        last_used_at timestamptz,
-        expires_at timestamptz,
-        revoked_at timestamptz,
+        created_at timestamptz(3) not null,
+        last_used_at timestamptz(3),
+        expires_at timestamptz(3),
+        revoked_at timestamptz(3),
         constraint credentials_secret_hash_unique unique (secret_hash)
       )`);
     this.addSql(`create index credentials_listing_idx on credentials (org_id, user_id, kind, created_at desc) where revoked_at is null`);
@@ -63,9 +64,9 @@ export class Migration0001Foundation extends Migration {
         user_id uuid not null references users (id) on delete cascade deferrable initially deferred,
         email text not null,
         token_hash text not null,
-        created_at timestamptz not null,
-        expires_at timestamptz not null,
-        used_at timestamptz,
+        created_at timestamptz(3) not null,
+        expires_at timestamptz(3) not null,
+        used_at timestamptz(3),
         constraint email_verifications_token_hash_unique unique (token_hash)
       )`);
     this.addSql(`create index email_verifications_user_idx on email_verifications (user_id)`);
@@ -79,7 +80,7 @@ export class Migration0001Foundation extends Migration {
         actor_user_id uuid,
         actor_token uuid,
         details jsonb not null default '{}',
-        created_at timestamptz not null
+        created_at timestamptz(3) not null
       )`);
     this.addSql(`create index audit_events_org_time_idx on audit_events (org_id, created_at desc, id desc)`);
     this.addSql(`create index audit_events_org_action_idx on audit_events (org_id, action text_pattern_ops, created_at desc)`);
@@ -93,8 +94,8 @@ export class Migration0001Foundation extends Migration {
         job_key text not null,
         args jsonb not null,
         description text not null,
-        created_at timestamptz not null,
-        dispatched_at timestamptz,
+        created_at timestamptz(3) not null,
+        dispatched_at timestamptz(3),
         attempts integer not null default 0,
         last_error text,
         constraint outbox_job_key_unique unique (job_key)
@@ -118,8 +119,8 @@ export class Migration0001Foundation extends Migration {
         text_body text not null,
         transport text not null check (transport in ('log', 'smtp')),
         provider_message_id text,
-        created_at timestamptz not null,
-        sent_at timestamptz,
+        created_at timestamptz(3) not null,
+        sent_at timestamptz(3),
         constraint mail_messages_dedupe_key_unique unique (dedupe_key)
       )`);
     // Rolling-window write limit shared by every API process: one row per credential holding the
@@ -133,7 +134,7 @@ export class Migration0001Foundation extends Migration {
       create function rate_limit_take(p_key text, p_limit integer, p_window interval)
       returns table (allowed boolean, retry_after_ms bigint) language plpgsql as $$
       declare
-        v_now timestamptz := clock_timestamp();
+        v_now timestamptz(3) := clock_timestamp();
         v_recent timestamptz[];
       begin
         insert into rate_limit_windows as w (key, hits) values (p_key, '{}')

@@ -11,9 +11,9 @@ export class Migration0002Memories extends Migration {
         name text not null,
         description text,
         metadata jsonb not null default '{}',
-        archived_at timestamptz,
-        created_at timestamptz not null,
-        updated_at timestamptz not null,
+        archived_at timestamptz(3),
+        created_at timestamptz(3) not null,
+        updated_at timestamptz(3) not null,
         constraint namespaces_org_name_unique unique (org_id, name)
       )`);
     this.addSql(`
@@ -28,8 +28,8 @@ export class Migration0002Memories extends Migration {
         source text not null,
         source_ref text,
         metadata jsonb not null default '{}',
-        created_at timestamptz not null,
-        updated_at timestamptz not null
+        created_at timestamptz(3) not null,
+        updated_at timestamptz(3) not null
       )`);
     this.addSql(`create index memories_org_updated_idx on memories (org_id, updated_at desc, id desc)`);
     this.addSql(`create index memories_org_created_idx on memories (org_id, created_at desc, id desc)`);
@@ -75,8 +75,8 @@ export class Migration0002Memories extends Migration {
         org_id uuid not null,
         type text not null,
         data jsonb not null,
-        created_at timestamptz not null default now(),
-        dispatched_at timestamptz
+        created_at timestamptz(3) not null default now(),
+        dispatched_at timestamptz(3)
       )`);
     this.addSql(`create index events_pending_idx on events (id) where dispatched_at is null`);
 
@@ -87,7 +87,7 @@ export class Migration0002Memories extends Migration {
         request_hash text not null,
         status integer not null,
         body jsonb not null,
-        created_at timestamptz not null,
+        created_at timestamptz(3) not null,
         constraint idempotency_keys_pk primary key (org_id, key)
       )`);
     this.addSql(`create index idempotency_keys_created_idx on idempotency_keys (created_at)`);
@@ -100,7 +100,7 @@ export class Migration0002Memories extends Migration {
         source text,
         query text,
         recalled_by uuid,
-        recalled_at timestamptz not null
+        recalled_at timestamptz(3) not null
       )`);
     this.addSql(`create index recalls_org_time_idx on recalls (org_id, recalled_at desc)`);
     this.addSql(`create index recalls_memory_idx on recalls (memory_id, recalled_at desc)`);

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { deleteProject } from '../../domain/projects/delete.ts';
+import { getProject, listProjects, updateProject, type ProjectView } from '../../domain/projects/projects.ts';
+import { invalid } from '../../domain/errors.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs } from '../http/schemas.ts';
+import { metadata, namespaceName } from '../memories/schemas.ts';
+
+const projectSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    memory_count: z.number().int(),
+    archived_at: epochMs.nullable(),
+    created_at: epochMs,
+    updated_at: epochMs,
+    last_activity_at: epochMs.meta({ description: "latest of the project's own update and its newest memory write" }),
+  })
+  .meta({ id: 'Project' });
+
+const projectJson = (p: ProjectView) => ({
+  id: p.id,
+  name: p.name,
+  description: p.description,
+  metadata: p.metadata,
+  memory_count: p.memoryCount,
+  archived_at: p.archivedAt,
+  created_at: p.createdAt,
+  updated_at: p.updatedAt,
+  last_activity_at: p.lastActivityAt,
+});
+
+const idParams = z.object({ id: z.uuid() });
+const patchBody = z.object({
+  name: namespaceName.optional(),
+  description: z.string().max(2000).nullable().optional().meta({ description: 'null clears' }),
+  metadata: metadata.optional().meta({ description: 'merged; a key set to null is removed' }),
+  archived: z.boolean().optional().meta({ description: 'true stamps archived_at, false clears it' }),
+});
+
+export function projectRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/projects',
+      tag: 'projects',
+      access: 'caller',
+      summary: 'Projects (namespaces) of the org, most recently active first',
+      responses: { 200: { description: 'Projects', schema: z.object({ projects: z.array(projectSchema) }) } },
+      handler: async (ctx) => {
+        ctx.body = { projects: (await listProjects(ctx.state.em, callerOf(ctx).orgId)).map(projectJson) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/projects/:id',
+      tag: 'projects',
+      access: 'caller',
+      summary: 'One project',
+      params: idParams,
+      responses: { 200: { description: 'The project', schema: projectSchema }, 404: { description: 'Not in this org' } },
+      handler: async (ctx, { params }) => {
+        ctx.body = projectJson(await getProject(ctx.state.em, callerOf(ctx).orgId, params.id));
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/api/projects/:id',
+      tag: 'projects',
+      access: 'caller',
+      summary: 'Rename, describe, merge metadata, archive or unarchive a project',
+      params: idParams,
+      body: patchBody,
+      responses: { 200: { description: 'The updated project', schema: projectSchema }, 404: { description: 'Not in this org' }, 409: { description: '`project_name_taken`' } },
+      handler: async (ctx, { params, body }) => {
+        if (Object.values(body).every((v) => v === undefined)) throw invalid('no patchable fields supplied', 'send at least one of name, description, metadata, archived');
+        ctx.body = projectJson(await updateProject(ctx.state.em, callerOf(ctx), params.id, body));
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/api/projects/:id',
+      tag: 'projects',
+      access: 'caller',
+      summary: 'Delete a project and every memory in it, irreversibly',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' }, 404: { description: 'Not in this org' } },
+      handler: async (ctx, { params }) => {
+        await deleteProject(ctx.state.em, callerOf(ctx), params.id);
+        ctx.status = 204;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { listRecalls, logRecall } from '../../domain/recall/recall.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs, intParam } from '../http/schemas.ts';
+
+export function recallRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/recall',
+      tag: 'recall',
+      access: 'caller',
+      summary: 'Log that memories were recalled',
+      description: 'logged counts recorded rows (one per distinct id); skipped counts the other ids sent: duplicates and ids that could not be linked (deleted, another org).',
+      body: z.object({ memory_ids: z.array(z.uuid()).min(1).max(100), source: z.string().max(80).optional(), query: z.string().max(1000).optional() }),
+      responses: { 200: { description: 'Outcome', schema: z.object({ logged: z.number().int(), skipped: z.number().int() }) } },
+      handler: async (ctx, { body }) => {
+        ctx.body = await logRecall(ctx.state.em, callerOf(ctx), { memoryIds: body.memory_ids, source: body.source, query: body.query });
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/recall',
+      tag: 'recall',
+      access: 'caller',
+      summary: 'Recall log, newest first',
+      query: z.object({ memory_id: z.uuid().optional(), limit: intParam(1, 500).default(50) }),
+      responses: {
+        200: {
+          description: 'Entries',
+          schema: z.object({
+            recalls: z.array(z.object({ id: z.uuid(), memory_id: z.uuid(), source: z.string().nullable(), query: z.string().nullable(), recalled_at: epochMs, recalled_by: z.uuid().nullable() })),
+          }),
+        },
+      },
+      handler: async (ctx, { query }) => {
+        const rows = await listRecalls(ctx.state.em, callerOf(ctx).orgId, { memoryId: query.memory_id, limit: query.limit });
+        ctx.body = { recalls: rows.map((r) => ({ id: r.id, memory_id: r.memoryId, source: r.source, query: r.query, recalled_at: r.recalledAt, recalled_by: r.recalledBy })) };
+      },
+    }),
+  ];
+}

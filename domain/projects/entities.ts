@@ -1,0 +1,18 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+// A project and a namespace are the same thing; memories point at it by id, so a rename moves nothing.
+export const Namespace = defineEntity({
+  name: 'Namespace',
+  tableName: 'namespaces',
+  properties: {
+    id: p.uuid().primary(),
+    orgId: p.uuid(),
+    name: p.text(),
+    description: p.text().nullable(),
+    metadata: p.json<Record<string, unknown>>(),
+    archivedAt: p.datetime().nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+export type Namespace = InstanceType<typeof Namespace.class>;

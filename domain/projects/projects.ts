@@ -1,0 +1,99 @@
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { actorOf, type Caller } from '../accounts/caller.ts';
+import { recordAudit } from '../audit/record.ts';
+import { conflict, notFound } from '../errors.ts';
+import { NAMESPACE_MEMORIES } from '../memories/counters.ts';
+import { query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { Namespace } from './entities.ts';
+
+export interface ProjectView {
+  id: string;
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  memoryCount: number;
+  archivedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  lastActivityAt: number;
+}
+
+interface ProjectRow {
+  id: string;
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  memory_count: string;
+  archived_at: string | null;
+  created_at: string;
+  updated_at: string;
+  last_activity_at: string;
+}
+
+// Recent activity is the latest of the project's own update and its newest memory write.
+async function projects(em: EntityManager, orgId: string, id?: string): Promise<ProjectView[]> {
+  const rows = await query(
+    em,
+    sql<ProjectRow>`select n.id, n.name, n.description, n.metadata, n.archived_at, n.created_at, n.updated_at,
+          coalesce((select sum(value) from counters c where c.scope_id = n.id and c.name = ${NAMESPACE_MEMORIES}), 0) as memory_count,
+          greatest(n.updated_at, (select m.updated_at from memories m where m.namespace_id = n.id order by m.updated_at desc limit 1)) as last_activity_at
+        from namespaces n
+       where n.org_id = ${orgId} ${id ? sql`and n.id = ${id}` : sql``}
+       order by last_activity_at desc, n.id`,
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    metadata: r.metadata,
+    memoryCount: Number(r.memory_count),
+    archivedAt: toDateOrNull(r.archived_at)?.getTime() ?? null,
+    createdAt: toDate(r.created_at).getTime(),
+    updatedAt: toDate(r.updated_at).getTime(),
+    lastActivityAt: toDate(r.last_activity_at).getTime(),
+  }));
+}
+
+export const listProjects = (em: EntityManager, orgId: string): Promise<ProjectView[]> => projects(em, orgId);
+
+export async function getProject(em: EntityManager, orgId: string, id: string): Promise<ProjectView> {
+  const [project] = await projects(em, orgId, id);
+  if (!project) throw notFound();
+  return project;
+}
+
+export interface ProjectPatch {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  archived?: boolean | undefined;
+}
+
+export async function updateProject(em: EntityManager, caller: Caller, id: string, patch: ProjectPatch): Promise<ProjectView> {
+  try {
+    await em.transactional(async (tx) => {
+      const project = await tx.findOne(Namespace, { id, orgId: caller.orgId });
+      if (!project) throw notFound();
+      const now = new Date();
+      if (patch.name !== undefined) project.name = patch.name;
+      if (patch.description !== undefined) project.description = patch.description;
+      if (patch.metadata !== undefined) {
+        const merged = { ...project.metadata };
+        for (const [key, value] of Object.entries(patch.metadata)) {
+          if (value === null) delete merged[key];
+          else merged[key] = value;
+        }
+        project.metadata = merged;
+      }
+      // Archiving stamps the time once; unarchiving clears it.
+      if (patch.archived === true && !project.archivedAt) project.archivedAt = now;
+      if (patch.archived === false) project.archivedAt = null;
+      project.updatedAt = now;
+      recordAudit(tx, { orgId: caller.orgId, action: 'project.update', targetId: id, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
+    });
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw conflict('project_name_taken', 'another project of this org has that name');
+    throw err;
+  }
+  return getProject(em.fork(), caller.orgId, id);
+}

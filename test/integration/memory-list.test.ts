@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+let stack: Stack;
+let a: SignedUp;
+const created: { id: string; created_at: number; updated_at: number; namespace: string; tags: string[]; metadata: Record<string, unknown> }[] = [];
+beforeAll(async () => {
+  stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  a = await signUp(stack.api);
+  for (let i = 0; i < 30; i++) {
+    const res = await stack.api.post('/api/memories', {
+      token: a.token,
+      body: { content: `note ${i}`, namespace: i % 3 === 0 ? 'alpha' : 'beta', tags: i % 2 ? ['odd', 'x'] : ['even'], metadata: { i, group: { g: i % 5 } } },
+    });
+    created.push(res.body);
+  }
+  // Touch a few so that update order differs from creation order.
+  for (const i of [3, 7]) {
+    const res = await stack.api.patch(`/api/memories/${created[i]!.id}`, { token: a.token, body: { metadata: { touched: true } } });
+    created[i] = res.body;
+  }
+});
+afterAll(async () => stack?.close());
+
+const list = (body: unknown) => stack.api.post('/api/memories/list', { token: a.token, body });
+
+describe('POST /api/memories/list', () => {
+  it('defaults to 50 rows, offset 0, updated_desc, with total', async () => {
+    const res = await list({});
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ limit: 50, offset: 0, total: 30 });
+    expect(res.body.memories.slice(0, 2).map((m: { id: string }) => m.id)).toEqual([created[7]!.id, created[3]!.id]);
+  });
+
+  it('orders by each documented order', async () => {
+    const byCreated = [...created].sort((x, y) => y.created_at - x.created_at || (y.id > x.id ? 1 : -1)).map((m) => m.id);
+    expect((await list({ order: 'newest' })).body.memories.map((m: { id: string }) => m.id)).toEqual(byCreated);
+    expect((await list({ order: 'oldest' })).body.memories.map((m: { id: string }) => m.id)).toEqual([...byCreated].reverse());
+    const asc = (await list({ order: 'updated_asc' })).body.memories.map((m: { id: string }) => m.id);
+    expect(asc.slice(-2)).toEqual([created[3]!.id, created[7]!.id]);
+  });
+
+  it('filters by namespace, tags (all of), metadata containment and time, with matching totals', async () => {
+    const alpha = await list({ namespace: 'alpha' });
+    expect(alpha.body.total).toBe(10);
+    expect(alpha.body.memories.every((m: { namespace: string }) => m.namespace === 'alpha')).toBe(true);
+    const tagged = await list({ tags: ['odd', 'x'] });
+    expect(tagged.body.total).toBe(15);
+    expect((await list({ tags: ['odd', 'even'] })).body.total).toBe(0);
+    const meta = await list({ metadata_filter: { group: { g: 2 } } });
+    expect(meta.body.total).toBe(6);
+    expect(meta.body.memories.every((m: { metadata: { group: { g: number } } }) => m.metadata.group.g === 2)).toBe(true);
+    const pivot = created[10]!.created_at;
+    const after = await list({ created_after: pivot, order: 'oldest' });
+    expect(after.body.memories[0].id).toBe(created[10]!.id);
+    expect(after.body.total).toBe(created.filter((m) => m.created_at >= pivot).length);
+    const before = await list({ created_before: pivot });
+    expect(before.body.total).toBe(created.filter((m) => m.created_at <= pivot).length);
+    const touched = await list({ updated_after: created[3]!.updated_at });
+    expect(touched.body.memories.map((m: { id: string }) => m.id).sort()).toEqual([created[3]!.id, created[7]!.id].sort());
+    expect((await list({ updated_before: created[3]!.updated_at - 1 })).body.total).toBe(28);
+    const combined = await list({ namespace: 'beta', tags: ['even'], metadata_filter: { group: { g: 4 } } });
+    expect(combined.body.total).toBe(created.filter((m) => m.namespace === 'beta' && m.tags.includes('even') && (m.metadata.group as { g: number }).g === 4).length);
+    expect((await list({ namespace: 'nope' })).body).toMatchObject({ memories: [], total: 0 });
+  });
+
+  it('pages with limit and offset', async () => {
+    const p1 = await list({ limit: 7, order: 'newest' });
+    const p2 = await list({ limit: 7, offset: 7, order: 'newest' });
+    expect(p1.body.memories).toHaveLength(7);
+    expect(new Set([...p1.body.memories, ...p2.body.memories].map((m: { id: string }) => m.id)).size).toBe(14);
+    expect(p2.body).toMatchObject({ limit: 7, offset: 7, total: 30 });
+  });
+
+  it('rejects values outside the documented ranges', async () => {
+    for (const body of [{ limit: 0 }, { limit: 501 }, { offset: -1 }, { offset: 100_001 }, { order: 'random' }, { tags: 'x' }, { metadata_filter: 'x' }, { created_after: 'today' }]) {
+      const res = await list(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await list({ limit: 500, offset: 100_000 })).status).toBe(200);
+  });
+
+  it('is a read: not counted by the write limit', async () => {
+    const limited = await startStack({ relay: false, worker: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '1' }, databaseUrl: stack.config.DATABASE_URL });
+    try {
+      for (let i = 0; i < 5; i++) {
+        expect((await limited.api.post('/api/memories/list', { token: a.token, body: {} })).status).toBe(200);
+        expect((await limited.api.post('/api/memories/search', { token: a.token, body: { query: 'note' } })).status).toBe(200);
+      }
+      expect((await limited.api.post('/api/memories', { token: a.token, body: { content: 'one' } })).status).toBe(201);
+      expect((await limited.api.post('/api/memories', { token: a.token, body: { content: 'two' } })).status).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('GET /api/memories (legacy)', () => {
+  it('returns a plain array with query-string filters', async () => {
+    const res = await stack.api.get(`/api/memories?namespace=alpha&limit=3&order=oldest&metadata_filter=${encodeURIComponent('{"group":{"g":0}}')}`, { token: a.token });
+    expect(res.status).toBe(200);
+    expect(Array.isArray(res.body)).toBe(true);
+    expect(res.body.every((m: { namespace: string; metadata: { group: { g: number } } }) => m.namespace === 'alpha' && m.metadata.group.g === 0)).toBe(true);
+    expect((await stack.api.get('/api/memories?metadata_filter=nope', { token: a.token })).status).toBe(400);
+    expect((await stack.api.get('/api/memories?limit=501', { token: a.token })).status).toBe(400);
+  });
+});
+
+describe('PUT /api/memories/batch', () => {
+  it('applies good rows, reports bad ones, one memory.updated per updated row', async () => {
+    const ids = created.slice(20, 23).map((m) => m.id);
+    const missing = crypto.randomUUID();
+    const res = await stack.api.put('/api/memories/batch', {
+      token: a.token,
+      body: {
+        updates: [
+          { id: ids[0], tags: ['batched'] },
+          { id: missing, tags: ['x'] },
+          { id: ids[1], content: 'batched content' },
+          { id: ids[2] },
+          { id: 'not-a-uuid', tags: [] },
+          { tags: ['no id'] },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.updated).toBe(2);
+    expect(res.body.results.map((m: { id: string }) => m.id)).toEqual([ids[0], ids[1]]);
+    expect(res.body.failed).toEqual(
+      expect.arrayContaining([
+        { id: missing, error: 'not found' },
+        { id: ids[2], error: 'no patchable fields supplied' },
+        expect.objectContaining({ id: 'not-a-uuid' }),
+        expect.objectContaining({ id: null }),
+      ]),
+    );
+    expect(res.body.failed).toHaveLength(4);
+    const events = await stack.orm.em.fork().getConnection().execute(`select count(*)::int as n from events where type = 'memory.updated' and data->>'id' in ('${ids[0]}', '${ids[1]}', '${ids[2]}')`);
+    expect(events[0]!.n).toBe(2);
+  });
+
+  it('costs one write slot whatever its size, and caps at 200 rows', async () => {
+    const limited = await startStack({ relay: false, worker: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '2' }, databaseUrl: stack.config.DATABASE_URL });
+    try {
+      const b = await signUp(stack.api);
+      const m = (await limited.api.post('/api/memories', { token: b.token, body: { content: 'x' } })).body;
+      const updates = Array.from({ length: 200 }, () => ({ id: m.id, tags: ['t'] }));
+      const res = await limited.api.put('/api/memories/batch', { token: b.token, body: { updates } });
+      expect(res.status).toBe(200);
+      expect(res.body.updated).toBe(200);
+      expect((await limited.api.put('/api/memories/batch', { token: b.token, body: { updates } })).status).toBe(429);
+      const tooMany = await stack.api.put('/api/memories/batch', { token: b.token, body: { updates: [...updates, updates[0]] } });
+      expect(tooMany.status).toBe(400);
+      expect((await stack.api.put('/api/memories/batch', { token: b.token, body: { updates: [] } })).status).toBe(400);
+      expect((await stack.api.put('/api/memories/batch', { token: b.token, body: {} })).status).toBe(400);
+    } finally {
+      await limited.close();
+    }
+  });
+});

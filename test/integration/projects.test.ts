@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query, sql } from '../../domain/sql.ts';
+import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+let stack: Stack;
+let a: SignedUp;
+beforeAll(async () => {
+  stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  a = await signUp(stack.api);
+});
+afterAll(async () => stack?.close());
+
+const save = (body: Record<string, unknown>, token = a.token) => stack.api.post('/api/memories', { token, body });
+const projects = async (token = a.token) => (await stack.api.get('/api/projects', { token })).body.projects as { id: string; name: string; memory_count: number }[];
+
+describe('/api/projects', () => {
+  it('lists projects by recent activity with right memory counts', async () => {
+    const b = await signUp(stack.api);
+    await save({ content: 'one', namespace: 'p-old' }, b.token);
+    await save({ content: 'two', namespace: 'p-new' }, b.token);
+    await save({ content: 'three', namespace: 'p-new' }, b.token);
+    let list = await projects(b.token);
+    expect(list.map((p) => [p.name, p.memory_count])).toEqual([['p-new', 2], ['p-old', 1]]);
+    await save({ content: 'four', namespace: 'p-old' }, b.token);
+    list = await projects(b.token);
+    expect(list.map((p) => [p.name, p.memory_count])).toEqual([['p-old', 2], ['p-new', 2]]);
+    const moved = (await save({ content: 'five', namespace: 'p-new' }, b.token)).body;
+    await stack.api.patch(`/api/memories/${moved.id}`, { token: b.token, body: { namespace: 'p-old' } });
+    await stack.api.delete(`/api/memories/${list[1]!.id}`, { token: b.token });
+    list = await projects(b.token);
+    expect(Object.fromEntries(list.map((p) => [p.name, p.memory_count]))).toEqual({ 'p-old': 3, 'p-new': 2 });
+    expect((await projects(a.token)).map((p) => p.name)).not.toContain('p-old');
+  });
+
+  it('gets one project, 404 across orgs', async () => {
+    await save({ content: 'x', namespace: 'mine' });
+    const mine = (await projects()).find((p) => p.name === 'mine')!;
+    const got = await stack.api.get(`/api/projects/${mine.id}`, { token: a.token });
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ id: mine.id, name: 'mine', description: null, metadata: {}, memory_count: 1, archived_at: null });
+    const b = await signUp(stack.api);
+    expect((await stack.api.get(`/api/projects/${mine.id}`, { token: b.token })).status).toBe(404);
+    expect((await stack.api.patch(`/api/projects/${mine.id}`, { token: b.token, body: { name: 'stolen' } })).status).toBe(404);
+    expect((await stack.api.delete(`/api/projects/${mine.id}`, { token: b.token })).status).toBe(404);
+  });
+
+  it('renames, describes, merges metadata, archives and unarchives', async () => {
+    const m = (await save({ content: 'rename me', namespace: 'before' })).body;
+    const project = (await projects()).find((p) => p.name === 'before')!;
+    const patch = (body: unknown) => stack.api.patch(`/api/projects/${project.id}`, { token: a.token, body });
+    let res = await patch({ name: 'after', description: 'about', metadata: { a: 1, b: 2 } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'after', description: 'about', metadata: { a: 1, b: 2 } });
+    expect((await stack.api.get(`/api/memories/${m.id}`, { token: a.token })).body.namespace).toBe('after');
+    res = await patch({ metadata: { a: null, c: 3 }, description: null });
+    expect(res.body).toMatchObject({ description: null, metadata: { b: 2, c: 3 } });
+    res = await patch({ archived: true });
+    const stamped = res.body.archived_at;
+    expect(stamped).toBeGreaterThan(Date.now() - 60_000);
+    expect((await patch({ archived: true })).body.archived_at).toBe(stamped);
+    expect((await patch({ archived: false })).body.archived_at).toBeNull();
+    await save({ content: 'y', namespace: 'taken' });
+    const clash = await patch({ name: 'taken' });
+    expect(clash.status).toBe(409);
+    expect(clash.body.error).toBe('project_name_taken');
+    expect((await patch({})).body.error).toBe('no patchable fields supplied');
+    expect((await patch({ archived: 'yes' })).status).toBe(400);
+  });
+
+  it('deletes every memory of the project, with audit project.delete', async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await save({ content: `doomed unicorn ${i}`, namespace: 'doomed' })).body.id);
+    const keep = (await save({ content: 'surviving unicorn', namespace: 'kept' })).body.id;
+    const project = (await projects()).find((p) => p.name === 'doomed')!;
+    expect((await stack.api.delete(`/api/projects/${project.id}`, { token: a.token })).status).toBe(204);
+    for (const id of ids) expect((await stack.api.get(`/api/memories/${id}`, { token: a.token })).status).toBe(404);
+    expect((await stack.api.get(`/api/projects/${project.id}`, { token: a.token })).status).toBe(404);
+    const hits = (await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'unicorn' } })).body.hits;
+    expect(hits.map((h: { id: string }) => h.id)).toEqual([keep]);
+    const postings = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_terms where memory_id = any(${ids}::uuid[])`);
+    expect(postings[0]!.n).toBe(0);
+    const audit = await stack.api.get(`/api/events?action=project.delete&target=${project.id}`, { token: a.token });
+    expect(audit.body.events).toHaveLength(1);
+    const deleted = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from events where type = 'memory.deleted' and data->>'id' = any(${ids}::text[])`);
+    expect(deleted[0]!.n).toBe(3);
+    const total = (await stack.api.post('/api/memories/list', { token: a.token, body: {} })).body.total;
+    const listed = (await stack.api.post('/api/memories/list', { token: a.token, body: { limit: 500 } })).body.memories.length;
+    expect(total).toBe(listed);
+  });
+});
+
+describe('/api/threads', () => {
+  it('groups by parent_ref, orders chunks by chunk_index then time, and falls back to a memory id', async () => {
+    const c = await signUp(stack.api);
+    const ref = `conv-${Date.now()}`;
+    await save({ content: 'second chunk', metadata: { parent_ref: ref, chunk_index: 2 } }, c.token);
+    await save({ content: 'no index', metadata: { parent_ref: ref } }, c.token);
+    await save({ content: 'first chunk', metadata: { parent_ref: ref, chunk_index: 1, title: 'The talk' } }, c.token);
+    const solo = (await save({ content: 'a solo memory with a long text that becomes the title of its own thread', namespace: 'solo' }, c.token)).body;
+
+    const thread = await stack.api.get(`/api/threads/${ref}`, { token: c.token });
+    expect(thread.status).toBe(200);
+    expect(thread.body.parent_ref).toBe(ref);
+    expect(thread.body.chunks.map((ch: { content: string }) => ch.content)).toEqual(['first chunk', 'second chunk', 'no index']);
+
+    const list = await stack.api.get('/api/threads', { token: c.token });
+    expect(list.status).toBe(200);
+    expect(Array.isArray(list.body)).toBe(true);
+    const byRef = new Map(list.body.map((t: { parent_ref: string }) => [t.parent_ref, t]));
+    expect(byRef.get(ref)).toMatchObject({ count: 3, namespace: 'default', title: 'second chunk', has_chunks: true });
+    expect(byRef.get(solo.id)).toMatchObject({ count: 1, namespace: 'solo', has_chunks: false, first_at: solo.created_at, last_at: solo.created_at });
+    expect((byRef.get(solo.id) as { title: string }).title).toBe(solo.content.slice(0, 80));
+    expect(list.body[0].parent_ref).toBe(solo.id);
+    expect((await stack.api.get('/api/threads?namespace=solo', { token: c.token })).body).toHaveLength(1);
+    expect((await stack.api.get('/api/threads?limit=1&offset=1', { token: c.token })).body[0].parent_ref).toBe(ref);
+
+    const fallback = await stack.api.get(`/api/threads/${solo.id}`, { token: c.token });
+    expect(fallback.body).toEqual({ parent_ref: solo.id, chunks: [{ id: solo.id, content: solo.content, metadata: {} }] });
+    expect((await stack.api.get('/api/threads/no-such-thread', { token: c.token })).status).toBe(404);
+    expect((await stack.api.get(`/api/threads/${ref}`, { token: a.token })).status).toBe(404);
+    for (const q of ['limit=0', 'limit=501', 'offset=-1']) expect((await stack.api.get(`/api/threads?${q}`, { token: c.token })).status).toBe(400);
+  });
+});
+
+describe('/api/recall', () => {
+  it('logs recalls of linkable memories and lists them', async () => {
+    const m1 = (await save({ content: 'recall me' })).body;
+    const m2 = (await save({ content: 'me too' })).body;
+    const b = await signUp(stack.api);
+    const foreign = (await save({ content: 'not yours' }, b.token)).body;
+    const res = await stack.api.post('/api/recall', { token: a.token, body: { memory_ids: [m1.id, m2.id, foreign.id, crypto.randomUUID()], source: 'agent-x', query: 'what to recall' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ logged: 2, skipped: 2 });
+    const list = await stack.api.get(`/api/recall?memory_id=${m1.id}`, { token: a.token });
+    expect(list.body.recalls).toEqual([{ id: expect.any(String), memory_id: m1.id, source: 'agent-x', query: 'what to recall', recalled_at: expect.any(Number), recalled_by: a.user.id }]);
+    expect((await stack.api.get('/api/recall?limit=1', { token: a.token })).body.recalls).toHaveLength(1);
+    expect((await stack.api.get('/api/recall', { token: b.token })).body.recalls).toEqual([]);
+    for (const body of [{ memory_ids: [] }, { memory_ids: Array.from({ length: 101 }, () => m1.id) }, { memory_ids: ['nope'] }, { memory_ids: [m1.id], source: 'x'.repeat(81) }, { memory_ids: [m1.id], query: 'x'.repeat(1001) }]) {
+      expect((await stack.api.post('/api/recall', { token: a.token, body })).status).toBe(400);
+    }
+  });
+});
