@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawBuilder } from 'kysely';
 import { query, sql } from './sql.ts';
 
 export const COUNTER_SHARDS = 16;
@@ -9,18 +10,21 @@ export interface CounterDelta {
   delta: number;
 }
 
-// Adds to sharded counters in one statement. Every row of one call goes to the same shard and in a
-// fixed key order, so two transactions can wait on each other but never deadlock.
-export async function bumpCounters(em: EntityManager, deltas: CounterDelta[]): Promise<void> {
+// Adds to sharded counters in one INSERT (embeddable in a larger statement). Every row of one call goes
+// to the same shard and in a fixed key order, so two transactions can wait on each other but never deadlock.
+export function countersUpsert(deltas: CounterDelta[]): RawBuilder<unknown> | null {
   const live = deltas.filter((d) => d.delta !== 0).sort((a, b) => (a.scopeId + a.name < b.scopeId + b.name ? -1 : 1));
-  if (live.length === 0) return;
+  if (live.length === 0) return null;
   const shard = Math.floor(Math.random() * COUNTER_SHARDS);
-  await query(
-    em,
-    sql`insert into counters (scope_id, name, shard, value)
-        select s, n, ${shard}, v from unnest(${live.map((d) => d.scopeId)}::uuid[], ${live.map((d) => d.name)}::text[], ${live.map((d) => d.delta)}::bigint[]) as u(s, n, v)
-        on conflict (scope_id, name, shard) do update set value = counters.value + excluded.value`,
-  );
+  return sql`insert into counters (scope_id, name, shard, value)
+      select s, n, ${shard}, v from unnest(${live.map((d) => d.scopeId)}::uuid[], ${live.map((d) => d.name)}::text[], ${live.map((d) => d.delta)}::bigint[]) with ordinality as u(s, n, v, i)
+      order by i
+      on conflict (scope_id, name, shard) do update set value = counters.value + excluded.value`;
+}
+
+export async function bumpCounters(em: EntityManager, deltas: CounterDelta[]): Promise<void> {
+  const statement = countersUpsert(deltas);
+  if (statement) await query(em, statement);
 }
 
 export async function readCounters(em: EntityManager, scopeId: string): Promise<Map<string, number>> {

@@ -16,11 +16,14 @@ export class Migration0002Memories extends Migration {
         updated_at timestamptz(3) not null,
         constraint namespaces_org_name_unique unique (org_id, name)
       )`);
+    // No foreign keys on the tables every save writes (memories, memory_terms, events, counters): each
+    // would take a KEY SHARE lock on the org's or namespace's row at commit, and concurrent saves into one
+    // org then queue on multixacts of that one row. The domain deletes dependants explicitly instead.
     this.addSql(`
       create table memories (
         id uuid primary key,
-        org_id uuid not null references orgs (id) on delete cascade deferrable initially deferred,
-        namespace_id uuid not null references namespaces (id) on delete cascade deferrable initially deferred,
+        org_id uuid not null,
+        namespace_id uuid not null,
         content text not null,
         content_bytes integer not null,
         doc_len integer not null,
@@ -40,7 +43,8 @@ export class Migration0002Memories extends Migration {
     this.addSql(`create index memories_parent_ref_idx on memories (org_id, (metadata->>'parent_ref')) where metadata ? 'parent_ref'`);
 
     // BM25 postings: one row per (memory, analyzed term), carrying the term frequency and the memory's
-    // length so that scoring never has to join the memories table per posting. No foreign key and no
+    // length (and namespace, the most common search filter) so that scoring never has to join the memories
+    // table per posting. No foreign key and no
     // index by memory: each would cost one more index operation per posting on every save; the domain
     // deletes a memory's postings by re-analysing its content, which names every key exactly.
     this.addSql(`
@@ -48,9 +52,10 @@ export class Migration0002Memories extends Migration {
         org_id uuid not null,
         term text not null,
         memory_id uuid not null,
+        namespace_id uuid not null,
         tf integer not null,
         doc_len integer not null,
-        constraint memory_terms_pk primary key (org_id, term, memory_id) include (tf, doc_len)
+        constraint memory_terms_pk primary key (org_id, term, memory_id) include (tf, doc_len, namespace_id)
       )`);
     // Postings churn with every edit; vacuum them eagerly so dead tuples do not slow the index scans.
     this.addSql(`alter table memory_terms set (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)`);

@@ -47,7 +47,7 @@ const listBody = z.object({
 });
 
 const legacyQuery = z.object({
-  q: z.string().trim().min(1).max(1000).optional().meta({ description: 'full-text BM25 query; rows then carry score, best first' }),
+  q: z.string().trim().min(1).max(4000).optional().meta({ description: 'full-text BM25 query; rows then carry score, best first' }),
   namespace: namespaceName.optional(),
   limit: intParam(1, LIST_LIMIT_MAX).default(50),
   offset: intParam(0, LIST_OFFSET_MAX).default(0),
@@ -67,12 +67,12 @@ const searchFilters = {
   created_before: filterFields.created_before,
 };
 const searchBody = z.object({
-  query: z.string().trim().min(1).max(1000),
+  query: z.string().trim().min(1).max(4000),
   k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
   ...searchFilters,
 });
 const bulkBody = z.object({
-  queries: z.array(z.string().trim().min(1).max(1000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
+  queries: z.array(z.string().trim().min(1).max(4000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
   k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
   namespace: filterFields.namespace,
   metadata_filter: filterFields.metadata_filter,

@@ -63,7 +63,7 @@ async function openSession(em: EntityManager, user: User, membership: Membership
     const fresh = await tx.findOneOrFail(User, { id: user.id });
     fresh.lastLoginAt = now;
     fresh.lastOrgId = org.id;
-    recordAudit(tx, { orgId: org.id, action: 'auth.login', targetId: user.id, actor: { userId: user.id, credentialId: sessionId } });
+    await recordAudit(tx, { orgId: org.id, action: 'auth.login', targetId: user.id, actor: { userId: user.id, credentialId: sessionId } });
     return { user: userView(fresh), org: orgView(org, membership.role), sessionSecret: secret.raw, expiresAt };
   });
 }
@@ -72,7 +72,7 @@ export async function logout(em: EntityManager, caller: Caller): Promise<void> {
   if (caller.credentialKind !== 'session' || caller.credentialId === null) return;
   await em.transactional(async (tx) => {
     await tx.nativeUpdate(Credential, { id: caller.credentialId!, revokedAt: null }, { revokedAt: new Date() });
-    recordAudit(tx, { orgId: caller.orgId, action: 'auth.logout', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId } });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'auth.logout', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId } });
   });
 }
 
@@ -95,7 +95,7 @@ export async function switchOrg(em: EntityManager, caller: Caller, orgId: string
     const user = await tx.findOneOrFail(User, { id: caller.userId });
     const org = await tx.findOneOrFail(Org, { id: orgId });
     user.lastOrgId = orgId;
-    recordAudit(tx, { orgId, action: 'auth.switch_org', targetId: orgId, actor: { userId: caller.userId, credentialId: caller.credentialId } });
+    await recordAudit(tx, { orgId, action: 'auth.switch_org', targetId: orgId, actor: { userId: caller.userId, credentialId: caller.credentialId } });
     return { user: userView(user), org: orgView(org, membership.role) };
   });
 }
@@ -112,7 +112,7 @@ export async function renameUser(em: EntityManager, caller: Caller, name: string
     const org = await tx.findOneOrFail(Org, { id: caller.orgId });
     user.name = name;
     user.updatedAt = new Date();
-    recordAudit(tx, { orgId: caller.orgId, action: 'user.update', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId }, details: { fields: ['name'] } });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'user.update', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId }, details: { fields: ['name'] } });
     return { user: userView(user), org: orgView(org, caller.role) };
   });
 }

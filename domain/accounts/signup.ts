@@ -81,9 +81,9 @@ export async function createAccount(em: EntityManager, plan: SignupPlan): Promis
       revokedAt: null,
     });
     const actor = { userId: user.id, credentialId: null };
-    recordAudit(tx, { orgId: org.id, action: 'user.signup', targetId: user.id, actor });
-    recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor, details: { slug } });
-    recordAudit(tx, { orgId: org.id, action: 'token.create', targetId: plan.apiToken.id, actor, details: { name: 'default' } });
+    await recordAudit(tx, { orgId: org.id, action: 'user.signup', targetId: user.id, actor });
+    await recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor, details: { slug } });
+    await recordAudit(tx, { orgId: org.id, action: 'token.create', targetId: plan.apiToken.id, actor, details: { name: 'default' } });
     try {
       await tx.flush();
     } catch (err) {

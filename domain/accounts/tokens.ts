@@ -57,7 +57,7 @@ export async function createToken(em: EntityManager, caller: Caller, input: { na
       expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : null,
       revokedAt: null,
     });
-    recordAudit(tx, { orgId: caller.orgId, action: 'token.create', targetId: token.id, actor: actorOf(caller), details: { name: token.name ?? null } });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'token.create', targetId: token.id, actor: actorOf(caller), details: { name: token.name ?? null } });
     return { ...view(token), raw: secret.raw };
   });
 }
@@ -70,6 +70,6 @@ export async function revokeToken(em: EntityManager, caller: Caller, tokenId: st
       throw forbidden("revoking another member's token needs the admin or owner role");
     }
     token.revokedAt = new Date();
-    recordAudit(tx, { orgId: caller.orgId, action: 'token.revoke', targetId: token.id, actor: actorOf(caller) });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'token.revoke', targetId: token.id, actor: actorOf(caller) });
   });
 }

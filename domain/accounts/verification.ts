@@ -42,7 +42,7 @@ export async function requestVerificationMail(em: EntityManager, caller: Caller)
     const user = await tx.findOneOrFail(User, { id: caller.userId });
     if (user.emailVerifiedAt) throw conflict('email_already_verified', 'this e-mail address is already verified');
     const mailKey = newId();
-    recordAudit(tx, { orgId: caller.orgId, action: 'auth.verification.resend', targetId: user.id, actor: actorOf(caller) });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'auth.verification.resend', targetId: user.id, actor: actorOf(caller) });
     const args: VerificationMailArgs = { userId: user.id, orgId: caller.orgId, mailKey };
     enqueueJob(tx, {
       orgId: caller.orgId,

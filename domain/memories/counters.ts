@@ -21,9 +21,7 @@ function deltas(f: Footprint, sign: 1 | -1): CounterDelta[] {
   ];
 }
 
-export async function countCreated(em: EntityManager, f: Footprint): Promise<void> {
-  await bumpCounters(em, [...deltas(f, 1), { scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 }]);
-}
+export const createdDeltas = (f: Footprint): CounterDelta[] => [...deltas(f, 1), { scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 }];
 
 export async function countReplaced(em: EntityManager, before: Footprint, after: Footprint): Promise<void> {
   const merged = new Map<string, CounterDelta>();

@@ -15,10 +15,11 @@ export async function ensureNamespace(em: EntityManager, orgId: string, name: st
   if (existing) return existing;
   const row = await queryOne(
     em,
-    // `do update` (not `do nothing`) so that a row committed by a racing first use is returned too.
+    // `do update` (not `do nothing`) so that a row committed by a racing first use is returned too; it
+    // sets a column outside every unique key so the row lock taken is the weaker NO KEY UPDATE.
     sql<{ id: string }>`insert into namespaces (id, org_id, name, metadata, created_at, updated_at)
         values (${newId()}, ${orgId}, ${name}, '{}', now(), now())
-        on conflict (org_id, name) do update set name = excluded.name returning id`,
+        on conflict (org_id, name) do update set updated_at = namespaces.updated_at returning id`,
   );
   return row!.id;
 }

@@ -3,7 +3,7 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
-import { indexContent, unindexContent } from '../search/postings.ts';
+import { indexContent, moveContent, unindexContent } from '../search/postings.ts';
 import { queryOne, sql, toDate } from '../sql.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { countReplaced } from './counters.ts';
@@ -59,12 +59,16 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   let docLen = current.doc_len;
   const fields = Object.keys(patch).filter((k) => patch[k as keyof MemoryPatch] !== undefined);
 
+  const namespace = patch.namespace ?? current.namespace;
+  const namespaceId = patch.namespace !== undefined && patch.namespace !== current.namespace ? await ensureNamespace(tx, caller.orgId, patch.namespace) : current.namespace_id;
+  let reindexed = false;
   if (patch.content !== undefined) {
     const prepared = prepareContent(patch.content);
     if (prepared.content !== current.content) {
       if (prepared.bytes > current.content_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, upgradeUrl);
       await unindexContent(tx, caller.orgId, id, current.content);
-      docLen = await indexContent(tx, caller.orgId, id, prepared.content);
+      docLen = await indexContent(tx, caller.orgId, namespaceId, id, prepared.content);
+      reindexed = true;
       const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
       const history = Array.isArray(current.metadata.history) ? current.metadata.history : [];
       metadata = { ...withRedaction(metadata, prepared), history: [...history, entry] };
@@ -72,8 +76,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
       bytes = prepared.bytes;
     }
   }
-  const namespace = patch.namespace ?? current.namespace;
-  const namespaceId = patch.namespace !== undefined && patch.namespace !== current.namespace ? await ensureNamespace(tx, caller.orgId, patch.namespace) : current.namespace_id;
+  if (!reindexed && namespaceId !== current.namespace_id) await moveContent(tx, caller.orgId, namespaceId, id, content);
   const tags = patch.tags !== undefined ? [...new Set(patch.tags)] : current.tags;
 
   const updated = await queryOne(
@@ -99,7 +102,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
     updatedAt: toDate(updated!.updated_at).getTime(),
   };
   await recordEvents(tx, caller.orgId, [{ type: 'memory.updated', data: memory }]);
-  recordAudit(tx, { orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } });
+  await recordAudit(tx, { orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } });
   return memory;
 }
 

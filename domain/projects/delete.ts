@@ -52,7 +52,7 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
     ]);
     await query(tx, sql`delete from counters where scope_id = ${id}`);
     await query(tx, sql`delete from namespaces where id = ${id}`);
-    recordAudit(tx, { orgId: caller.orgId, action: 'project.delete', targetId: id, actor: actorOf(caller), details: { name: project.name, memories: total } });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'project.delete', targetId: id, actor: actorOf(caller), details: { name: project.name, memories: total } });
     return { memories: total };
   });
 }

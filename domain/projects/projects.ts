@@ -89,7 +89,7 @@ export async function updateProject(em: EntityManager, caller: Caller, id: strin
       if (patch.archived === true && !project.archivedAt) project.archivedAt = now;
       if (patch.archived === false) project.archivedAt = null;
       project.updatedAt = now;
-      recordAudit(tx, { orgId: caller.orgId, action: 'project.update', targetId: id, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
+      await recordAudit(tx, { orgId: caller.orgId, action: 'project.update', targetId: id, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
     });
   } catch (err) {
     if (err instanceof UniqueConstraintViolationException) throw conflict('project_name_taken', 'another project of this org has that name');

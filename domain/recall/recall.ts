@@ -20,7 +20,7 @@ export async function logRecall(em: EntityManager, caller: Caller, input: Recall
             from memories m where m.org_id = ${caller.orgId} and m.id = any(${ids}::uuid[])
           returning id`,
     );
-    recordAudit(tx, { orgId: caller.orgId, action: 'recall.log', targetId: null, actor: actorOf(caller), details: { logged: inserted.length } });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'recall.log', targetId: null, actor: actorOf(caller), details: { logged: inserted.length } });
     return { logged: inserted.length, skipped: input.memoryIds.length - inserted.length };
   });
 }

@@ -7,16 +7,17 @@ import { analyze } from './analyzer.ts';
 import { B, K1, queryTermCounts } from './bm25.ts';
 
 // Distinct query terms beyond this are ignored: each costs an index scan of its postings.
-export const MAX_QUERY_TERMS = 64;
+export const MAX_QUERY_TERMS = 128;
 
 export interface SearchHit extends MemoryView {
   score: number;
 }
 
-// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, computed in one statement
-// from the postings: document frequencies come from the same index scan that reads the postings
-// (a window count per term), N and the average length from the org's counters. Filters apply to the
-// scored documents; without filters only the top k are joined to their rows.
+// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, in one statement:
+// - df per query term is an index-only count over the org's postings (org-wide even when filtering);
+// - N and the average length come from the org's sharded counters;
+// - the scoring scan reads only postings (tf, length and namespace are stored in them), so a namespace
+//   filter costs nothing extra; other filters join the scored memories to their rows.
 export async function searchMemories(em: EntityManager, orgId: string, text: string, k: number, filters: MemoryFilters = {}): Promise<SearchHit[]> {
   const counts = [...queryTermCounts(analyze(text))].slice(0, MAX_QUERY_TERMS);
   if (counts.length === 0) return [];
@@ -24,6 +25,7 @@ export async function searchMemories(em: EntityManager, orgId: string, text: str
   if (!compiled.satisfiable) return [];
   const terms = counts.map(([t]) => t);
   const weights = counts.map(([, w]) => w);
+  const inNamespace = compiled.namespaceId ? sql`and mt.namespace_id = ${compiled.namespaceId}` : sql``;
   const scored = sql`
     with q as (select t, w from unnest(${terms}::text[], ${weights}::float8[]) as u(t, w)),
     stats as (
@@ -31,27 +33,25 @@ export async function searchMemories(em: EntityManager, orgId: string, text: str
              coalesce(sum(value) filter (where name = ${ORG_COUNTERS.docLen}), 0)::float8 as total
         from counters where scope_id = ${orgId} and name in (${ORG_COUNTERS.live}, ${ORG_COUNTERS.docLen})
     ),
-    p as (
-      select mt.memory_id, mt.tf, mt.doc_len, q.w, count(*) over (partition by mt.term) as df
-        from memory_terms mt join q on q.t = mt.term
-       where mt.org_id = ${orgId} and mt.term = any(${terms}::text[])
+    df as (
+      select q.t, q.w, (select count(*) from memory_terms c where c.org_id = ${orgId} and c.term = q.t)::float8 as df from q
     ),
     scored as (
-      select p.memory_id,
-             sum(p.w * ln(1::float8 + (s.n - p.df + 0.5::float8) / (p.df + 0.5::float8))
-                 * p.tf * ${K1 + 1}::float8
-                 / (p.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * p.doc_len / (s.total / s.n)))) as score
-        from p cross join stats s
-       group by p.memory_id
+      select mt.memory_id,
+             sum(df.w * ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8))
+                 * mt.tf * ${K1 + 1}::float8
+                 / (mt.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * mt.doc_len / (s.total / s.n)))) as score
+        from df cross join stats s
+        join memory_terms mt on mt.org_id = ${orgId} and mt.term = df.t ${inNamespace}
+       group by mt.memory_id
     )`;
-  const unfiltered = compiled.trivial && compiled.namespaceId === null;
-  const rows = unfiltered
+  const rows = compiled.trivial
     ? await query(
         em,
         sql<MemoryRow>`${scored},
           top as (select memory_id, score from scored order by score desc, memory_id limit ${k})
           select ${MEMORY_COLUMNS}, top.score from top join memories m on m.id = top.memory_id join namespaces n on n.id = m.namespace_id
-           where ${compiled.where} order by top.score desc, m.id`,
+           order by top.score desc, m.id`,
       )
     : await query(
         em,

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The data-plane benchmark: a fresh memsvc_bench database, a Temporal dev server, the worker and the API as
+# separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
+# BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+ensure_node_deps
+ensure_postgres
+ensure_temporal
+trap stop_started EXIT
+
+as_postgres psql -p "$PG_PORT" -qc "drop database if exists memsvc_bench with (force)"
+ensure_database memsvc_bench
+export DATABASE_URL="$(database_url memsvc_bench)" WRITE_RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn PORT=3099 DATABASE_POOL_MAX=20
+export TEMPORAL_ADDRESS=127.0.0.1:7299 TEMPORAL_TASK_QUEUE=bench
+BENCH_DIR="$(mktemp -d)"
+start_temporal 7299 8299 "$BENCH_DIR/temporal.db"
+node infra/migrate.ts
+node temporal/worker-main.ts & STARTED_PIDS+=("$!")
+node api/main.ts & STARTED_PIDS+=("$!")
+wait_for_port 127.0.0.1 3099 "API"
+
+log "data-plane benchmark"
+BENCH_API_URL=http://127.0.0.1:3099 node bench/memories.ts
+log "ranking quality through the API"
+BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-service.ts
