@@ -9,7 +9,7 @@ import { createApp } from './app.ts';
 const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'api');
 const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-const temporal = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
 const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
 const server = createApp({ config, orm, temporal, logger, localCaller }).listen(config.PORT, config.HOST, () => {

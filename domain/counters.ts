@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
 import { query, sql } from './sql.ts';
 
-export const COUNTER_SHARDS = 16;
+export const COUNTER_SHARDS = 64;
 
 export interface CounterDelta {
   scopeId: string;

@@ -49,10 +49,38 @@ ensure_postgres() {
     as_root pg_ctlcluster "$PG_MAJOR" main start
     STARTED_PG=1
   fi
+  configure_postgres
   PG_PORT="$(pg_lsclusters -h | awk -v v="$PG_MAJOR" '$1==v && $2=="main" {print $3}')"
   export PG_PORT
   as_postgres psql -p "$PG_PORT" -qtAc "select 1 from pg_roles where rolname = '$DB_USER'" | grep -q 1 ||
     as_postgres psql -p "$PG_PORT" -qc "create role $DB_USER login createdb password '$DB_PASSWORD'"
+}
+
+# Server settings for this workload (conf.d is included by Debian's postgresql.conf): buffers sized for a
+# dev machine, WAL room so checkpoints do not force full-page writes every minute under bulk saves, and no
+# JIT (it adds compile time to the search statements without making them faster).
+configure_postgres() {
+  local conf="/etc/postgresql/$PG_MAJOR/main/conf.d/memsvc.conf"
+  local wanted
+  wanted="$(cat <<'CONF'
+shared_buffers = 1GB
+effective_cache_size = 4GB
+work_mem = 64MB
+maintenance_work_mem = 256MB
+max_wal_size = 8GB
+min_wal_size = 1GB
+checkpoint_timeout = 15min
+checkpoint_completion_target = 0.9
+wal_compression = on
+jit = off
+max_connections = 200
+CONF
+)"
+  if [ "$(cat "$conf" 2>/dev/null)" != "$wanted" ]; then
+    log "configuring PostgreSQL ($conf)"
+    printf '%s\n' "$wanted" | as_root tee "$conf" >/dev/null
+    as_root pg_ctlcluster "$PG_MAJOR" main restart
+  fi
 }
 
 ensure_database() {

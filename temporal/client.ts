@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 
-export async function connectClient(address: string, namespace: string): Promise<Client> {
-  const connection = await Connection.connect({ address });
-  return new Client({ connection, namespace });
+// Lazy: the API starts and serves reads while Temporal is still coming up; /readyz tells the difference.
+export function connectClient(address: string, namespace: string): Client {
+  return new Client({ connection: Connection.lazy({ address }), namespace });
 }

@@ -12,7 +12,7 @@ const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'worker');
 installTemporalRuntime(logger, config.LOG_LEVEL);
 const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-const client = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+const client = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
 const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
 
 const { worker, connection } = await createWorker({

@@ -74,7 +74,7 @@ export function projectRoutes(): AnyRoute[] {
       summary: 'Rename, describe, merge metadata, archive or unarchive a project',
       params: idParams,
       body: patchBody,
-      responses: { 200: { description: 'The updated project', schema: projectSchema }, 404: { description: 'Not in this org' }, 409: { description: '`project_name_taken`' } },
+      responses: { 200: { description: 'The updated project', schema: projectSchema }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' }, 409: { description: '`project_name_taken`' } },
       handler: async (ctx, { params, body }) => {
         if (Object.values(body).every((v) => v === undefined)) throw invalid('no patchable fields supplied', 'send at least one of name, description, metadata, archived');
         ctx.body = projectJson(await updateProject(ctx.state.em, callerOf(ctx), params.id, body));
@@ -87,7 +87,7 @@ export function projectRoutes(): AnyRoute[] {
       access: 'caller',
       summary: 'Delete a project and every memory in it, irreversibly',
       params: idParams,
-      responses: { 204: { description: 'Deleted' }, 404: { description: 'Not in this org' } },
+      responses: { 204: { description: 'Deleted' }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' } },
       handler: async (ctx, { params }) => {
         await deleteProject(ctx.state.em, callerOf(ctx), params.id);
         ctx.status = 204;

@@ -29,6 +29,6 @@ export async function resolveCredential(em: EntityManager, raw: string, kind: Cr
   );
   if (!row) return null;
   // last_used_at is kept to the minute so that reads do not turn into a write each.
-  if (row.stale) await query(em, sql`update credentials set last_used_at = now() where id = ${row.id}`);
+  if (row.stale) await query(em, sql`update credentials set last_used_at = now() where id = ${row.id} and (last_used_at is null or last_used_at < now() - interval '60 seconds')`);
   return { userId: row.user_id, orgId: row.org_id, role: row.role, plan: row.plan, credentialId: row.id, credentialKind: kind };
 }

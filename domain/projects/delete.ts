@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
+import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { bumpCounters } from '../counters.ts';
 import { recordEvents } from '../events/record.ts';
@@ -16,6 +17,7 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
   return em.transactional(async (tx) => {
     const project = await queryOne(tx, sql<{ name: string }>`select name from namespaces where id = ${id} and org_id = ${caller.orgId} for update`);
     if (!project) throw notFound();
+    requireRole(caller, 'admin');
     let total = 0;
     let bytes = 0;
     let docLen = 0;

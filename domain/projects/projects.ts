@@ -1,5 +1,6 @@
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
+import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { NAMESPACE_MEMORIES } from '../memories/counters.ts';
@@ -74,6 +75,7 @@ export async function updateProject(em: EntityManager, caller: Caller, id: strin
     await em.transactional(async (tx) => {
       const project = await tx.findOne(Namespace, { id, orgId: caller.orgId });
       if (!project) throw notFound();
+      requireRole(caller, 'admin');
       const now = new Date();
       if (patch.name !== undefined) project.name = patch.name;
       if (patch.description !== undefined) project.description = patch.description;

@@ -14,7 +14,8 @@ export interface SearchHit extends MemoryView {
 }
 
 // Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, in one statement:
-// - df per query term is an index-only count over the org's postings (org-wide even when filtering);
+// - df per query term is an index-only count over the org's postings (org-wide even when filtering),
+//   materialized so the planner cannot re-run the count per posting;
 // - N and the average length come from the org's sharded counters;
 // - the scoring scan reads only postings (tf, length and namespace are stored in them), so a namespace
 //   filter costs nothing extra; other filters join the scored memories to their rows.
@@ -28,12 +29,12 @@ export async function searchMemories(em: EntityManager, orgId: string, text: str
   const inNamespace = compiled.namespaceId ? sql`and mt.namespace_id = ${compiled.namespaceId}` : sql``;
   const scored = sql`
     with q as (select t, w from unnest(${terms}::text[], ${weights}::float8[]) as u(t, w)),
-    stats as (
+    stats as materialized (
       select coalesce(sum(value) filter (where name = ${ORG_COUNTERS.live}), 0)::float8 as n,
              coalesce(sum(value) filter (where name = ${ORG_COUNTERS.docLen}), 0)::float8 as total
         from counters where scope_id = ${orgId} and name in (${ORG_COUNTERS.live}, ${ORG_COUNTERS.docLen})
     ),
-    df as (
+    df as materialized (
       select q.t, q.w, (select count(*) from memory_terms c where c.org_id = ${orgId} and c.term = q.t)::float8 as df from q
     ),
     scored as (

@@ -140,3 +140,24 @@ describe('/api/recall', () => {
     }
   });
 });
+
+describe('project roles', () => {
+  it('lets members read projects but only admins and owners change or delete them', async () => {
+    const { Membership } = await import('../../domain/accounts/entities.ts');
+    const owner = await signUp(stack.api);
+    const member = await signUp(stack.api);
+    const em = stack.orm.em.fork();
+    em.create(Membership, { orgId: owner.org.id, userId: member.user.id, role: 'member', createdAt: new Date() });
+    await em.flush();
+    const session = (await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: owner.org.id } })).cookie!;
+    await save({ content: 'shared', namespace: 'team-space' }, owner.token);
+    const project = (await projects(owner.token)).find((p) => p.name === 'team-space')!;
+    expect((await stack.api.get(`/api/projects/${project.id}`, { cookie: session })).status).toBe(200);
+    expect((await stack.api.post('/api/memories', { cookie: session, body: { content: 'member note', namespace: 'team-space' } })).status).toBe(201);
+    const rename = await stack.api.patch(`/api/projects/${project.id}`, { cookie: session, body: { name: 'mine now' } });
+    expect(rename.status).toBe(403);
+    expect((await stack.api.delete(`/api/projects/${project.id}`, { cookie: session })).status).toBe(403);
+    expect((await stack.api.get(`/api/projects/${project.id}`, { token: owner.token })).body.memory_count).toBe(2);
+    expect((await stack.api.delete(`/api/projects/${project.id}`, { token: owner.token })).status).toBe(204);
+  });
+});

@@ -57,7 +57,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const logger = createLogger(config.LOG_LEVEL, 'test');
   installTemporalRuntime(logger, config.LOG_LEVEL);
   const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-  const temporal = await connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
   const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
