@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { batchUpdate } from '../../domain/memories/batch.ts';
 import { createMemory } from '../../domain/memories/create.ts';
+import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';
 import { BATCH_UPDATE_MAX, BULK_SEARCH_MAX_QUERIES, LIST_LIMIT_MAX, LIST_OFFSET_MAX, SEARCH_K_MAX } from '../../domain/memories/limits.ts';
@@ -85,6 +86,7 @@ const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringif
 
 export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
   const upgradeUrl = `${deps.config.publicBaseUrl}/billing/upgrade`;
+  const batcher = new SaveBatcher(() => deps.orm.em.fork());
   const patchRoute = (method: 'put' | 'patch') =>
     defineRoute({
       method,
@@ -127,7 +129,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
           ctx.state.em,
           callerOf(ctx),
           { content: body.content, namespace: body.namespace, tags: body.tags, source: body.source, sourceRef: body.source_ref, metadata: body.metadata },
-          { upgradeUrl, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
+          { upgradeUrl, batcher, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
         );
         if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
         ctx.status = 201;

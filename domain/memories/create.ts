@@ -1,18 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { actorOf, type Caller } from '../accounts/caller.ts';
-import { auditInsert } from '../audit/record.ts';
-import { countersUpsert } from '../counters.ts';
-import { eventsInsert } from '../events/record.ts';
+import type { Caller } from '../accounts/caller.ts';
 import { newId } from '../ids.ts';
-import { termFrequencies } from '../search/analyzer.ts';
-import { postingsInsert } from '../search/postings.ts';
-import { query, sql } from '../sql.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
-import { createdDeltas } from './counters.ts';
 import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
 import type { Metadata, MemoryView } from './model.ts';
 import { DEFAULT_NAMESPACE, ensureNamespace } from './namespaces.ts';
 import { checkCreateQuota } from './quota.ts';
+import { writeSaves, type SaveBatcher } from './save-batch.ts';
 
 export interface NewMemory {
   content: string;
@@ -26,6 +20,8 @@ export interface NewMemory {
 export interface CreateContext {
   upgradeUrl: string;
   idempotency?: { key: string; requestHash: string } | undefined;
+  // Group commit for saves that need no lock or key of their own (see save-batch.ts).
+  batcher?: SaveBatcher | undefined;
 }
 
 export interface Created {
@@ -33,9 +29,9 @@ export interface Created {
   replayed: boolean;
 }
 
-// A save is one statement, hence one transaction: the memory, its postings (searchable at commit), the
-// counters, the memory.saved event and the audit row. A free org's save and a save with an
-// Idempotency-Key first take their lock or key in a transaction around that same statement.
+// A save writes the memory, its postings (searchable at commit), counters, the memory.saved event and the
+// audit row in one statement (save-batch.ts). A free org's save and a save with an Idempotency-Key first
+// take their quota lock or key in a transaction around that same statement.
 export async function createMemory(em: EntityManager, caller: Caller, input: NewMemory, context: CreateContext): Promise<Created> {
   const prepared = prepareContent(input.content);
   const now = Date.now();
@@ -50,12 +46,9 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
     createdAt: now,
     updatedAt: now,
   };
-  const save = async (db: EntityManager) => {
-    const namespaceId = await ensureNamespace(db, caller.orgId, memory.namespace);
-    await query(db, saveStatement(caller, memory, namespaceId, prepared.bytes));
-  };
   if (caller.plan !== 'free' && !context.idempotency) {
-    await save(em);
+    const pending = { caller, memory, namespaceId: await ensureNamespace(em, caller.orgId, memory.namespace), bytes: prepared.bytes };
+    await (context.batcher ? context.batcher.save(pending) : writeSaves(em, [pending]));
     return { memory, replayed: false };
   }
   return em.transactional(async (tx) => {
@@ -64,23 +57,8 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
       if (claim.replay) return { memory: claim.replay, replayed: true };
     }
     await checkCreateQuota(tx, caller.orgId, caller.plan, prepared.bytes, context.upgradeUrl);
-    await save(tx);
+    await writeSaves(tx, [{ caller, memory, namespaceId: await ensureNamespace(tx, caller.orgId, memory.namespace), bytes: prepared.bytes }]);
     if (context.idempotency) await storeIdempotentResult(tx, caller.orgId, context.idempotency.key, memory);
     return { memory, replayed: false };
   });
-}
-
-function saveStatement(caller: Caller, memory: MemoryView, namespaceId: string, bytes: number) {
-  const analyzed = termFrequencies(memory.content);
-  const at = new Date(memory.createdAt).toISOString();
-  const parts = [
-    sql`saved as (insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata, created_at, updated_at)
-        values (${memory.id}, ${caller.orgId}, ${namespaceId}, ${memory.content}, ${bytes}, ${analyzed.length}, ${memory.tags}::text[],
-                ${memory.source}, ${memory.sourceRef}, ${JSON.stringify(memory.metadata)}::jsonb, ${at}::timestamptz, ${at}::timestamptz))`,
-    sql`counted as (${countersUpsert(createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length }))!})`,
-    sql`evented as (${eventsInsert(caller.orgId, [{ type: 'memory.saved', data: memory }])})`,
-    sql`audited as (${auditInsert({ orgId: caller.orgId, action: 'memory.save', targetId: memory.id, actor: actorOf(caller), details: { namespace: memory.namespace } })})`,
-  ];
-  if (analyzed.terms.size > 0) parts.push(sql`indexed as (${postingsInsert(caller.orgId, namespaceId, memory.id, analyzed)})`);
-  return sql`with ${sql.join(parts, sql`, `)} select 1`;
 }

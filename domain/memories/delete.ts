@@ -29,7 +29,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
     await unindexContent(tx, caller.orgId, id, row.content);
     await query(tx, sql`delete from memories where id = ${id}`);
     await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len });
-    await recordEvents(tx, caller.orgId, [{ type: 'memory.deleted', data: { id, namespace: row.namespace } }]);
+    await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.deleted', data: { id, namespace: row.namespace } }]);
     await recordAudit(tx, { orgId: caller.orgId, action: 'memory.delete', targetId: id, actor: actorOf(caller), details: { namespace: row.namespace } });
   });
 }

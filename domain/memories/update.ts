@@ -101,7 +101,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
     createdAt: toDate(current.created_at).getTime(),
     updatedAt: toDate(updated!.updated_at).getTime(),
   };
-  await recordEvents(tx, caller.orgId, [{ type: 'memory.updated', data: memory }]);
+  await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.updated', data: memory }]);
   await recordAudit(tx, { orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } });
   return memory;
 }

@@ -44,7 +44,7 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
         sql`delete from memory_terms mt using unnest(${terms}::text[], ${owners}::uuid[]) as u(t, m)
              where mt.org_id = ${caller.orgId} and mt.term = u.t and mt.memory_id = u.m`,
       );
-      await recordEvents(tx, caller.orgId, rows.map((r) => ({ type: 'memory.deleted' as const, data: { id: r.id, namespace: project.name } })));
+      await recordEvents(tx, rows.map((r) => ({ orgId: caller.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: project.name } })));
       total += rows.length;
     }
     await bumpCounters(tx, [

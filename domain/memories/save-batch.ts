@@ -1,0 +1,121 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { actorOf, type Caller } from '../accounts/caller.ts';
+import { auditInsert } from '../audit/record.ts';
+import { countersUpsert, type CounterDelta } from '../counters.ts';
+import { eventsInsert } from '../events/record.ts';
+import { termFrequencies } from '../search/analyzer.ts';
+import { query, sql } from '../sql.ts';
+import { createdDeltas } from './counters.ts';
+import type { MemoryView } from './model.ts';
+
+export interface PendingSave {
+  caller: Caller;
+  memory: MemoryView;
+  namespaceId: string;
+  bytes: number;
+}
+
+// Writes any number of new memories in ONE statement, hence one transaction: the rows, their postings
+// (searchable at commit), the counters (summed per key, so one upsert per key however many memories),
+// one memory.saved event and one memory.save audit row each.
+export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promise<void> {
+  const rows = [];
+  const postings = { org: [] as string[], term: [] as string[], memory: [] as string[], namespace: [] as string[], tf: [] as number[], len: [] as number[] };
+  const deltas = new Map<string, CounterDelta>();
+  for (const { caller, memory, namespaceId, bytes } of saves) {
+    const analyzed = termFrequencies(memory.content);
+    rows.push({
+      id: memory.id,
+      org_id: caller.orgId,
+      namespace_id: namespaceId,
+      content: memory.content,
+      content_bytes: bytes,
+      doc_len: analyzed.length,
+      tags: memory.tags,
+      source: memory.source,
+      source_ref: memory.sourceRef,
+      metadata: memory.metadata,
+      created_at: new Date(memory.createdAt).toISOString(),
+    });
+    for (const [term, tf] of analyzed.terms) {
+      postings.org.push(caller.orgId);
+      postings.term.push(term);
+      postings.memory.push(memory.id);
+      postings.namespace.push(namespaceId);
+      postings.tf.push(tf);
+      postings.len.push(analyzed.length);
+    }
+    for (const d of createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length })) {
+      const key = `${d.scopeId}/${d.name}`;
+      const prev = deltas.get(key);
+      deltas.set(key, prev ? { ...prev, delta: prev.delta + d.delta } : d);
+    }
+  }
+  await query(
+    em,
+    sql`with saved as (
+        insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata, created_at, updated_at)
+        select r.id, r.org_id, r.namespace_id, r.content, r.content_bytes, r.doc_len, array(select jsonb_array_elements_text(r.tags)),
+               r.source, r.source_ref, r.metadata, r.created_at, r.created_at
+          from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, org_id uuid, namespace_id uuid, content text, content_bytes int,
+               doc_len int, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz)),
+      indexed as (
+        insert into memory_terms (org_id, term, memory_id, namespace_id, tf, doc_len)
+        select * from unnest(${postings.org}::uuid[], ${postings.term}::text[], ${postings.memory}::uuid[], ${postings.namespace}::uuid[], ${postings.tf}::int[], ${postings.len}::int[])),
+      counted as (${countersUpsert([...deltas.values()])!}),
+      evented as (${eventsInsert(saves.map((s) => ({ orgId: s.caller.orgId, type: 'memory.saved' as const, data: s.memory })))}),
+      audited as (${auditInsert(saves.map((s) => ({ orgId: s.caller.orgId, action: 'memory.save', targetId: s.memory.id, actor: actorOf(s.caller), details: { namespace: s.memory.namespace } })))})
+      select 1`,
+  );
+}
+
+interface Waiting extends PendingSave {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+// Group commit for saves that need no lock or key of their own: while earlier batches are being written,
+// new saves queue and go together in the next statement. Under light load every save is its own batch (no
+// added wait); under heavy load a batch shares one plan, one commit and one counter upsert per key. A
+// failed batch is retried save by save, so one bad save never fails the others.
+export class SaveBatcher {
+  readonly #queue: Waiting[] = [];
+  #inflight = 0;
+  readonly #fork: () => EntityManager;
+  readonly #maxInflight: number;
+  readonly #maxBatch: number;
+
+  constructor(fork: () => EntityManager, maxInflight = 4, maxBatch = 64) {
+    this.#fork = fork;
+    this.#maxInflight = maxInflight;
+    this.#maxBatch = maxBatch;
+  }
+
+  save(pending: PendingSave): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ ...pending, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#inflight < this.#maxInflight && this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      this.#inflight += 1;
+      void this.#write(batch).finally(() => {
+        this.#inflight -= 1;
+        this.#pump();
+      });
+    }
+  }
+
+  async #write(batch: Waiting[]): Promise<void> {
+    try {
+      await writeSaves(this.#fork(), batch);
+      for (const w of batch) w.resolve();
+    } catch (err) {
+      if (batch.length === 1) return batch[0]!.reject(err);
+      for (const w of batch) await writeSaves(this.#fork(), [w]).then(w.resolve, w.reject);
+    }
+  }
+}
