@@ -2,6 +2,7 @@
 // bulk search and filtered list latency at each checkpoint. Run with `bash scripts/bench.sh`.
 import pg from 'pg';
 import { ApiClient } from '../test/support/api-client.ts';
+import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
 import { closedLoop, summarize, type Summary } from './lib/stats.ts';
 
@@ -9,6 +10,12 @@ const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
 const checkpoints = (process.env.BENCH_CHECKPOINTS ?? '10000,100000').split(',').map(Number);
 const dataDir = process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname;
 const corpus = new Corpus(dataDir);
+// BENCH_CORPUS=agent (default): agent-style memories with a long-tailed vocabulary; =scientific: only
+// recombined abstract sentences, a narrow vocabulary where every query term is common (a stress case).
+const kind = process.env.BENCH_CORPUS ?? 'agent';
+const agent = agentMemoryGenerator(corpus);
+const makeContent = kind === 'agent' ? () => agent.memory() : () => corpus.memory();
+const makeQuery = kind === 'agent' ? () => agent.query() : () => corpus.shortQuery();
 const NAMESPACES = Array.from({ length: 20 }, (_, i) => `project-${i}`);
 const TAGS = Array.from({ length: 50 }, (_, i) => `tag-${i}`);
 
@@ -39,7 +46,7 @@ async function account() {
 function memoryBody() {
   const tagCount = 1 + Math.floor(corpus.random() * 3);
   return {
-    content: corpus.memory(),
+    content: makeContent(),
     namespace: NAMESPACES[Math.floor(corpus.random() ** 2 * NAMESPACES.length)],
     tags: Array.from({ length: tagCount }, () => corpus.pick(TAGS)),
     source: corpus.pick(['agent', 'cli', 'extension']),
@@ -58,17 +65,17 @@ async function seed(tokens: string[], count: number) {
 async function measure(tokens: string[]) {
   const token = tokens[0]!;
   const searchRun = await closedLoop(1, 400, async () => {
-    expectOk((await api.post('/api/memories/search', { token, body: { query: corpus.shortQuery(), k: 10 } })).status, 'search');
+    expectOk((await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10 } })).status, 'search');
   });
   const searchFiltered = await closedLoop(1, 200, async () => {
-    const body = { query: corpus.shortQuery(), k: 10, namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] };
+    const body = { query: makeQuery(), k: 10, namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] };
     expectOk((await api.post('/api/memories/search', { token, body })).status, 'filtered search');
   });
   const searchConcurrent = await closedLoop(4, 400, async () => {
-    expectOk((await api.post('/api/memories/search', { token, body: { query: corpus.shortQuery(), k: 10 } })).status, 'search');
+    expectOk((await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10 } })).status, 'search');
   });
   const bulk = await closedLoop(1, 40, async () => {
-    const queries = Array.from({ length: 25 }, () => corpus.shortQuery());
+    const queries = Array.from({ length: 25 }, () => makeQuery());
     expectOk((await api.post('/api/memories/search/bulk', { token, body: { queries, k: 5 } })).status, 'bulk');
   });
   const list = await closedLoop(1, 300, async () => {
@@ -106,7 +113,7 @@ for (const target of checkpoints) {
   seeded += 5000;
   process.stdout.write(
     [
-      `\n### ${target.toLocaleString('en')} memories\n`,
+      `\n### ${target.toLocaleString('en')} memories (${kind} corpus)\n`,
       '| operation | p50 ms | p95 ms | p99 ms | requests |',
       '|---|---|---|---|---|',
       row('search, k 10 (2-3 word queries)', m.search),

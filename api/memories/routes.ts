@@ -203,6 +203,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
         const filters = toFilters(body);
+        // Concurrent statements on separate connections: the database spreads them over its cores.
         const results = await Promise.all(
           body.queries.map(async (query) => ({ query, hits: (await searchMemories(ctx.state.em.fork(), orgId, query, body.k, filters)).map(memoryJson) })),
         );

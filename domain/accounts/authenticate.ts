@@ -19,13 +19,7 @@ export async function resolveCredential(em: EntityManager, raw: string, kind: Cr
   if (!raw.startsWith(TOKEN_PREFIX) || raw.length > 200) return null;
   const row = await queryOne(
     em,
-    sql<CredentialRow>`select c.id, c.user_id, c.org_id, m.role, o.plan,
-            (c.last_used_at is null or c.last_used_at < now() - interval '60 seconds') as stale
-       from credentials c
-       join memberships m on m.org_id = c.org_id and m.user_id = c.user_id
-       join orgs o on o.id = c.org_id
-      where c.secret_hash = ${hashSecret(raw)} and c.kind = ${kind} and c.revoked_at is null
-        and (c.expires_at is null or c.expires_at > now())`,
+    sql<CredentialRow>`select id, user_id, org_id, role, plan, stale from credential_lookup(${hashSecret(raw)}, ${kind})`,
   );
   if (!row) return null;
   // last_used_at is kept to the minute so that reads do not turn into a write each.
