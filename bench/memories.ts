@@ -32,6 +32,15 @@ async function upgrade(orgId: string) {
   await db.end();
 }
 
+// Reads are measured in steady state: right after a bulk load, autovacuum would otherwise be busy with the
+// freshly written postings while the queries run.
+async function settle() {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  await db.query('vacuum (analyze) memory_terms, memories, counters');
+  await db.end();
+}
+
 async function account() {
   const res = await api.post('/api/auth/signup', {
     body: { email: `bench-${Date.now()}@example.test`, password: 'benchmark-password', name: 'Bench', org_name: 'Bench Org' },
@@ -109,6 +118,7 @@ for (const target of checkpoints) {
   const run = await seed(tokens, target - seeded);
   seeded = target;
   process.stdout.write(`\nseeded to ${target} memories: ${run.perSecond} saves/s over ${run.seconds} s (concurrency 32, 8 tokens)\n`);
+  await settle();
   const m = await measure(tokens);
   seeded += 5000;
   process.stdout.write(
