@@ -6,37 +6,36 @@ import { query, sql } from '../sql.ts';
 import { ORG_COUNTERS } from './counters.ts';
 import { FREE_MEMORY_QUOTA, FREE_STORAGE_QUOTA_BYTES } from './limits.ts';
 
-// Free orgs only: their creates are serialised by an advisory lock held to commit, so two concurrent
-// creates cannot both see the last free slot. Paid orgs take no lock.
+// Free orgs only: their writes are serialised by an advisory lock held to commit, so two concurrent saves
+// cannot both see the last free slot. Paid orgs take no lock.
+async function lockedUsage(em: EntityManager, orgId: string): Promise<Map<string, number>> {
+  await query(em, sql`select pg_advisory_xact_lock(hashtextextended(${`quota:${orgId}`}, 0))`);
+  return readCounters(em, orgId);
+}
+
+function exceeded(error: string, detail: string, used: number, limit: number, plan: Plan, upgradeUrl: string): AppError {
+  return new AppError('payment_required', error, detail, { quota: { used, limit, plan }, upgrade_url: upgradeUrl });
+}
+
+function checkStorage(usage: Map<string, number>, addedBytes: number, plan: Plan, upgradeUrl: string): void {
+  const bytes = usage.get(ORG_COUNTERS.bytes) ?? 0;
+  if (bytes + addedBytes > FREE_STORAGE_QUOTA_BYTES) {
+    throw exceeded('storage_quota_exceeded', `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`, bytes, FREE_STORAGE_QUOTA_BYTES, plan, upgradeUrl);
+  }
+}
+
 export async function checkCreateQuota(em: EntityManager, orgId: string, plan: Plan, addedBytes: number, upgradeUrl: string): Promise<void> {
   if (plan !== 'free') return;
-  await query(em, sql`select pg_advisory_xact_lock(hashtextextended(${`quota:${orgId}`}, 0))`);
-  const counters = await readCounters(em, orgId);
-  const created = counters.get(ORG_COUNTERS.created) ?? 0;
+  const usage = await lockedUsage(em, orgId);
+  const created = usage.get(ORG_COUNTERS.created) ?? 0;
   if (created >= FREE_MEMORY_QUOTA) {
-    throw new AppError('payment_required', 'memory_quota_exceeded', `the free plan allows ${FREE_MEMORY_QUOTA} memories over the org's lifetime`, {
-      quota: { used: created, limit: FREE_MEMORY_QUOTA, plan },
-      upgrade_url: upgradeUrl,
-    });
+    throw exceeded('memory_quota_exceeded', `the free plan allows ${FREE_MEMORY_QUOTA} memories over the org's lifetime`, created, FREE_MEMORY_QUOTA, plan, upgradeUrl);
   }
-  const bytes = counters.get(ORG_COUNTERS.bytes) ?? 0;
-  if (bytes + addedBytes > FREE_STORAGE_QUOTA_BYTES) {
-    throw new AppError('payment_required', 'storage_quota_exceeded', `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`, {
-      quota: { used: bytes, limit: FREE_STORAGE_QUOTA_BYTES, plan },
-      upgrade_url: upgradeUrl,
-    });
-  }
+  checkStorage(usage, addedBytes, plan, upgradeUrl);
 }
 
 // A free org's update that grows content must still fit the storage quota.
 export async function checkStorageGrowth(em: EntityManager, orgId: string, plan: Plan, addedBytes: number, upgradeUrl: string): Promise<void> {
   if (plan !== 'free') return;
-  await query(em, sql`select pg_advisory_xact_lock(hashtextextended(${`quota:${orgId}`}, 0))`);
-  const bytes = (await readCounters(em, orgId)).get(ORG_COUNTERS.bytes) ?? 0;
-  if (bytes + addedBytes > FREE_STORAGE_QUOTA_BYTES) {
-    throw new AppError('payment_required', 'storage_quota_exceeded', `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`, {
-      quota: { used: bytes, limit: FREE_STORAGE_QUOTA_BYTES, plan },
-      upgrade_url: upgradeUrl,
-    });
-  }
+  checkStorage(await lockedUsage(em, orgId), addedBytes, plan, upgradeUrl);
 }
