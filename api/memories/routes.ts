@@ -57,6 +57,7 @@ const legacyQuery = z.object({
   updated_after: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
   updated_before: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
   metadata_filter: jsonObjectParam.optional(),
+  entity: z.uuid().optional(),
   order: z.enum(LIST_ORDERS).default('updated_desc'),
 });
 

@@ -59,6 +59,7 @@ export const filterFields = {
   updated_before: epochMs.min(0).optional(),
   metadata_filter: z.record(z.string(), z.unknown()).optional().meta({ description: "JSON containment: the row's metadata must contain this object" }),
   tags: z.array(tag).max(64).optional().meta({ description: 'the memory must carry all of these tags' }),
+  entity: z.uuid().optional().meta({ description: 'only memories mentioning this entity' }),
 };
 
 export type FilterInput = {
@@ -69,6 +70,7 @@ export type FilterInput = {
   updated_before?: number | undefined;
   metadata_filter?: Record<string, unknown> | undefined;
   tags?: string[] | undefined;
+  entity?: string | undefined;
 };
 
 export const toFilters = (f: FilterInput) => ({
@@ -79,4 +81,5 @@ export const toFilters = (f: FilterInput) => ({
   updatedBefore: f.updated_before,
   metadataFilter: f.metadata_filter,
   tags: f.tags,
+  entity: f.entity,
 });

@@ -12,6 +12,8 @@ export interface MemoryFilters {
   updatedBefore?: number | undefined;
   metadataFilter?: Record<string, unknown> | undefined;
   tags?: string[] | undefined;
+  // Only memories linked to this entity of the org.
+  entity?: string | undefined;
 }
 
 export interface CompiledFilters {
@@ -44,5 +46,6 @@ export async function compileFilters(em: EntityManager, orgId: string, f: Memory
   if (f.updatedBefore !== undefined) add(sql`m.updated_at <= ${ts(f.updatedBefore)}::timestamptz`);
   if (f.metadataFilter !== undefined && Object.keys(f.metadataFilter).length > 0) add(sql`m.metadata @> ${JSON.stringify(f.metadataFilter)}::jsonb`);
   if (f.tags !== undefined && f.tags.length > 0) add(sql`m.tags @> ${f.tags}::text[]`);
+  if (f.entity !== undefined) add(sql`exists (select 1 from memory_entities me where me.entity_id = ${f.entity} and me.memory_id = m.id and me.org_id = ${orgId})`);
   return { satisfiable: true, where: sql.join(parts, sql` and `), trivial, namespaceId };
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query, sql } from '../../domain/sql.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -156,5 +157,28 @@ describe('PUT /api/memories/batch', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('entity filter', () => {
+  it('lists only memories linked to the entity, within the org', async () => {
+    const em = stack.orm.em.fork();
+    const entityId = crypto.randomUUID();
+    await query(em, sql`insert into entities (id, org_id, display_name, normalized_name, entity_type, first_seen_at, last_seen_at, created_at, updated_at)
+                        values (${entityId}, ${a.org.id}, 'Ada', 'ada', 'person', now(), now(), now(), now())`);
+    const linked = [created[1]!.id, created[4]!.id];
+    for (const id of linked) {
+      await query(em, sql`insert into memory_entities (entity_id, memory_id, org_id, linked_via, created_at) values (${entityId}, ${id}, ${a.org.id}, 'extraction', now())`);
+    }
+    const res = await list({ entity: entityId });
+    expect(res.body.total).toBe(2);
+    expect(res.body.memories.map((m: { id: string }) => m.id).sort()).toEqual([...linked].sort());
+    expect((await list({ entity: entityId, namespace: created[1]!.namespace })).body.total).toBe(linked.filter((id) => created.find((m) => m.id === id)!.namespace === created[1]!.namespace).length);
+    const legacy = await stack.api.get(`/api/memories?entity=${entityId}`, { token: a.token });
+    expect(legacy.body.map((m: { id: string }) => m.id).sort()).toEqual([...linked].sort());
+    const b = await signUp(stack.api);
+    expect((await stack.api.post('/api/memories/list', { token: b.token, body: { entity: entityId } })).body.total).toBe(0);
+    expect((await list({ entity: 'not-a-uuid' })).status).toBe(400);
+    expect((await list({ entity: crypto.randomUUID() })).body.total).toBe(0);
   });
 });
