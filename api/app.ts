@@ -6,6 +6,7 @@ import { tokenRoutes } from './auth/tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { eventRoutes } from './events/routes.ts';
 import { memoryRoutes } from './memories/routes.ts';
+import { orgRoutes } from './orgs/routes.ts';
 import { projectRoutes } from './projects/routes.ts';
 import { recallRoutes } from './recall/routes.ts';
 import { threadRoutes } from './threads/routes.ts';
@@ -20,7 +21,7 @@ import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes()];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes()];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 

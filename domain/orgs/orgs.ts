@@ -1,0 +1,110 @@
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { actorOf, type Caller } from '../accounts/caller.ts';
+import { Membership, Org, User, type Role } from '../accounts/entities.ts';
+import { requireRole } from '../accounts/roles.ts';
+import { slugify, withSuffix } from '../accounts/slugs.ts';
+import { orgView, type OrgView } from '../accounts/views.ts';
+import { recordAudit } from '../audit/record.ts';
+import { AppError, conflict, notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { query, sql, toDate, toDateOrNull } from '../sql.ts';
+
+// Every credential acts in one org: naming any other org, even one the user belongs to, is a 404.
+function sameOrg(caller: Caller, orgId: string): void {
+  if (caller.orgId !== orgId) throw notFound();
+}
+
+export async function getOrg(em: EntityManager, caller: Caller, orgId: string): Promise<OrgView> {
+  sameOrg(caller, orgId);
+  const org = await em.findOne(Org, { id: orgId });
+  if (!org) throw notFound();
+  return orgView(org, caller.role);
+}
+
+export async function updateOrg(em: EntityManager, caller: Caller, orgId: string, patch: { name?: string | undefined; slug?: string | undefined }): Promise<OrgView> {
+  sameOrg(caller, orgId);
+  requireRole(caller, 'owner');
+  try {
+    return await em.transactional(async (tx) => {
+      const org = await tx.findOneOrFail(Org, { id: orgId });
+      if (patch.name !== undefined) org.name = patch.name;
+      if (patch.slug !== undefined) org.slug = patch.slug;
+      org.updatedAt = new Date();
+      await recordAudit(tx, { orgId, action: 'org.update', targetId: orgId, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
+      await tx.flush();
+      return orgView(org, caller.role);
+    });
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw conflict('slug_taken', 'another organization has this slug');
+    throw err;
+  }
+}
+
+// A new org with the caller as its owner; the caller's current credential stays bound to its own org.
+export async function createOrg(em: EntityManager, caller: Caller, input: { name: string; slug?: string | undefined }): Promise<OrgView> {
+  try {
+    return await em.transactional(async (tx) => {
+      let slug = input.slug ?? slugify(input.name);
+      if (input.slug === undefined && (await tx.count(Org, { slug }))) slug = withSuffix(slug.slice(0, 71));
+      const now = new Date();
+      const org = tx.create(Org, { id: newId(), slug, name: input.name, plan: 'free', createdAt: now, updatedAt: now });
+      tx.create(Membership, { orgId: org.id, userId: caller.userId, role: 'owner', createdAt: now });
+      await recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor: actorOf(caller), details: { slug } });
+      await tx.flush();
+      return orgView(org, 'owner');
+    });
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw conflict('slug_taken', 'another organization has this slug');
+    throw err;
+  }
+}
+
+export interface MemberView {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  lastLoginAt: number | null;
+  createdAt: number;
+}
+
+export async function listMembers(em: EntityManager, caller: Caller, orgId: string): Promise<MemberView[]> {
+  sameOrg(caller, orgId);
+  const rows = await query(
+    em,
+    sql<{ id: string; email: string; name: string; role: Role; last_login_at: string | null; created_at: string }>`
+      select u.id, u.email, u.name, m.role, u.last_login_at, m.created_at from memberships m join users u on u.id = m.user_id
+       where m.org_id = ${orgId} order by m.created_at, u.id`,
+  );
+  return rows.map((r) => ({ id: r.id, email: r.email, name: r.name, role: r.role, lastLoginAt: toDateOrNull(r.last_login_at)?.getTime() ?? null, createdAt: toDate(r.created_at).getTime() }));
+}
+
+export async function addMember(em: EntityManager, caller: Caller, orgId: string, input: { email: string; role: Role }): Promise<{ userId: string; role: Role }> {
+  sameOrg(caller, orgId);
+  requireRole(caller, 'owner');
+  return em.transactional(async (tx) => {
+    const user = await tx.findOne(User, { email: input.email.trim().toLowerCase() });
+    if (!user) throw new AppError('not_found', 'user_not_found', 'no account has this e-mail address');
+    if (await tx.findOne(Membership, { orgId, userId: user.id })) throw conflict('already_member', 'this user is already a member of the organization');
+    tx.create(Membership, { orgId, userId: user.id, role: input.role, createdAt: new Date() });
+    await recordAudit(tx, { orgId, action: 'org.member.add', targetId: user.id, actor: actorOf(caller), details: { role: input.role } });
+    await tx.flush();
+    return { userId: user.id, role: input.role };
+  });
+}
+
+export async function removeMember(em: EntityManager, caller: Caller, orgId: string, userId: string): Promise<void> {
+  sameOrg(caller, orgId);
+  requireRole(caller, 'owner');
+  await em.transactional(async (tx) => {
+    // Lock the org's memberships so two concurrent removals cannot each leave the other as the last owner.
+    const members = await query(tx, sql<{ user_id: string; role: Role }>`select user_id, role from memberships where org_id = ${orgId} order by user_id for update`);
+    const target = members.find((m) => m.user_id === userId);
+    if (!target) throw notFound();
+    if (target.role === 'owner' && members.filter((m) => m.role === 'owner').length === 1) {
+      throw conflict('last_owner', 'an organization keeps at least one owner');
+    }
+    await query(tx, sql`delete from memberships where org_id = ${orgId} and user_id = ${userId}`);
+    await recordAudit(tx, { orgId, action: 'org.member.remove', targetId: userId, actor: actorOf(caller) });
+  });
+}
