@@ -3,7 +3,8 @@ import { createAccount as createAccountTx, type SignupPlan } from '../domain/acc
 import { issueVerificationToken, type VerificationMailArgs } from '../domain/accounts/verification.ts';
 import { deliverMail, type DeliveryOutcome } from '../domain/mail/deliver.ts';
 import type { Mailer } from '../domain/mail/mailer.ts';
-import { verificationMail } from '../domain/mail/templates.ts';
+import { passwordResetMail, verificationMail } from '../domain/mail/templates.ts';
+import { issueResetToken, type ResetMailArgs } from '../domain/accounts/password-reset.ts';
 import { asActivity } from './failures.ts';
 
 export interface AccountActivityDeps {
@@ -20,6 +21,15 @@ export function accountActivities({ orm, mailer, publicBaseUrl }: AccountActivit
         const account = await createAccountTx(orm.em.fork(), plan);
         return { userId: account.user.id, orgId: account.org.id };
       });
+    },
+
+    async sendPasswordResetMail(args: ResetMailArgs): Promise<DeliveryOutcome> {
+      return asActivity(() =>
+        deliverMail(orm.em.fork(), mailer, 'password_reset', `password-reset:${args.mailKey}`, async (em) => {
+          const token = await issueResetToken(em, args.email);
+          return token ? passwordResetMail(token.email, publicBaseUrl, token.raw) : null;
+        }),
+      );
     },
 
     async sendVerificationMail(args: VerificationMailArgs): Promise<DeliveryOutcome> {

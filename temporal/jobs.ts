@@ -1,6 +1,8 @@
+import { PASSWORD_RESET_MAIL_JOB } from '../domain/accounts/password-reset.ts';
 import { VERIFICATION_MAIL_JOB } from '../domain/accounts/verification.ts';
 
 // Outbox job types and the workflow that carries each out.
 export const JOB_WORKFLOWS: Record<string, string> = {
   [VERIFICATION_MAIL_JOB]: 'verificationMailWorkflow',
+  [PASSWORD_RESET_MAIL_JOB]: 'passwordResetMailWorkflow',
 };

@@ -4,7 +4,9 @@ import { hashPassword } from '../../domain/accounts/passwords.ts';
 import { issueSecret } from '../../domain/accounts/secrets.ts';
 import { currentAccount, loadAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
 import { emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
-import { requestVerificationMail } from '../../domain/accounts/verification.ts';
+import { guardLogin } from '../../domain/accounts/login-guard.ts';
+import { requestVerificationMail, verifyEmail } from '../../domain/accounts/verification.ts';
+import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
 import { AppError, conflict } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
 import { startAndAwait } from '../../temporal/start.ts';
@@ -90,8 +92,9 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       summary: 'Sign in with e-mail and password; sets the session cookie',
       description: 'Without `org_id` the session acts in the org the user used last. With `org_id` it acts in that org (403 when not a member).',
       body: z.object({ email, password: z.string().min(1).max(1024), org_id: z.uuid().optional() }),
-      responses: { 200: { description: 'Signed in', schema: accountSchema }, 403: { description: 'Not a member of `org_id`' } },
+      responses: { 200: { description: 'Signed in', schema: accountSchema }, 403: { description: 'Not a member of `org_id`' }, 429: { description: '`too_many_attempts`: 10 per account or 50 per client address in 15 minutes; Retry-After in seconds' } },
       handler: async (ctx, { body }) => {
+        await guardLogin(ctx.state.em, body.email, ctx.ip);
         const session = await login(ctx.state.em, { email: body.email, password: body.password, orgId: body.org_id });
         setSessionCookie(ctx, config, session.sessionSecret, session.expiresAt);
         ctx.body = accountJson(session);
@@ -147,6 +150,53 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       responses: { 200: { description: 'Session now acts in that org', schema: accountSchema }, 404: { description: 'Not a member of that org' } },
       handler: async (ctx, { body }) => {
         ctx.body = accountJson(await switchOrg(ctx.state.em, callerOf(ctx), body.org_id));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/auth/verify-email',
+      tag: 'auth',
+      access: 'public',
+      summary: 'Confirm the e-mail address with the token from the verification mail',
+      body: z.object({ token: z.string().min(1).max(200) }),
+      responses: {
+        200: { description: 'Verified', schema: z.object({ ok: z.literal(true), email_verified: z.literal(true) }) },
+        400: { description: '`invalid_token`: unknown, used or expired' },
+      },
+      handler: async (ctx, { body }) => {
+        await verifyEmail(ctx.state.em, body.token);
+        ctx.body = { ok: true, email_verified: true };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/auth/reset-request',
+      tag: 'auth',
+      access: 'public',
+      summary: 'Ask for a password reset link; always 200, whether or not the address has an account',
+      description: 'Both cases do the same work (one queued job), so neither the answer nor its timing tells whether the account exists.',
+      body: z.object({ email }),
+      responses: { 200: { description: 'Accepted', schema: z.object({ ok: z.literal(true) }) } },
+      handler: async (ctx, { body }) => {
+        await requestPasswordReset(ctx.state.em, body.email);
+        ctx.body = { ok: true };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/auth/reset-consume',
+      tag: 'auth',
+      access: 'public',
+      summary: "Set a new password with a reset token; ends all of the user's cookie sessions",
+      body: z.object({ token: z.string().min(1).max(200), password }),
+      responses: {
+        200: { description: 'Password changed', schema: z.object({ ok: z.literal(true) }) },
+        400: { description: '`invalid_token`: unknown, used or expired' },
+      },
+      handler: async (ctx, { body }) => {
+        await consumePasswordReset(ctx.state.em, body.token, await hashPassword(body.password));
+        clearSessionCookie(ctx, config);
+        ctx.body = { ok: true };
       },
     }),
     defineRoute({

@@ -1,11 +1,11 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from './caller.ts';
 import { recordAudit } from '../audit/record.ts';
-import { conflict } from '../errors.ts';
+import { conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { EmailVerification, User } from './entities.ts';
-import { issueSecret } from './secrets.ts';
+import { hashSecret, issueSecret } from './secrets.ts';
 
 export const VERIFICATION_TTL_MS = 48 * 60 * 60 * 1000;
 export const VERIFICATION_MAIL_JOB = 'verificationMail';
@@ -51,5 +51,20 @@ export async function requestVerificationMail(em: EntityManager, caller: Caller)
       args: [args],
       description: `send an e-mail verification link to user ${user.id}`,
     });
+  });
+}
+
+// Consumes a verification token: single use, unexpired, and only for the address it was sent to.
+export async function verifyEmail(em: EntityManager, rawToken: string): Promise<void> {
+  await em.transactional(async (tx) => {
+    const row = await tx.findOne(EmailVerification, { tokenHash: hashSecret(rawToken) }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const user = row ? await tx.findOne(User, { id: row.userId }) : null;
+    if (!row || !user || row.usedAt || row.expiresAt.getTime() < Date.now() || user.email !== row.email) {
+      throw invalid('invalid_token', 'this verification link is invalid, used or expired');
+    }
+    row.usedAt = new Date();
+    user.emailVerifiedAt ??= new Date();
+    user.updatedAt = new Date();
+    if (user.lastOrgId) await recordAudit(tx, { orgId: user.lastOrgId, action: 'auth.email_verified', targetId: user.id, actor: { userId: user.id, credentialId: null } });
   });
 }

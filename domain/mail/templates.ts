@@ -1,5 +1,21 @@
 import type { OutgoingMail } from './mailer.ts';
 
+export function passwordResetMail(to: string, publicBaseUrl: string, rawToken: string): OutgoingMail {
+  const link = `${publicBaseUrl}/reset-password?token=${encodeURIComponent(rawToken)}`;
+  return {
+    to,
+    subject: 'Reset your password',
+    text: [
+      'Someone asked to reset the password of your memory service account.',
+      '',
+      `Choose a new password at ${link}`,
+      `or by sending POST /api/auth/reset-consume with {"token": "${rawToken}", "password": "..."}.`,
+      '',
+      'The link works once and expires in one hour. If you did not ask for it, ignore this mail.',
+    ].join('\n'),
+  };
+}
+
 export function verificationMail(to: string, publicBaseUrl: string, rawToken: string): OutgoingMail {
   const link = `${publicBaseUrl}/verify-email?token=${encodeURIComponent(rawToken)}`;
   return {

@@ -1,0 +1,53 @@
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit } from '../audit/record.ts';
+import { invalid } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { enqueueJob } from '../outbox/enqueue.ts';
+import { Credential, User } from './entities.ts';
+import { PasswordReset } from './password-reset-entity.ts';
+import { hashSecret, issueSecret } from './secrets.ts';
+import { normalizeEmail } from './signup.ts';
+
+export const RESET_TTL_MS = 60 * 60 * 1000;
+export const PASSWORD_RESET_MAIL_JOB = 'passwordResetMail';
+
+export interface ResetMailArgs {
+  email: string;
+  mailKey: string;
+}
+
+// Always the same work, whether or not the address has an account: one outbox row. The workflow looks the
+// account up and sends nothing when there is none, so neither the answer nor its timing tells.
+export async function requestPasswordReset(em: EntityManager, email: string): Promise<void> {
+  const mailKey = newId();
+  await em.transactional(async (tx) => {
+    const args: ResetMailArgs = { email: normalizeEmail(email), mailKey };
+    enqueueJob(tx, { orgId: null, jobType: PASSWORD_RESET_MAIL_JOB, jobKey: `password-reset-mail-${mailKey}`, args: [args], description: 'send a password reset link, if the address has an account' });
+  });
+}
+
+// A fresh single-use reset token for the account with this address, or null when there is none.
+export async function issueResetToken(em: EntityManager, email: string): Promise<{ raw: string; email: string } | null> {
+  const user = await em.findOne(User, { email: normalizeEmail(email) });
+  if (!user) return null;
+  const secret = issueSecret();
+  const now = new Date();
+  em.create(PasswordReset, { id: newId(), userId: user.id, tokenHash: secret.hash, createdAt: now, expiresAt: new Date(now.getTime() + RESET_TTL_MS), usedAt: null });
+  await em.flush();
+  return { raw: secret.raw, email: user.email };
+}
+
+// Sets the new password and ends every cookie session of the user; API tokens stay valid.
+export async function consumePasswordReset(em: EntityManager, rawToken: string, passwordHash: string): Promise<void> {
+  await em.transactional(async (tx) => {
+    const reset = await tx.findOne(PasswordReset, { tokenHash: hashSecret(rawToken) }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!reset || reset.usedAt || reset.expiresAt.getTime() < Date.now()) throw invalid('invalid_token', 'this reset link is invalid, used or expired');
+    const user = await tx.findOneOrFail(User, { id: reset.userId });
+    const now = new Date();
+    reset.usedAt = now;
+    user.passwordHash = passwordHash;
+    user.updatedAt = now;
+    await tx.nativeUpdate(Credential, { userId: user.id, kind: 'session', revokedAt: null }, { revokedAt: now });
+    if (user.lastOrgId) await recordAudit(tx, { orgId: user.lastOrgId, action: 'auth.password_reset', targetId: user.id, actor: { userId: user.id, credentialId: null } });
+  });
+}
