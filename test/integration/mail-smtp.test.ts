@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MailMessage } from '../../domain/mail/entities.ts';
+import { freePort } from '../support/ports.ts';
+import { TestSmtpServer } from '../support/smtp.ts';
+import { eventually, signUp, startStack, type Stack } from '../support/stack.ts';
+
+let stack: Stack;
+let smtp: TestSmtpServer;
+let port: number;
+beforeAll(async () => {
+  port = await freePort();
+  stack = await startStack({ env: { SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: 'Memory Service <no-reply@memory.test>' } });
+});
+afterAll(async () => {
+  await stack?.close();
+  await smtp?.close();
+});
+
+const unfold = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+
+describe('mail over SMTP', () => {
+  it('retries while the SMTP server is down and delivers once it is up, keeping no body', async () => {
+    const a = await signUp(stack.api);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await stack.orm.em.fork().count(MailMessage, { toAddress: a.user.email })).toBe(0);
+
+    smtp = new TestSmtpServer();
+    await smtp.listen(port);
+    const mail = await eventually(async () => smtp.received.find((m) => m.to.includes(a.user.email)), 25_000);
+    expect(mail.from).toBe('no-reply@memory.test');
+    expect(mail.raw).toMatch(/Subject: Confirm your e-mail address/);
+    const token = /token=(svc_[A-Za-z0-9_-]+)/.exec(unfold(mail.raw))![1]!;
+    expect((await stack.api.post('/api/auth/verify-email', { body: { token } })).status).toBe(200);
+
+    const row = await eventually(async () => stack.orm.em.fork().findOne(MailMessage, { toAddress: a.user.email }));
+    expect(row.transport).toBe('smtp');
+    expect(row.textBody).toBe('');
+    expect(row.providerMessageId).toBeTruthy();
+  }, 40_000);
+
+  it('sends the reset mail through SMTP, and nothing for an unknown address', async () => {
+    const a = await signUp(stack.api);
+    await stack.api.post('/api/auth/reset-request', { body: { email: a.user.email } });
+    await stack.api.post('/api/auth/reset-request', { body: { email: 'nobody@memory.test' } });
+    const reset = await eventually(async () => smtp.received.find((m) => m.to.includes(a.user.email) && /Reset your password/.test(m.raw)));
+    expect(reset.raw).toMatch(/reset-consume/);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(smtp.received.some((m) => m.to.includes('nobody@memory.test'))).toBe(false);
+  });
+});
