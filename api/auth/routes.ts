@@ -11,6 +11,7 @@ import { AppError, conflict } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
 import { startAndAwait } from '../../temporal/start.ts';
 import { accountCreated, signupWorkflow } from '../../workflows/signup.ts';
+import { createCaptchaCheck } from '../../infra/captcha.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf, resolveCaller } from '../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
@@ -34,6 +35,7 @@ const signupResponse = accountSchema
 
 export function authRoutes(deps: ApiDeps): AnyRoute[] {
   const { config } = deps;
+  const checkCaptcha = createCaptchaCheck(config.CAPTCHA_SECRET, config.CAPTCHA_VERIFY_URL);
   return [
     defineRoute({
       method: 'post',
@@ -44,9 +46,15 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       description:
         'Runs as the `signup-<org id>` workflow: one transaction creates the user, the org (caller as owner), a default API token and a session; the answer comes as soon as it commits, and the verification mail follows in the background. Sets the `svc_session` cookie.',
       body: signupBody,
-      responses: { 201: { description: 'Account created', schema: signupResponse }, 409: { description: '`email_taken`' } },
+      responses: {
+        201: { description: 'Account created', schema: signupResponse },
+        400: { description: 'Also `captcha_required` or `captcha_failed` when CAPTCHA_SECRET is set' },
+        409: { description: '`email_taken`' },
+        503: { description: '`captcha_unavailable`: the captcha service could not be reached' },
+      },
       handler: async (ctx, { body }) => {
         const em = ctx.state.em;
+        await checkCaptcha(body.captchaToken, ctx.ip);
         if (await emailTaken(em, body.email)) throw conflict('email_taken', 'an account with this e-mail address already exists');
         const apiToken = issueSecret();
         const session = issueSecret();
