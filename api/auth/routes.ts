@@ -5,6 +5,7 @@ import { issueSecret } from '../../domain/accounts/secrets.ts';
 import { currentAccount, loadAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
 import { emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
 import { guardLogin } from '../../domain/accounts/login-guard.ts';
+import { deleteAccount } from '../../domain/accounts/delete-account.ts';
 import { requestVerificationMail, verifyEmail } from '../../domain/accounts/verification.ts';
 import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
 import { AppError, conflict } from '../../domain/errors.ts';
@@ -146,6 +147,32 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       responses: { 200: { description: 'Updated account', schema: accountSchema } },
       handler: async (ctx, { body }) => {
         ctx.body = accountJson(await renameUser(ctx.state.em, callerOf(ctx), body.name));
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/api/auth/me',
+      tag: 'auth',
+      access: 'caller',
+      summary: 'Delete the account (re-authenticates with the password) and what only it owns',
+      description:
+        'Orgs where the user is the only member are deleted with all their data; in orgs with other members the user leaves. When the user is the only owner of an org that has other members, nothing is deleted (409 `sole_owner`): make another member owner first.',
+      body: z.object({ password: z.string().min(1).max(1024) }),
+      responses: {
+        200: {
+          description: 'Deleted; the cookie is cleared',
+          schema: z.object({
+            ok: z.literal(true),
+            counts: z.object({ orgs_deleted: z.number().int(), memories_deleted: z.number().int(), memberships_removed: z.number().int(), api_tokens_deleted: z.number().int(), sessions_ended: z.number().int() }),
+          }),
+        },
+        403: { description: '`password_mismatch`' },
+        409: { description: '`sole_owner`' },
+      },
+      handler: async (ctx, { body }) => {
+        const counts = await deleteAccount(ctx.state.em, callerOf(ctx), body.password);
+        clearSessionCookie(ctx, config);
+        ctx.body = { ok: true, counts };
       },
     }),
     defineRoute({

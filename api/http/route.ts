@@ -58,6 +58,7 @@ export function bodyParser(route: AnyRoute): Middleware<AppState> {
     patchKoa: true,
     patchNode: false,
     includeUnparsed: false,
+    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
   }) as unknown as Middleware<AppState>;
 }
 

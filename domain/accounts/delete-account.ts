@@ -1,0 +1,55 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit } from '../audit/record.ts';
+import { AppError, conflict } from '../errors.ts';
+import { eraseOrg } from '../orgs/erase.ts';
+import { query, sql } from '../sql.ts';
+import type { Caller } from './caller.ts';
+import { User } from './entities.ts';
+import { verifyPassword } from './passwords.ts';
+
+export interface DeletionCounts {
+  orgs_deleted: number;
+  memories_deleted: number;
+  memberships_removed: number;
+  api_tokens_deleted: number;
+  sessions_ended: number;
+}
+
+// Deletes the user after re-checking the password. Orgs where the user is the only member are deleted
+// with everything in them; in orgs with other members the user just leaves, unless they are its last
+// owner: then nothing is deleted (409 sole_owner) until ownership is handed over.
+export async function deleteAccount(em: EntityManager, caller: Caller, password: string): Promise<DeletionCounts> {
+  const user = await em.findOne(User, { id: caller.userId });
+  if (!user || !(await verifyPassword(user.passwordHash ?? null, password))) {
+    throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
+  }
+  return em.transactional(async (tx) => {
+    const memberships = await query(
+      tx,
+      sql<{ org_id: string; role: string; members: number; owners: number }>`
+        select m.org_id, m.role,
+               (select count(*)::int from memberships x where x.org_id = m.org_id) as members,
+               (select count(*)::int from memberships x where x.org_id = m.org_id and x.role = 'owner') as owners
+          from memberships m where m.user_id = ${caller.userId} order by m.org_id for update of m`,
+    );
+    const blocked = memberships.find((m) => m.members > 1 && m.role === 'owner' && m.owners === 1);
+    if (blocked) throw conflict('sole_owner', `you are the only owner of org ${blocked.org_id}, which has other members: make another member owner first`);
+    const [creds] = await query(
+      tx,
+      sql<{ api: number; sessions: number }>`select count(*) filter (where kind = 'api')::int as api, count(*) filter (where kind = 'session' and revoked_at is null)::int as sessions
+        from credentials where user_id = ${caller.userId}`,
+    );
+    const counts: DeletionCounts = { orgs_deleted: 0, memories_deleted: 0, memberships_removed: 0, api_tokens_deleted: creds!.api, sessions_ended: creds!.sessions };
+    for (const m of memberships) {
+      if (m.members === 1) {
+        counts.memories_deleted += await eraseOrg(tx, m.org_id);
+        counts.orgs_deleted += 1;
+      } else {
+        await recordAudit(tx, { orgId: m.org_id, action: 'org.member.remove', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId }, details: { reason: 'account deleted' } });
+        counts.memberships_removed += 1;
+      }
+    }
+    await query(tx, sql`delete from users where id = ${caller.userId}`);
+    return counts;
+  });
+}
