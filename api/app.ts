@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Middleware } from 'koa';
+import { oauthRoutes } from './auth/oauth.ts';
 import { authRoutes } from './auth/routes.ts';
 import { tokenRoutes } from './auth/tokens.ts';
 import type { ApiDeps } from './deps.ts';
@@ -21,7 +22,7 @@ import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes()];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes()];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 

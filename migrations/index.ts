@@ -3,6 +3,7 @@ import { Migration0001Foundation } from './0001_foundation.ts';
 import { Migration0002Memories } from './0002_memories.ts';
 import { Migration0003Entities } from './0003_entities.ts';
 import { Migration0004PasswordResets } from './0004_password_resets.ts';
+import { Migration0005Identities } from './0005_identities.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const migrations: MigrationObject[] = [
   { name: '0002_memories', class: Migration0002Memories },
   { name: '0003_entities', class: Migration0003Entities },
   { name: '0004_password_resets', class: Migration0004PasswordResets },
+  { name: '0005_identities', class: Migration0005Identities },
 ];

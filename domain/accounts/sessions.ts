@@ -40,7 +40,7 @@ export async function login(em: EntityManager, input: LoginInput): Promise<Sessi
 }
 
 // Binds a new cookie session to one org the user belongs to.
-async function openSession(em: EntityManager, user: User, membership: Membership): Promise<SessionIssued> {
+export async function openSession(em: EntityManager, user: User, membership: Membership): Promise<SessionIssued> {
   const secret = issueSecret();
   const now = new Date();
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);

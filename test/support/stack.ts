@@ -38,6 +38,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   // Defaults to a fresh database for this stack; pass one to let several stacks share it.
   databaseUrl?: string;
+  // Listen on this port instead of an ephemeral one (for tests that must know the address beforehand).
+  port?: number;
   worker?: boolean;
   relay?: boolean;
 }
@@ -86,7 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const app = createApp({ config, orm, temporal, logger, localCaller, validateResponses: true });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(options.port ?? 0, '127.0.0.1', () => resolve(s));
   });
   const address = server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

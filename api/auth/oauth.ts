@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { signInWithIdentity, rememberAuthorization, takeAuthorization, OAUTH_REQUEST_TTL_MS } from '../../domain/accounts/identity.ts';
+import { AppError, invalid } from '../../domain/errors.ts';
+import { OidcClient } from '../../infra/oidc.ts';
+import type { ApiDeps } from '../deps.ts';
+import { setSessionCookie } from '../http/cookies.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { AppContext } from '../http/state.ts';
+
+const STATE_COOKIE = 'svc_oauth_state';
+const CALLBACK_PATH = '/api/auth/oauth/idp/callback';
+
+export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
+  const { config } = deps;
+  const oidc =
+    config.OIDC_ISSUER && config.OIDC_CLIENT_ID && config.OIDC_CLIENT_SECRET
+      ? new OidcClient({ issuer: config.OIDC_ISSUER, clientId: config.OIDC_CLIENT_ID, clientSecret: config.OIDC_CLIENT_SECRET, redirectUri: `${config.publicBaseUrl}${CALLBACK_PATH}` })
+      : null;
+  const configured = (): OidcClient => {
+    if (!oidc) throw new AppError('not_found', 'oauth_not_configured', 'no identity provider is configured (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)');
+    return oidc;
+  };
+  // The state also travels in a cookie, so a callback is accepted only in the browser that started it.
+  const stateCookie = (ctx: AppContext, value: string, maxAge: number) =>
+    ctx.cookies.set(STATE_COOKIE, value, { httpOnly: true, sameSite: 'lax', path: '/api/auth/oauth', maxAge, overwrite: true });
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/auth/oauth/idp/start',
+      tag: 'auth',
+      access: 'public',
+      summary: 'Redirect (302) to the external identity provider (authorization code flow with state, nonce and PKCE)',
+      responses: { 302: { description: 'To the provider' }, 404: { description: '`oauth_not_configured`' }, 503: { description: '`oauth_unavailable`' } },
+      handler: async (ctx) => {
+        const started = await configured().start();
+        await rememberAuthorization(ctx.state.em, started.state, started.pending);
+        stateCookie(ctx, started.state, OAUTH_REQUEST_TTL_MS);
+        ctx.redirect(started.url.href);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: CALLBACK_PATH,
+      tag: 'auth',
+      access: 'public',
+      summary: 'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard',
+      description:
+        'Links by the provider identity first, then by a verified e-mail; otherwise creates a user with an org of their own. A bad or replayed state is 400 `invalid_state`; a code the provider refuses (for example a replayed one) is 400 `oauth_failed`.',
+      query: z.object({ state: z.string().max(500).optional(), code: z.string().max(2000).optional(), error: z.string().max(200).optional() }).catchall(z.string()),
+      responses: { 302: { description: 'Signed in; to /dashboard' }, 400: { description: '`invalid_state` or `oauth_failed`' }, 404: { description: '`oauth_not_configured`' } },
+      handler: async (ctx, { query }) => {
+        const client = configured();
+        if (query.error) throw invalid('oauth_failed', `the identity provider answered ${query.error}`);
+        const expected = ctx.cookies.get(STATE_COOKIE);
+        if (!query.state || !expected || query.state !== expected) throw invalid('invalid_state', 'the sign-in was not started in this browser, or has expired; start again');
+        const pending = await takeAuthorization(ctx.state.em, query.state);
+        stateCookie(ctx, '', 0);
+        const identity = await client.finish(new URL(`${config.publicBaseUrl}${ctx.path}?${ctx.querystring}`), query.state, pending);
+        const session = await signInWithIdentity(ctx.state.em, identity);
+        setSessionCookie(ctx, config, session.sessionSecret, session.expiresAt);
+        ctx.redirect(`${config.publicBaseUrl}/dashboard`);
+      },
+    }),
+  ];
+}
