@@ -10,6 +10,7 @@ import { LIST_ORDERS, listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
 import { invalid } from '../../domain/errors.ts';
+import { searchBulk } from '../../domain/search/bulk.ts';
 import { searchMemories } from '../../domain/search/search.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
@@ -204,11 +205,8 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
         const filters = toFilters(body);
-        // Concurrent statements on separate connections: the database spreads them over its cores.
-        const results = await Promise.all(
-          body.queries.map(async (query) => ({ query, hits: (await searchMemories(ctx.state.em.fork(), orgId, query, body.k, filters)).map(memoryJson) })),
-        );
-        ctx.body = { results };
+        const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, body.k, filters);
+        ctx.body = { results: body.queries.map((query, i) => ({ query, hits: hits[i]!.map(memoryJson) })) };
       },
     }),
     defineRoute({

@@ -37,13 +37,16 @@ export async function searchMemories(em: EntityManager, orgId: string, text: str
     df as materialized (
       select q.t, q.w, (select count(*) from memory_terms c where c.org_id = ${orgId} and c.term = q.t)::float8 as df from q
     ),
-    scored as (
-      select mt.memory_id,
-             sum(df.w * ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8))
-                 * mt.tf * ${K1 + 1}::float8
-                 / (mt.tf + ${K1}::float8 * (${1 - B}::float8 + ${B}::float8 * mt.doc_len / (s.total / s.n)))) as score
+    -- Everything constant per term (idf, query weight, k1 + 1) or per query (the length normalisation's
+    -- factors) is computed once here, so each posting costs a multiply-add and a division.
+    terms as materialized (
+      select df.t, df.w * ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8)) * ${K1 + 1}::float8 as weight,
+             ${K1 * (1 - B)}::float8 as c0, ${K1 * B}::float8 / (s.total / s.n) as c1
         from df cross join stats s
-        join memory_terms mt on mt.org_id = ${orgId} and mt.term = df.t ${inNamespace}
+    ),
+    scored as (
+      select mt.memory_id, sum(tw.weight * mt.tf / (mt.tf + tw.c0 + tw.c1 * mt.doc_len)) as score
+        from terms tw join memory_terms mt on mt.org_id = ${orgId} and mt.term = tw.t ${inNamespace}
        group by mt.memory_id
     )`;
   const rows = compiled.trivial
