@@ -11,6 +11,7 @@ import { orgRoutes } from './orgs/routes.ts';
 import { projectRoutes } from './projects/routes.ts';
 import { recallRoutes } from './recall/routes.ts';
 import { threadRoutes } from './threads/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
 import { requireCaller } from './http/auth.ts';
 import { errorHandler } from './http/errors.ts';
 import { writeRateLimit } from './http/rate-limit.ts';
@@ -22,7 +23,7 @@ import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes()];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes(), ...webhookRoutes(deps)];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 

@@ -4,6 +4,7 @@ import { Migration0002Memories } from './0002_memories.ts';
 import { Migration0003Entities } from './0003_entities.ts';
 import { Migration0004PasswordResets } from './0004_password_resets.ts';
 import { Migration0005Identities } from './0005_identities.ts';
+import { Migration0006Webhooks } from './0006_webhooks.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const migrations: MigrationObject[] = [
   { name: '0003_entities', class: Migration0003Entities },
   { name: '0004_password_resets', class: Migration0004PasswordResets },
   { name: '0005_identities', class: Migration0005Identities },
+  { name: '0006_webhooks', class: Migration0006Webhooks },
 ];

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { invalid } from '../../domain/errors.ts';
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from '../../domain/webhooks/endpoints.ts';
+import { WEBHOOK_EVENTS, type WebhookEndpoint } from '../../domain/webhooks/entities.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs, msOrNull, ms } from '../http/schemas.ts';
+
+const endpointSchema = z
+  .object({
+    id: z.uuid(),
+    url: z.string(),
+    events: z.array(z.enum(WEBHOOK_EVENTS)),
+    description: z.string(),
+    enabled: z.boolean(),
+    last_success_at: epochMs.nullable(),
+    last_failure_at: epochMs.nullable(),
+    consecutive_failures: z.number().int(),
+    created_at: epochMs,
+    updated_at: epochMs,
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+const endpointJson = (e: WebhookEndpoint) => ({
+  id: e.id,
+  url: e.url,
+  events: e.events as (typeof WEBHOOK_EVENTS)[number][],
+  description: e.description,
+  enabled: e.enabled,
+  last_success_at: msOrNull(e.lastSuccessAt),
+  last_failure_at: msOrNull(e.lastFailureAt),
+  consecutive_failures: e.consecutiveFailures,
+  created_at: ms(e.createdAt),
+  updated_at: ms(e.updatedAt),
+});
+
+const url = z.url({ protocol: /^https?$/ }).max(2048);
+const events = z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length);
+const description = z.string().max(500);
+const idParams = z.object({ id: z.uuid() });
+
+export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
+  const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE_TARGETS;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/webhooks',
+      tag: 'webhooks',
+      access: 'caller',
+      summary: 'Register a webhook endpoint; the signing secret is shown only in this answer',
+      description: 'Targets resolving to loopback, private, link-local or other non-public addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS.',
+      body: z.object({ url, events, description: description.optional(), enabled: z.boolean().optional() }),
+      responses: {
+        201: { description: 'Registered', schema: endpointSchema.extend({ secret: z.string().startsWith('whsec_') }) },
+        400: { description: 'Also `webhook_target_not_allowed`' },
+        403: { description: 'Needs the admin or owner role' },
+      },
+      handler: async (ctx, { body }) => {
+        const endpoint = await createEndpoint(ctx.state.em, callerOf(ctx), body, allowPrivate);
+        ctx.status = 201;
+        ctx.body = { ...endpointJson(endpoint), secret: endpoint.secret };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/webhooks',
+      tag: 'webhooks',
+      access: 'caller',
+      summary: 'Webhook endpoints of the org (never their secrets)',
+      responses: { 200: { description: 'Endpoints', schema: z.object({ endpoints: z.array(endpointSchema) }) } },
+      handler: async (ctx) => {
+        ctx.body = { endpoints: (await listEndpoints(ctx.state.em, callerOf(ctx).orgId)).map(endpointJson) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/webhooks/:id',
+      tag: 'webhooks',
+      access: 'caller',
+      summary: 'One webhook endpoint (never its secret)',
+      params: idParams,
+      responses: { 200: { description: 'The endpoint', schema: endpointSchema }, 404: { description: 'Not in this org' } },
+      handler: async (ctx, { params }) => {
+        ctx.body = endpointJson(await getEndpoint(ctx.state.em, callerOf(ctx).orgId, params.id));
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/api/webhooks/:id',
+      tag: 'webhooks',
+      access: 'caller',
+      summary: 'Change url, events (replaced), enabled or description',
+      params: idParams,
+      body: z.object({ url: url.optional(), events: events.optional(), description: description.optional(), enabled: z.boolean().optional() }),
+      responses: { 200: { description: 'Updated', schema: z.object({ id: z.uuid(), updated: z.literal(true) }) }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' } },
+      handler: async (ctx, { params, body }) => {
+        if (Object.values(body).every((v) => v === undefined)) throw invalid('no patchable fields supplied', 'send at least one of url, events, description, enabled');
+        await updateEndpoint(ctx.state.em, callerOf(ctx), params.id, body, allowPrivate);
+        ctx.body = { id: params.id, updated: true };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/api/webhooks/:id',
+      tag: 'webhooks',
+      access: 'caller',
+      summary: 'Remove a webhook endpoint',
+      params: idParams,
+      responses: { 204: { description: 'Removed' }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' } },
+      handler: async (ctx, { params }) => {
+        await deleteEndpoint(ctx.state.em, callerOf(ctx), params.id);
+        ctx.status = 204;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,24 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+export const WEBHOOK_EVENTS = ['memory.saved', 'memory.updated', 'memory.deleted'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+export const WebhookEndpoint = defineEntity({
+  name: 'WebhookEndpoint',
+  tableName: 'webhook_endpoints',
+  properties: {
+    id: p.uuid().primary(),
+    orgId: p.uuid(),
+    url: p.text(),
+    events: p.array<string>(),
+    description: p.text(),
+    enabled: p.boolean(),
+    secret: p.text(),
+    lastSuccessAt: p.datetime().nullable(),
+    lastFailureAt: p.datetime().nullable(),
+    consecutiveFailures: p.integer(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+export type WebhookEndpoint = InstanceType<typeof WebhookEndpoint.class>;
