@@ -1,11 +1,13 @@
 import { accountActivities, type AccountActivityDeps } from './accounts.ts';
+import { webhookActivities, type WebhookActivityDeps } from './webhooks.ts';
 
-export type ActivityDeps = AccountActivityDeps;
+export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps;
 
 // Every activity of the service, built over injected dependencies; workflows import only this type.
 export function createActivities(deps: ActivityDeps) {
   return {
     ...accountActivities(deps),
+    ...webhookActivities(deps),
   };
 }
 

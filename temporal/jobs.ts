@@ -1,8 +1,10 @@
 import { PASSWORD_RESET_MAIL_JOB } from '../domain/accounts/password-reset.ts';
 import { VERIFICATION_MAIL_JOB } from '../domain/accounts/verification.ts';
+import { WEBHOOK_DELIVERY_JOB } from '../domain/webhooks/fanout.ts';
 
 // Outbox job types and the workflow that carries each out.
 export const JOB_WORKFLOWS: Record<string, string> = {
   [VERIFICATION_MAIL_JOB]: 'verificationMailWorkflow',
   [PASSWORD_RESET_MAIL_JOB]: 'passwordResetMailWorkflow',
+  [WEBHOOK_DELIVERY_JOB]: 'webhookDeliveryWorkflow',
 };

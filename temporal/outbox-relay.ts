@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { query, sql } from '../domain/sql.ts';
+import { fanOutEvents } from '../domain/webhooks/fanout.ts';
 import { JOB_WORKFLOWS } from './jobs.ts';
 import { startOnce } from './start.ts';
 
@@ -23,6 +24,8 @@ export interface RelayOptions {
   logger: Logger;
   pollIntervalMs?: number;
   batchSize?: number;
+  // Delays between webhook delivery attempts, stamped on each delivery made from an event.
+  webhookRetrySchedule: number[];
 }
 
 // Moves committed outbox rows into Temporal. Rows are claimed with SKIP LOCKED, so any number of relays
@@ -75,7 +78,9 @@ export class OutboxRelay {
       });
   }
 
+  // Events first: their fan-out writes the delivery jobs that the outbox drain then starts.
   private async drainAll(): Promise<void> {
+    while (!this.stopped && (await fanOutEvents(this.opts.orm.em.fork(), this.opts.webhookRetrySchedule)) > 0);
     while (!this.stopped && (await this.drainOnce()) === this.opts.batchSize);
   }
 

@@ -2,3 +2,4 @@
 export { signupWorkflow } from './signup.ts';
 export { verificationMailWorkflow } from './verification-mail.ts';
 export { passwordResetMailWorkflow } from './password-reset-mail.ts';
+export { webhookDeliveryWorkflow } from './webhook-delivery.ts';

@@ -1,11 +1,27 @@
 import { z } from 'zod';
-import { invalid } from '../../domain/errors.ts';
+import { invalid, notFound } from '../../domain/errors.ts';
+import { requireRole } from '../../domain/accounts/roles.ts';
+import { listDeliveries } from '../../domain/webhooks/deliveries.ts';
+import { redeliver } from '../../domain/webhooks/fanout.ts';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from '../../domain/webhooks/endpoints.ts';
 import { WEBHOOK_EVENTS, type WebhookEndpoint } from '../../domain/webhooks/entities.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, msOrNull, ms } from '../http/schemas.ts';
+import { epochMs, intParam, msOrNull, ms } from '../http/schemas.ts';
+
+const deliverySchema = z
+  .object({
+    id: z.uuid(),
+    event_id: z.number().int(),
+    event_type: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+    attempt_count: z.number().int(),
+    created_at: epochMs,
+    completed_at: epochMs.nullable(),
+    attempts: z.array(z.object({ attempt: z.number().int(), status_code: z.number().int().nullable(), error: z.string().nullable(), duration_ms: z.number().int(), at: epochMs })),
+  })
+  .meta({ id: 'WebhookDelivery' });
 
 const endpointSchema = z
   .object({
@@ -98,6 +114,51 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
         if (Object.values(body).every((v) => v === undefined)) throw invalid('no patchable fields supplied', 'send at least one of url, events, description, enabled');
         await updateEndpoint(ctx.state.em, callerOf(ctx), params.id, body, allowPrivate);
         ctx.body = { id: params.id, updated: true };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/webhooks/:id/deliveries',
+      tag: 'webhooks',
+      access: 'caller',
+      summary: "The endpoint's deliveries, newest first, each with its attempts",
+      params: idParams,
+      query: z.object({ limit: intParam(1, 500).default(50) }),
+      responses: { 200: { description: 'Deliveries', schema: z.object({ deliveries: z.array(deliverySchema) }) }, 404: { description: 'Not in this org' } },
+      handler: async (ctx, { params, query }) => {
+        const { orgId } = callerOf(ctx);
+        await getEndpoint(ctx.state.em, orgId, params.id);
+        const rows = await listDeliveries(ctx.state.em, orgId, params.id, query.limit);
+        ctx.body = {
+          deliveries: rows.map((d) => ({
+            id: d.id,
+            event_id: d.eventId,
+            event_type: d.eventType,
+            status: d.status,
+            attempt_count: d.attemptCount,
+            created_at: d.createdAt,
+            completed_at: d.completedAt,
+            attempts: d.attempts.map((a) => ({ attempt: a.attempt, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs, at: a.at })),
+          })),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/webhooks/:id/deliveries/:deliveryId/retry',
+      tag: 'webhooks',
+      access: 'caller',
+      summary: 'Send a finished (failed, cancelled or succeeded) delivery again, as a new delivery',
+      params: z.object({ id: z.uuid(), deliveryId: z.uuid() }),
+      responses: { 202: { description: 'Queued', schema: z.object({ delivery_id: z.uuid() }) }, 404: { description: 'No such finished delivery of this endpoint' } },
+      handler: async (ctx, { params }) => {
+        const caller = callerOf(ctx);
+        await getEndpoint(ctx.state.em, caller.orgId, params.id);
+        requireRole(caller, 'admin');
+        const id = await redeliver(ctx.state.em, caller.orgId, params.id, params.deliveryId, deps.config.WEBHOOK_RETRY_SCHEDULE);
+        if (!id) throw notFound();
+        ctx.status = 202;
+        ctx.body = { delivery_id: id };
       },
     }),
     defineRoute({

@@ -18,7 +18,7 @@ afterAll(async () => stack?.close());
 
 const logger = createLogger('silent', 'test');
 const newRelay = () =>
-  new OutboxRelay({ orm: stack.orm, client: stack.temporal, taskQueue: stack.config.TEMPORAL_TASK_QUEUE, databaseUrl: stack.config.DATABASE_URL, logger, pollIntervalMs: 100 });
+  new OutboxRelay({ orm: stack.orm, client: stack.temporal, taskQueue: stack.config.TEMPORAL_TASK_QUEUE, databaseUrl: stack.config.DATABASE_URL, logger, pollIntervalMs: 100, webhookRetrySchedule: stack.config.WEBHOOK_RETRY_SCHEDULE });
 
 async function queuedResend(account: SignedUp): Promise<OutboxMessage> {
   const before = await stack.orm.em.fork().find(OutboxMessage, { orgId: account.org.id });

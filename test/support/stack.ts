@@ -68,7 +68,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       address: config.TEMPORAL_ADDRESS,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl },
+      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS },
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     const running = worker.run();
@@ -83,7 +83,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const workerHandle = options.worker === false ? null : await startWorker();
-  const relay = options.relay === false ? null : new OutboxRelay({ orm, client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, pollIntervalMs: 200 });
+  const relay = options.relay === false ? null : new OutboxRelay({ orm, client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, pollIntervalMs: 200, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
   await relay?.start();
 
   const app = createApp({ config, orm, temporal, logger, localCaller, validateResponses: true });

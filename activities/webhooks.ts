@@ -1,0 +1,28 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { deliveryToAttempt, recordAttempt, type Next } from '../domain/webhooks/deliveries.ts';
+import { signWebhook } from '../domain/webhooks/signature.ts';
+import { postWebhook } from '../infra/webhook-sender.ts';
+
+export interface WebhookActivityDeps {
+  orm: MikroORM;
+  allowPrivateTargets: boolean;
+}
+
+export function webhookActivities({ orm, allowPrivateTargets }: WebhookActivityDeps) {
+  return {
+    // One attempt. webhook-id stays the delivery id across retries; the timestamp and signature are fresh.
+    async attemptWebhookDelivery(input: { deliveryId: string; attempt: number; final: boolean }): Promise<Next> {
+      const em = orm.em.fork();
+      const delivery = await deliveryToAttempt(em, input.deliveryId);
+      if (!delivery) return 'stop';
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers = {
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(delivery.secret, delivery.id, timestamp, delivery.body),
+      };
+      const result = await postWebhook(delivery.url, headers, delivery.body, allowPrivateTargets);
+      return recordAttempt(em, delivery, input.attempt, result, input.final);
+    },
+  };
+}

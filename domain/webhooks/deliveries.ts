@@ -1,0 +1,99 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { newId } from '../ids.ts';
+import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
+
+export interface PendingDelivery {
+  id: string;
+  body: string;
+  endpointId: string;
+  url: string;
+  secret: string;
+}
+
+export type AttemptResult = { statusCode: number; error?: undefined; durationMs: number } | { statusCode?: undefined; error: string; durationMs: number };
+export type Next = 'done' | 'retry' | 'stop';
+
+// The delivery if it should still be attempted; a delivery whose endpoint is disabled is cancelled.
+export async function deliveryToAttempt(em: EntityManager, deliveryId: string): Promise<PendingDelivery | null> {
+  const row = await queryOne(
+    em,
+    sql<{ id: string; body: string; endpoint_id: string; url: string; secret: string; enabled: boolean }>`
+      select d.id, d.body, d.endpoint_id, e.url, e.secret, e.enabled from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+       where d.id = ${deliveryId} and d.status = 'pending'`,
+  );
+  if (!row) return null;
+  if (!row.enabled) {
+    await query(em, sql`update webhook_deliveries set status = 'cancelled', completed_at = now() where id = ${deliveryId}`);
+    return null;
+  }
+  return { id: row.id, body: row.body, endpointId: row.endpoint_id, url: row.url, secret: row.secret };
+}
+
+// An endpoint that has failed every attempt for this long (and at least this many times) is disabled.
+export const DISABLE_AFTER_FAILURES = 20;
+export const DISABLE_AFTER_DAYS = 3;
+
+// Records one attempt and what follows from it: a 2xx finishes the delivery, 410 disables the endpoint,
+// anything else is retried until the schedule runs out. Endpoint health is kept in the same transaction.
+export async function recordAttempt(em: EntityManager, delivery: PendingDelivery, attempt: number, result: AttemptResult, final: boolean): Promise<Next> {
+  return em.transactional(async (tx) => {
+    await query(
+      tx,
+      sql`insert into webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, created_at)
+          values (${newId()}, ${delivery.id}, ${attempt}, ${result.statusCode ?? null}, ${result.error ?? null}, ${Math.round(result.durationMs)}, now())`,
+    );
+    const ok = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
+    const gone = result.statusCode === 410;
+    if (ok) {
+      await query(tx, sql`update webhook_endpoints set last_success_at = now(), consecutive_failures = 0 where id = ${delivery.endpointId}`);
+      await query(tx, sql`update webhook_deliveries set status = 'succeeded', attempt_count = ${attempt}, completed_at = now() where id = ${delivery.id}`);
+      return 'done';
+    }
+    await query(
+      tx,
+      sql`update webhook_endpoints set last_failure_at = now(), consecutive_failures = consecutive_failures + 1,
+            enabled = enabled and not ${gone} and not (consecutive_failures + 1 >= ${DISABLE_AFTER_FAILURES}
+              and coalesce(last_success_at, created_at) < now() - make_interval(days => ${DISABLE_AFTER_DAYS}))
+          where id = ${delivery.endpointId}`,
+    );
+    const stop = final || gone;
+    await query(
+      tx,
+      sql`update webhook_deliveries set attempt_count = ${attempt}, status = ${stop ? 'failed' : 'pending'}, completed_at = ${stop ? sql`now()` : sql`null`} where id = ${delivery.id}`,
+    );
+    return stop ? 'stop' : 'retry';
+  });
+}
+
+export interface DeliveryView {
+  id: string;
+  eventId: number;
+  eventType: string;
+  status: string;
+  attemptCount: number;
+  createdAt: number;
+  completedAt: number | null;
+  attempts: { attempt: number; statusCode: number | null; error: string | null; durationMs: number; at: number }[];
+}
+
+export async function listDeliveries(em: EntityManager, orgId: string, endpointId: string, limit: number): Promise<DeliveryView[]> {
+  const rows = await query(
+    em,
+    sql<{ id: string; event_id: string; event_type: string; status: string; attempt_count: number; created_at: string; completed_at: string | null; attempts: { attempt: number; status_code: number | null; error: string | null; duration_ms: number; created_at: string }[] }>`
+      select d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.created_at, d.completed_at,
+             coalesce((select jsonb_agg(jsonb_build_object('attempt', a.attempt, 'status_code', a.status_code, 'error', a.error, 'duration_ms', a.duration_ms, 'created_at', a.created_at) order by a.attempt)
+                         from webhook_attempts a where a.delivery_id = d.id), '[]') as attempts
+        from webhook_deliveries d where d.endpoint_id = ${endpointId} and d.org_id = ${orgId}
+       order by d.created_at desc, d.id desc limit ${limit}`,
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    eventId: Number(r.event_id),
+    eventType: r.event_type,
+    status: r.status,
+    attemptCount: r.attempt_count,
+    createdAt: toDate(r.created_at).getTime(),
+    completedAt: toDateOrNull(r.completed_at)?.getTime() ?? null,
+    attempts: r.attempts.map((a) => ({ attempt: a.attempt, statusCode: a.status_code, error: a.error, durationMs: a.duration_ms, at: toDate(a.created_at).getTime() })),
+  }));
+}

@@ -1,0 +1,104 @@
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+let stack: Stack;
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  receiver = new WebhookReceiver();
+  await receiver.start();
+  stack = await startStack({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1', WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+});
+afterAll(async () => {
+  await stack?.close();
+  await receiver?.close();
+});
+
+async function endpoint(a: SignedUp, events = ['memory.saved', 'memory.updated', 'memory.deleted']) {
+  const res = await stack.api.post('/api/webhooks', { token: a.token, body: { url: receiver.url, events } });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; secret: string };
+}
+
+const deliveries = async (a: SignedUp, id: string) => (await stack.api.get(`/api/webhooks/${id}/deliveries`, { token: a.token })).body.deliveries;
+
+describe('webhook delivery', () => {
+  it('delivers each subscribed event once, signed as Standard Webhooks', async () => {
+    const a = await signUp(stack.api);
+    const ep = await endpoint(a, ['memory.saved', 'memory.deleted']);
+    const memory = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'hook me', namespace: 'hooks' } })).body;
+    await stack.api.patch(`/api/memories/${memory.id}`, { token: a.token, body: { tags: ['x'] } });
+    await stack.api.delete(`/api/memories/${memory.id}`, { token: a.token });
+
+    const mine = await eventually(async () => {
+      const got = receiver.received.filter((r) => r.body.includes(memory.id));
+      return got.length >= 2 ? got : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received.filter((r) => r.body.includes(memory.id))).toHaveLength(2);
+    const [saved, deleted] = mine.map((r) => JSON.parse(r.body));
+    expect(saved).toMatchObject({ type: 'memory.saved', data: { id: memory.id, content: 'hook me', namespace: 'hooks' } });
+    expect(new Date(saved.timestamp).toISOString()).toBe(saved.timestamp);
+    expect(deleted).toEqual({ type: 'memory.deleted', timestamp: expect.any(String), data: { id: memory.id, namespace: 'hooks' } });
+    for (const r of mine) {
+      expect(() => new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
+      expect(r.headers['webhook-signature']).toMatch(/^v1,/);
+    }
+    const list = await eventually(async () => {
+      const d = await deliveries(a, ep.id);
+      return d.length === 2 && d.every((x: { status: string }) => x.status === 'succeeded') ? d : undefined;
+    });
+    expect(list[0].attempts).toHaveLength(1);
+    expect(list[0].attempts[0].status_code).toBe(200);
+    const got = (await stack.api.get(`/api/webhooks/${ep.id}`, { token: a.token })).body;
+    expect(got.last_success_at).toEqual(expect.any(Number));
+    expect(got.consecutive_failures).toBe(0);
+  });
+
+  it('retries on the schedule with the same webhook-id, then succeeds', async () => {
+    const a = await signUp(stack.api);
+    const ep = await endpoint(a, ['memory.saved']);
+    receiver.script.push(500, 503);
+    const memory = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'retry me' } })).body;
+    const tries = await eventually(async () => {
+      const got = receiver.received.filter((r) => r.body.includes(memory.id));
+      return got.length === 3 ? got : undefined;
+    });
+    expect(new Set(tries.map((t) => t.headers['webhook-id'])).size).toBe(1);
+    for (const t of tries) expect(() => new Webhook(ep.secret).verify(t.body, t.headers as Record<string, string>)).not.toThrow();
+    const [delivery] = await eventually(async () => {
+      const d = await deliveries(a, ep.id);
+      return d[0]?.status === 'succeeded' ? d : undefined;
+    });
+    expect(delivery.attempts.map((x: { status_code: number }) => x.status_code)).toEqual([500, 503, 200]);
+    expect(delivery.attempt_count).toBe(3);
+  });
+
+  it('fails after the last attempt, can be sent again, and a 410 disables the endpoint', async () => {
+    const a = await signUp(stack.api);
+    const ep = await endpoint(a, ['memory.saved']);
+    receiver.script.push(500, 500, 500);
+    await stack.api.post('/api/memories', { token: a.token, body: { content: 'doomed delivery' } });
+    const [failed] = await eventually(async () => {
+      const d = await deliveries(a, ep.id);
+      return d[0]?.status === 'failed' ? d : undefined;
+    });
+    expect(failed.attempts).toHaveLength(3);
+    expect((await stack.api.get(`/api/webhooks/${ep.id}`, { token: a.token })).body.consecutive_failures).toBe(3);
+
+    const again = await stack.api.post(`/api/webhooks/${ep.id}/deliveries/${failed.id}/retry`, { token: a.token });
+    expect(again.status).toBe(202);
+    await eventually(async () => (await deliveries(a, ep.id)).find((d: { id: string; status: string }) => d.id === again.body.delivery_id && d.status === 'succeeded'));
+    expect((await stack.api.get(`/api/webhooks/${ep.id}`, { token: a.token })).body.consecutive_failures).toBe(0);
+    expect((await stack.api.post(`/api/webhooks/${ep.id}/deliveries/${crypto.randomUUID()}/retry`, { token: a.token })).status).toBe(404);
+
+    receiver.script.push(410);
+    await stack.api.post('/api/memories', { token: a.token, body: { content: 'gone' } });
+    await eventually(async () => (await stack.api.get(`/api/webhooks/${ep.id}`, { token: a.token })).body.enabled === false);
+    const count = receiver.received.length;
+    await stack.api.post('/api/memories', { token: a.token, body: { content: 'not sent: endpoint disabled' } });
+    await new Promise((r) => setTimeout(r, 800));
+    expect(receiver.received.length).toBe(count);
+  });
+});

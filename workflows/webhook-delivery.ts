@@ -1,0 +1,21 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import type { DeliveryArgs } from '../domain/webhooks/fanout.ts';
+
+// An attempt records its own outcome; only infrastructure failures (database down) are retried by Temporal.
+const { attemptWebhookDelivery } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+
+// Waits the schedule's delay before each attempt (durable timers: a worker or server restart resumes the
+// wait), and stops at the first success, at a 410, or when the schedule runs out.
+export async function webhookDeliveryWorkflow(args: DeliveryArgs): Promise<string> {
+  for (let i = 0; i < args.schedule.length; i++) {
+    const delay = args.schedule[i]!;
+    if (delay > 0) await sleep(delay * 1000);
+    const next = await attemptWebhookDelivery({ deliveryId: args.deliveryId, attempt: i + 1, final: i === args.schedule.length - 1 });
+    if (next !== 'retry') return next;
+  }
+  return 'stop';
+}
