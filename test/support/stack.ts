@@ -72,12 +72,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     const running = worker.run();
+    let stopped: Promise<void> | undefined;
     return {
       worker,
-      async stop() {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await running;
-        await connection.close();
+      stop() {
+        stopped ??= (async () => {
+          if (worker.getState() === 'RUNNING') worker.shutdown();
+          await running;
+          await connection.close();
+        })();
+        return stopped;
       },
     };
   };
@@ -93,7 +97,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const address = server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-  return {
+  const stack: Stack = {
     config,
     orm,
     temporal,
@@ -106,11 +110,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await relay?.stop();
-      await workerHandle?.stop();
+      await stack.worker?.stop();
       await temporal.connection.close();
       await orm.close();
     },
   };
+  return stack;
 }
 
 let counter = 0;
