@@ -1,5 +1,6 @@
 import { accountActivities, type AccountActivityDeps } from './accounts.ts';
 import { webhookActivities, type WebhookActivityDeps } from './webhooks.ts';
+import { exportActivities } from './exports.ts';
 
 export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps;
 
@@ -8,6 +9,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...accountActivities(deps),
     ...webhookActivities(deps),
+    ...exportActivities(deps),
   };
 }
 

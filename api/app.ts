@@ -6,6 +6,7 @@ import { authRoutes } from './auth/routes.ts';
 import { tokenRoutes } from './auth/tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { eventRoutes } from './events/routes.ts';
+import { exportRoutes } from './exports/routes.ts';
 import { memoryRoutes } from './memories/routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
 import { projectRoutes } from './projects/routes.ts';
@@ -23,7 +24,7 @@ import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes(), ...webhookRoutes(deps)];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes(), ...webhookRoutes(deps)];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 

@@ -6,6 +6,7 @@ import { Migration0004PasswordResets } from './0004_password_resets.ts';
 import { Migration0005Identities } from './0005_identities.ts';
 import { Migration0006Webhooks } from './0006_webhooks.ts';
 import { Migration0007WebhookDeliveries } from './0007_webhook_deliveries.ts';
+import { Migration0008Exports } from './0008_exports.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const migrations: MigrationObject[] = [
   { name: '0005_identities', class: Migration0005Identities },
   { name: '0006_webhooks', class: Migration0006Webhooks },
   { name: '0007_webhook_deliveries', class: Migration0007WebhookDeliveries },
+  { name: '0008_exports', class: Migration0008Exports },
 ];

@@ -3,3 +3,4 @@ export { signupWorkflow } from './signup.ts';
 export { verificationMailWorkflow } from './verification-mail.ts';
 export { passwordResetMailWorkflow } from './password-reset-mail.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
+export { exportWorkflow } from './export.ts';

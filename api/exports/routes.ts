@@ -1,0 +1,102 @@
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import { EXPORT_FORMATS, exportChunks, getExport, listExports, requestExport, type ExportView } from '../../domain/exports/exports.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs } from '../http/schemas.ts';
+import { filterFields, toFilters } from '../memories/schemas.ts';
+
+const exportSchema = z
+  .object({
+    id: z.uuid(),
+    status: z.enum(['pending', 'completed', 'failed']),
+    format: z.enum(EXPORT_FORMATS),
+    row_count: z.number().int(),
+    error: z.string().nullable(),
+    filters: z.record(z.string(), z.unknown()),
+    download_url: z.string().nullable(),
+    created_at: epochMs,
+    completed_at: epochMs.nullable(),
+  })
+  .meta({ id: 'ExportJob' });
+
+const CONTENT_TYPES = { ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
+
+export function exportRoutes(deps: ApiDeps): AnyRoute[] {
+  const json = (e: ExportView) => ({
+    id: e.id,
+    status: e.status,
+    format: e.format,
+    row_count: e.rowCount,
+    error: e.error,
+    filters: Object.fromEntries(Object.entries(e.filters).filter(([, v]) => v !== undefined)),
+    download_url: e.status === 'completed' ? `${deps.config.publicBaseUrl}/api/memories/exports/${e.id}/download` : null,
+    created_at: e.createdAt,
+    completed_at: e.completedAt,
+  });
+  const params = z.object({ id: z.uuid() });
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/memories/exports',
+      tag: 'exports',
+      access: 'caller',
+      summary: 'Start an export of memories (ndjson or csv) with the list filters; answers 202 with the pending job',
+      description: 'Runs as the `export-<id>` workflow, a page of 1,000 rows at a time; poll GET /api/memories/exports/:id (row_count grows while it runs). Counts as a write.',
+      body: z.object({ format: z.enum(EXPORT_FORMATS), filters: z.object(filterFields).optional() }),
+      responses: { 202: { description: 'Pending job', schema: exportSchema } },
+      handler: async (ctx, { body }) => {
+        const job = await requestExport(ctx.state.em, callerOf(ctx), body.format, body.filters ? toFilters(body.filters) : {});
+        ctx.status = 202;
+        ctx.body = json(job);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories/exports',
+      tag: 'exports',
+      access: 'caller',
+      summary: 'The 100 most recent export jobs, without payload',
+      responses: { 200: { description: 'Jobs', schema: z.object({ exports: z.array(exportSchema) }) } },
+      handler: async (ctx) => {
+        ctx.body = { exports: (await listExports(ctx.state.em, callerOf(ctx).orgId)).map(json) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories/exports/:id',
+      tag: 'exports',
+      access: 'caller',
+      summary: 'One export job, with the inline payload once completed',
+      params,
+      responses: { 200: { description: 'The job', schema: exportSchema.extend({ payload: z.string().nullable() }) }, 404: { description: 'Not in this org' } },
+      handler: async (ctx, { params: p }) => {
+        const job = await getExport(ctx.state.em, callerOf(ctx).orgId, p.id);
+        let payload: string | null = null;
+        if (job.status === 'completed') {
+          payload = '';
+          for await (const chunk of exportChunks(ctx.state.em, job.id)) payload += chunk;
+        }
+        ctx.body = { ...json(job), payload };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories/exports/:id/download',
+      tag: 'exports',
+      access: 'caller',
+      summary: 'The finished export as a file, streamed',
+      params,
+      responses: { 200: { description: 'The file (text/csv or application/x-ndjson)' }, 404: { description: 'Not in this org' }, 409: { description: '`export_not_ready`' } },
+      handler: async (ctx, { params: p }) => {
+        const job = await getExport(ctx.state.em, callerOf(ctx).orgId, p.id);
+        if (job.status !== 'completed') throw new AppError('conflict', 'export_not_ready', `the export is ${job.status}`);
+        ctx.type = CONTENT_TYPES[job.format];
+        ctx.set('Content-Disposition', `attachment; filename="memories-${job.id}.${job.format}"`);
+        ctx.body = Readable.from(exportChunks(ctx.state.em, job.id));
+      },
+    }),
+  ];
+}

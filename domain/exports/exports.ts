@@ -1,0 +1,150 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { stringify } from 'csv-stringify/sync';
+import { actorOf, type Caller } from '../accounts/caller.ts';
+import { recordAudit } from '../audit/record.ts';
+import { notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
+import { MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
+import { enqueueJob } from '../outbox/enqueue.ts';
+import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
+
+export const EXPORT_JOB = 'memoryExport';
+export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export const EXPORT_PAGE_SIZE = 1000;
+export const EXPORT_LIST_LIMIT = 100;
+const CSV_COLUMNS = ['id', 'content', 'namespace', 'tags', 'source', 'source_ref', 'metadata', 'created_at', 'updated_at'];
+
+export interface ExportView {
+  id: string;
+  status: 'pending' | 'completed' | 'failed';
+  format: ExportFormat;
+  rowCount: number;
+  error: string | null;
+  filters: MemoryFilters;
+  createdAt: number;
+  completedAt: number | null;
+}
+
+export async function requestExport(em: EntityManager, caller: Caller, format: ExportFormat, filters: MemoryFilters): Promise<ExportView> {
+  return em.transactional(async (tx) => {
+    const id = newId();
+    const [row] = await query(
+      tx,
+      sql<{ created_at: string }>`insert into export_jobs (id, org_id, format, filters, created_at) values (${id}, ${caller.orgId}, ${format}, ${JSON.stringify(filters)}::jsonb, now()) returning created_at`,
+    );
+    enqueueJob(tx, { orgId: caller.orgId, jobType: EXPORT_JOB, jobKey: `export-${id}`, args: [{ exportId: id }], description: `export the org's memories as ${format}` });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'memory.export', targetId: id, actor: actorOf(caller), details: { format } });
+    return { id, status: 'pending', format, rowCount: 0, error: null, filters, createdAt: toDate(row!.created_at).getTime(), completedAt: null };
+  });
+}
+
+interface JobRow {
+  id: string;
+  org_id: string;
+  status: ExportView['status'];
+  format: ExportFormat;
+  row_count: number;
+  error: string | null;
+  filters: MemoryFilters;
+  created_at: string;
+  completed_at: string | null;
+}
+
+const view = (r: JobRow): ExportView => ({
+  id: r.id,
+  status: r.status,
+  format: r.format,
+  rowCount: r.row_count,
+  error: r.error,
+  filters: r.filters,
+  createdAt: toDate(r.created_at).getTime(),
+  completedAt: toDateOrNull(r.completed_at)?.getTime() ?? null,
+});
+
+export async function getExport(em: EntityManager, orgId: string, id: string): Promise<ExportView> {
+  const row = await queryOne(em, sql<JobRow>`select * from export_jobs where id = ${id} and org_id = ${orgId}`);
+  if (!row) throw notFound();
+  return view(row);
+}
+
+export async function listExports(em: EntityManager, orgId: string): Promise<ExportView[]> {
+  const rows = await query(em, sql<JobRow>`select * from export_jobs where org_id = ${orgId} order by created_at desc, id desc limit ${EXPORT_LIST_LIMIT}`);
+  return rows.map(view);
+}
+
+// The output, chunk by chunk in order, for streaming or for the inline payload.
+export async function* exportChunks(em: EntityManager, exportId: string): AsyncGenerator<string> {
+  let seq = -1;
+  for (;;) {
+    const rows = await query(em, sql<{ seq: number; data: string }>`select seq, data from export_chunks where export_id = ${exportId} and seq > ${seq} order by seq limit 20`);
+    if (rows.length === 0) return;
+    for (const r of rows) yield r.data;
+    seq = rows[rows.length - 1]!.seq;
+  }
+}
+
+function render(format: ExportFormat, memories: MemoryView[], header: boolean): string {
+  if (format === 'ndjson') return memories.map((m) => `${JSON.stringify(memoryRecord(m))}\n`).join('');
+  const rows = memories.map((m) => {
+    const r = memoryRecord(m);
+    return [r.id, r.content, r.namespace, JSON.stringify(r.tags), r.source, r.source_ref ?? '', JSON.stringify(r.metadata), r.created_at, r.updated_at];
+  });
+  return stringify(rows, { header, columns: CSV_COLUMNS });
+}
+
+const memoryRecord = (m: MemoryView) => ({
+  id: m.id,
+  content: m.content,
+  namespace: m.namespace,
+  tags: m.tags,
+  source: m.source,
+  source_ref: m.sourceRef,
+  metadata: m.metadata,
+  created_at: m.createdAt,
+  updated_at: m.updatedAt,
+});
+
+export interface PageCursor {
+  seq: number;
+  afterCreatedAt: number | null;
+  afterId: string | null;
+}
+
+// Writes the next page of the export (keyset order by creation, then id) as one chunk and counts its
+// rows, in one transaction; idempotent for a given cursor. Returns the next cursor, or null when done.
+export async function exportPage(em: EntityManager, exportId: string, cursor: PageCursor): Promise<PageCursor | null> {
+  return em.transactional(async (tx) => {
+    const job = await queryOne(tx, sql<JobRow>`select * from export_jobs where id = ${exportId} for update`);
+    if (!job || job.status !== 'pending') return null;
+    const filters = await compileFilters(tx, job.org_id, job.filters);
+    if (!filters.satisfiable) return null;
+    const after =
+      cursor.afterCreatedAt === null ? sql`true` : sql`(m.created_at, m.id) > (${new Date(cursor.afterCreatedAt).toISOString()}::timestamptz, ${cursor.afterId}::uuid)`;
+    const rows = await query(
+      tx,
+      sql<MemoryRow>`select ${MEMORY_COLUMNS} from memories m join namespaces n on n.id = m.namespace_id
+          where ${filters.where} and ${after} order by m.created_at, m.id limit ${EXPORT_PAGE_SIZE}`,
+    );
+    if (rows.length === 0 && cursor.seq > 0) return null;
+    const memories = rows.map(memoryView);
+    await query(
+      tx,
+      sql`insert into export_chunks (export_id, seq, data) values (${exportId}, ${cursor.seq}, ${render(job.format, memories, cursor.seq === 0)})
+          on conflict (export_id, seq) do nothing`,
+    );
+    // Pages before this one were full, so the count is exact; the dashboard polls it while the export runs.
+    await query(tx, sql`update export_jobs set row_count = ${cursor.seq * EXPORT_PAGE_SIZE + rows.length} where id = ${exportId}`);
+    if (rows.length < EXPORT_PAGE_SIZE) return null;
+    const last = memories[memories.length - 1]!;
+    return { seq: cursor.seq + 1, afterCreatedAt: last.createdAt, afterId: last.id };
+  });
+}
+
+export async function finishExport(em: EntityManager, exportId: string, error: string | null): Promise<void> {
+  await query(
+    em,
+    sql`update export_jobs set status = ${error ? 'failed' : 'completed'}, error = ${error}, completed_at = now() where id = ${exportId} and status = 'pending'`,
+  );
+}

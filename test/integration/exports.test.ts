@@ -1,0 +1,81 @@
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+let stack: Stack;
+let a: SignedUp;
+const ids: string[] = [];
+beforeAll(async () => {
+  stack = await startStack({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  a = await signUp(stack.api);
+  await stack.orm.em.fork().getConnection().execute(`update orgs set plan = 'team' where id = ?`, [a.org.id]);
+  // 2,100 memories: three pages of 1,000, the last partial.
+  const contents = Array.from({ length: 2100 }, (_, i) => ({ content: i === 7 ? 'quote " comma , newline \n end' : `memory number ${i}`, namespace: i % 2 ? 'odd' : 'even', tags: [`t${i % 3}`], metadata: { i } }));
+  for (let i = 0; i < contents.length; i += 50) {
+    const batch = await Promise.all(contents.slice(i, i + 50).map((body) => stack.api.post('/api/memories', { token: a.token, body })));
+    ids.push(...batch.map((r) => r.body.id as string));
+  }
+}, 120_000);
+afterAll(async () => stack?.close());
+
+const waitDone = (id: string, token = a.token) =>
+  eventually(async () => {
+    const res = await stack.api.get(`/api/memories/exports/${id}`, { token });
+    return res.body.status !== 'pending' ? res.body : undefined;
+  }, 60_000);
+
+describe('exports', () => {
+  it('exports ndjson: one memory row per line, every row, with payload and download_url', async () => {
+    const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'ndjson' } });
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ status: 'pending', format: 'ndjson', row_count: 0, download_url: null, completed_at: null });
+    const done = await waitDone(started.body.id);
+    expect(done).toMatchObject({ status: 'completed', row_count: 2100, error: null, download_url: `${stack.config.publicBaseUrl}/api/memories/exports/${started.body.id}/download` });
+    const lines = done.payload.trimEnd().split('\n').map((l: string) => JSON.parse(l));
+    expect(lines).toHaveLength(2100);
+    expect(new Set(lines.map((l: { id: string }) => l.id))).toEqual(new Set(ids));
+    expect(Object.keys(lines[0]).sort()).toEqual(['content', 'created_at', 'id', 'metadata', 'namespace', 'source', 'source_ref', 'tags', 'updated_at']);
+
+    const file = await fetch(`${stack.baseUrl}${new URL(done.download_url).pathname}`, { headers: { authorization: `Bearer ${a.token}` } });
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toMatch(/application\/x-ndjson/);
+    expect(file.headers.get('content-disposition')).toMatch(/attachment; filename="memories-.*\.ndjson"/);
+    expect(await file.text()).toBe(done.payload);
+  });
+
+  it('exports real CSV with the list filters', async () => {
+    const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'csv', filters: { namespace: 'odd', tags: ['t1'] } } });
+    const done = await waitDone(started.body.id);
+    expect(done.filters).toEqual({ namespace: 'odd', tags: ['t1'] });
+    const expected = Array.from({ length: 2100 }, (_, i) => i).filter((i) => i % 2 === 1 && i % 3 === 1).length;
+    expect(done.row_count).toBe(expected);
+    const text: string = done.payload;
+    expect(text.startsWith('id,content,namespace,tags,source,source_ref,metadata,created_at,updated_at\n')).toBe(true);
+    const rows = parse(text, { columns: true }) as Record<string, string>[];
+    expect(rows).toHaveLength(expected);
+    expect(rows.every((r) => r.namespace === 'odd' && JSON.parse(r.tags!).includes('t1'))).toBe(true);
+    const quoted = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'csv', filters: { metadata_filter: { i: 7 } } } });
+    const q = await waitDone(quoted.body.id);
+    expect(q.row_count).toBe(1);
+    expect(q.payload).toContain('"quote "" comma , newline \n end"');
+  });
+
+  it('lists the most recent jobs without payload, and guards every route', async () => {
+    const list = await stack.api.get('/api/memories/exports', { token: a.token });
+    expect(list.status).toBe(200);
+    expect(list.body.exports.length).toBeGreaterThanOrEqual(3);
+    expect(list.body.exports[0].payload).toBeUndefined();
+    const times = list.body.exports.map((e: { created_at: number }) => e.created_at);
+    expect([...times].sort((x, y) => y - x)).toEqual(times);
+
+    const b = await signUp(stack.api);
+    const id = list.body.exports[0].id;
+    expect((await stack.api.get(`/api/memories/exports/${id}`, { token: b.token })).status).toBe(404);
+    expect((await stack.api.get(`/api/memories/exports/${id}/download`, { token: b.token })).status).toBe(404);
+    expect((await stack.api.get('/api/memories/exports', { token: b.token })).body.exports).toEqual([]);
+    expect((await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'xml' } })).status).toBe(400);
+    expect((await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'csv', filters: { namespace: '' } } })).status).toBe(400);
+    const empty = await stack.api.post('/api/memories/exports', { token: b.token, body: { format: 'ndjson' } });
+    expect((await waitDone(empty.body.id, b.token)).row_count).toBe(0);
+  });
+});
