@@ -18,10 +18,14 @@ BENCH_DIR="$(mktemp -d)"
 start_temporal 7299 8299 "$BENCH_DIR/temporal.db"
 node infra/migrate.ts
 node temporal/worker-main.ts & STARTED_PIDS+=("$!")
+export BENCH_WORKER_PID="$!"
 node api/main.ts & STARTED_PIDS+=("$!")
+export BENCH_API_PID="$!"
 wait_for_port 127.0.0.1 3099 "API"
 
 log "data-plane benchmark"
 BENCH_API_URL=http://127.0.0.1:3099 node bench/memories.ts
+log "exports"
+BENCH_API_URL=http://127.0.0.1:3099 node bench/exports.ts
 log "ranking quality through the API"
 BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-service.ts
