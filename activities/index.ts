@@ -1,6 +1,7 @@
 import { accountActivities, type AccountActivityDeps } from './accounts.ts';
 import { webhookActivities, type WebhookActivityDeps } from './webhooks.ts';
 import { exportActivities } from './exports.ts';
+import { billingActivities } from './billing.ts';
 
 export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps;
 
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
     ...accountActivities(deps),
     ...webhookActivities(deps),
     ...exportActivities(deps),
+    ...billingActivities(deps),
   };
 }
 

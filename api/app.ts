@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Middleware } from 'koa';
 import { oauthRoutes } from './auth/oauth.ts';
 import { authRoutes } from './auth/routes.ts';
+import { billingRoutes } from './billing/routes.ts';
 import { tokenRoutes } from './auth/tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { eventRoutes } from './events/routes.ts';
@@ -24,7 +25,7 @@ import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes(), ...webhookRoutes(deps)];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps)];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 

@@ -32,6 +32,7 @@ const envSchema = z.object({
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   STRIPE_API_BASE: optionalUrl,
+  STRIPE_PRICE_ID: z.string().min(1).default('price_team_monthly'),
   LLM_PRIMARY_PROVIDER: provider.default('anthropic'),
   LLM_PRIMARY_BASE_URL: optionalUrl,
   LLM_PRIMARY_API_KEY: z.string().min(1).optional(),

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the whole test suite against real services: PostgreSQL (a fresh memsvc_test database each run) and a
-# Temporal dev server started by the test run itself. Extra arguments go to vitest.
+# Temporal dev server started by the test run itself; stripe-mock is built for the billing tests. Extra
+# arguments go to vitest.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
 ensure_node_deps
 ensure_postgres
 ensure_temporal
+ensure_stripe_mock
 trap stop_started EXIT
 
 export TEST_ADMIN_DATABASE_URL="$(database_url postgres)"

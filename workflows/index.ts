@@ -4,3 +4,4 @@ export { verificationMailWorkflow } from './verification-mail.ts';
 export { passwordResetMailWorkflow } from './password-reset-mail.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export { exportWorkflow } from './export.ts';
+export { billingEventWorkflow } from './billing-event.ts';

@@ -32,6 +32,8 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   // Error code used when the body fails validation (for example `content required`).
   bodyError?: (issues: z.core.$ZodIssue[]) => string | undefined;
   bodyLimit?: string;
+  // Keep the unparsed body (ctx.request.rawBody) for signature checks; the body is then not validated.
+  rawBody?: boolean;
   responses: Record<number, ResponseSpec>;
   handler: (ctx: AppContext, input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B> }) => Promise<void>;
 }
@@ -57,7 +59,7 @@ export function bodyParser(route: AnyRoute): Middleware<AppState> {
     multipart: false,
     patchKoa: true,
     patchNode: false,
-    includeUnparsed: false,
+    includeUnparsed: route.rawBody ?? false,
     parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
   }) as unknown as Middleware<AppState>;
 }

@@ -1,0 +1,111 @@
+import type Stripe from 'stripe';
+import { z } from 'zod';
+import { requireRole } from '../../domain/accounts/roles.ts';
+import { receiveEvent, type ProcessorEvent } from '../../domain/billing/events.ts';
+import { AppError, invalid } from '../../domain/errors.ts';
+import { queryOne, sql } from '../../domain/sql.ts';
+import { createStripe } from '../../infra/stripe.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+
+const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+export function billingRoutes(deps: ApiDeps): AnyRoute[] {
+  const { config } = deps;
+  const stripe: Stripe | null = config.STRIPE_SECRET_KEY ? createStripe(config.STRIPE_SECRET_KEY, config.STRIPE_API_BASE) : null;
+  const configured = (): Stripe => {
+    if (!stripe) throw new AppError('unavailable', 'billing_not_configured', 'the payment processor is not configured (STRIPE_SECRET_KEY)');
+    return stripe;
+  };
+  const billingOf = async (ctx: Parameters<AnyRoute['handler']>[0], orgId: string) =>
+    (await queryOne(ctx.state.em, sql<{ plan: string; stripe_customer_id: string | null }>`select plan, stripe_customer_id from orgs where id = ${orgId}`))!;
+  const urlSchema = z.object({ url: z.url() });
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/billing/checkout',
+      tag: 'billing',
+      access: 'caller',
+      summary: 'A hosted checkout to move the org to a paid plan (owners only)',
+      responses: {
+        200: { description: 'Redirect the user here', schema: urlSchema },
+        400: { description: '`already_paid`: the org is on a paid plan' },
+        403: { description: 'Not an owner' },
+        503: { description: '`billing_not_configured`' },
+      },
+      handler: async (ctx) => {
+        const caller = callerOf(ctx);
+        requireRole(caller, 'owner');
+        const client = configured();
+        const org = await billingOf(ctx, caller.orgId);
+        if (org.plan !== 'free') throw invalid('already_paid', `the org is already on the ${org.plan} plan`);
+        const session = await client.checkout.sessions.create({
+          mode: 'subscription',
+          line_items: [{ price: config.STRIPE_PRICE_ID, quantity: 1 }],
+          success_url: `${config.publicBaseUrl}/dashboard/billing?checkout=success`,
+          cancel_url: `${config.publicBaseUrl}/dashboard/billing?checkout=cancelled`,
+          client_reference_id: caller.orgId,
+          metadata: { service_org_id: caller.orgId },
+          subscription_data: { metadata: { service_org_id: caller.orgId } },
+          ...(org.stripe_customer_id ? { customer: org.stripe_customer_id } : {}),
+        });
+        if (!session.url) throw new AppError('unavailable', 'billing_unavailable', 'the payment processor returned no checkout address');
+        ctx.body = { url: session.url };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/billing/portal',
+      tag: 'billing',
+      access: 'caller',
+      summary: "The payment processor's customer portal for this org (owners only)",
+      responses: {
+        200: { description: 'Redirect the user here', schema: urlSchema },
+        403: { description: 'Not an owner' },
+        404: { description: '`no_payment_customer`' },
+        503: { description: '`billing_not_configured`' },
+      },
+      handler: async (ctx) => {
+        const caller = callerOf(ctx);
+        requireRole(caller, 'owner');
+        const client = configured();
+        const org = await billingOf(ctx, caller.orgId);
+        if (!org.stripe_customer_id) throw new AppError('not_found', 'no_payment_customer', 'this org has no payment customer yet; use checkout first');
+        const session = await client.billingPortal.sessions.create({ customer: org.stripe_customer_id, return_url: `${config.publicBaseUrl}/dashboard/billing` });
+        ctx.body = { url: session.url };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/billing/webhook',
+      tag: 'billing',
+      access: 'public',
+      write: false,
+      rawBody: true,
+      summary: 'Payment processor events (signature `payment-signature` or `stripe-signature` over the raw body)',
+      description:
+        'Each handled event id is recorded once and reconciled by the `billing-event-<event id>` workflow. Answers `{ ok: true, processed: true }` the first time, `{ ok: true, duplicate: true }` after, `{ ok: true, recorded: false }` for other event types.',
+      body: z.record(z.string(), z.unknown()),
+      responses: {
+        200: { description: 'Accepted', schema: z.object({ ok: z.literal(true), processed: z.literal(true).optional(), duplicate: z.literal(true).optional(), recorded: z.literal(false).optional() }) },
+        400: { description: '`invalid_signature`' },
+        503: { description: '`billing_not_configured`' },
+      },
+      handler: async (ctx) => {
+        if (!config.STRIPE_WEBHOOK_SECRET) throw new AppError('unavailable', 'billing_not_configured', 'STRIPE_WEBHOOK_SECRET is not set');
+        const raw = (ctx.request as unknown as { rawBody?: string }).rawBody;
+        const header = ctx.get('payment-signature') || ctx.get('stripe-signature');
+        let event: ProcessorEvent;
+        try {
+          event = (stripe ?? createStripe('sk_unused', undefined)).webhooks.constructEvent(raw ?? '', header, config.STRIPE_WEBHOOK_SECRET, SIGNATURE_TOLERANCE_SECONDS) as unknown as ProcessorEvent;
+        } catch {
+          throw invalid('invalid_signature', 'the payment-signature header does not match the body');
+        }
+        const receipt = await receiveEvent(ctx.state.em, event);
+        ctx.body = !receipt.recorded ? { ok: true, recorded: false } : receipt.duplicate ? { ok: true, duplicate: true } : { ok: true, processed: true };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,102 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit } from '../audit/record.ts';
+import { PLANS, type Plan } from '../accounts/entities.ts';
+import { enqueueJob } from '../outbox/enqueue.ts';
+import { query, queryOne, sql } from '../sql.ts';
+
+export const BILLING_EVENT_JOB = 'billingEvent';
+export const HANDLED_EVENTS = [
+  'checkout.session.completed',
+  'customer.subscription.created',
+  'customer.subscription.updated',
+  'customer.subscription.deleted',
+  'invoice.payment_failed',
+  'charge.refunded',
+] as const;
+
+export interface ProcessorEvent {
+  id: string;
+  type: string;
+  data: { object: Record<string, unknown> };
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const metadataOf = (o: Record<string, unknown>): Record<string, unknown> => (o.metadata && typeof o.metadata === 'object' ? (o.metadata as Record<string, unknown>) : {});
+
+// Which org an event is about: the checkout's `service_org_id`, else the org holding its customer.
+async function orgOfEvent(em: EntityManager, event: ProcessorEvent): Promise<string | null> {
+  const object = event.data.object;
+  const fromMetadata = str(metadataOf(object).service_org_id);
+  if (fromMetadata) {
+    const org = await queryOne(em, sql<{ id: string }>`select id from orgs where id::text = ${fromMetadata}`);
+    if (org) return org.id;
+  }
+  const customer = str(object.customer);
+  if (!customer) return null;
+  return (await queryOne(em, sql<{ id: string }>`select id from orgs where stripe_customer_id = ${customer}`))?.id ?? null;
+}
+
+export type Receipt = { recorded: false } | { recorded: true; duplicate: boolean };
+
+// Records a verified event once per event id, with its reconciliation job, in one transaction.
+export async function receiveEvent(em: EntityManager, event: ProcessorEvent): Promise<Receipt> {
+  if (!(HANDLED_EVENTS as readonly string[]).includes(event.type)) return { recorded: false };
+  return em.transactional(async (tx) => {
+    const orgId = await orgOfEvent(tx, event);
+    const inserted = await query(
+      tx,
+      sql`insert into billing_events (id, type, org_id, payload, received_at) values (${event.id}, ${event.type}, ${orgId}, ${JSON.stringify(event)}::jsonb, now())
+          on conflict (id) do nothing returning id`,
+    );
+    if (inserted.length === 0) return { recorded: true, duplicate: true };
+    enqueueJob(tx, { orgId, jobType: BILLING_EVENT_JOB, jobKey: `billing-event-${event.id}`, args: [{ eventId: event.id }], description: `reconcile ${event.type} (${event.id})` });
+    return { recorded: true, duplicate: false };
+  });
+}
+
+const isPaid = (plan: unknown): plan is Plan => typeof plan === 'string' && plan !== 'free' && (PLANS as readonly string[]).includes(plan);
+
+// Applies one recorded event to its org; idempotent (a processed event is skipped).
+export async function reconcileEvent(em: EntityManager, eventId: string): Promise<string> {
+  return em.transactional(async (tx) => {
+    const row = await queryOne(tx, sql<{ payload: ProcessorEvent; org_id: string | null; processed_at: string | null }>`select payload, org_id, processed_at from billing_events where id = ${eventId} for update`);
+    if (!row) return 'unknown event';
+    if (row.processed_at) return 'already processed';
+    const event = row.payload;
+    const object = event.data.object;
+    const orgId = row.org_id ?? (await orgOfEvent(tx, event));
+    let outcome = 'no org';
+    if (orgId) {
+      const meta = metadataOf(object);
+      switch (event.type) {
+        case 'checkout.session.completed': {
+          const plan = isPaid(meta.plan) ? meta.plan : 'team';
+          await query(tx, sql`update orgs set plan = ${plan}, stripe_customer_id = coalesce(${str(object.customer)}, stripe_customer_id), stripe_subscription_id = coalesce(${str(object.subscription)}, stripe_subscription_id), billing_status = 'active', updated_at = now() where id = ${orgId}`);
+          outcome = `plan ${plan}`;
+          break;
+        }
+        case 'customer.subscription.created':
+        case 'customer.subscription.updated': {
+          const plan = isPaid(meta.plan) ? meta.plan : null;
+          await query(tx, sql`update orgs set stripe_subscription_id = ${str(object.id)}, billing_status = ${str(object.status) ?? 'active'}, plan = coalesce(${plan}, plan), updated_at = now() where id = ${orgId}`);
+          outcome = `subscription ${str(object.status) ?? 'active'}`;
+          break;
+        }
+        case 'customer.subscription.deleted':
+          await query(tx, sql`update orgs set plan = 'free', billing_status = 'canceled', stripe_subscription_id = null, updated_at = now() where id = ${orgId}`);
+          outcome = 'plan free';
+          break;
+        case 'invoice.payment_failed':
+          await query(tx, sql`update orgs set billing_status = 'past_due', updated_at = now() where id = ${orgId}`);
+          outcome = 'past due';
+          break;
+        case 'charge.refunded':
+          outcome = 'refund recorded';
+          break;
+      }
+      await recordAudit(tx, { orgId, action: `billing.${event.type}`, targetId: eventId, actor: { userId: null, credentialId: null }, details: { outcome } });
+    }
+    await query(tx, sql`update billing_events set processed_at = now(), outcome = ${outcome}, org_id = ${orgId} where id = ${eventId}`);
+    return outcome;
+  });
+}
