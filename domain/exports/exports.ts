@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { stringify } from 'csv-stringify/sync';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
-import { notFound } from '../errors.ts';
+import { invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
 import { MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
@@ -118,7 +118,12 @@ export async function exportPage(em: EntityManager, exportId: string, cursor: Pa
   return em.transactional(async (tx) => {
     const job = await queryOne(tx, sql<JobRow>`select * from export_jobs where id = ${exportId} for update`);
     if (!job || job.status !== 'pending') return null;
-    const filters = await compileFilters(tx, job.org_id, job.filters);
+    let filters: Awaited<ReturnType<typeof compileFilters>>;
+    try {
+      filters = await compileFilters(tx, job.org_id, job.filters);
+    } catch (err) {
+      throw invalid('invalid_export_filters', `the stored filters cannot be applied: ${String(err)}`);
+    }
     if (!filters.satisfiable) return null;
     const after =
       cursor.afterCreatedAt === null ? sql`true` : sql`(m.created_at, m.id) > (${new Date(cursor.afterCreatedAt).toISOString()}::timestamptz, ${cursor.afterId}::uuid)`;

@@ -79,3 +79,18 @@ describe('exports', () => {
     expect((await waitDone(empty.body.id, b.token)).row_count).toBe(0);
   });
 });
+
+describe('a failing export', () => {
+  it('ends failed with the reason when its pages cannot be written', async () => {
+    const { requestExport } = await import('../../domain/exports/exports.ts');
+    const caller = { userId: a.user.id, orgId: a.org.id, role: 'owner' as const, plan: 'team' as const, credentialId: null, credentialKind: 'api' as const };
+    // A stored job whose filters no longer make sense (as after a change of their format).
+    const job = await requestExport(stack.orm.em.fork(), caller, 'ndjson', { createdAfter: 'yesterday' as unknown as number });
+    const done = await waitDone(job.id);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/cannot be applied/);
+    expect(done.download_url).toBeNull();
+    expect(done.payload).toBeNull();
+    expect((await stack.api.get(`/api/memories/exports/${job.id}/download`, { token: a.token })).body.error).toBe('export_not_ready');
+  });
+});

@@ -102,3 +102,33 @@ describe('webhook delivery', () => {
     expect(receiver.received.length).toBe(count);
   });
 });
+
+describe('endpoint health and the connection-time address check', () => {
+  it('disables an endpoint failing for days and cancels what was still pending', async () => {
+    const a = await signUp(stack.api);
+    const ep = await endpoint(a, ['memory.saved']);
+    await stack.orm.em.fork().getConnection().execute(
+      `update webhook_endpoints set consecutive_failures = 19, created_at = now() - interval '4 days', last_success_at = now() - interval '4 days' where id = ?`,
+      [ep.id],
+    );
+    receiver.script.push(500);
+    await stack.api.post('/api/memories', { token: a.token, body: { content: 'the twentieth failure' } });
+    await eventually(async () => (await stack.api.get(`/api/webhooks/${ep.id}`, { token: a.token })).body.enabled === false);
+    const [delivery] = await eventually(async () => {
+      const d = await deliveries(a, ep.id);
+      return d[0] && d[0].status !== 'pending' ? d : undefined;
+    });
+    expect(delivery.status).toBe('cancelled');
+    expect(delivery.attempts).toHaveLength(1);
+  });
+
+  it('refuses a private address at connection time when private targets are not allowed', async () => {
+    const { postWebhook } = await import('../../infra/webhook-sender.ts');
+    const host = receiver.url.replace('127.0.0.1', 'localhost');
+    const refused = await postWebhook(host, {}, '{}', false);
+    expect(refused.statusCode).toBeUndefined();
+    expect(refused.error).toMatch(/non-public address/);
+    const allowed = await postWebhook(host, {}, '{}', true);
+    expect(allowed.statusCode).toBe(200);
+  });
+});
