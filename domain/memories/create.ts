@@ -47,7 +47,7 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
     updatedAt: now,
   };
   if (caller.plan !== 'free' && !context.idempotency) {
-    const pending = { caller, memory, namespaceId: await ensureNamespace(em, caller.orgId, memory.namespace), bytes: prepared.bytes };
+    const pending = { caller, memory, bytes: prepared.bytes };
     await (context.batcher ? context.batcher.save(pending) : writeSaves(em, [pending]));
     return { memory, replayed: false };
   }
