@@ -12,6 +12,17 @@ export interface CounterDelta {
 
 // Adds to sharded counters in one INSERT (embeddable in a larger statement). Every row of one call goes
 // to the same shard and in a fixed key order, so two transactions can wait on each other but never deadlock.
+// Deltas to the same counter added up, so one statement touches each counter row once.
+export function sumDeltas(deltas: CounterDelta[]): CounterDelta[] {
+  const summed = new Map<string, CounterDelta>();
+  for (const d of deltas) {
+    const key = `${d.scopeId}/${d.name}`;
+    const prev = summed.get(key);
+    summed.set(key, prev ? { ...prev, delta: prev.delta + d.delta } : d);
+  }
+  return [...summed.values()];
+}
+
 export function countersUpsert(deltas: CounterDelta[]): RawBuilder<unknown> | null {
   const live = deltas.filter((d) => d.delta !== 0).sort((a, b) => (a.scopeId + a.name < b.scopeId + b.name ? -1 : 1));
   if (live.length === 0) return null;

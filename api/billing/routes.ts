@@ -8,6 +8,7 @@ import { createStripe } from '../../infra/stripe.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { AppContext } from '../http/state.ts';
 
 const SIGNATURE_TOLERANCE_SECONDS = 300;
 
@@ -18,8 +19,14 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
     if (!stripe) throw new AppError('unavailable', 'billing_not_configured', 'the payment processor is not configured (STRIPE_SECRET_KEY)');
     return stripe;
   };
-  const billingOf = async (ctx: Parameters<AnyRoute['handler']>[0], orgId: string) =>
-    (await queryOne(ctx.state.em, sql<{ plan: string; stripe_customer_id: string | null }>`select plan, stripe_customer_id from orgs where id = ${orgId}`))!;
+  // Both hosted pages: owners only, a configured processor, and the org's billing state.
+  const ownerBilling = async (ctx: AppContext) => {
+    const caller = callerOf(ctx);
+    requireRole(caller, 'owner');
+    const client = configured();
+    const org = (await queryOne(ctx.state.em, sql<{ plan: string; stripe_customer_id: string | null }>`select plan, stripe_customer_id from orgs where id = ${caller.orgId}`))!;
+    return { caller, client, org };
+  };
   const urlSchema = z.object({ url: z.url() });
 
   return [
@@ -36,10 +43,7 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
         503: { description: '`billing_not_configured`' },
       },
       handler: async (ctx) => {
-        const caller = callerOf(ctx);
-        requireRole(caller, 'owner');
-        const client = configured();
-        const org = await billingOf(ctx, caller.orgId);
+        const { caller, client, org } = await ownerBilling(ctx);
         if (org.plan !== 'free') throw invalid('already_paid', `the org is already on the ${org.plan} plan`);
         const session = await client.checkout.sessions.create({
           mode: 'subscription',
@@ -68,10 +72,7 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
         503: { description: '`billing_not_configured`' },
       },
       handler: async (ctx) => {
-        const caller = callerOf(ctx);
-        requireRole(caller, 'owner');
-        const client = configured();
-        const org = await billingOf(ctx, caller.orgId);
+        const { client, org } = await ownerBilling(ctx);
         if (!org.stripe_customer_id) throw new AppError('not_found', 'no_payment_customer', 'this org has no payment customer yet; use checkout first');
         const session = await client.billingPortal.sessions.create({ customer: org.stripe_customer_id, return_url: `${config.publicBaseUrl}/dashboard/billing` });
         ctx.body = { url: session.url };

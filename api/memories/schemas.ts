@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MemoryView } from '../../domain/memories/model.ts';
+import { memoryRecord, type MemoryView } from '../../domain/memories/model.ts';
 import { epochMs } from '../http/schemas.ts';
 
 export const namespaceName = z
@@ -35,20 +35,7 @@ export const memorySchema = z
 
 export const scoredMemorySchema = memorySchema.extend({ score: z.number().meta({ description: 'BM25 score' }) }).meta({ id: 'ScoredMemory' });
 
-export function memoryJson(m: MemoryView) {
-  return {
-    id: m.id,
-    content: m.content,
-    namespace: m.namespace,
-    tags: m.tags,
-    source: m.source,
-    source_ref: m.sourceRef,
-    metadata: m.metadata,
-    created_at: m.createdAt,
-    updated_at: m.updatedAt,
-    ...(m.score !== undefined ? { score: m.score } : {}),
-  };
-}
+export const memoryJson = (m: MemoryView) => ({ ...memoryRecord(m), ...(m.score !== undefined ? { score: m.score } : {}) });
 
 // Filters shared by list, search and export requests.
 export const filterFields = {

@@ -5,7 +5,7 @@ import { recordAudit } from '../audit/record.ts';
 import { invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
-import { MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
+import { MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 
@@ -93,18 +93,6 @@ function render(format: ExportFormat, memories: MemoryView[], header: boolean): 
   });
   return stringify(rows, { header, columns: CSV_COLUMNS });
 }
-
-const memoryRecord = (m: MemoryView) => ({
-  id: m.id,
-  content: m.content,
-  namespace: m.namespace,
-  tags: m.tags,
-  source: m.source,
-  source_ref: m.sourceRef,
-  metadata: m.metadata,
-  created_at: m.createdAt,
-  updated_at: m.updatedAt,
-});
 
 export interface PageCursor {
   seq: number;

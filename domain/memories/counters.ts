@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { bumpCounters, type CounterDelta } from '../counters.ts';
+import { bumpCounters, sumDeltas, type CounterDelta } from '../counters.ts';
 
 // What one memory contributes to the counters of its org and namespace.
 export interface Footprint {
@@ -24,13 +24,7 @@ function deltas(f: Footprint, sign: 1 | -1): CounterDelta[] {
 export const createdDeltas = (f: Footprint): CounterDelta[] => [...deltas(f, 1), { scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 }];
 
 export async function countReplaced(em: EntityManager, before: Footprint, after: Footprint): Promise<void> {
-  const merged = new Map<string, CounterDelta>();
-  for (const d of [...deltas(before, -1), ...deltas(after, 1)]) {
-    const key = `${d.scopeId}/${d.name}`;
-    const prev = merged.get(key);
-    merged.set(key, prev ? { ...prev, delta: prev.delta + d.delta } : d);
-  }
-  await bumpCounters(em, [...merged.values()]);
+  await bumpCounters(em, sumDeltas([...deltas(before, -1), ...deltas(after, 1)]));
 }
 
 export async function countDeleted(em: EntityManager, f: Footprint): Promise<void> {

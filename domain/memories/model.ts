@@ -32,6 +32,21 @@ export interface MemoryRow {
 // Selected from `memories m join namespaces n on n.id = m.namespace_id`.
 export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata, m.created_at, m.updated_at`;
 
+// The memory row as the API, webhooks and exports show it (snake_case, epoch ms).
+export function memoryRecord(m: MemoryView) {
+  return {
+    id: m.id,
+    content: m.content,
+    namespace: m.namespace,
+    tags: m.tags,
+    source: m.source,
+    source_ref: m.sourceRef,
+    metadata: m.metadata,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+  };
+}
+
 export function memoryView(row: MemoryRow): MemoryView {
   const view: MemoryView = {
     id: row.id,

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { auditInsert } from '../audit/record.ts';
-import { countersUpsert, type CounterDelta } from '../counters.ts';
+import { countersUpsert, sumDeltas, type CounterDelta } from '../counters.ts';
 import { eventsInsert } from '../events/record.ts';
 import { termFrequencies } from '../search/analyzer.ts';
 import { query, sql } from '../sql.ts';
 import { createdDeltas } from './counters.ts';
-import type { MemoryView } from './model.ts';
+import { memoryRecord, type MemoryView } from './model.ts';
 import { ensureNamespace } from './namespaces.ts';
 
 export interface PendingSave {
@@ -49,7 +49,7 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
   const resolved = await namespaceIds(em, saves);
   const rows = [];
   const postings = { org: [] as string[], term: [] as string[], memory: [] as string[], namespace: [] as string[], tf: [] as number[], len: [] as number[] };
-  const deltas = new Map<string, CounterDelta>();
+  const deltas: CounterDelta[] = [];
   for (const [i, { caller, memory, bytes }] of saves.entries()) {
     const namespaceId = resolved[i]!;
     const analyzed = termFrequencies(memory.content);
@@ -74,11 +74,7 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       postings.tf.push(tf);
       postings.len.push(analyzed.length);
     }
-    for (const d of createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length })) {
-      const key = `${d.scopeId}/${d.name}`;
-      const prev = deltas.get(key);
-      deltas.set(key, prev ? { ...prev, delta: prev.delta + d.delta } : d);
-    }
+    deltas.push(...createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length }));
   }
   await query(
     em,
@@ -91,8 +87,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       indexed as (
         insert into memory_terms (org_id, term, memory_id, namespace_id, tf, doc_len)
         select * from unnest(${postings.org}::uuid[], ${postings.term}::text[], ${postings.memory}::uuid[], ${postings.namespace}::uuid[], ${postings.tf}::int[], ${postings.len}::int[])),
-      counted as (${countersUpsert([...deltas.values()])!}),
-      evented as (${eventsInsert(saves.map((s) => ({ orgId: s.caller.orgId, type: 'memory.saved' as const, data: s.memory })))}),
+      counted as (${countersUpsert(sumDeltas(deltas))!}),
+      evented as (${eventsInsert(saves.map((s) => ({ orgId: s.caller.orgId, type: 'memory.saved' as const, data: memoryRecord(s.memory) })))}),
       audited as (${auditInsert(saves.map((s) => ({ orgId: s.caller.orgId, action: 'memory.save', targetId: s.memory.id, actor: actorOf(s.caller), details: { namespace: s.memory.namespace } })))})
       select 1`,
   );

@@ -3,11 +3,12 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
+import { patchObject } from '../metadata.ts';
 import { indexContent, moveContent, unindexContent } from '../search/postings.ts';
 import { queryOne, sql, toDate } from '../sql.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { countReplaced } from './counters.ts';
-import type { Metadata, MemoryView } from './model.ts';
+import { memoryRecord, type Metadata, type MemoryView } from './model.ts';
 import { ensureNamespace } from './namespaces.ts';
 import { checkStorageGrowth } from './quota.ts';
 
@@ -31,16 +32,6 @@ interface CurrentRow {
   created_at: string;
 }
 
-// Keys set to null are removed; other keys overwrite. Server-owned and BYOK keys are not the caller's to set.
-function mergeMetadata(current: Metadata, patch: Record<string, unknown>): Metadata {
-  const out: Metadata = { ...current };
-  const allowed = callerMetadata(patch);
-  for (const [key, value] of Object.entries(allowed)) {
-    if (value === null) delete out[key];
-    else out[key] = value;
-  }
-  return out;
-}
 
 // One memory's update in the caller's transaction: content (re-indexed, a history entry when it changes),
 // tags (replaced), namespace (moved, created if missing), metadata (merged); then memory.updated and audit.
@@ -53,7 +44,8 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   );
   if (!current) throw notFound();
 
-  let metadata = patch.metadata ? mergeMetadata(current.metadata, patch.metadata) : current.metadata;
+  // Server-owned and BYOK keys are not the caller's to set.
+  let metadata = patch.metadata ? patchObject(current.metadata, callerMetadata(patch.metadata)) : current.metadata;
   let content = current.content;
   let bytes = current.content_bytes;
   let docLen = current.doc_len;
@@ -101,7 +93,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
     createdAt: toDate(current.created_at).getTime(),
     updatedAt: toDate(updated!.updated_at).getTime(),
   };
-  await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.updated', data: memory }]);
+  await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.updated', data: memoryRecord(memory) }]);
   await recordAudit(tx, { orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } });
   return memory;
 }

@@ -3,6 +3,7 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, notFound } from '../errors.ts';
+import { patchObject } from '../metadata.ts';
 import { NAMESPACE_MEMORIES } from '../memories/counters.ts';
 import { query, sql, toDate, toDateOrNull } from '../sql.ts';
 import { Namespace } from './entities.ts';
@@ -79,14 +80,7 @@ export async function updateProject(em: EntityManager, caller: Caller, id: strin
       const now = new Date();
       if (patch.name !== undefined) project.name = patch.name;
       if (patch.description !== undefined) project.description = patch.description;
-      if (patch.metadata !== undefined) {
-        const merged = { ...project.metadata };
-        for (const [key, value] of Object.entries(patch.metadata)) {
-          if (value === null) delete merged[key];
-          else merged[key] = value;
-        }
-        project.metadata = merged;
-      }
+      if (patch.metadata !== undefined) project.metadata = patchObject(project.metadata, patch.metadata);
       // Archiving stamps the time once; unarchiving clears it.
       if (patch.archived === true && !project.archivedAt) project.archivedAt = now;
       if (patch.archived === false) project.archivedAt = null;

@@ -39,6 +39,7 @@ describe('webhook delivery', () => {
     expect(receiver.received.filter((r) => r.body.includes(memory.id))).toHaveLength(2);
     const [saved, deleted] = mine.map((r) => JSON.parse(r.body));
     expect(saved).toMatchObject({ type: 'memory.saved', data: { id: memory.id, content: 'hook me', namespace: 'hooks' } });
+    expect(saved.data).toEqual(memory);
     expect(new Date(saved.timestamp).toISOString()).toBe(saved.timestamp);
     expect(deleted).toEqual({ type: 'memory.deleted', timestamp: expect.any(String), data: { id: memory.id, namespace: 'hooks' } });
     for (const r of mine) {
