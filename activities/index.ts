@@ -2,8 +2,10 @@ import { accountActivities, type AccountActivityDeps } from './accounts.ts';
 import { webhookActivities, type WebhookActivityDeps } from './webhooks.ts';
 import { exportActivities } from './exports.ts';
 import { billingActivities } from './billing.ts';
+import { consolidationActivities } from './consolidation.ts';
+import { enrichmentActivities, type LlmActivityDeps } from './enrichment.ts';
 
-export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps;
+export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps & LlmActivityDeps;
 
 // Every activity of the service, built over injected dependencies; workflows import only this type.
 export function createActivities(deps: ActivityDeps) {
@@ -12,6 +14,8 @@ export function createActivities(deps: ActivityDeps) {
     ...webhookActivities(deps),
     ...exportActivities(deps),
     ...billingActivities(deps),
+    ...enrichmentActivities(deps),
+    ...consolidationActivities(deps),
   };
 }
 

@@ -10,8 +10,13 @@ import { eventRoutes } from './events/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
 import { memoryRoutes } from './memories/routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
+import { chatRoutes } from './chat/routes.ts';
+import { chatSessionRoutes } from './chat/sessions.ts';
+import { consolidationRoutes } from './consolidation/routes.ts';
+import { entityRoutes } from './entities/routes.ts';
 import { projectRoutes } from './projects/routes.ts';
 import { recallRoutes } from './recall/routes.ts';
+import { runbookRoutes } from './runbooks/routes.ts';
 import { threadRoutes } from './threads/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { requireCaller } from './http/auth.ts';
@@ -25,7 +30,7 @@ import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...threadRoutes(), ...recallRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps)];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps)];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Caller } from '../domain/accounts/caller.ts';
+import type { Llm } from '../domain/llm/port.ts';
 import type { Config } from '../infra/config.ts';
 
 // What the HTTP layer is built over; tests build it with their own config and connections.
@@ -10,6 +11,7 @@ export interface ApiDeps {
   orm: MikroORM;
   temporal: Client;
   logger: Logger;
+  llm: Llm;
   // Set in SERVICE_MODE=local: the implicit caller of every request.
   localCaller: Caller | null;
   // Tests turn this on to check every response against its declared schema.

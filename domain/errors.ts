@@ -9,6 +9,8 @@ export type ErrorKind =
   | 'payment_required'
   | 'too_large'
   | 'rate_limited'
+  // A service we depend on answered, but not usefully (an LLM provider refused a key or gave malformed output).
+  | 'upstream'
   | 'unavailable';
 
 export class AppError extends Error {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 // Every setting the service reads from its environment, parsed once at start.
@@ -41,6 +42,10 @@ const envSchema = z.object({
   LLM_ALTERNATE_BASE_URL: optionalUrl,
   LLM_ALTERNATE_API_KEY: z.string().min(1).optional(),
   LLM_ALTERNATE_MODEL: z.string().min(1).default('gpt-4.1-mini'),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  // Seals callers' own LLM keys while the background work they started runs (see domain/llm/escrow.ts).
+  BYOK_ESCROW_KEY: z.string().min(32).optional(),
   SMTP_URL: optionalUrl,
   MAIL_FROM: z.string().min(3).default('Memory Service <no-reply@localhost>'),
   OIDC_ISSUER: optionalUrl,
@@ -55,6 +60,9 @@ export type Env = z.infer<typeof envSchema>;
 
 export interface Config extends Env {
   publicBaseUrl: string;
+  // 32 bytes for AES-256-GCM. Without BYOK_ESCROW_KEY it derives from DATABASE_URL: enough for a
+  // development run; a hosted deployment sets its own secret (docs/configuration.md).
+  byokEscrowKey: Buffer;
 }
 
 export class ConfigError extends Error {}
@@ -76,7 +84,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const env = parsed.data;
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, '');
-  return { ...env, publicBaseUrl };
+  const byokEscrowKey = createHash('sha256').update(env.BYOK_ESCROW_KEY ?? `development:${env.DATABASE_URL}`).digest();
+  return { ...env, publicBaseUrl, byokEscrowKey };
 }
 
 // For entry points: print the variable at fault and stop, rather than a stack trace.

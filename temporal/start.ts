@@ -1,5 +1,7 @@
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { UpdateDefinition, Workflow } from '@temporalio/common';
+import type { JobRequest } from '../domain/outbox/enqueue.ts';
+import { JOB_WORKFLOWS } from './jobs.ts';
 import { orgAttributes } from './search-attributes.ts';
 
 export interface StartRequest {
@@ -49,4 +51,23 @@ export async function startAndAwait<Ret>(
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
   return client.workflow.executeUpdateWithStart(update, { startWorkflowOperation });
+}
+
+// Runs the workflow and waits for its result. Concurrent requests for the same id join one execution; once
+// it has ended, the id may run again (for repeatable operations such as a consolidation scan).
+export async function runShared<Ret>(client: Client, taskQueue: string, workflowType: string, request: StartRequest): Promise<Ret> {
+  const handle = await client.workflow.start(workflowType, { ...startOptions(taskQueue, request), workflowIdReusePolicy: 'ALLOW_DUPLICATE', workflowIdConflictPolicy: 'USE_EXISTING' });
+  return (await handle.result()) as Ret;
+}
+
+// Waits for the result of an outbox job: starts it now rather than waiting for the relay (both start the
+// same id at most once, whichever comes first), then follows that execution. Without a job, follows the
+// execution an earlier request queued.
+export async function dispatchAndAwait<Ret>(client: Client, taskQueue: string, workflowId: string, job: JobRequest | null): Promise<Ret> {
+  if (job) {
+    const workflowType = JOB_WORKFLOWS[job.jobType];
+    if (!workflowType) throw new Error(`no workflow for job type ${job.jobType}`);
+    await startOnce(client, taskQueue, workflowType, { workflowId, orgId: job.orgId, description: job.description, args: job.args });
+  }
+  return (await client.workflow.getHandle(workflowId).result()) as Ret;
 }

@@ -1,4 +1,5 @@
 import { loadConfigOrExit } from '../infra/config.ts';
+import { createLlm } from '../infra/llm/router.ts';
 import { createLogger } from '../infra/logger.ts';
 import { createMailer } from '../infra/mailer.ts';
 import { openOrm } from '../infra/orm.ts';
@@ -19,7 +20,7 @@ const { worker, connection } = await createWorker({
   address: config.TEMPORAL_ADDRESS,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
-  deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS },
+  deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm: createLlm(config, logger), escrowKey: config.byokEscrowKey },
 });
 const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
 await relay.start();

@@ -12,3 +12,16 @@ export const EXTERNAL_CALL: ActivityOptions = {
   scheduleToCloseTimeout: '24 hours',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 };
+
+// One model call (the provider layer already fails over and retries briefly inside it): outages are
+// retried with backoff for about an hour; a refused key or malformed answer is final.
+export const LLM_CALL: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 16 },
+};
+
+// A model call someone is waiting for (a merge, a detect run): a few quick attempts, then the answer is an error.
+export const INTERACTIVE_LLM_CALL: ActivityOptions = {
+  startToCloseTimeout: '3 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
+};

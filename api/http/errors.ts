@@ -12,6 +12,7 @@ const STATUS: Record<ErrorKind, number> = {
   conflict: 409,
   too_large: 413,
   rate_limited: 429,
+  upstream: 502,
   unavailable: 503,
 };
 

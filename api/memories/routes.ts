@@ -17,6 +17,7 @@ import { callerOf } from '../http/auth.ts';
 import { jsonObjectParam } from '../http/params.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam } from '../http/schemas.ts';
+import { upgradeUrlOf } from '../llm.ts';
 import { filterFields, memoryJson, memorySchema, metadata, namespaceName, scoredMemorySchema, tags, toFilters } from './schemas.ts';
 
 const idParams = z.object({ id: z.uuid() });
@@ -87,7 +88,7 @@ const contentRequired = (issues: z.core.$ZodIssue[]) => (issues.some((i) => i.pa
 const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
 export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
-  const upgradeUrl = `${deps.config.publicBaseUrl}/billing/upgrade`;
+  const upgradeUrl = upgradeUrlOf(deps.config);
   const batcher = new SaveBatcher(() => deps.orm.em.fork());
   const patchRoute = (method: 'put' | 'patch') =>
     defineRoute({
@@ -131,7 +132,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
           ctx.state.em,
           callerOf(ctx),
           { content: body.content, namespace: body.namespace, tags: body.tags, source: body.source, sourceRef: body.source_ref, metadata: body.metadata },
-          { upgradeUrl, batcher, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
+          { upgradeUrl, batcher, llm: { llm: deps.llm, escrowKey: deps.config.byokEscrowKey }, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
         );
         if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
         ctx.status = 201;

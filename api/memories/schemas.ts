@@ -30,6 +30,7 @@ export const memorySchema = z
     metadata: z.record(z.string(), z.unknown()),
     created_at: epochMs,
     updated_at: epochMs,
+    superseded_by: z.uuid().optional().meta({ description: 'present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.' }),
   })
   .meta({ id: 'Memory' });
 
@@ -47,6 +48,7 @@ export const filterFields = {
   metadata_filter: z.record(z.string(), z.unknown()).optional().meta({ description: "JSON containment: the row's metadata must contain this object" }),
   tags: z.array(tag).max(64).optional().meta({ description: 'the memory must carry all of these tags' }),
   entity: z.uuid().optional().meta({ description: 'only memories mentioning this entity' }),
+  include_superseded: z.boolean().optional().meta({ description: 'also return memories a consolidation merge superseded (default false)' }),
 };
 
 export type FilterInput = {
@@ -58,6 +60,7 @@ export type FilterInput = {
   metadata_filter?: Record<string, unknown> | undefined;
   tags?: string[] | undefined;
   entity?: string | undefined;
+  include_superseded?: boolean | undefined;
 };
 
 export const toFilters = (f: FilterInput) => ({
@@ -69,4 +72,5 @@ export const toFilters = (f: FilterInput) => ({
   metadataFilter: f.metadata_filter,
   tags: f.tags,
   entity: f.entity,
+  includeSuperseded: f.include_superseded,
 });

@@ -27,6 +27,10 @@ export async function countReplaced(em: EntityManager, before: Footprint, after:
   await bumpCounters(em, sumDeltas([...deltas(before, -1), ...deltas(after, 1)]));
 }
 
-export async function countDeleted(em: EntityManager, f: Footprint): Promise<void> {
-  await bumpCounters(em, deltas(f, -1));
+// A superseded memory already left the live counts when it was merged (supersededDeltas); only its bytes remain.
+export async function countDeleted(em: EntityManager, f: Footprint, superseded = false): Promise<void> {
+  await bumpCounters(em, superseded ? [{ scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: -f.bytes }] : deltas(f, -1));
 }
+
+// A memory merged away leaves search and the live counts but still occupies storage.
+export const supersededDeltas = (f: Footprint): CounterDelta[] => deltas(f, -1).filter((d) => d.name !== ORG_COUNTERS.bytes);

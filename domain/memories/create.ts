@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../accounts/caller.ts';
+import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
 import { newId } from '../ids.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
@@ -22,6 +23,8 @@ export interface CreateContext {
   idempotency?: { key: string; requestHash: string } | undefined;
   // Group commit for saves that need no lock or key of their own (see save-batch.ts).
   batcher?: SaveBatcher | undefined;
+  // Enables the background LLM work of a save (entities, synopsis, facts); absent, none is scheduled.
+  llm?: LlmAccess | undefined;
 }
 
 export interface Created {
@@ -46,8 +49,9 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
     createdAt: now,
     updatedAt: now,
   };
+  const enrichment = scheduleEnrichment(context.llm, caller.plan, caller.orgId, memory.id, memory.content, input.metadata);
   if (caller.plan !== 'free' && !context.idempotency) {
-    const pending = { caller, memory, bytes: prepared.bytes };
+    const pending = { caller, memory, bytes: prepared.bytes, enrichment };
     await (context.batcher ? context.batcher.save(pending) : writeSaves(em, [pending]));
     return { memory, replayed: false };
   }
@@ -57,7 +61,7 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
       if (claim.replay) return { memory: claim.replay, replayed: true };
     }
     await checkCreateQuota(tx, caller.orgId, caller.plan, prepared.bytes, context.upgradeUrl);
-    await writeSaves(tx, [{ caller, memory, namespaceId: await ensureNamespace(tx, caller.orgId, memory.namespace), bytes: prepared.bytes }]);
+    await writeSaves(tx, [{ caller, memory, namespaceId: await ensureNamespace(tx, caller.orgId, memory.namespace), bytes: prepared.bytes, enrichment }]);
     if (context.idempotency) await storeIdempotentResult(tx, caller.orgId, context.idempotency.key, memory);
     return { memory, replayed: false };
   });

@@ -13,8 +13,8 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
   await em.transactional(async (tx) => {
     const row = await queryOne(
       tx,
-      sql<{ content: string; content_bytes: number; doc_len: number; namespace_id: string; namespace: string }>`
-        select m.content, m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace
+      sql<{ content: string; content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null }>`
+        select m.content, m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by
           from memories m join namespaces n on n.id = m.namespace_id
          where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
     );
@@ -28,7 +28,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
     }
     await unindexContent(tx, caller.orgId, id, row.content);
     await query(tx, sql`delete from memories where id = ${id}`);
-    await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len });
+    await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len }, row.superseded_by !== null);
     await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.deleted', data: { id, namespace: row.namespace } }]);
     await recordAudit(tx, { orgId: caller.orgId, action: 'memory.delete', targetId: id, actor: actorOf(caller), details: { namespace: row.namespace } });
   });

@@ -14,6 +14,8 @@ export interface MemoryFilters {
   tags?: string[] | undefined;
   // Only memories linked to this entity of the org.
   entity?: string | undefined;
+  // Memories merged away by consolidation are left out unless asked for.
+  includeSuperseded?: boolean | undefined;
 }
 
 export interface CompiledFilters {
@@ -35,7 +37,9 @@ export async function compileFilters(em: EntityManager, orgId: string, f: Memory
     if (!namespaceId) return { satisfiable: false, where: sql`false`, trivial: true, namespaceId: null };
     parts.push(sql`m.namespace_id = ${namespaceId}`);
   }
-  let trivial = true;
+  // The counters behind trivial totals count only memories that are not superseded, as the default does.
+  if (!f.includeSuperseded) parts.push(sql`m.superseded_by is null`);
+  let trivial = !f.includeSuperseded;
   const add = (part: RawBuilder<unknown>) => {
     parts.push(part);
     trivial = false;

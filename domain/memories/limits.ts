@@ -11,7 +11,7 @@ export const LIST_OFFSET_MAX = 100_000;
 export const LIST_TOTAL_CAP = 100_000;
 
 // Keys of metadata the server owns: a caller's value for them is ignored.
-export const SERVER_METADATA_KEYS = ['history', 'redacted_count', 'redacted_kinds'] as const;
+export const SERVER_METADATA_KEYS = ['history', 'redacted_count', 'redacted_kinds', 'synopsis', 'facts'] as const;
 // The caller's own LLM keys: used for the call that carries them, never stored.
 export const BYOK_KEYS = ['byok_primary_key', 'byok_alternate_key'] as const;
 

@@ -14,6 +14,8 @@ export interface MemoryView {
   createdAt: number;
   updatedAt: number;
   score?: number;
+  // Set once consolidation merged this memory into another.
+  supersededBy?: string;
 }
 
 export interface MemoryRow {
@@ -27,10 +29,11 @@ export interface MemoryRow {
   created_at: string | Date;
   updated_at: string | Date;
   score?: number | string;
+  superseded_by: string | null;
 }
 
 // Selected from `memories m join namespaces n on n.id = m.namespace_id`.
-export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata, m.created_at, m.updated_at`;
+export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata, m.created_at, m.updated_at, m.superseded_by`;
 
 // The memory row as the API, webhooks and exports show it (snake_case, epoch ms).
 export function memoryRecord(m: MemoryView) {
@@ -44,6 +47,7 @@ export function memoryRecord(m: MemoryView) {
     metadata: m.metadata,
     created_at: m.createdAt,
     updated_at: m.updatedAt,
+    ...(m.supersededBy ? { superseded_by: m.supersededBy } : {}),
   };
 }
 
@@ -60,5 +64,6 @@ export function memoryView(row: MemoryRow): MemoryView {
     updatedAt: toDate(row.updated_at).getTime(),
   };
   if (row.score !== undefined) view.score = Number(row.score);
+  if (row.superseded_by) view.supersededBy = row.superseded_by;
   return view;
 }

@@ -2,7 +2,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { auditInsert } from '../audit/record.ts';
 import { countersUpsert, sumDeltas, type CounterDelta } from '../counters.ts';
+import type { ScheduledEnrichment } from '../enrichment/schedule.ts';
 import { eventsInsert } from '../events/record.ts';
+import { escrowInsert } from '../llm/escrow.ts';
+import { outboxInsert } from '../outbox/enqueue.ts';
 import { termFrequencies } from '../search/analyzer.ts';
 import { query, sql } from '../sql.ts';
 import { createdDeltas } from './counters.ts';
@@ -15,6 +18,8 @@ export interface PendingSave {
   // Resolved from memory.namespace for the whole batch when not given.
   namespaceId?: string | undefined;
   bytes: number;
+  // Background LLM work the save starts (its outbox job, and the caller's sealed keys when BYOK).
+  enrichment?: ScheduledEnrichment | null | undefined;
 }
 
 // One lookup for every namespace a batch names; the few that do not exist yet are created.
@@ -44,7 +49,7 @@ async function namespaceIds(em: EntityManager, saves: PendingSave[]): Promise<st
 
 // Writes any number of new memories in ONE statement, hence one transaction: the rows, their postings
 // (searchable at commit), the counters (summed per key, so one upsert per key however many memories),
-// one memory.saved event and one memory.save audit row each.
+// one memory.saved event and one memory.save audit row each, and the outbox jobs of their enrichment.
 export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promise<void> {
   const resolved = await namespaceIds(em, saves);
   const rows = [];
@@ -76,6 +81,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
     }
     deltas.push(...createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length }));
   }
+  const enrichments = saves.flatMap((s) => (s.enrichment ? [s.enrichment] : []));
+  const escrows = enrichments.flatMap((e) => (e.escrow ? [e.escrow] : []));
   await query(
     em,
     sql`with saved as (
@@ -90,6 +97,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       counted as (${countersUpsert(sumDeltas(deltas))!}),
       evented as (${eventsInsert(saves.map((s) => ({ orgId: s.caller.orgId, type: 'memory.saved' as const, data: memoryRecord(s.memory) })))}),
       audited as (${auditInsert(saves.map((s) => ({ orgId: s.caller.orgId, action: 'memory.save', targetId: s.memory.id, actor: actorOf(s.caller), details: { namespace: s.memory.namespace } })))})
+      ${enrichments.length > 0 ? sql`, enqueued as (${outboxInsert(enrichments.map((e) => e.job))})` : sql``}
+      ${escrows.length > 0 ? sql`, escrowed as (${escrowInsert(escrows)})` : sql``}
       select 1`,
   );
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
-import { notFound } from '../errors.ts';
+import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
 import { indexContent, moveContent, unindexContent } from '../search/postings.ts';
 import { queryOne, sql, toDate } from '../sql.ts';
@@ -30,6 +30,7 @@ interface CurrentRow {
   namespace_id: string;
   namespace: string;
   created_at: string;
+  superseded_by: string | null;
 }
 
 
@@ -38,11 +39,13 @@ interface CurrentRow {
 export async function applyPatch(tx: EntityManager, caller: Caller, id: string, patch: MemoryPatch, upgradeUrl: string): Promise<MemoryView> {
   const current = await queryOne(
     tx,
-    sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id, n.name as namespace, m.created_at
+    sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id, n.name as namespace, m.created_at, m.superseded_by
         from memories m join namespaces n on n.id = m.namespace_id
         where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
   );
   if (!current) throw notFound();
+  // A merged original is kept for the record; its successor is the memory to edit.
+  if (current.superseded_by) throw conflict('memory_superseded', `this memory was merged into ${current.superseded_by}; edit that one`);
 
   // Server-owned and BYOK keys are not the caller's to set.
   let metadata = patch.metadata ? patchObject(current.metadata, callerMetadata(patch.metadata)) : current.metadata;
@@ -63,7 +66,9 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
       reindexed = true;
       const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
       const history = Array.isArray(current.metadata.history) ? current.metadata.history : [];
-      metadata = { ...withRedaction(metadata, prepared), history: [...history, entry] };
+      // A synopsis and facts describe the text they were drawn from, so they go with it.
+      const { synopsis: _synopsis, facts: _facts, ...kept } = withRedaction(metadata, prepared);
+      metadata = { ...kept, history: [...history, entry] };
       content = prepared.content;
       bytes = prepared.bytes;
     }

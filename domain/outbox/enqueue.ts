@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawBuilder } from 'kysely';
+import { sql } from '../sql.ts';
 import { newId } from '../ids.ts';
 import { OutboxMessage } from './entities.ts';
 
@@ -27,4 +29,12 @@ export function enqueueJob(em: EntityManager, request: JobRequest): void {
     attempts: 0,
     lastError: null,
   });
+}
+
+// The same rows as one INSERT, for hot write paths that commit everything in a single statement.
+export function outboxInsert(requests: JobRequest[]): RawBuilder<unknown> {
+  return sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
+    select i, o, t, k, a, d, now() from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId)}::uuid[],
+      ${requests.map((r) => r.jobType)}::text[], ${requests.map((r) => r.jobKey)}::text[], ${requests.map((r) => JSON.stringify(r.args))}::jsonb[],
+      ${requests.map((r) => r.description)}::text[]) as r(i, o, t, k, a, d)`;
 }

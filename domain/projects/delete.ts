@@ -21,12 +21,13 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
     let total = 0;
     let bytes = 0;
     let docLen = 0;
+    let live = 0;
     for (;;) {
       const rows = await query(
         tx,
-        sql<{ id: string; content: string; content_bytes: number; doc_len: number }>`
+        sql<{ id: string; content: string; content_bytes: number; doc_len: number; superseded_by: string | null }>`
           delete from memories where id in (select id from memories where namespace_id = ${id} limit ${BATCH})
-          returning id, content, content_bytes, doc_len`,
+          returning id, content, content_bytes, doc_len, superseded_by`,
       );
       if (rows.length === 0) break;
       const terms: string[] = [];
@@ -37,7 +38,11 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
           owners.push(row.id);
         }
         bytes += row.content_bytes;
-        docLen += row.doc_len;
+        // Superseded memories left the live counts when they were merged.
+        if (!row.superseded_by) {
+          live += 1;
+          docLen += row.doc_len;
+        }
       }
       await query(
         tx,
@@ -48,7 +53,7 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
       total += rows.length;
     }
     await bumpCounters(tx, [
-      { scopeId: caller.orgId, name: ORG_COUNTERS.live, delta: -total },
+      { scopeId: caller.orgId, name: ORG_COUNTERS.live, delta: -live },
       { scopeId: caller.orgId, name: ORG_COUNTERS.bytes, delta: -bytes },
       { scopeId: caller.orgId, name: ORG_COUNTERS.docLen, delta: -docLen },
     ]);

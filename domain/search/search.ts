@@ -38,10 +38,11 @@ export async function searchMemories(em: EntityManager, orgId: string, text: str
       select q.t, q.w, (select count(*) from memory_terms c where c.org_id = ${orgId} and c.term = q.t)::float8 as df from q
     ),
     -- Everything constant per term (idf, query weight, k1 + 1) or per query (the length normalisation's
-    -- factors) is computed once here, so each posting costs a multiply-add and a division.
+    -- factors) is computed once here, so each posting costs a multiply-add and a division. An org with no
+    -- indexed text has no postings to score; the nullifs only keep its statistics from dividing by zero.
     terms as materialized (
       select df.t, df.w * ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8)) * ${K1 + 1}::float8 as weight,
-             ${K1 * (1 - B)}::float8 as c0, ${K1 * B}::float8 / (s.total / s.n) as c1
+             ${K1 * (1 - B)}::float8 as c0, ${K1 * B}::float8 / nullif(s.total / nullif(s.n, 0), 0) as c1
         from df cross join stats s
     ),
     scored as (

@@ -34,7 +34,7 @@ export async function listThreads(em: EntityManager, orgId: string, q: { namespa
     sql<{ parent_ref: string; namespace: string; count: string; first_at: string; last_at: string; title: string; has_chunks: boolean }>`
       with t as (
         select coalesce(m.metadata->>'parent_ref', m.id::text) as ref, m.id, m.namespace_id, m.content, m.metadata, m.created_at
-          from memories m where m.org_id = ${orgId} ${namespaceFilter}
+          from memories m where m.org_id = ${orgId} and m.superseded_by is null ${namespaceFilter}
       )
       select ref as parent_ref,
              (array_agg(n.name order by t.created_at, t.id))[1] as namespace,
@@ -65,7 +65,7 @@ export async function getThread(em: EntityManager, orgId: string, ref: string): 
     em,
     sql<{ id: string; content: string; metadata: Record<string, unknown> }>`
       select id, content, metadata from memories
-       where org_id = ${orgId} and metadata ? 'parent_ref' and metadata->>'parent_ref' = ${ref}
+       where org_id = ${orgId} and superseded_by is null and metadata ? 'parent_ref' and metadata->>'parent_ref' = ${ref}
        order by case when jsonb_typeof(metadata->'chunk_index') = 'number' then (metadata->>'chunk_index')::numeric end asc nulls last, created_at, id`,
   );
   if (chunks.length > 0) return { parentRef: ref, chunks };

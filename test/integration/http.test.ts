@@ -2,6 +2,7 @@ import { Connection, Client } from '@temporalio/client';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.ts';
+import { createLlm } from '../../infra/llm/router.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { ApiClient } from '../support/api-client.ts';
 import { signUp, startStack, type Stack } from '../support/stack.ts';
@@ -76,7 +77,8 @@ describe('HTTP conventions', () => {
   it('answers 503 on /readyz when Temporal is unreachable', async () => {
     const connection = Connection.lazy({ address: '127.0.0.1:1' });
     const temporal = new Client({ connection });
-    const app = createApp({ config: stack.config, orm: stack.orm, temporal, logger: createLogger('silent', 'test'), localCaller: null });
+    const logger = createLogger('silent', 'test');
+    const app = createApp({ config: stack.config, orm: stack.orm, temporal, logger, localCaller: null, llm: createLlm(stack.config, logger) });
     const server: Server = await new Promise((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });

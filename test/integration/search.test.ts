@@ -102,6 +102,13 @@ describe('BM25 search', () => {
     const theirs = await stack.api.post('/api/memories/search', { token: b.token, body: { query: 'boundary layer' } });
     expect(theirs.body.hits).toHaveLength(1);
   });
+
+  it('answers an org that has no memories yet with no hits (its statistics are all zero)', async () => {
+    const empty = await signUp(stack.api);
+    const res = await stack.api.post('/api/memories/search', { token: empty.token, body: { query: 'boundary layer' } });
+    expect(res.status).toBe(200);
+    expect(res.body.hits).toEqual([]);
+  });
 });
 
 describe('POST /api/memories/search/bulk and GET /api/memories?q=', () => {

@@ -7,6 +7,7 @@ import { inject } from 'vitest';
 import { createApp } from '../../api/app.ts';
 import { ensureLocalAccount } from '../../domain/accounts/local.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
+import { createLlm } from '../../infra/llm/router.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { createMailer } from '../../infra/mailer.ts';
 import { openOrm } from '../../infra/orm.ts';
@@ -61,6 +62,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
   const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
+  const llm = createLlm(config, logger);
   const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
   const startWorker = async (): Promise<WorkerHandle> => {
@@ -68,7 +70,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       address: config.TEMPORAL_ADDRESS,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS },
+      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey },
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     const running = worker.run();
@@ -90,7 +92,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const relay = options.relay === false ? null : new OutboxRelay({ orm, client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, pollIntervalMs: 200, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
   await relay?.start();
 
-  const app = createApp({ config, orm, temporal, logger, localCaller, validateResponses: true });
+  const app = createApp({ config, orm, temporal, logger, localCaller, llm, validateResponses: true });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(options.port ?? 0, '127.0.0.1', () => resolve(s));
   });

@@ -1,0 +1,44 @@
+import { findCandidates, type Candidates, type ContradictionCandidate } from '../domain/consolidation/detect.ts';
+import { applyMerge, mergeInput, pairTexts, recordMergeFailure, type MergeArgs, type MergeDraft, type MergeResult } from '../domain/consolidation/merge.ts';
+import { recordProposals, type NewProposal } from '../domain/consolidation/proposals.ts';
+import { contradictionTask, mergeTask } from '../domain/consolidation/tasks.ts';
+import { llmError } from '../domain/llm/port.ts';
+import { keysFor, type LlmActivityDeps } from './enrichment.ts';
+import { asActivity } from './failures.ts';
+
+export function consolidationActivities(deps: LlmActivityDeps) {
+  const { orm, llm } = deps;
+  return {
+    async findConsolidationCandidates(input: { orgId: string; namespace?: string | undefined; threshold: number }): Promise<Candidates> {
+      return findCandidates(orm.em.fork(), input.orgId, input.namespace, input.threshold);
+    },
+    // Detection is a paid-plan feature and runs on the server's providers.
+    async checkContradiction(input: { orgId: string; candidate: ContradictionCandidate }): Promise<NewProposal | null> {
+      return asActivity(async () => {
+        const { candidate } = input;
+        const [a, b] = await pairTexts(orm.em.fork(), input.orgId, candidate.memoryAId, candidate.memoryBId);
+        const { value } = await llm.run(contradictionTask(a, b));
+        return value.contradicts ? { ...candidate, kind: 'contradiction', note: value.explanation || null } : null;
+      });
+    },
+    async recordConsolidationProposals(input: { orgId: string; proposals: NewProposal[] }): Promise<{ created: number; alreadyKnown: number }> {
+      return recordProposals(orm.em.fork(), input.orgId, input.proposals);
+    },
+    async draftMerge(input: MergeArgs): Promise<MergeDraft> {
+      return asActivity(async () => {
+        const em = orm.em.fork();
+        const { kind, a, b } = await mergeInput(em, input.caller.orgId, input.proposalId);
+        const byok = await keysFor(deps, input.caller.orgId, input.escrowId);
+        if (byok === null) throw llmError('rejected', 'the provider key sent with the merge request has expired; send it again');
+        const { value } = await llm.run(mergeTask(kind, a, b), byok);
+        return { merged: value.merged, hadConflict: value.had_conflict };
+      });
+    },
+    async applyMerge(input: MergeArgs & { draft: MergeDraft }): Promise<MergeResult> {
+      return asActivity(() => applyMerge(orm.em.fork(), input.caller, input.proposalId, input.draft));
+    },
+    async recordMergeFailure(input: { orgId: string; proposalId: string; error: string }): Promise<void> {
+      await recordMergeFailure(orm.em.fork(), input.orgId, input.proposalId, input.error);
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { DEFAULT_THRESHOLD } from '../../domain/consolidation/detect.ts';
+import { startMerge, type MergeResult } from '../../domain/consolidation/merge.ts';
+import { getProposal, listProposals, PROPOSAL_KINDS, PROPOSAL_STATUSES, REVIEW_DECISIONS, reviewProposal, type ProposalView } from '../../domain/consolidation/proposals.ts';
+import { AppError } from '../../domain/errors.ts';
+import { requireLlm } from '../../domain/llm/port.ts';
+import { asAppError } from '../../temporal/outcome.ts';
+import { dispatchAndAwait, runShared } from '../../temporal/start.ts';
+import type { DetectReport } from '../../workflows/consolidation.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs, intParam } from '../http/schemas.ts';
+import { namespaceName } from '../memories/schemas.ts';
+import { byokFields, byokOfBody, upgradeUrlOf } from '../llm.ts';
+
+const proposalSchema = z
+  .object({
+    id: z.uuid(),
+    kind: z.enum(PROPOSAL_KINDS),
+    memory_a_id: z.uuid(),
+    memory_b_id: z.uuid(),
+    score: z.number(),
+    status: z.enum(PROPOSAL_STATUSES),
+    note: z.string().nullable(),
+    proposed_at: epochMs,
+    reviewed_at: epochMs.nullable(),
+    merged_memory_id: z.uuid().nullable().meta({ description: 'set once merged' }),
+    merge_state: z.enum(['running', 'failed']).nullable().meta({ description: 'running while a merge of this approved proposal runs; failed when the last attempt failed (see merge_error)' }),
+    merge_error: z.string().nullable(),
+  })
+  .meta({ id: 'ConsolidationProposal' });
+
+const proposalJson = (p: ProposalView) => ({
+  id: p.id,
+  kind: p.kind,
+  memory_a_id: p.memoryAId,
+  memory_b_id: p.memoryBId,
+  score: p.score,
+  status: p.status,
+  note: p.note,
+  proposed_at: p.proposedAt,
+  reviewed_at: p.reviewedAt,
+  merged_memory_id: p.mergedMemoryId,
+  merge_state: p.mergeState,
+  merge_error: p.mergeError,
+});
+
+const detectReport = z.object({ scanned: z.number().int(), proposalsCreated: z.number().int(), alreadyKnown: z.number().int() }).meta({ id: 'ConsolidationDetectReport' });
+const mergeOutcome = z.object({ proposal_id: z.uuid(), merged_memory_id: z.uuid(), merged_content: z.string(), had_conflict: z.boolean() }).meta({ id: 'ConsolidationMergeResult' });
+const mergeJson = (r: MergeResult) => ({ proposal_id: r.proposalId, merged_memory_id: r.mergedMemoryId, merged_content: r.mergedContent, had_conflict: r.hadConflict });
+
+const actionBody = z.discriminatedUnion('action', [
+  z.object({
+    action: z.literal('detect'),
+    threshold: z.number().gt(0).max(1).default(DEFAULT_THRESHOLD).meta({ description: 'similarity (0..1] a pair must reach; default 0.8' }),
+    namespace: namespaceName.optional().meta({ description: 'limit the scan to one project; pairs never span projects' }),
+  }),
+  z.object({ action: z.literal('review'), id: z.uuid(), decision: z.enum(REVIEW_DECISIONS), note: z.string().max(2000).optional() }),
+  z.object({ action: z.literal('merge'), id: z.uuid(), ...byokFields }),
+]);
+
+export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
+  const { config, temporal, llm } = deps;
+  const upgradeUrl = upgradeUrlOf(config);
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/consolidate',
+      tag: 'consolidation',
+      access: 'caller',
+      summary: 'Consolidation proposals, newest first',
+      query: z.object({
+        status: z.enum([...PROPOSAL_STATUSES, 'all']).default('pending'),
+        kind: z.enum(PROPOSAL_KINDS).optional(),
+        limit: intParam(1, 500).default(50),
+        offset: intParam(0, 100_000).default(0),
+      }),
+      responses: { 200: { description: 'Proposals', schema: z.object({ proposals: z.array(proposalSchema) }) } },
+      handler: async (ctx, { query }) => {
+        ctx.body = { proposals: (await listProposals(ctx.state.em, callerOf(ctx).orgId, query)).map(proposalJson) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/consolidate/:id',
+      tag: 'consolidation',
+      access: 'caller',
+      summary: 'One proposal: what the dashboard polls while its merge runs',
+      params: z.object({ id: z.uuid() }),
+      responses: { 200: { description: 'The proposal', schema: proposalSchema }, 404: { description: 'Not in this org' } },
+      handler: async (ctx, { params }) => {
+        ctx.body = proposalJson(await getProposal(ctx.state.em, callerOf(ctx).orgId, params.id));
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/consolidate',
+      tag: 'consolidation',
+      access: 'caller',
+      summary: 'Detect, review or merge (by `action`)',
+      description:
+        'detect (paid plan): scans the most recently updated 2,000 memories (of one project when namespace is given) for lexical duplicates (term-set Jaccard >= threshold), stale memories (an older memory whose terms a newer, longer one contains >= threshold) and, when an LLM provider is configured, contradictions (topic overlap >= threshold/2 judged by the model, up to 20 pairs per run); answers { scanned, proposalsCreated, alreadyKnown }. review: decision approved or rejected (changeable until merged) answers the proposal. merge (approved proposals; paid plan or a BYOK key): an LLM writes one memory from both, tagged merged-from-consolidation, and both originals are superseded (left out of search and of lists unless include_superseded); repeating the request for a merged proposal answers the same result.',
+      body: actionBody,
+      responses: {
+        200: { description: 'The outcome of the action', schema: z.union([detectReport, proposalSchema, mergeOutcome]) },
+        402: { description: '`plan_required`' },
+        404: { description: 'Proposal not in this org' },
+        409: { description: '`proposal_not_approved`, `proposal_already_merged`, `merge_in_progress`, `memory_superseded`' },
+        502: { description: '`llm_rejected` or `llm_malformed_output`' },
+        503: { description: '`llm_unavailable` or `llm_not_configured`' },
+      },
+      handler: async (ctx, { body }) => {
+        const caller = callerOf(ctx);
+        if (body.action === 'review') {
+          ctx.body = proposalJson(await reviewProposal(ctx.state.em, caller, body.id, body.decision, body.note));
+          return;
+        }
+        if (body.action === 'detect') {
+          if (caller.plan === 'free') throw new AppError('payment_required', 'plan_required', 'consolidation detect needs a paid plan', { upgrade_url: upgradeUrl });
+          const scope = body.namespace ?? '*';
+          const report = await runShared<DetectReport>(temporal, config.TEMPORAL_TASK_QUEUE, 'consolidationDetectWorkflow', {
+            workflowId: `consolidation-detect-${caller.orgId}-${scope}-${body.threshold}`,
+            orgId: caller.orgId,
+            description: `find duplicate, stale and contradicting memories in ${body.namespace ? `project ${body.namespace}` : 'every project'}`,
+            args: [{ orgId: caller.orgId, namespace: body.namespace, threshold: body.threshold, checkContradictions: llm.configured() }],
+          }).catch((err: unknown) => Promise.reject(asAppError(err)));
+          ctx.body = { scanned: report.scanned, proposalsCreated: report.proposalsCreated, alreadyKnown: report.alreadyKnown };
+          return;
+        }
+        const byok = byokOfBody(body);
+        await getProposal(ctx.state.em, caller.orgId, body.id);
+        requireLlm(llm, caller.plan, byok, upgradeUrl);
+        const started = await startMerge(ctx.state.em, caller, body.id, byok, config.byokEscrowKey);
+        if ('done' in started) {
+          ctx.body = mergeJson(started.done);
+          return;
+        }
+        const result = await dispatchAndAwait<MergeResult>(temporal, config.TEMPORAL_TASK_QUEUE, started.workflowId, started.job).catch((err: unknown) => Promise.reject(asAppError(err)));
+        ctx.body = mergeJson(result);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,118 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { namespaceIdOf } from '../memories/namespaces.ts';
+import { termFrequencies } from '../search/analyzer.ts';
+import { query, sql, toDate } from '../sql.ts';
+import { knownPairs, type NewProposal } from './proposals.ts';
+
+// Lexical consolidation over the analyzed terms (the search analyzer: stems, no stopwords) of the most
+// recently updated memories, pairs only within one namespace:
+// - duplicate: Jaccard similarity of the two term sets >= threshold;
+// - stale: not a duplicate, but the older memory's terms are contained in a newer one's >= threshold
+//   (the newer memory restates it and says more);
+// - contradiction candidates: topic overlap (Jaccard >= threshold / 2) without either of the above; a model
+//   decides whether they contradict.
+export const DETECT_SCAN_LIMIT = 2000;
+export const CONTRADICTION_CHECKS_MAX = 20;
+export const DEFAULT_THRESHOLD = 0.8;
+// Only this much of a memory is analyzed: enough to judge overlap, bounded for very long memories.
+const ANALYZED_CHARS = 20_000;
+
+interface Scanned {
+  id: string;
+  namespaceId: string;
+  createdAt: number;
+  terms: Set<string>;
+}
+
+export interface ContradictionCandidate {
+  memoryAId: string;
+  memoryBId: string;
+  namespaceId: string;
+  score: number;
+}
+
+export interface Candidates {
+  scanned: number;
+  proposals: NewProposal[];
+  contradictions: ContradictionCandidate[];
+  alreadyKnown: number;
+}
+
+const ordered = (x: Scanned, y: Scanned): [Scanned, Scanned] => (x.id < y.id ? [x, y] : [y, x]);
+
+// Candidate pairs through an inverted index over the scanned memories; terms shared by very many memories
+// (df above 2% of them, at least 20) propose no pairs on their own, which keeps the work near-linear.
+function overlappingPairs(items: Scanned[]): Map<string, [number, number]> {
+  const postings = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    for (const term of item.terms) {
+      const list = postings.get(term);
+      if (list) list.push(i);
+      else postings.set(term, [i]);
+    }
+  });
+  const maxDf = Math.max(20, Math.ceil(items.length * 0.02));
+  const pairs = new Map<string, [number, number]>();
+  for (const list of postings.values()) {
+    if (list.length < 2 || list.length > maxDf) continue;
+    for (let x = 0; x < list.length; x++) {
+      for (let y = x + 1; y < list.length; y++) {
+        const i = list[x]!;
+        const j = list[y]!;
+        if (items[i]!.namespaceId === items[j]!.namespaceId) pairs.set(`${i}/${j}`, [i, j]);
+      }
+    }
+  }
+  return pairs;
+}
+
+function intersection(a: Set<string>, b: Set<string>): number {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  let n = 0;
+  for (const t of small) if (large.has(t)) n++;
+  return n;
+}
+
+export async function findCandidates(em: EntityManager, orgId: string, namespace: string | undefined, threshold: number): Promise<Candidates> {
+  let namespaceId: string | null = null;
+  if (namespace !== undefined) {
+    namespaceId = await namespaceIdOf(em, orgId, namespace);
+    // Like the list routes, a project that does not exist simply holds nothing.
+    if (!namespaceId) return { scanned: 0, proposals: [], contradictions: [], alreadyKnown: 0 };
+  }
+  const rows = await query(
+    em,
+    sql<{ id: string; namespace_id: string; created_at: string; text: string }>`
+      select id, namespace_id, created_at, left(content, ${ANALYZED_CHARS}) as text from memories
+       where org_id = ${orgId} and superseded_by is null ${namespaceId ? sql`and namespace_id = ${namespaceId}` : sql``}
+       order by updated_at desc, id desc limit ${DETECT_SCAN_LIMIT}`,
+  );
+  const items: Scanned[] = rows
+    .map((r) => ({ id: r.id, namespaceId: r.namespace_id, createdAt: toDate(r.created_at).getTime(), terms: new Set(termFrequencies(r.text).terms.keys()) }))
+    .filter((s) => s.terms.size > 0);
+  const known = await knownPairs(em, orgId, items.map((s) => s.id));
+  const proposals: NewProposal[] = [];
+  const contradictions: ContradictionCandidate[] = [];
+  let alreadyKnown = 0;
+  for (const [i, j] of overlappingPairs(items).values()) {
+    const [a, b] = ordered(items[i]!, items[j]!);
+    const shared = intersection(a.terms, b.terms);
+    const jaccard = shared / (a.terms.size + b.terms.size - shared);
+    const [older, newer] = a.createdAt <= b.createdAt ? [a, b] : [b, a];
+    const containment = shared / older.terms.size;
+    const kind = jaccard >= threshold ? 'duplicate' : containment >= threshold && newer.terms.size > older.terms.size ? 'stale' : jaccard >= threshold / 2 ? 'contradiction' : null;
+    if (!kind) continue;
+    if (known.has(`${a.id}/${b.id}`)) {
+      alreadyKnown++;
+      continue;
+    }
+    const pair = { memoryAId: a.id, memoryBId: b.id, namespaceId: a.namespaceId };
+    if (kind === 'duplicate') proposals.push({ ...pair, kind, score: round(jaccard), note: null });
+    else if (kind === 'stale') proposals.push({ ...pair, kind, score: round(containment), note: `older memory ${older.id} is restated by the newer ${newer.id}` });
+    else contradictions.push({ ...pair, score: round(jaccard) });
+  }
+  contradictions.sort((x, y) => y.score - x.score);
+  return { scanned: rows.length, proposals, contradictions: contradictions.slice(0, CONTRADICTION_CHECKS_MAX), alreadyKnown };
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;

@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import type { Plan } from '../accounts/entities.ts';
+import { newId } from '../ids.ts';
+import { seal, type Sealed } from '../llm/escrow.ts';
+import { hasByok, type ByokKeys, type Llm } from '../llm/port.ts';
+import type { Metadata } from '../memories/model.ts';
+import type { JobRequest } from '../outbox/enqueue.ts';
+import type { Enrichment } from './tasks.ts';
+
+export const ENRICHMENT_JOB = 'memoryEnrichment';
+// Content at least this long gets entity extraction without being asked.
+export const ENTITY_EXTRACTION_MIN_CHARS = 200;
+
+export interface EnrichmentArgs {
+  orgId: string;
+  memoryId: string;
+  tasks: Enrichment[];
+  // The content the work was scheduled for: a result for older content is not stored.
+  contentHash: string;
+  escrowId: string | null;
+}
+
+export interface LlmAccess {
+  llm: Llm;
+  escrowKey: Buffer;
+}
+
+export const contentHash = (content: string): string => createHash('md5').update(content).digest('hex');
+
+export const byokOf = (metadata: Metadata | undefined): ByokKeys | undefined => {
+  const primary = metadata?.byok_primary_key;
+  const alternate = metadata?.byok_alternate_key;
+  const keys = { primary: typeof primary === 'string' && primary ? primary : undefined, alternate: typeof alternate === 'string' && alternate ? alternate : undefined };
+  return hasByok(keys) ? keys : undefined;
+};
+
+export function requestedEnrichments(content: string, metadata: Metadata): Enrichment[] {
+  const tasks: Enrichment[] = [];
+  if ([...content].length >= ENTITY_EXTRACTION_MIN_CHARS || metadata.extract_entities === true) tasks.push('entities');
+  if (metadata.summarize === true) tasks.push('synopsis');
+  if (metadata.extract_facts === true) tasks.push('facts');
+  return tasks;
+}
+
+export interface ScheduledEnrichment {
+  job: JobRequest;
+  escrow: Sealed | null;
+}
+
+// The background work a new memory gets: only on a paid plan or with the caller's own key, and only when a
+// provider can be called. The caller's keys travel sealed (domain/llm/escrow.ts), never in the job.
+export function scheduleEnrichment(access: LlmAccess | undefined, plan: Plan, orgId: string, memoryId: string, content: string, callerMetadata: Metadata | undefined): ScheduledEnrichment | null {
+  if (!access) return null;
+  const byok = byokOf(callerMetadata);
+  if (plan === 'free' && !byok) return null;
+  if (!access.llm.configured(byok)) return null;
+  const tasks = requestedEnrichments(content, callerMetadata ?? {});
+  if (tasks.length === 0) return null;
+  const escrow = byok ? seal(access.escrowKey, newId(), orgId, byok) : null;
+  const args: EnrichmentArgs = { orgId, memoryId, tasks, contentHash: contentHash(content), escrowId: escrow?.id ?? null };
+  return {
+    job: { orgId, jobType: ENRICHMENT_JOB, jobKey: `memory-enrichment-${memoryId}`, args: [args], description: `enrich memory ${memoryId}: ${tasks.join(', ')}` },
+    escrow,
+  };
+}

@@ -1,0 +1,55 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawBuilder } from 'kysely';
+import { query, queryOne, sql } from '../sql.ts';
+import type { ByokKeys } from './port.ts';
+
+// A caller's own LLM keys must reach background work (a save's enrichment, a merge) without entering the
+// workflow history or any log. They are sealed with AES-256-GCM under the server's escrow key into a row
+// that the work deletes when it ends; rows whose work never ran expire after an hour.
+export const ESCROW_TTL_SECONDS = 3600;
+
+export interface Sealed {
+  id: string;
+  orgId: string;
+  sealed: Buffer;
+}
+
+export function seal(key: Buffer, id: string, orgId: string, byok: ByokKeys): Sealed {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  // The row id and org are authenticated, so a sealed blob cannot be replayed under another row or org.
+  cipher.setAAD(Buffer.from(`${id}/${orgId}`));
+  const body = Buffer.concat([cipher.update(JSON.stringify({ p: byok.primary ?? null, a: byok.alternate ?? null })), cipher.final()]);
+  return { id, orgId, sealed: Buffer.concat([iv, cipher.getAuthTag(), body]) };
+}
+
+function open(key: Buffer, row: Sealed): ByokKeys {
+  const decipher = createDecipheriv('aes-256-gcm', key, row.sealed.subarray(0, 12));
+  decipher.setAAD(Buffer.from(`${row.id}/${row.orgId}`));
+  decipher.setAuthTag(row.sealed.subarray(12, 28));
+  const plain = JSON.parse(Buffer.concat([decipher.update(row.sealed.subarray(28)), decipher.final()]).toString('utf8')) as { p: string | null; a: string | null };
+  return { primary: plain.p ?? undefined, alternate: plain.a ?? undefined };
+}
+
+// One INSERT, embeddable in the statement of the write that starts the work.
+export function escrowInsert(rows: Sealed[]): RawBuilder<unknown> {
+  return sql`insert into llm_key_escrow (id, org_id, sealed, created_at, expires_at)
+    select id, org_id, sealed, now(), now() + make_interval(secs => ${ESCROW_TTL_SECONDS})
+      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.orgId)}::uuid[], ${rows.map((r) => r.sealed)}::bytea[]) as r(id, org_id, sealed)`;
+}
+
+export async function depositKeys(em: EntityManager, key: Buffer, id: string, orgId: string, byok: ByokKeys): Promise<void> {
+  await query(em, escrowInsert([seal(key, id, orgId, byok)]));
+}
+
+// The keys, or null when the row is gone (the work already ended, or it expired).
+export async function withdrawKeys(em: EntityManager, key: Buffer, id: string, orgId: string): Promise<ByokKeys | null> {
+  const row = await queryOne(em, sql<{ sealed: Buffer }>`select sealed from llm_key_escrow where id = ${id} and org_id = ${orgId} and expires_at > now()`);
+  return row ? open(key, { id, orgId, sealed: row.sealed }) : null;
+}
+
+// Also sweeps rows whose work never came for them.
+export async function releaseKeys(em: EntityManager, id: string): Promise<void> {
+  await query(em, sql`delete from llm_key_escrow where id = ${id} or expires_at < now()`);
+}

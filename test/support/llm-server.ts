@@ -1,0 +1,401 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { freePort } from './ports.ts';
+
+export type LlmProtocol = 'anthropic' | 'openai';
+
+export interface LlmCall {
+  protocol: LlmProtocol;
+  apiKey: string;
+  model: string;
+  system: string;
+  /** The conversation without the system prompt, each content flattened to its text. */
+  messages: { role: string; content: string }[];
+  /** Present when the request asked for structured output. */
+  tool?: { name: string; schema: unknown };
+  /** The HTTP status this server answered. */
+  status: number;
+  /** The parsed JSON request body, for assertions on anything else the service sent. */
+  body: unknown;
+}
+
+export type LlmHandler = (call: LlmCall) => unknown | Promise<unknown>;
+
+/** Literal model output, returned as text even when structured output was requested. */
+export class RawText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+type Headers = Record<string, string>;
+
+// A local stand-in for the Anthropic Messages API and the OpenAI Chat Completions API, driven by the
+// official clients with `baseURL` pointed here. Records every request, and answers with scripted faults,
+// 401s for unknown keys, or the handler's answer (a tiny deterministic model by default).
+export class LlmServer {
+  readonly calls: LlmCall[] = [];
+  readonly validKeys = new Set<string>();
+  #faults: Record<LlmProtocol, number[]> = { anthropic: [], openai: [] };
+  #down: Record<LlmProtocol, boolean> = { anthropic: false, openai: false };
+  #handler: LlmHandler = defaultHandler;
+  #server: Server | undefined;
+  #url = '';
+
+  static raw(text: string): RawText {
+    return new RawText(text);
+  }
+
+  /** `http://127.0.0.1:PORT`: the Anthropic client's baseURL; the OpenAI client's is `${url}/v1`. */
+  get url(): string {
+    return this.#url;
+  }
+
+  async start(): Promise<void> {
+    const port = await freePort();
+    this.#server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => void this.#handle(req, body, res));
+    });
+    await new Promise<void>((r) => this.#server!.listen(port, '127.0.0.1', () => r()));
+    this.#url = `http://127.0.0.1:${port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+  }
+
+  /** The next `count` requests of `protocol` answer `status` with that protocol's error body. */
+  failNext(protocol: LlmProtocol, count: number, status = 500): void {
+    for (let i = 0; i < count; i++) this.#faults[protocol].push(status);
+  }
+
+  /** While down, every request of `protocol` answers 503. */
+  down(protocol: LlmProtocol, isDown: boolean): void {
+    this.#down[protocol] = isDown;
+  }
+
+  respond(handler: LlmHandler): void {
+    this.#handler = handler;
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+    this.validKeys.clear();
+    this.#faults = { anthropic: [], openai: [] };
+    this.#down = { anthropic: false, openai: false };
+    this.#handler = defaultHandler;
+  }
+
+  async #handle(req: IncomingMessage, text: string, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    const routed: LlmProtocol | undefined =
+      req.method === 'POST' && path === '/v1/messages' ? 'anthropic'
+      : req.method === 'POST' && path === '/v1/chat/completions' ? 'openai'
+      : undefined;
+    // An unknown route still answers in the format of the client that asked.
+    const protocol = routed ?? (req.headers['anthropic-version'] || req.headers['x-api-key'] ? 'anthropic' : 'openai');
+    const { call, problem } = parseCall(protocol, req.headers, text);
+    this.calls.push(call);
+    const fail = (status: number, message: string, headers: Headers = {}): void => {
+      call.status = status;
+      sendError(res, protocol, status, message, headers);
+    };
+
+    if (!routed) return fail(404, `Not found: ${req.method} ${path}`);
+    if (this.#down[protocol]) return fail(503, 'Service unavailable.');
+    const fault = this.#faults[protocol].shift();
+    if (fault !== undefined) return fail(fault, faultMessage(fault), fault === 429 ? { 'retry-after': '0' } : {});
+    if (this.validKeys.size > 0 && !this.validKeys.has(call.apiKey)) {
+      return fail(401, protocol === 'anthropic' ? 'invalid x-api-key' : `Incorrect API key provided: ${call.apiKey}.`);
+    }
+    if (problem) return fail(400, problem);
+
+    call.status = 200;
+    let reply: string;
+    try {
+      const answer = await this.#handler(call);
+      if (!(answer instanceof RawText) && !call.tool && typeof answer !== 'string') {
+        throw new Error(`handler returned ${typeof answer} for a request without structured output; return a string`);
+      }
+      reply = JSON.stringify(protocol === 'anthropic' ? anthropicAnswer(call, answer) : openaiAnswer(call, answer));
+    } catch (err) {
+      // A broken handler is a bug in the test, not a transient fault: tell the client not to retry it.
+      return fail(500, `LlmServer handler failed: ${err instanceof Error ? err.message : String(err)}`, { 'x-should-retry': 'false' });
+    }
+    send(res, protocol, 200, reply);
+  }
+}
+
+function parseCall(protocol: LlmProtocol, headers: IncomingHttpHeaders, text: string): { call: LlmCall; problem?: string } {
+  const bearer = /^Bearer\s+(.*)$/i.exec(headers.authorization ?? '')?.[1] ?? '';
+  // Anthropic's own key header wins; its client 1.x sends the key as a bearer token.
+  const apiKey = protocol === 'anthropic' ? (headerValue(headers['x-api-key']) ?? bearer) : bearer;
+  const call: LlmCall = { protocol, apiKey, model: '', system: '', messages: [], status: 0, body: undefined };
+  let body: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isRecord(parsed)) return { call, problem: 'The request body must be a JSON object.' };
+    body = parsed;
+  } catch {
+    return { call, problem: 'The request body is not valid JSON.' };
+  }
+  call.body = body;
+  if (typeof body.model === 'string') call.model = body.model;
+  const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
+  const problem = protocol === 'anthropic' ? parseAnthropic(body, messages, call) : parseOpenai(body, messages, call);
+  return problem ? { call, problem } : { call };
+}
+
+function parseAnthropic(body: Record<string, unknown>, messages: Record<string, unknown>[], call: LlmCall): string | undefined {
+  call.system = flattenContent(body.system);
+  call.messages = messages.map((m) => ({ role: String(m.role), content: flattenContent(m.content) }));
+  const choice = body.tool_choice;
+  if (isRecord(choice) && choice.type === 'tool') {
+    const tools = Array.isArray(body.tools) ? body.tools.filter(isRecord) : [];
+    const tool = tools.find((t) => t.name === choice.name);
+    if (!tool) return `tool_choice names tool ${String(choice.name)}, which is not in tools.`;
+    call.tool = { name: String(tool.name), schema: tool.input_schema };
+  }
+  if (typeof body.model !== 'string') return 'model: Field required';
+  if (!Array.isArray(body.messages)) return 'messages: Field required';
+  if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
+  if (body.stream) return 'LlmServer does not stream.';
+  if (call.tool && !isRecord(call.tool.schema)) return 'tools.0.input_schema: Field required';
+  return undefined;
+}
+
+function parseOpenai(body: Record<string, unknown>, messages: Record<string, unknown>[], call: LlmCall): string | undefined {
+  const systemAt = messages.findIndex((m) => m.role === 'system' || m.role === 'developer');
+  if (systemAt >= 0) call.system = flattenContent(messages[systemAt]!.content);
+  call.messages = messages
+    .filter((_, i) => i !== systemAt)
+    .map((m) => ({ role: String(m.role), content: flattenContent(m.content) }));
+  const format = body.response_format;
+  if (isRecord(format) && format.type === 'json_schema') {
+    const spec = format.json_schema;
+    if (!isRecord(spec) || typeof spec.name !== 'string') {
+      return "Missing required parameter: 'response_format.json_schema.name'.";
+    }
+    call.tool = { name: spec.name, schema: spec.schema };
+  }
+  if (typeof body.model !== 'string') return 'you must provide a model parameter';
+  if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
+  if (body.stream) return 'LlmServer does not stream.';
+  return undefined;
+}
+
+// Content is a string or an array of blocks/parts; only their text matters here.
+function flattenContent(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((b): b is { text: string } => isRecord(b) && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('\n');
+}
+
+function anthropicAnswer(call: LlmCall, answer: unknown): unknown {
+  const text = answer instanceof RawText ? answer.text : typeof answer === 'string' ? answer : undefined;
+  const content =
+    text !== undefined || !call.tool ?
+      [{ type: 'text', text: text ?? '', citations: null }]
+    : [{ type: 'tool_use', id: `toolu_${hexId()}`, name: call.tool.name, input: answer, caller: { type: 'direct' } }];
+  return {
+    id: `msg_${hexId()}`,
+    type: 'message',
+    role: 'assistant',
+    model: call.model,
+    content,
+    stop_reason: content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    stop_details: null,
+    container: null,
+    diagnostics: null,
+    usage: {
+      input_tokens: promptTokens(call),
+      output_tokens: tokens(text ?? JSON.stringify(answer)),
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation: null,
+      inference_geo: null,
+      output_tokens_details: null,
+      server_tool_use: null,
+      service_tier: 'standard',
+      speed: null,
+    },
+  };
+}
+
+function openaiAnswer(call: LlmCall, answer: unknown): unknown {
+  const content = answer instanceof RawText ? answer.text : call.tool ? JSON.stringify(answer) : String(answer);
+  const promptTokenCount = promptTokens(call);
+  const completionTokens = tokens(content);
+  return {
+    id: `chatcmpl-${hexId()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: call.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content, refusal: null, annotations: [] },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
+    usage: { prompt_tokens: promptTokenCount, completion_tokens: completionTokens, total_tokens: promptTokenCount + completionTokens },
+    service_tier: 'default',
+    system_fingerprint: 'fp_llmserver',
+  };
+}
+
+function sendError(res: ServerResponse, protocol: LlmProtocol, status: number, message: string, headers: Headers): void {
+  if (protocol === 'anthropic') {
+    const type =
+      status === 400 ? 'invalid_request_error'
+      : status === 401 ? 'authentication_error'
+      : status === 403 ? 'permission_error'
+      : status === 404 ? 'not_found_error'
+      : status === 429 ? 'rate_limit_error'
+      : status === 504 ? 'timeout_error'
+      : status === 529 ? 'overloaded_error'
+      : 'api_error';
+    send(res, protocol, status, JSON.stringify({ type: 'error', error: { type, message }, request_id: `req_${hexId()}` }), headers);
+    return;
+  }
+  const [type, code] =
+    status === 401 ? ['invalid_request_error', 'invalid_api_key']
+    : status === 429 ? ['requests', 'rate_limit_exceeded']
+    : status >= 500 ? ['server_error', null]
+    : ['invalid_request_error', null];
+  send(res, protocol, status, JSON.stringify({ error: { message, type, param: null, code } }), headers);
+}
+
+function send(res: ServerResponse, protocol: LlmProtocol, status: number, json: string, headers: Headers = {}): void {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    [protocol === 'anthropic' ? 'request-id' : 'x-request-id']: `req_${hexId()}`,
+    ...headers,
+  });
+  res.end(json);
+}
+
+function faultMessage(status: number): string {
+  return (
+    status === 429 ? 'Rate limited. Please retry after a moment.'
+    : status === 529 ? 'Overloaded'
+    : status === 503 ? 'Service unavailable.'
+    : status >= 500 ? 'Internal server error'
+    : `Scripted failure (${status})`
+  );
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function hexId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+function tokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+function promptTokens(call: LlmCall): number {
+  return tokens(call.system + call.messages.map((m) => m.content).join(''));
+}
+
+// The default handler: a tiny deterministic model, so tests of the service need no scripting.
+function defaultHandler(call: LlmCall): unknown {
+  const user = lastUserMessage(call);
+  const tool = call.tool?.name;
+  switch (tool) {
+    case undefined:
+      return `Echo: ${user}`;
+    case 'extract_entities':
+      return { entities: extractEntities(user) };
+    case 'summarize':
+      return { synopsis: (sentences(user)[0] ?? '').slice(0, 200) };
+    case 'extract_facts':
+      return { facts: sentences(user).slice(0, 10) };
+    case 'check_contradiction': {
+      const [a, b] = twoTexts(user);
+      const contradicts = negated(a) !== negated(b);
+      return {
+        contradicts,
+        explanation: contradicts ? 'Exactly one of the two statements is negated.' : 'The two statements agree.',
+      };
+    }
+    case 'merge_memories': {
+      const [a, b] = twoTexts(user);
+      return { merged: [a, b].filter(Boolean).join(' '), had_conflict: negated(a) !== negated(b) };
+    }
+    case 'chat_reply':
+      return { reply: `Echo: ${user}`, runbook_proposal: null };
+    default:
+      throw new Error(`the default handler knows no tool ${tool}; call respond()`);
+  }
+}
+
+// The service fences user data in <memory ...> tags; the tiny model reads the text inside them.
+function lastUserMessage(call: LlmCall): string {
+  return (call.messages.findLast((m) => m.role === 'user')?.content ?? '').replace(/<\/?memory\b[^>]*>/g, '').trim();
+}
+
+function sentences(text: string): string[] {
+  return text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .split(/(?<=[.!?])\s+/)
+    .filter((s) => s.length > 0);
+}
+
+// The two texts of a comparison prompt, separated by a line `---`.
+function twoTexts(text: string): [string, string] {
+  const [a = '', ...rest] = text.split(/^\s*---\s*$/m);
+  return [a.trim(), rest.join('\n').trim()];
+}
+
+function negated(text: string): boolean {
+  return /\bnot\b|\bno longer\b/i.test(text);
+}
+
+const LEADING_WORDS = new Set(
+  'a an and after also at before but by for from he her his i if in it its my no of on or our she so that the their then there these they this those to we when while with you your'.split(' '),
+);
+const ORGANIZATIONS = new Set('acme amazon anthropic apple aws github google ibm meta microsoft netflix openai oracle stripe'.split(' '));
+const ORGANIZATION_SUFFIXES = new Set('co corp corporation gmbh inc labs llc ltd'.split(' '));
+const PEOPLE = new Set('alice bob carol dave eve frank grace heidi mallory oscar peggy trent victor walter'.split(' '));
+const LOCATIONS = new Set(['amsterdam', 'berlin', 'dublin', 'europe', 'france', 'germany', 'japan', 'london', 'madrid', 'new york', 'paris', 'rome', 'san francisco', 'tokyo']);
+const TECHNOLOGIES = new Set('docker javascript kafka kubernetes linux node postgres postgresql python redis rust temporal typescript'.split(' '));
+
+function extractEntities(text: string): { name: string; type: string; aliases: string[] }[] {
+  const seen = new Set<string>();
+  const entities: { name: string; type: string; aliases: string[] }[] = [];
+  const phrases = [...text.matchAll(/\b[A-Z][\w&'-]*(?:[ \t]+[A-Z][\w&'-]*)*/g)].flatMap(([p]) => p.split(/'s(?:\s+|$)/));
+  for (const phrase of phrases) {
+    const words = phrase.split(/\s+/).filter(Boolean);
+    while (words.length > 0 && LEADING_WORDS.has(words[0]!.toLowerCase())) words.shift();
+    const name = words.join(' ');
+    if (!name || seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    entities.push({ name, type: entityType(words.map((w) => w.toLowerCase())), aliases: [] });
+  }
+  return entities;
+}
+
+function entityType(words: string[]): string {
+  if (words.some((w) => ORGANIZATIONS.has(w)) || ORGANIZATION_SUFFIXES.has(words.at(-1)!)) return 'organization';
+  if (PEOPLE.has(words[0]!)) return 'person';
+  if (LOCATIONS.has(words.join(' ')) || words.some((w) => LOCATIONS.has(w))) return 'location';
+  if (words.some((w) => TECHNOLOGIES.has(w))) return 'technology';
+  return 'concept';
+}
