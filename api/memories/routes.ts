@@ -89,6 +89,7 @@ const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringif
 
 export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
+  const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const batcher = new SaveBatcher(() => deps.orm.em.fork());
   const patchRoute = (method: 'put' | 'patch') =>
     defineRoute({
@@ -104,7 +105,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       responses: { 200: { description: 'The updated memory', schema: memorySchema }, 404: { description: 'No such memory in this org' } },
       handler: async (ctx, { params, body }) => {
         if (!hasPatchable(body)) throw invalid('no patchable fields supplied', `send at least one of ${PATCHABLE.join(', ')}`);
-        ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, body, upgradeUrl));
+        ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, body, { upgradeUrl, llm }));
       },
     });
 
@@ -132,7 +133,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
           ctx.state.em,
           callerOf(ctx),
           { content: body.content, namespace: body.namespace, tags: body.tags, source: body.source, sourceRef: body.source_ref, metadata: body.metadata },
-          { upgradeUrl, batcher, llm: { llm: deps.llm, escrowKey: deps.config.byokEscrowKey }, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
+          { upgradeUrl, batcher, llm, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
         );
         if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
         ctx.status = 201;
@@ -234,7 +235,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
           else if (!hasPatchable(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
           else valid.push(item.data);
         }
-        const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, upgradeUrl);
+        const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });
         failed.push(...outcome.failed);
         ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryJson) };
       },

@@ -47,19 +47,33 @@ export interface ScheduledEnrichment {
   escrow: Sealed | null;
 }
 
-// The background work a new memory gets: only on a paid plan or with the caller's own key, and only when a
-// provider can be called. The caller's keys travel sealed (domain/llm/escrow.ts), never in the job.
-export function scheduleEnrichment(access: LlmAccess | undefined, plan: Plan, orgId: string, memoryId: string, content: string, callerMetadata: Metadata | undefined): ScheduledEnrichment | null {
+export interface EnrichmentSubject {
+  plan: Plan;
+  orgId: string;
+  memoryId: string;
+  content: string;
+  // The memory's metadata (its extract_entities, summarize and extract_facts flags).
+  metadata: Metadata;
+  // The request's own keys, if any.
+  byok: ByokKeys | undefined;
+  // Counts content changes (the history length): 0 for the save, n after the n-th edit of the content.
+  version: number;
+}
+
+// The background work a memory's content gets, after its save and after each content change: only on a
+// paid plan or with the caller's own key, and only when a provider can be called. The caller's keys
+// travel sealed (domain/llm/escrow.ts), never in the job.
+export function scheduleEnrichment(access: LlmAccess | undefined, s: EnrichmentSubject): ScheduledEnrichment | null {
   if (!access) return null;
-  const byok = byokOf(callerMetadata);
-  if (plan === 'free' && !byok) return null;
-  if (!access.llm.configured(byok)) return null;
-  const tasks = requestedEnrichments(content, callerMetadata ?? {});
+  if (s.plan === 'free' && !s.byok) return null;
+  if (!access.llm.configured(s.byok)) return null;
+  const tasks = requestedEnrichments(s.content, s.metadata);
   if (tasks.length === 0) return null;
-  const escrow = byok ? seal(access.escrowKey, newId(), orgId, byok) : null;
-  const args: EnrichmentArgs = { orgId, memoryId, tasks, contentHash: contentHash(content), escrowId: escrow?.id ?? null };
+  const escrow = s.byok ? seal(access.escrowKey, newId(), s.orgId, s.byok) : null;
+  const args: EnrichmentArgs = { orgId: s.orgId, memoryId: s.memoryId, tasks, contentHash: contentHash(s.content), escrowId: escrow?.id ?? null };
+  const jobKey = s.version === 0 ? `memory-enrichment-${s.memoryId}` : `memory-enrichment-${s.memoryId}-v${s.version}`;
   return {
-    job: { orgId, jobType: ENRICHMENT_JOB, jobKey: `memory-enrichment-${memoryId}`, args: [args], description: `enrich memory ${memoryId}: ${tasks.join(', ')}` },
+    job: { orgId: s.orgId, jobType: ENRICHMENT_JOB, jobKey, args: [args], description: `enrich memory ${s.memoryId}: ${tasks.join(', ')}` },
     escrow,
   };
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
-import { recordMentions } from '../entities/mentions.ts';
+import { recordMentions, unlinkExtraction } from '../entities/mentions.ts';
 import { queryOne, sql } from '../sql.ts';
 
 // Results of background enrichment land on the memory they were drawn from, and only while it still has
@@ -35,8 +35,10 @@ export const storeSynopsis = (em: EntityManager, orgId: string, memoryId: string
 
 export const storeFacts = (em: EntityManager, orgId: string, memoryId: string, contentHash: string, facts: string[]) => annotate(em, orgId, memoryId, contentHash, 'facts', facts);
 
-// Links the memory to its entities (idempotent per memory, so a retried activity counts nothing twice).
+// Replaces the links an earlier extraction made (the content changed since) with the ones found now;
+// linking is idempotent per memory, so a retried activity counts nothing twice.
 export async function storeEntities(em: EntityManager, orgId: string, memoryId: string, mentions: { name: string; type: string; aliases: string[] }[]): Promise<void> {
+  await unlinkExtraction(em, orgId, memoryId);
   await recordMentions(em, orgId, memoryId, mentions, new Date());
 }
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../accounts/caller.ts';
-import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
+import { byokOf, scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
 import { newId } from '../ids.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
@@ -49,7 +49,15 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
     createdAt: now,
     updatedAt: now,
   };
-  const enrichment = scheduleEnrichment(context.llm, caller.plan, caller.orgId, memory.id, memory.content, input.metadata);
+  const enrichment = scheduleEnrichment(context.llm, {
+    plan: caller.plan,
+    orgId: caller.orgId,
+    memoryId: memory.id,
+    content: memory.content,
+    metadata: memory.metadata,
+    byok: byokOf(input.metadata),
+    version: 0,
+  });
   if (caller.plan !== 'free' && !context.idempotency) {
     const pending = { caller, memory, bytes: prepared.bytes, enrichment };
     await (context.batcher ? context.batcher.save(pending) : writeSaves(em, [pending]));

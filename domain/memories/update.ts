@@ -5,7 +5,10 @@ import { recordEvents } from '../events/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
 import { indexContent, moveContent, unindexContent } from '../search/postings.ts';
-import { queryOne, sql, toDate } from '../sql.ts';
+import { byokOf, scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
+import { escrowInsert } from '../llm/escrow.ts';
+import { enqueueJob } from '../outbox/enqueue.ts';
+import { query, queryOne, sql, toDate } from '../sql.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { countReplaced } from './counters.ts';
 import { memoryRecord, type Metadata, type MemoryView } from './model.ts';
@@ -36,7 +39,13 @@ interface CurrentRow {
 
 // One memory's update in the caller's transaction: content (re-indexed, a history entry when it changes),
 // tags (replaced), namespace (moved, created if missing), metadata (merged); then memory.updated and audit.
-export async function applyPatch(tx: EntityManager, caller: Caller, id: string, patch: MemoryPatch, upgradeUrl: string): Promise<MemoryView> {
+export interface UpdateContext {
+  upgradeUrl: string;
+  // Enables re-running the background LLM work when content changes; absent, none is scheduled.
+  llm?: LlmAccess | undefined;
+}
+
+export async function applyPatch(tx: EntityManager, caller: Caller, id: string, patch: MemoryPatch, context: UpdateContext): Promise<MemoryView> {
   const current = await queryOne(
     tx,
     sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id, n.name as namespace, m.created_at, m.superseded_by
@@ -60,15 +69,28 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   if (patch.content !== undefined) {
     const prepared = prepareContent(patch.content);
     if (prepared.content !== current.content) {
-      if (prepared.bytes > current.content_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, upgradeUrl);
+      if (prepared.bytes > current.content_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, context.upgradeUrl);
       await unindexContent(tx, caller.orgId, id, current.content);
       docLen = await indexContent(tx, caller.orgId, namespaceId, id, prepared.content);
       reindexed = true;
       const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
-      const history = Array.isArray(current.metadata.history) ? current.metadata.history : [];
+      const history: unknown[] = Array.isArray(current.metadata.history) ? current.metadata.history : [];
       // A synopsis and facts describe the text they were drawn from, so they go with it.
       const { synopsis: _synopsis, facts: _facts, ...kept } = withRedaction(metadata, prepared);
       metadata = { ...kept, history: [...history, entry] };
+      const enrichment = scheduleEnrichment(context.llm, {
+        plan: caller.plan,
+        orgId: caller.orgId,
+        memoryId: id,
+        content: prepared.content,
+        metadata,
+        byok: byokOf(patch.metadata),
+        version: history.length + 1,
+      });
+      if (enrichment) {
+        enqueueJob(tx, enrichment.job);
+        if (enrichment.escrow) await query(tx, escrowInsert([enrichment.escrow]));
+      }
       content = prepared.content;
       bytes = prepared.bytes;
     }
@@ -103,6 +125,6 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   return memory;
 }
 
-export async function updateMemory(em: EntityManager, caller: Caller, id: string, patch: MemoryPatch, upgradeUrl: string): Promise<MemoryView> {
-  return em.transactional((tx) => applyPatch(tx, caller, id, patch, upgradeUrl));
+export async function updateMemory(em: EntityManager, caller: Caller, id: string, patch: MemoryPatch, context: UpdateContext): Promise<MemoryView> {
+  return em.transactional((tx) => applyPatch(tx, caller, id, patch, context));
 }

@@ -27,12 +27,12 @@ const save = async (body: Record<string, unknown>, token = paid.token) => {
 };
 const memory = async (id: string, token = paid.token) => (await stack.api.get(`/api/memories/${id}`, { token })).body;
 // The relay starts the workflow shortly after the save commits.
-async function report(memoryId: string): Promise<{ stored: string[]; skipped: string[]; failed: { task: string; error: string }[] }> {
-  const handle = stack.temporal.workflow.getHandle(`memory-enrichment-${memoryId}`);
+async function report(memoryId: string, version = 0): Promise<{ stored: string[]; skipped: string[]; failed: { task: string; error: string }[] }> {
+  const handle = stack.temporal.workflow.getHandle(version === 0 ? `memory-enrichment-${memoryId}` : `memory-enrichment-${memoryId}-v${version}`);
   await eventually(() => handle.describe().then(() => true, () => false));
   return handle.result();
 }
-const jobs = async (memoryId: string) => Number((await queryOne(stack.orm.em.fork(), sql<{ n: string }>`select count(*) as n from outbox where job_key = ${`memory-enrichment-${memoryId}`}`))!.n);
+const jobs = async (memoryId: string) => Number((await queryOne(stack.orm.em.fork(), sql<{ n: string }>`select count(*) as n from outbox where job_key like ${`memory-enrichment-${memoryId}%`}`))!.n);
 
 const LONG = 'Grace Hopper and Ada Lovelace reviewed the Kubernetes migration plan with the Acme Corp platform team. ' +
   'They agreed to move the billing service first, keep PostgreSQL as the primary store, and revisit the queue choice in March after the load tests.';
@@ -74,12 +74,25 @@ describe('background enrichment after a save', () => {
     expect(await report(forced.id)).toMatchObject({ stored: ['entities'] });
   });
 
-  it('drops a synopsis once the content changes and ignores callers writing server keys', async () => {
-    const saved = await save({ content: 'One sentence to summarize.', metadata: { summarize: true, synopsis: 'forged' } });
+  it('redoes the work for new content, and ignores callers writing server keys', async () => {
+    const saved = await save({ content: 'Meeting with Marie Curie. One sentence to summarize.', metadata: { summarize: true, extract_entities: true, synopsis: 'forged' } });
     await report(saved.id);
-    expect((await memory(saved.id)).metadata.synopsis).toBe('One sentence to summarize.');
-    const edited = await stack.api.patch(`/api/memories/${saved.id}`, { token: paid.token, body: { content: 'Different words now.' } });
+    expect((await memory(saved.id)).metadata.synopsis).toBe('Meeting with Marie Curie.');
+    const curie = async () => ((await stack.api.get('/api/entities?q=curie', { token: paid.token })).body.entities as { id: string; mention_count: number }[])[0];
+    const before = (await curie())!.mention_count;
+
+    const edited = await stack.api.patch(`/api/memories/${saved.id}`, { token: paid.token, body: { content: 'Call with Linus Torvalds. Different words now.' } });
     expect(edited.body.metadata.synopsis).toBeUndefined();
+    expect(await report(saved.id, 1)).toEqual({ stored: ['entities', 'synopsis'], skipped: [], failed: [] });
+    expect((await memory(saved.id)).metadata.synopsis).toBe('Call with Linus Torvalds.');
+    expect((await curie())!.mention_count).toBe(before - 1);
+    const linus = ((await stack.api.get('/api/entities?q=torvalds', { token: paid.token })).body.entities as { id: string }[])[0]!;
+    const linked = (await stack.api.post('/api/memories/list', { token: paid.token, body: { entity: linus.id } })).body.memories as { id: string }[];
+    expect(linked.map((m) => m.id)).toEqual([saved.id]);
+
+    const tagsOnly = await stack.api.patch(`/api/memories/${saved.id}`, { token: paid.token, body: { tags: ['x'] } });
+    expect(tagsOnly.status).toBe(200);
+    expect(await jobs(saved.id)).toBe(2);
   });
 
   it('runs nothing for a free org without a key, and uses a BYOK key only for that save', async () => {
