@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { signUp, startStack, subscribeToMemoryEvents, type SignedUp, type Stack } from '../support/stack.ts';
 import { query, sql } from '../../domain/sql.ts';
 
 let stack: Stack;
@@ -7,6 +7,7 @@ let a: SignedUp;
 beforeAll(async () => {
   stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
   a = await signUp(stack.api);
+  await subscribeToMemoryEvents(stack, a.org.id);
 });
 afterAll(async () => stack?.close());
 
@@ -24,6 +25,14 @@ describe('POST /api/memories', () => {
     expect(events.body.events.map((e: { action: string }) => e.action)).toEqual(['memory.save']);
     const rows = await query(stack.orm.em.fork(), sql<{ type: string; data: { id: string } }>`select type, data from events where org_id = ${a.org.id} and data->>'id' = ${res.body.id}`);
     expect(rows).toEqual([{ type: 'memory.saved', data: expect.objectContaining({ id: res.body.id, content: res.body.content }) }]);
+  });
+
+  it('writes no event row for an org that no endpoint would deliver it to', async () => {
+    const b = await signUp(stack.api);
+    const res = await save({ content: 'nobody listens' }, b.token);
+    expect(res.status).toBe(201);
+    const rows = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from events where org_id = ${b.org.id}`);
+    expect(rows[0]!.n).toBe(0);
   });
 
   it('keeps namespace, tags, source, source_ref and metadata; strips BYOK keys', async () => {

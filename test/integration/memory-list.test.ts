@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
-import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { signUp, startStack, subscribeToMemoryEvents, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 let a: SignedUp;
@@ -8,6 +8,7 @@ const created: { id: string; created_at: number; updated_at: number; namespace: 
 beforeAll(async () => {
   stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
   a = await signUp(stack.api);
+  await subscribeToMemoryEvents(stack, a.org.id);
   for (let i = 0; i < 30; i++) {
     const res = await stack.api.post('/api/memories', {
       token: a.token,

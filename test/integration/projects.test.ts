@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
-import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { signUp, startStack, subscribeToMemoryEvents, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 let a: SignedUp;
 beforeAll(async () => {
   stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
   a = await signUp(stack.api);
+  await subscribeToMemoryEvents(stack, a.org.id);
 });
 afterAll(async () => stack?.close());
 

@@ -6,7 +6,7 @@ import type { MemoryView } from '../../domain/memories/model.ts';
 import { ensureNamespace } from '../../domain/memories/namespaces.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { query, sql } from '../../domain/sql.ts';
-import { signUp, startStack, type Stack } from '../support/stack.ts';
+import { signUp, startStack, subscribeToMemoryEvents, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -29,6 +29,7 @@ const memory = (content: string, id = newId()): MemoryView => ({
 describe('SaveBatcher (group commit of saves)', () => {
   it('writes concurrent saves in shared statements with exact counters, events and audit rows', async () => {
     const a = await signUp(stack.api);
+    await subscribeToMemoryEvents(stack, a.org.id);
     const caller: Caller = { userId: a.user.id, orgId: a.org.id, role: 'owner', plan: 'team', credentialId: a.tokenId, credentialKind: 'api' };
     const em = stack.orm.em.fork();
     const namespaceId = await ensureNamespace(em, a.org.id, 'batched');

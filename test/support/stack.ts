@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createApp } from '../../api/app.ts';
+import { query, sql } from '../../domain/sql.ts';
 import { ensureLocalAccount } from '../../domain/accounts/local.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import { createLlm } from '../../infra/llm/router.ts';
@@ -137,6 +138,16 @@ export async function signUp(api: ApiClient, overrides: Partial<{ email: string;
   const res = await api.post('/api/auth/signup', { body });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
   return { user: res.body.user, org: res.body.org, token: res.body.api_token.raw, tokenId: res.body.api_token.id, cookie: res.cookie!, password: body.password };
+}
+
+// Memory events are written only for orgs with an endpoint subscribed to them (domain/events/record.ts);
+// tests that read the events table subscribe one directly (no relay runs there to deliver to it).
+export async function subscribeToMemoryEvents(stack: Stack, orgId: string): Promise<void> {
+  await query(
+    stack.orm.em.fork(),
+    sql`insert into webhook_endpoints (id, org_id, url, events, secret, created_at, updated_at)
+        values (gen_random_uuid(), ${orgId}, 'https://hooks.example.test/memory', array['memory.saved', 'memory.updated', 'memory.deleted'], 'whsec_test', now(), now())`,
+  );
 }
 
 export async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
