@@ -61,13 +61,10 @@ export async function runShared<Ret>(client: Client, taskQueue: string, workflow
 }
 
 // Waits for the result of an outbox job: starts it now rather than waiting for the relay (both start the
-// same id at most once, whichever comes first), then follows that execution. Without a job, follows the
-// execution an earlier request queued.
-export async function dispatchAndAwait<Ret>(client: Client, taskQueue: string, workflowId: string, job: JobRequest | null): Promise<Ret> {
-  if (job) {
-    const workflowType = JOB_WORKFLOWS[job.jobType];
-    if (!workflowType) throw new Error(`no workflow for job type ${job.jobType}`);
-    await startOnce(client, taskQueue, workflowType, { workflowId, orgId: job.orgId, description: job.description, args: job.args });
-  }
-  return (await client.workflow.getHandle(workflowId).result()) as Ret;
+// same id at most once, whichever comes first), then follows that execution.
+export async function dispatchAndAwait<Ret>(client: Client, taskQueue: string, job: JobRequest): Promise<Ret> {
+  const workflowType = JOB_WORKFLOWS[job.jobType];
+  if (!workflowType) throw new Error(`no workflow for job type ${job.jobType}`);
+  await startOnce(client, taskQueue, workflowType, { workflowId: job.jobKey, orgId: job.orgId, description: job.description, args: job.args });
+  return (await client.workflow.getHandle(job.jobKey).result()) as Ret;
 }

@@ -136,7 +136,7 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
           ctx.body = mergeJson(started.done);
           return;
         }
-        const result = await dispatchAndAwait<MergeResult>(temporal, config.TEMPORAL_TASK_QUEUE, started.workflowId, started.job).catch((err: unknown) => Promise.reject(asAppError(err)));
+        const result = await dispatchAndAwait<MergeResult>(temporal, config.TEMPORAL_TASK_QUEUE, started.job).catch((err: unknown) => Promise.reject(asAppError(err)));
         ctx.body = mergeJson(result);
       },
     }),

@@ -38,8 +38,8 @@ export interface MergeDraft {
   hadConflict: boolean;
 }
 
-// The merge to wait for: its job when this request queued it (so the caller can start it at once), null when joining one already running.
-export type MergeStart = { done: MergeResult } | { workflowId: string; job: JobRequest | null };
+// The merge to wait for, with its job so the caller can start it at once (a no-op when it already runs).
+export type MergeStart = { done: MergeResult } | { job: JobRequest };
 
 async function resultOf(em: EntityManager, orgId: string, proposalId: string, mergedMemoryId: string): Promise<MergeResult> {
   const row = await queryOne(em, sql<{ content: string; metadata: { consolidation?: { had_conflict?: boolean } } }>`select content, metadata from memories where id = ${mergedMemoryId} and org_id = ${orgId}`);
@@ -55,7 +55,12 @@ export async function startMerge(em: EntityManager, caller: Caller, proposalId: 
     const row = await proposalRow(tx, caller.orgId, proposalId, true);
     if (row.status === 'merged' && row.merged_memory_id) return { done: await resultOf(tx, caller.orgId, proposalId, row.merged_memory_id) };
     if (row.status !== 'approved') throw conflict('proposal_not_approved', `only an approved proposal can be merged; this one is ${row.status}`);
-    if (row.merge_state === 'running') return { workflowId: mergeWorkflowId(proposalId, row.merge_attempts), job: null };
+    if (row.merge_state === 'running') {
+      // Joins the attempt an earlier request queued, even if that request died before starting it.
+      const workflowId = mergeWorkflowId(proposalId, row.merge_attempts);
+      const queued = await queryOne(tx, sql<{ args: unknown[]; description: string }>`select args, description from outbox where job_key = ${workflowId}`);
+      if (queued) return { job: { orgId: caller.orgId, jobType: MERGE_JOB, jobKey: workflowId, args: queued.args, description: queued.description } };
+    }
     const updated = await queryOne(
       tx,
       sql<{ merge_attempts: number }>`update consolidation_proposals set merge_state = 'running', merge_error = null, merge_attempts = merge_attempts + 1
@@ -68,7 +73,7 @@ export async function startMerge(em: EntityManager, caller: Caller, proposalId: 
     const job: JobRequest = { orgId: caller.orgId, jobType: MERGE_JOB, jobKey: workflowId, args: [args], description: `merge the memories of consolidation proposal ${proposalId}` };
     enqueueJob(tx, job);
     await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.merge.start', targetId: proposalId, actor: actorOf(caller), details: { attempt: updated!.merge_attempts } });
-    return { workflowId, job };
+    return { job };
   });
 }
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
 import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer, type LlmCall } from '../support/llm-server.ts';
-import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 const llm = new LlmServer();
 let stack: Stack;
@@ -163,6 +163,28 @@ describe('consolidation', () => {
     const ok = await consolidate({ action: 'merge', id: stale.id });
     expect(ok.status).toBe(200);
     expect((await stack.api.get(`/api/consolidate/${stale.id}`, { token: a.token })).body).toMatchObject({ status: 'merged', merge_state: null, merge_error: null });
+  });
+
+  it('joins a merge that is already running instead of starting a second one, and shows it running', async () => {
+    const ids = await seed('join');
+    await consolidate({ action: 'detect', namespace: 'join' });
+    const dup = (await proposals()).find((p) => pairOf(p) === pair(ids.dupA, ids.dupB))!;
+    await consolidate({ action: 'review', id: dup.id, decision: 'approved' });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    llm.respond(async (call) => {
+      await gate;
+      return mergedAs('joined merge')(call);
+    });
+    const first = consolidate({ action: 'merge', id: dup.id });
+    await eventually(async () => (await stack.api.get(`/api/consolidate/${dup.id}`, { token: a.token })).body.merge_state === 'running');
+    const second = consolidate({ action: 'merge', id: dup.id });
+    await eventually(async () => llm.calls.length > 0);
+    release();
+    const [one, two] = await Promise.all([first, second]);
+    expect(one.status).toBe(200);
+    expect(two.body).toEqual(one.body);
+    expect(llm.calls.filter((c) => c.tool?.name === 'merge_memories')).toHaveLength(1);
   });
 
   it('needs a paid plan to detect, and a paid plan or a BYOK key to merge', async () => {
