@@ -1,4 +1,4 @@
-import { findCandidates, type Candidates, type ContradictionCandidate } from '../domain/consolidation/detect.ts';
+import { findCandidates, type ContradictionCandidate } from '../domain/consolidation/detect.ts';
 import { applyMerge, mergeInput, pairTexts, recordMergeFailure, type MergeArgs, type MergeDraft, type MergeResult } from '../domain/consolidation/merge.ts';
 import { recordProposals, type NewProposal } from '../domain/consolidation/proposals.ts';
 import { contradictionTask, mergeTask } from '../domain/consolidation/tasks.ts';
@@ -6,11 +6,23 @@ import { llmError } from '../domain/llm/port.ts';
 import { keysFor, type LlmActivityDeps } from './enrichment.ts';
 import { asActivity } from './failures.ts';
 
+export interface ScanReport {
+  scanned: number;
+  created: number;
+  alreadyKnown: number;
+  contradictions: ContradictionCandidate[];
+}
+
 export function consolidationActivities(deps: LlmActivityDeps) {
   const { orm, llm } = deps;
   return {
-    async findConsolidationCandidates(input: { orgId: string; namespace?: string | undefined; threshold: number }): Promise<Candidates> {
-      return findCandidates(orm.em.fork(), input.orgId, input.namespace, input.threshold);
+    // The lexical pass records its proposals itself, so however many it finds, only counts and the few
+    // contradiction candidates enter the workflow's history.
+    async scanForConsolidation(input: { orgId: string; namespace?: string | undefined; threshold: number }): Promise<ScanReport> {
+      const em = orm.em.fork();
+      const found = await findCandidates(em, input.orgId, input.namespace, input.threshold);
+      const recorded = await recordProposals(em, input.orgId, found.proposals);
+      return { scanned: found.scanned, created: recorded.created, alreadyKnown: found.alreadyKnown + recorded.alreadyKnown, contradictions: found.contradictions };
     },
     // Detection is a paid-plan feature and runs on the server's providers.
     async checkContradiction(input: { orgId: string; candidate: ContradictionCandidate }): Promise<NewProposal | null> {

@@ -4,7 +4,7 @@ import type { NewProposal } from '../domain/consolidation/proposals.ts';
 import type { MergeArgs, MergeResult } from '../domain/consolidation/merge.ts';
 import { INTERACTIVE_LLM_CALL, TRANSACTION } from './options.ts';
 
-const { findConsolidationCandidates, recordConsolidationProposals, applyMerge, recordMergeFailure, releaseLlmKeys } = proxyActivities<Activities>(TRANSACTION);
+const { scanForConsolidation, recordConsolidationProposals, applyMerge, recordMergeFailure, releaseLlmKeys } = proxyActivities<Activities>(TRANSACTION);
 const { checkContradiction, draftMerge } = proxyActivities<Activities>(INTERACTIVE_LLM_CALL);
 
 export interface DetectArgs {
@@ -24,11 +24,11 @@ export interface DetectReport {
 // Lexical duplicates and stale pairs first (no model); then a model judges each contradiction candidate.
 // A candidate the model could not judge is left for the next run, not guessed.
 export async function consolidationDetectWorkflow(args: DetectArgs): Promise<DetectReport> {
-  const candidates = await findConsolidationCandidates({ orgId: args.orgId, namespace: args.namespace, threshold: args.threshold });
-  const proposals: NewProposal[] = [...candidates.proposals];
+  const scan = await scanForConsolidation({ orgId: args.orgId, namespace: args.namespace, threshold: args.threshold });
+  const proposals: NewProposal[] = [];
   let contradictionChecksFailed = 0;
   if (args.checkContradictions) {
-    for (const candidate of candidates.contradictions) {
+    for (const candidate of scan.contradictions) {
       try {
         const proposal = await checkContradiction({ orgId: args.orgId, candidate });
         if (proposal) proposals.push(proposal);
@@ -39,7 +39,7 @@ export async function consolidationDetectWorkflow(args: DetectArgs): Promise<Det
     }
   }
   const recorded = await recordConsolidationProposals({ orgId: args.orgId, proposals });
-  return { scanned: candidates.scanned, proposalsCreated: recorded.created, alreadyKnown: candidates.alreadyKnown + recorded.alreadyKnown, contradictionChecksFailed };
+  return { scanned: scan.scanned, proposalsCreated: scan.created + recorded.created, alreadyKnown: scan.alreadyKnown + recorded.alreadyKnown, contradictionChecksFailed };
 }
 
 // The model drafts the merged text; one transaction then writes it and supersedes both originals. A

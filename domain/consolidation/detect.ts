@@ -13,6 +13,7 @@ import { knownPairs, type NewProposal } from './proposals.ts';
 //   decides whether they contradict.
 export const DETECT_SCAN_LIMIT = 2000;
 export const CONTRADICTION_CHECKS_MAX = 20;
+export const PROPOSALS_PER_RUN_MAX = 1000;
 export const DEFAULT_THRESHOLD = 0.8;
 // Only this much of a memory is analyzed: enough to judge overlap, bounded for very long memories.
 const ANALYZED_CHARS = 20_000;
@@ -73,6 +74,27 @@ function intersection(a: Set<string>, b: Set<string>): number {
   return n;
 }
 
+// Memories with the same analyzed terms in one project are exact duplicates of the oldest of them: each is
+// paired with that one (n - 1 pairs, not n^2/2), and only the oldest takes part in the pairing below, which
+// would otherwise skip terms that many copies share.
+function exactDuplicates(items: Scanned[]): { representatives: Scanned[]; pairs: [Scanned, Scanned][] } {
+  const groups = new Map<string, Scanned[]>();
+  for (const item of items) {
+    const key = `${item.namespaceId} ${[...item.terms].sort().join(' ')}`;
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  const representatives: Scanned[] = [];
+  const pairs: [Scanned, Scanned][] = [];
+  for (const group of groups.values()) {
+    group.sort((x, y) => x.createdAt - y.createdAt || (x.id < y.id ? -1 : 1));
+    representatives.push(group[0]!);
+    for (const copy of group.slice(1)) pairs.push([group[0]!, copy]);
+  }
+  return { representatives, pairs };
+}
+
 export async function findCandidates(em: EntityManager, orgId: string, namespace: string | undefined, threshold: number): Promise<Candidates> {
   let namespaceId: string | null = null;
   if (namespace !== undefined) {
@@ -94,25 +116,30 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
   const proposals: NewProposal[] = [];
   const contradictions: ContradictionCandidate[] = [];
   let alreadyKnown = 0;
-  for (const [i, j] of overlappingPairs(items).values()) {
-    const [a, b] = ordered(items[i]!, items[j]!);
+  const judge = (x: Scanned, y: Scanned) => {
+    const [a, b] = ordered(x, y);
     const shared = intersection(a.terms, b.terms);
     const jaccard = shared / (a.terms.size + b.terms.size - shared);
     const [older, newer] = a.createdAt <= b.createdAt ? [a, b] : [b, a];
     const containment = shared / older.terms.size;
     const kind = jaccard >= threshold ? 'duplicate' : containment >= threshold && newer.terms.size > older.terms.size ? 'stale' : jaccard >= threshold / 2 ? 'contradiction' : null;
-    if (!kind) continue;
+    if (!kind) return;
     if (known.has(`${a.id}/${b.id}`)) {
       alreadyKnown++;
-      continue;
+      return;
     }
     const pair = { memoryAId: a.id, memoryBId: b.id, namespaceId: a.namespaceId };
     if (kind === 'duplicate') proposals.push({ ...pair, kind, score: round(jaccard), note: null });
     else if (kind === 'stale') proposals.push({ ...pair, kind, score: round(containment), note: `older memory ${older.id} is restated by the newer ${newer.id}` });
     else contradictions.push({ ...pair, score: round(jaccard) });
-  }
+  };
+  const exact = exactDuplicates(items);
+  for (const [x, y] of exact.pairs) judge(x, y);
+  for (const [i, j] of overlappingPairs(exact.representatives).values()) judge(exact.representatives[i]!, exact.representatives[j]!);
+  // The strongest pairs first; the rest are found again by the next run.
+  proposals.sort((x, y) => y.score - x.score);
   contradictions.sort((x, y) => y.score - x.score);
-  return { scanned: rows.length, proposals, contradictions: contradictions.slice(0, CONTRADICTION_CHECKS_MAX), alreadyKnown };
+  return { scanned: rows.length, proposals: proposals.slice(0, PROPOSALS_PER_RUN_MAX), contradictions: contradictions.slice(0, CONTRADICTION_CHECKS_MAX), alreadyKnown };
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;

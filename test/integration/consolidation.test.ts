@@ -74,6 +74,17 @@ describe('consolidation', () => {
     expect((await proposals('?kind=stale')).every((p) => p.kind === 'stale')).toBe(true);
   });
 
+  it('pairs every copy of a memory saved many times with the oldest copy', async () => {
+    const copies: string[] = [];
+    for (let i = 0; i < 30; i++) copies.push(await save('The user prefers dark mode in every editor.', 'copies'));
+    await save('The user prefers light mode for slides.', 'copies');
+    const res = await consolidate({ action: 'detect', namespace: 'copies' });
+    expect(res.body).toMatchObject({ scanned: 31, proposalsCreated: 29 });
+    const found = (await proposals('?kind=duplicate&limit=500')).filter((p) => copies.includes(p.memory_a_id) || copies.includes(p.memory_b_id));
+    expect(found).toHaveLength(29);
+    expect(found.every((p) => p.memory_a_id === copies[0] || p.memory_b_id === copies[0])).toBe(true);
+  });
+
   it('never pairs memories of different projects', async () => {
     await save('Kubernetes nodes autoscale between three and nine replicas overnight.', 'left');
     await save('Kubernetes nodes autoscale between three and nine replicas overnight.', 'right');
