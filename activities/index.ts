@@ -3,6 +3,7 @@ import { webhookActivities, type WebhookActivityDeps } from './webhooks.ts';
 import { exportActivities } from './exports.ts';
 import { billingActivities } from './billing.ts';
 import { consolidationActivities } from './consolidation.ts';
+import { maintenanceActivities } from './maintenance.ts';
 import { enrichmentActivities, type LlmActivityDeps } from './enrichment.ts';
 
 export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps & LlmActivityDeps;
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...billingActivities(deps),
     ...enrichmentActivities(deps),
     ...consolidationActivities(deps),
+    ...maintenanceActivities(deps),
   };
 }
 

@@ -6,6 +6,7 @@ import { openOrm } from '../infra/orm.ts';
 import { onShutdown } from '../infra/shutdown.ts';
 import { connectClient } from './client.ts';
 import { OutboxRelay } from './outbox-relay.ts';
+import { ensureMaintenanceSchedule } from './schedules.ts';
 import { installTemporalRuntime } from './runtime.ts';
 import { createWorker } from './worker.ts';
 
@@ -24,6 +25,7 @@ const { worker, connection } = await createWorker({
 });
 const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
 await relay.start();
+await ensureMaintenanceSchedule(client, config.TEMPORAL_TASK_QUEUE);
 logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker and outbox relay running');
 
 onShutdown(logger, async () => {

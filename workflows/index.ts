@@ -7,3 +7,4 @@ export { exportWorkflow } from './export.ts';
 export { billingEventWorkflow } from './billing-event.ts';
 export { memoryEnrichmentWorkflow } from './memory-enrichment.ts';
 export { consolidationDetectWorkflow, consolidationMergeWorkflow } from './consolidation.ts';
+export { maintenanceWorkflow } from './maintenance.ts';
