@@ -78,7 +78,7 @@ export async function startMerge(em: EntityManager, caller: Caller, proposalId: 
 }
 
 // Each attempt is its own execution, so a failed merge can be asked for again.
-export const mergeWorkflowId = (proposalId: string, attempt: number): string => `consolidation-merge-${proposalId}-${attempt}`;
+const mergeWorkflowId = (proposalId: string, attempt: number): string => `consolidation-merge-${proposalId}-${attempt}`;
 
 async function pairRows(em: EntityManager, orgId: string, a: string, b: string, lock: boolean): Promise<[MemoryRow & { namespace_id: string; content_bytes: number; doc_len: number }, MemoryRow & { namespace_id: string; content_bytes: number; doc_len: number }]> {
   const rows = await query(

@@ -39,10 +39,6 @@ export function escrowInsert(rows: Sealed[]): RawBuilder<unknown> {
       from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.orgId)}::uuid[], ${rows.map((r) => r.sealed)}::bytea[]) as r(id, org_id, sealed)`;
 }
 
-export async function depositKeys(em: EntityManager, key: Buffer, id: string, orgId: string, byok: ByokKeys): Promise<void> {
-  await query(em, escrowInsert([seal(key, id, orgId, byok)]));
-}
-
 // The keys, or null when the row is gone (the work already ended, or it expired).
 export async function withdrawKeys(em: EntityManager, key: Buffer, id: string, orgId: string): Promise<ByokKeys | null> {
   const row = await queryOne(em, sql<{ sealed: Buffer }>`select sealed from llm_key_escrow where id = ${id} and org_id = ${orgId} and expires_at > now()`);
