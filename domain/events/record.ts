@@ -10,13 +10,16 @@ export interface DomainEvent {
   data: unknown;
 }
 
-// The events as one INSERT, so a hot write path can embed it in its own statement. Only events some
-// enabled endpoint of the org subscribes to are kept: an event nobody would receive costs a row, its
-// index entries and the relay's pass over it, on every save of every org without webhooks.
+// Only events some enabled endpoint of the org subscribes to are kept: an event nobody would receive costs
+// a row, its index entries and the relay's pass over it, on every save of every org without webhooks.
+export const subscribed = (orgId: RawBuilder<unknown>, type: RawBuilder<unknown>): RawBuilder<unknown> =>
+  sql`exists (select 1 from webhook_endpoints w where w.org_id = ${orgId} and w.enabled and ${type} = any(w.events))`;
+
+// The events as one INSERT, so a write path can embed it in its own statement.
 export function eventsInsert(events: DomainEvent[]): RawBuilder<unknown> {
   return sql`insert into events (org_id, type, data)
     select o, t, d from unnest(${events.map((e) => e.orgId)}::uuid[], ${events.map((e) => e.type)}::text[], ${events.map((e) => JSON.stringify(e.data))}::jsonb[]) with ordinality as u(o, t, d, i)
-     where exists (select 1 from webhook_endpoints w where w.org_id = u.o and w.enabled and u.t = any(w.events))
+     where ${subscribed(sql`u.o`, sql`u.t`)}
     order by i`;
 }
 

@@ -3,13 +3,13 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { auditInsert } from '../audit/record.ts';
 import { countersUpsert, sumDeltas, type CounterDelta } from '../counters.ts';
 import type { ScheduledEnrichment } from '../enrichment/schedule.ts';
-import { eventsInsert } from '../events/record.ts';
+import { subscribed } from '../events/record.ts';
 import { escrowInsert } from '../llm/escrow.ts';
 import { outboxInsert } from '../outbox/enqueue.ts';
 import { termFrequencies } from '../search/analyzer.ts';
 import { query, sql } from '../sql.ts';
 import { createdDeltas } from './counters.ts';
-import { memoryRecord, type MemoryView } from './model.ts';
+import type { MemoryView } from './model.ts';
 import { ensureNamespace } from './namespaces.ts';
 
 export interface PendingSave {
@@ -53,7 +53,8 @@ async function namespaceIds(em: EntityManager, saves: PendingSave[]): Promise<st
 export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promise<void> {
   const resolved = await namespaceIds(em, saves);
   const rows = [];
-  const postings = { org: [] as string[], term: [] as string[], memory: [] as string[], namespace: [] as string[], tf: [] as number[], len: [] as number[] };
+  // Each posting names its memory by position in `rows`, so ids travel once per memory, not once per term.
+  const postings = { row: [] as number[], term: [] as string[], tf: [] as number[] };
   const deltas: CounterDelta[] = [];
   for (const [i, { caller, memory, bytes }] of saves.entries()) {
     const namespaceId = resolved[i]!;
@@ -62,6 +63,7 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       id: memory.id,
       org_id: caller.orgId,
       namespace_id: namespaceId,
+      namespace: memory.namespace,
       content: memory.content,
       content_bytes: bytes,
       doc_len: analyzed.length,
@@ -70,14 +72,13 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       source_ref: memory.sourceRef,
       metadata: memory.metadata,
       created_at: new Date(memory.createdAt).toISOString(),
+      created_ms: memory.createdAt,
+      n: i + 1,
     });
     for (const [term, tf] of analyzed.terms) {
-      postings.org.push(caller.orgId);
+      postings.row.push(i + 1);
       postings.term.push(term);
-      postings.memory.push(memory.id);
-      postings.namespace.push(namespaceId);
       postings.tf.push(tf);
-      postings.len.push(analyzed.length);
     }
     deltas.push(...createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length }));
   }
@@ -85,17 +86,26 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
   const escrows = enrichments.flatMap((e) => (e.escrow ? [e.escrow] : []));
   await query(
     em,
-    sql`with saved as (
+    sql`with src as materialized (
+        select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, org_id uuid, namespace_id uuid, namespace text,
+               content text, content_bytes int, doc_len int, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
+               created_ms bigint, n int)),
+      saved as (
         insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata, created_at, updated_at)
         select r.id, r.org_id, r.namespace_id, r.content, r.content_bytes, r.doc_len, array(select jsonb_array_elements_text(r.tags)),
                r.source, r.source_ref, r.metadata, r.created_at, r.created_at
-          from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, org_id uuid, namespace_id uuid, content text, content_bytes int,
-               doc_len int, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz)),
+          from src r),
       indexed as (
         insert into memory_terms (org_id, term, memory_id, namespace_id, tf, doc_len)
-        select * from unnest(${postings.org}::uuid[], ${postings.term}::text[], ${postings.memory}::uuid[], ${postings.namespace}::uuid[], ${postings.tf}::int[], ${postings.len}::int[])),
+        select r.org_id, p.term, r.id, r.namespace_id, p.tf, r.doc_len
+          from unnest(${postings.row}::int[], ${postings.term}::text[], ${postings.tf}::int[]) as p(n, term, tf) join src r on r.n = p.n),
       counted as (${countersUpsert(sumDeltas(deltas))!}),
-      evented as (${eventsInsert(saves.map((s) => ({ orgId: s.caller.orgId, type: 'memory.saved' as const, data: memoryRecord(s.memory) })))}),
+      -- memory.saved carries the memory row as the API shows it (memoryRecord), built here from the same source.
+      evented as (
+        insert into events (org_id, type, data)
+        select r.org_id, 'memory.saved', jsonb_build_object('id', r.id, 'content', r.content, 'namespace', r.namespace, 'tags', r.tags, 'source', r.source,
+               'source_ref', r.source_ref, 'metadata', r.metadata, 'created_at', r.created_ms, 'updated_at', r.created_ms)
+          from src r where ${subscribed(sql`r.org_id`, sql`'memory.saved'`)} order by r.n),
       audited as (${auditInsert(saves.map((s) => ({ orgId: s.caller.orgId, action: 'memory.save', targetId: s.memory.id, actor: actorOf(s.caller), details: { namespace: s.memory.namespace } })))})
       ${enrichments.length > 0 ? sql`, enqueued as (${outboxInsert(enrichments.map((e) => e.job))})` : sql``}
       ${escrows.length > 0 ? sql`, escrowed as (${escrowInsert(escrows)})` : sql``}
