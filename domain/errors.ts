@@ -1,17 +1,19 @@
 // The one error type of the service. Domain code throws it with a kind; the HTTP layer maps the kind
 // to a status and the rest to the JSON body `{ error, message?, ...extra }`.
-export type ErrorKind =
-  | 'invalid'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'payment_required'
-  | 'too_large'
-  | 'rate_limited'
+export const ERROR_KINDS = [
+  'invalid',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'payment_required',
+  'too_large',
+  'rate_limited',
   // A service we depend on answered, but not usefully (an LLM provider refused a key or gave malformed output).
-  | 'upstream'
-  | 'unavailable';
+  'upstream',
+  'unavailable',
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export class AppError extends Error {
   readonly kind: ErrorKind;

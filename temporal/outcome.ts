@@ -1,7 +1,7 @@
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
-import { AppError, type ErrorKind } from '../domain/errors.ts';
+import { AppError, ERROR_KINDS, type ErrorKind } from '../domain/errors.ts';
 
-const KINDS = new Set<string>(['invalid', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'payment_required', 'too_large', 'rate_limited', 'upstream', 'unavailable']);
+const KINDS = new Set<string>(ERROR_KINDS);
 
 // A workflow that failed because of a domain error (activities/failures.ts keeps its code and kind) answers
 // the HTTP caller with that same error; any other failure is an unavailable dependency.

@@ -2,6 +2,7 @@ import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type 
 import type { UpdateDefinition, Workflow } from '@temporalio/common';
 import type { JobRequest } from '../domain/outbox/enqueue.ts';
 import { JOB_WORKFLOWS } from './jobs.ts';
+import { asAppError } from './outcome.ts';
 import { orgAttributes } from './search-attributes.ts';
 
 export interface StartRequest {
@@ -57,7 +58,7 @@ export async function startAndAwait<Ret>(
 // it has ended, the id may run again (for repeatable operations such as a consolidation scan).
 export async function runShared<Ret>(client: Client, taskQueue: string, workflowType: string, request: StartRequest): Promise<Ret> {
   const handle = await client.workflow.start(workflowType, { ...startOptions(taskQueue, request), workflowIdReusePolicy: 'ALLOW_DUPLICATE', workflowIdConflictPolicy: 'USE_EXISTING' });
-  return (await handle.result()) as Ret;
+  return (await handle.result().catch(rethrowAsAppError)) as Ret;
 }
 
 // Waits for the result of an outbox job: starts it now rather than waiting for the relay (both start the
@@ -66,5 +67,10 @@ export async function dispatchAndAwait<Ret>(client: Client, taskQueue: string, j
   const workflowType = JOB_WORKFLOWS[job.jobType];
   if (!workflowType) throw new Error(`no workflow for job type ${job.jobType}`);
   await startOnce(client, taskQueue, workflowType, { workflowId: job.jobKey, orgId: job.orgId, description: job.description, args: job.args });
-  return (await client.workflow.getHandle(job.jobKey).result()) as Ret;
+  return (await client.workflow.getHandle(job.jobKey).result().catch(rethrowAsAppError)) as Ret;
 }
+
+// A failed execution answers its waiting caller with the domain error it failed with (temporal/outcome.ts).
+const rethrowAsAppError = (err: unknown): never => {
+  throw asAppError(err);
+};

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { appendTurns, assertSessionOwned } from '../../domain/chat/sessions.ts';
 import { chatContext, chatTask, citationsOf, lastUserMessage } from '../../domain/chat/prompt.ts';
-import { requireLlm } from '../../domain/llm/port.ts';
+import { byokOf, requireLlm } from '../../domain/llm/port.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { byokFields, byokOfBody, upgradeUrlOf } from '../llm.ts';
+import { byokFields, upgradeUrlOf } from '../llm.ts';
 import { namespaceName } from '../memories/schemas.ts';
 import { chatCitationSchema, chatRoleSchema } from './sessions.ts';
 
@@ -55,7 +55,7 @@ export function chatRoutes(deps: ApiDeps): AnyRoute[] {
       },
       handler: async (ctx, { body }) => {
         const caller = callerOf(ctx);
-        const byok = byokOfBody(body);
+        const byok = byokOf(body);
         requireLlm(deps.llm, caller.plan, byok, upgradeUrl);
         if (body.session_id) await assertSessionOwned(ctx.state.em, caller, body.session_id);
         const context = await chatContext(ctx.state.em, caller.orgId, body.messages, body.namespace);

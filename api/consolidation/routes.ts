@@ -2,9 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_THRESHOLD } from '../../domain/consolidation/detect.ts';
 import { startMerge, type MergeResult } from '../../domain/consolidation/merge.ts';
 import { getProposal, listProposals, PROPOSAL_KINDS, PROPOSAL_STATUSES, REVIEW_DECISIONS, reviewProposal, type ProposalView } from '../../domain/consolidation/proposals.ts';
-import { AppError } from '../../domain/errors.ts';
-import { requireLlm } from '../../domain/llm/port.ts';
-import { asAppError } from '../../temporal/outcome.ts';
+import { byokOf, planRequired, requireLlm } from '../../domain/llm/port.ts';
 import { dispatchAndAwait, runShared } from '../../temporal/start.ts';
 import type { DetectReport } from '../../workflows/consolidation.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -12,7 +10,7 @@ import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam } from '../http/schemas.ts';
 import { namespaceName } from '../memories/schemas.ts';
-import { byokFields, byokOfBody, upgradeUrlOf } from '../llm.ts';
+import { byokFields, upgradeUrlOf } from '../llm.ts';
 
 const proposalSchema = z
   .object({
@@ -117,18 +115,18 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
           return;
         }
         if (body.action === 'detect') {
-          if (caller.plan === 'free') throw new AppError('payment_required', 'plan_required', 'consolidation detect needs a paid plan', { upgrade_url: upgradeUrl });
+          if (caller.plan === 'free') throw planRequired('consolidation detect needs a paid plan', upgradeUrl);
           const scope = body.namespace ?? '*';
           const report = await runShared<DetectReport>(temporal, config.TEMPORAL_TASK_QUEUE, 'consolidationDetectWorkflow', {
             workflowId: `consolidation-detect-${caller.orgId}-${scope}-${body.threshold}`,
             orgId: caller.orgId,
             description: `find duplicate, stale and contradicting memories in ${body.namespace ? `project ${body.namespace}` : 'every project'}`,
             args: [{ orgId: caller.orgId, namespace: body.namespace, threshold: body.threshold, checkContradictions: llm.configured() }],
-          }).catch((err: unknown) => Promise.reject(asAppError(err)));
+          });
           ctx.body = { scanned: report.scanned, proposalsCreated: report.proposalsCreated, alreadyKnown: report.alreadyKnown };
           return;
         }
-        const byok = byokOfBody(body);
+        const byok = byokOf(body);
         await getProposal(ctx.state.em, caller.orgId, body.id);
         requireLlm(llm, caller.plan, byok, upgradeUrl);
         const started = await startMerge(ctx.state.em, caller, body.id, byok, config.byokEscrowKey);
@@ -136,7 +134,7 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
           ctx.body = mergeJson(started.done);
           return;
         }
-        const result = await dispatchAndAwait<MergeResult>(temporal, config.TEMPORAL_TASK_QUEUE, started.job).catch((err: unknown) => Promise.reject(asAppError(err)));
+        const result = await dispatchAndAwait<MergeResult>(temporal, config.TEMPORAL_TASK_QUEUE, started.job);
         ctx.body = mergeJson(result);
       },
     }),

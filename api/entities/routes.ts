@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { deleteEntity, ENTITY_MEMORY_LIMIT, getEntity, listEntities, updateEntity, type EntityView } from '../../domain/entities/entities.ts';
-import { invalid } from '../../domain/errors.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
 import { metadata } from '../memories/schemas.ts';
 
 const entitySchema = z
@@ -90,7 +89,7 @@ export function entityRoutes(): AnyRoute[] {
       body: patchBody,
       responses: { 200: { description: 'The updated entity', schema: entitySchema }, 404: { description: 'Not in this org' }, 409: { description: '`entity_name_taken`' } },
       handler: async (ctx, { params, body }) => {
-        if (Object.values(body).every((v) => v === undefined)) throw invalid('no patchable fields supplied', 'send at least one of display_name, entity_type, aliases, metadata');
+        patchGuard(patchBody.shape).assert(body);
         const patch = { displayName: body.display_name, entityType: body.entity_type, aliases: body.aliases, metadata: body.metadata };
         ctx.body = entityJson(await updateEntity(ctx.state.em, callerOf(ctx), params.id, patch));
       },

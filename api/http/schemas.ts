@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from '../../domain/errors.ts';
 
 export const epochMs = z.number().int().meta({ description: 'epoch milliseconds, UTC' });
 export const uuid = z.uuid();
@@ -7,3 +8,15 @@ export const msOrNull = (d: Date | null | undefined): number | null => (d ? d.ge
 
 // Query strings arrive as text: integers are coerced, and a value outside its range is a 400, never clamped.
 export const intParam = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+// An update names at least one of its fields, or it is 400 `no patchable fields supplied`.
+export function patchGuard(fields: z.ZodRawShape) {
+  const names = Object.keys(fields);
+  const isEmpty = (body: Record<string, unknown>): boolean => names.every((k) => body[k] === undefined);
+  return {
+    isEmpty,
+    assert(body: Record<string, unknown>): void {
+      if (isEmpty(body)) throw new AppError('invalid', 'no patchable fields supplied', `send at least one of ${names.join(', ')}`);
+    },
+  };
+}

@@ -16,7 +16,7 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { jsonObjectParam } from '../http/params.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { filterFields, memoryJson, memorySchema, metadata, namespaceName, scoredMemorySchema, tags, toFilters } from './schemas.ts';
 
@@ -39,8 +39,7 @@ const patchFields = {
 };
 const patchBody = z.object(patchFields);
 const batchItem = z.object({ id: z.uuid(), ...patchFields });
-const PATCHABLE = Object.keys(patchFields);
-const hasPatchable = (body: Record<string, unknown>) => PATCHABLE.some((k) => body[k] !== undefined);
+const patchable = patchGuard(patchFields);
 
 const listBody = z.object({
   ...filterFields,
@@ -104,7 +103,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       body: patchBody,
       responses: { 200: { description: 'The updated memory', schema: memorySchema }, 404: { description: 'No such memory in this org' } },
       handler: async (ctx, { params, body }) => {
-        if (!hasPatchable(body)) throw invalid('no patchable fields supplied', `send at least one of ${PATCHABLE.join(', ')}`);
+        patchable.assert(body);
         ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, body, { upgradeUrl, llm }));
       },
     });
@@ -232,7 +231,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
           const item = batchItem.safeParse(raw);
           const id = typeof raw.id === 'string' ? raw.id : null;
           if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
-          else if (!hasPatchable(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
+          else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
           else valid.push(item.data);
         }
         const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { ROLES } from '../../domain/accounts/entities.ts';
-import { invalid } from '../../domain/errors.ts';
 import { addMember, createOrg, getOrg, listMembers, removeMember, updateOrg } from '../../domain/orgs/orgs.ts';
 import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs, patchGuard } from '../http/schemas.ts';
 
 const slug = z.string().regex(/^[a-z0-9-]{1,80}$/, 'a-z, 0-9 and -, at most 80 characters');
 const orgName = z.string().trim().min(1).max(200);
@@ -14,6 +13,8 @@ const orgParams = z.object({ id: z.uuid() });
 const memberSchema = z
   .object({ id: z.uuid(), email: z.string(), name: z.string(), role: z.enum(ROLES), last_login_at: epochMs.nullable(), created_at: epochMs })
   .meta({ id: 'Member' });
+
+const orgPatch = z.object({ name: orgName.optional(), slug: slug.optional() });
 
 export function orgRoutes(): AnyRoute[] {
   return [
@@ -50,10 +51,10 @@ export function orgRoutes(): AnyRoute[] {
       access: 'caller',
       summary: 'Rename the organization or change its slug (owners only)',
       params: orgParams,
-      body: z.object({ name: orgName.optional(), slug: slug.optional() }),
+      body: orgPatch,
       responses: { 200: { description: 'The updated organization', schema: orgSchema }, 403: { description: 'Not an owner' }, 409: { description: '`slug_taken`' } },
       handler: async (ctx, { params, body }) => {
-        if (body.name === undefined && body.slug === undefined) throw invalid('no patchable fields supplied', 'send name or slug');
+        patchGuard(orgPatch.shape).assert(body);
         ctx.body = orgJson(await updateOrg(ctx.state.em, callerOf(ctx), params.id, body));
       },
     }),

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { deleteProject } from '../../domain/projects/delete.ts';
 import { getProject, listProjects, updateProject, type ProjectView } from '../../domain/projects/projects.ts';
-import { invalid } from '../../domain/errors.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs, patchGuard } from '../http/schemas.ts';
 import { metadata, namespaceName } from '../memories/schemas.ts';
 
 const projectSchema = z
@@ -76,7 +75,7 @@ export function projectRoutes(): AnyRoute[] {
       body: patchBody,
       responses: { 200: { description: 'The updated project', schema: projectSchema }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' }, 409: { description: '`project_name_taken`' } },
       handler: async (ctx, { params, body }) => {
-        if (Object.values(body).every((v) => v === undefined)) throw invalid('no patchable fields supplied', 'send at least one of name, description, metadata, archived');
+        patchGuard(patchBody.shape).assert(body);
         ctx.body = projectJson(await updateProject(ctx.state.em, callerOf(ctx), params.id, body));
       },
     }),

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { invalid } from '../../domain/errors.ts';
 import { createRunbook, deleteRunbook, getRunbook, listRunbooks, recordOutcome, updateRunbook, type RunbookView } from '../../domain/runbooks/runbooks.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
 import { metadata } from '../memories/schemas.ts';
 
 const MAX_TEXT = 10_000;
@@ -139,7 +138,7 @@ export function runbookRoutes(): AnyRoute[] {
       body: patchBody,
       responses: { 200: { description: 'The updated runbook', schema: runbookSchema }, 404: notInOrg, 409: titleTaken },
       handler: async (ctx, { params, body }) => {
-        if (Object.values(body).every((v) => v === undefined)) throw invalid('no patchable fields supplied', 'send at least one of title, summary, trigger_phrases, steps, metadata');
+        patchGuard(patchBody.shape).assert(body);
         const patch = { title: body.title, summary: body.summary, triggerPhrases: body.trigger_phrases, steps: body.steps, metadata: body.metadata };
         ctx.body = runbookJson(await updateRunbook(ctx.state.em, callerOf(ctx), params.id, patch));
       },

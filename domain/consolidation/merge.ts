@@ -7,7 +7,7 @@ import { recordEvents } from '../events/record.ts';
 import { newId } from '../ids.ts';
 import { escrowInsert, seal } from '../llm/escrow.ts';
 import type { ByokKeys } from '../llm/port.ts';
-import { prepareContent } from '../memories/content.ts';
+import { prepareContent, withRedaction } from '../memories/content.ts';
 import { supersededDeltas } from '../memories/counters.ts';
 import { MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
 import { writeSaves } from '../memories/save-batch.ts';
@@ -124,10 +124,7 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
       tags: [...new Set([...a.tags, ...b.tags, MERGED_TAG])],
       source: 'consolidation',
       sourceRef: null,
-      metadata: {
-        consolidation: { proposal_id: proposalId, kind: p.kind, merged_from: [a.id, b.id], had_conflict: draft.hadConflict },
-        ...(prepared.redactedCount > 0 ? { redacted_count: prepared.redactedCount, redacted_kinds: prepared.redactedKinds } : {}),
-      },
+      metadata: withRedaction({ consolidation: { proposal_id: proposalId, kind: p.kind, merged_from: [a.id, b.id], had_conflict: draft.hadConflict } }, prepared),
       createdAt: now,
       updatedAt: now,
     };

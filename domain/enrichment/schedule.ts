@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Plan } from '../accounts/entities.ts';
 import { newId } from '../ids.ts';
 import { seal, type Sealed } from '../llm/escrow.ts';
-import { hasByok, type ByokKeys, type Llm } from '../llm/port.ts';
+import type { ByokKeys, Llm } from '../llm/port.ts';
 import type { Metadata } from '../memories/model.ts';
 import type { JobRequest } from '../outbox/enqueue.ts';
 import type { Enrichment } from './tasks.ts';
@@ -26,13 +26,6 @@ export interface LlmAccess {
 }
 
 export const contentHash = (content: string): string => createHash('md5').update(content).digest('hex');
-
-export const byokOf = (metadata: Metadata | undefined): ByokKeys | undefined => {
-  const primary = metadata?.byok_primary_key;
-  const alternate = metadata?.byok_alternate_key;
-  const keys = { primary: typeof primary === 'string' && primary ? primary : undefined, alternate: typeof alternate === 'string' && alternate ? alternate : undefined };
-  return hasByok(keys) ? keys : undefined;
-};
 
 export function requestedEnrichments(content: string, metadata: Metadata): Enrichment[] {
   const tasks: Enrichment[] = [];

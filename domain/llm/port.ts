@@ -52,10 +52,18 @@ export function llmError(failure: LlmFailure, detail: string): AppError {
 
 export const hasByok = (byok: ByokKeys | undefined): byok is ByokKeys => Boolean(byok?.primary || byok?.alternate);
 
+// The caller's keys as a request body or a memory's metadata carries them (`byok_primary_key`,
+// `byok_alternate_key`), or undefined when there are none.
+export function byokOf(source: Record<string, unknown> | undefined): ByokKeys | undefined {
+  const key = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+  const keys = { primary: key(source?.byok_primary_key), alternate: key(source?.byok_alternate_key) };
+  return hasByok(keys) ? keys : undefined;
+}
+
+export const planRequired = (detail: string, upgradeUrl: string): AppError => new AppError('payment_required', 'plan_required', detail, { upgrade_url: upgradeUrl });
+
 // LLM features need a paid plan or the caller's own key, and a provider to call.
 export function requireLlm(llm: Llm, plan: Plan, byok: ByokKeys | undefined, upgradeUrl: string): void {
-  if (plan === 'free' && !hasByok(byok)) {
-    throw new AppError('payment_required', 'plan_required', 'LLM features need a paid plan or your own provider key (byok_primary_key or byok_alternate_key)', { upgrade_url: upgradeUrl });
-  }
+  if (plan === 'free' && !hasByok(byok)) throw planRequired('LLM features need a paid plan or your own provider key (byok_primary_key or byok_alternate_key)', upgradeUrl);
   if (!llm.configured(byok)) throw new AppError('unavailable', 'llm_not_configured', 'no LLM provider is configured on this server');
 }

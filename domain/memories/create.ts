@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../accounts/caller.ts';
-import { byokOf, scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
+import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
+import { byokOf } from '../llm/port.ts';
 import { newId } from '../ids.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
