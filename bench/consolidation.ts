@@ -5,7 +5,7 @@ import { findCandidates } from '../domain/consolidation/detect.ts';
 import { query, sql } from '../domain/sql.ts';
 import { openOrm } from '../infra/orm.ts';
 
-const orm = await openOrm({ databaseUrl: process.env.DATABASE_URL ?? 'postgres://memsvc:memsvc@127.0.0.1:5432/memsvc_bench', poolMax: 2 });
+const orm = await openOrm({ databaseUrl: process.env.DATABASE_URL ?? 'postgres://memsvc:memsvc@127.0.0.1:5433/memsvc_bench', poolMax: 2 });
 const [org] = await query(orm.em.fork(), sql<{ org_id: string; n: string }>`select org_id, count(*) as n from memories group by org_id order by 2 desc limit 1`);
 if (!org) throw new Error('no memories: run bash scripts/bench.sh first');
 for (const [label, namespace] of [['whole org', undefined], ['one project', 'project-0']] as const) {

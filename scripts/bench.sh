@@ -7,10 +7,11 @@ cd "$ROOT"
 
 ensure_node_deps
 ensure_postgres
+ensure_embedding_model
 ensure_temporal
 trap stop_started EXIT
 
-as_postgres psql -p "$PG_PORT" -qc "drop database if exists memsvc_bench with (force)"
+pg_psql -d postgres -qc "drop database if exists memsvc_bench with (force)"
 ensure_database memsvc_bench
 export DATABASE_URL="$(database_url memsvc_bench)" WRITE_RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn PORT=3099 DATABASE_POOL_MAX=20
 export TEMPORAL_ADDRESS=127.0.0.1:7299 TEMPORAL_TASK_QUEUE=bench

