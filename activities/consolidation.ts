@@ -3,6 +3,7 @@ import { applyMerge, mergeInput, pairTexts, recordMergeFailure, type MergeArgs, 
 import { recordProposals, type NewProposal } from '../domain/consolidation/proposals.ts';
 import { contradictionTask, mergeTask } from '../domain/consolidation/tasks.ts';
 import { llmError } from '../domain/llm/port.ts';
+import type { CuratorActivityDeps } from './curator.ts';
 import { keysFor, type LlmActivityDeps } from './enrichment.ts';
 import { asActivity } from './failures.ts';
 
@@ -13,14 +14,14 @@ export interface ScanReport {
   contradictions: ContradictionCandidate[];
 }
 
-export function consolidationActivities(deps: LlmActivityDeps) {
+export function consolidationActivities(deps: LlmActivityDeps & Pick<CuratorActivityDeps, 'embedder'>) {
   const { orm, llm } = deps;
   return {
     // The lexical pass records its proposals itself, so however many it finds, only counts and the few
     // contradiction candidates enter the workflow's history.
     async scanForConsolidation(input: { orgId: string; namespace?: string | undefined; threshold: number }): Promise<ScanReport> {
       const em = orm.em.fork();
-      const found = await findCandidates(em, input.orgId, input.namespace, input.threshold);
+      const found = await findCandidates(em, input.orgId, input.namespace, input.threshold, deps.embedder?.model ?? null);
       const recorded = await recordProposals(em, input.orgId, found.proposals);
       return { scanned: found.scanned, created: recorded.created, alreadyKnown: found.alreadyKnown + recorded.alreadyKnown, contradictions: found.contradictions };
     },

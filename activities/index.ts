@@ -5,8 +5,9 @@ import { billingActivities } from './billing.ts';
 import { consolidationActivities } from './consolidation.ts';
 import { maintenanceActivities } from './maintenance.ts';
 import { enrichmentActivities, type LlmActivityDeps } from './enrichment.ts';
+import { curatorActivities, type CuratorActivityDeps } from './curator.ts';
 
-export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps & LlmActivityDeps;
+export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps & LlmActivityDeps & CuratorActivityDeps;
 
 // Every activity of the service, built over injected dependencies; workflows import only this type.
 export function createActivities(deps: ActivityDeps) {
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...enrichmentActivities(deps),
     ...consolidationActivities(deps),
     ...maintenanceActivities(deps),
+    ...curatorActivities(deps),
   };
 }
 

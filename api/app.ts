@@ -8,6 +8,7 @@ import { tokenRoutes } from './auth/tokens.ts';
 import type { ApiDeps } from './deps.ts';
 import { eventRoutes } from './events/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
+import { embeddingRoutes } from './memories/embeddings.ts';
 import { memoryRoutes } from './memories/routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
 import { chatRoutes } from './chat/routes.ts';
@@ -30,7 +31,7 @@ import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps)];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps)];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 

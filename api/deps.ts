@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Caller } from '../domain/accounts/caller.ts';
+import type { Embedder } from '../domain/embeddings/port.ts';
 import type { Llm } from '../domain/llm/port.ts';
 import type { Config } from '../infra/config.ts';
 
@@ -12,6 +13,8 @@ export interface ApiDeps {
   temporal: Client;
   logger: Logger;
   llm: Llm;
+  // Null when no embedding model is configured or it failed to load: semantic search then answers 503.
+  embedder: Embedder | null;
   // Set in SERVICE_MODE=local: the implicit caller of every request.
   localCaller: Caller | null;
   // Tests turn this on to check every response against its declared schema.

@@ -1,5 +1,6 @@
 import { ensureLocalAccount } from '../domain/accounts/local.ts';
 import { loadConfigOrExit } from '../infra/config.ts';
+import { createEmbedder } from '../infra/embeddings/index.ts';
 import { createLlm } from '../infra/llm/router.ts';
 import { createLogger } from '../infra/logger.ts';
 import { openOrm } from '../infra/orm.ts';
@@ -13,7 +14,9 @@ const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DA
 const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
 const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
-const server = createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger) }).listen(config.PORT, config.HOST, () => {
+const embedder = await createEmbedder(config, logger);
+
+const server = createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder }).listen(config.PORT, config.HOST, () => {
   logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${config.publicBaseUrl}/api/docs` }, 'API listening');
 });
 

@@ -1,6 +1,9 @@
 // The data-plane benchmark: seeds one org through the HTTP API and measures save throughput, search,
 // bulk search and filtered list latency at each checkpoint. Run with `bash scripts/bench.sh`.
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { vectorLiteral } from '../domain/search/semantic.ts';
+import { createLocalEmbedder } from '../infra/embeddings/local.ts';
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
@@ -37,8 +40,37 @@ async function upgrade(orgId: string) {
 async function settle() {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
-  await db.query('vacuum (analyze) memory_terms, memories, counters');
+  await db.query('vacuum (analyze) memory_terms, memories, counters, memory_embeddings');
   await db.end();
+}
+
+// CPU seconds a process has used so far (user + system), from /proc.
+function cpuSeconds(pid: string | undefined): number {
+  if (!pid) return NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+// Resident and peak memory of a process, in MB.
+function memoryOf(pid: string | undefined): string {
+  if (!pid) return 'n/a';
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (key: string) => Math.round(Number(/^${key}:\s+(\d+)/m.exec(status)?.[1] ?? NaN) / 1024);
+  return `${mb('VmRSS')} MB now, ${mb('VmHWM')} MB peak`;
+}
+
+// Waits until the org's curator has embedded every memory; returns how long that took and the worker's CPU.
+async function embedded(token: string): Promise<{ seconds: number; cpu: number; count: number }> {
+  const started = performance.now();
+  const cpu = cpuSeconds(process.env.BENCH_WORKER_PID);
+  let count = 0;
+  for (;;) {
+    const status = (await api.get('/api/memories/embeddings', { token })).body as { total: number; embedded: number };
+    count = status.embedded;
+    if (status.embedded >= status.total) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return { seconds: Math.round((performance.now() - started) / 100) / 10, cpu: Math.round(cpuSeconds(process.env.BENCH_WORKER_PID) - cpu), count };
 }
 
 async function account() {
@@ -87,6 +119,23 @@ async function measure(tokens: string[]) {
     const queries = Array.from({ length: 25 }, () => makeQuery());
     expectOk((await api.post('/api/memories/search/bulk', { token, body: { queries, k: 5 } })).status, 'bulk');
   });
+  const byMode = async (mode: string, filtered: boolean) =>
+    summarize(
+      (
+        await closedLoop(1, 300, async () => {
+          const filters = filtered ? { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] } : {};
+          expectOk((await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10, mode, ...filters } })).status, `${mode} search`);
+        })
+      ).latencies,
+    );
+  const semantic = await byMode('semantic', false);
+  const semanticFiltered = await byMode('semantic', true);
+  const hybrid = await byMode('hybrid', false);
+  const hybridFiltered = await byMode('hybrid', true);
+  const bulkHybrid = await closedLoop(1, 40, async () => {
+    const queries = Array.from({ length: 25 }, () => makeQuery());
+    expectOk((await api.post('/api/memories/search/bulk', { token, body: { queries, k: 5, mode: 'hybrid' } })).status, 'bulk hybrid');
+  });
   const list = await closedLoop(1, 300, async () => {
     const body = { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)], order: corpus.pick(['updated_desc', 'newest']), limit: 50 };
     expectOk((await api.post('/api/memories/list', { token, body })).status, 'list');
@@ -103,6 +152,11 @@ async function measure(tokens: string[]) {
     searchFiltered: summarize(searchFiltered.latencies),
     searchConcurrentPerSecond: searchConcurrent.perSecond,
     bulk: summarize(bulk.latencies),
+    semantic,
+    semanticFiltered,
+    hybrid,
+    hybridFiltered,
+    bulkHybrid: summarize(bulkHybrid.latencies),
     list: summarize(list.latencies),
     listMetadata: summarize(listMeta.latencies),
     savesPerSecond: writes.perSecond,
@@ -112,12 +166,14 @@ async function measure(tokens: string[]) {
 
 const row = (name: string, s: Summary) => `| ${name} | ${s.p50} | ${s.p95} | ${s.p99} | ${s.count} |`;
 
-const { tokens } = await account();
+const { orgId, tokens } = await account();
 let seeded = 0;
 for (const target of checkpoints) {
   const run = await seed(tokens, target - seeded);
   seeded = target;
   process.stdout.write(`\nseeded to ${target} memories: ${run.perSecond} saves/s over ${run.seconds} s (concurrency 32, 8 tokens)\n`);
+  const caughtUp = await embedded(tokens[0]!);
+  process.stdout.write(`embeddings caught up ${caughtUp.seconds} s after seeding ended (${caughtUp.count} vectors; worker CPU meanwhile ${caughtUp.cpu} s)\n`);
   await settle();
   const m = await measure(tokens);
   seeded += 5000;
@@ -129,6 +185,11 @@ for (const target of checkpoints) {
       row('search, k 10 (2-3 word queries)', m.search),
       row('search with namespace + tag filters', m.searchFiltered),
       row('bulk search, 25 queries, k 5', m.bulk),
+      row('semantic search, k 10', m.semantic),
+      row('semantic search with namespace + tag filters', m.semanticFiltered),
+      row('hybrid search, k 10', m.hybrid),
+      row('hybrid search with namespace + tag filters', m.hybridFiltered),
+      row('bulk hybrid search, 25 queries, k 5', m.bulkHybrid),
       row('list, namespace + tag filter, 50 rows + total', m.list),
       row('list, metadata_filter, 50 rows + total', m.listMetadata),
       row('POST /api/memories at concurrency 64', m.saveLatency),
@@ -138,4 +199,64 @@ for (const target of checkpoints) {
       '',
     ].join('\n'),
   );
+}
+const fresh = await freshness(tokens[0]!);
+process.stdout.write(`\nfrom a save's 201 to its vector (found semantically) at 50 saves/s: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves)\n`);
+const recall = await filteredRecall(tokens[0]!, orgId);
+process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);
+process.stdout.write(`API ${memoryOf(process.env.BENCH_API_PID)}; worker ${memoryOf(process.env.BENCH_WORKER_PID)}\n`);
+
+// Saves at a steady 50 per second (open loop) for 20 s; each save's time from its 201 until its vector is in
+// the database, polled every 10 ms (a vector in place is what semantic search finds).
+async function freshness(token: string): Promise<Summary> {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  const lags: number[] = [];
+  const one = async () => {
+    const res = await api.post('/api/memories', { token, body: memoryBody() });
+    expectOk(res.status, 'save');
+    const saved = performance.now();
+    while ((await db.query('select 1 from memory_embeddings where memory_id = $1', [res.body.id])).rowCount === 0) await new Promise((r) => setTimeout(r, 10));
+    lags.push(performance.now() - saved);
+  };
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < 1000; i++) {
+    pending.push(one());
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await Promise.all(pending);
+  await db.end();
+  return summarize(lags);
+}
+
+// The semantic route's filtered answers against an exact scan of the same filter in SQL (no index), ranked by
+// the same query vector, computed here with the same model.
+async function filteredRecall(token: string, orgId: string): Promise<{ recall: number; full: number; queries: number }> {
+  const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, threads: 1 });
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  let found = 0;
+  let expected = 0;
+  let full = 0;
+  const queries = 100;
+  for (let i = 0; i < queries; i++) {
+    const namespace = corpus.pick(NAMESPACES);
+    const tag = corpus.pick(TAGS);
+    const query = makeQuery();
+    const res = await api.post('/api/memories/search', { token, body: { query, k: 10, mode: 'semantic', namespace, tags: [tag] } });
+    expectOk(res.status, 'semantic search');
+    const got = new Set((res.body.hits as { id: string }[]).map((h) => h.id));
+    const [vector] = await embedder.embedQueries([query]);
+    const exact = await db.query<{ memory_id: string }>(
+      `select e.memory_id from memory_embeddings e join memories m on m.id = e.memory_id join namespaces n on n.id = m.namespace_id
+        where m.org_id = $4 and n.name = $1 and m.tags @> array[$2] and m.superseded_by is null
+        order by (e.embedding <=> $3::vector) + 0 limit 10`,
+      [namespace, tag, vectorLiteral(vector!), orgId],
+    );
+    expected += exact.rows.length;
+    found += exact.rows.filter((r) => got.has(r.memory_id)).length;
+    if (got.size === exact.rows.length) full += 1;
+  }
+  await db.end();
+  return { recall: expected ? Math.round((found / expected) * 1000) / 1000 : NaN, full, queries };
 }

@@ -20,7 +20,7 @@ const provider = z.enum(['anthropic', 'openai']);
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: z.url().default('postgres://memsvc:memsvc@127.0.0.1:5432/memsvc'),
+  DATABASE_URL: z.url().default('postgres://memsvc:memsvc@127.0.0.1:5433/memsvc'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -44,6 +44,17 @@ const envSchema = z.object({
   LLM_ALTERNATE_MODEL: z.string().min(1).default('gpt-4.1-mini'),
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  // Where vectors for semantic search come from (infra/embeddings/index.ts): the bundled model in this process,
+  // an OpenAI-compatible `/v1/embeddings` server, or nowhere.
+  EMBEDDING_PROVIDER: z.enum(['local', 'openai', 'none']).default('local'),
+  EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
+  EMBEDDING_THREADS: z.coerce.number().int().min(1).max(64).optional(),
+  EMBEDDING_BASE_URL: optionalUrl,
+  EMBEDDING_API_KEY: z.string().min(1).optional(),
+  EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  EMBEDDING_QUERY_PREFIX: z.string().min(1).optional(),
+  EMBEDDING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  EMBEDDING_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   // Seals callers' own LLM keys while the background work they started runs (see domain/llm/escrow.ts).
   BYOK_ESCROW_KEY: z.string().min(32).optional(),
   SMTP_URL: optionalUrl,

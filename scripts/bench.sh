@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The data-plane benchmark: a fresh memsvc_bench database, a Temporal dev server, the worker and the API as
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
-# BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_SUITES=memories,consolidation,exports,quality what runs.
+# BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -24,8 +24,8 @@ node api/main.ts & STARTED_PIDS+=("$!")
 export BENCH_API_PID="$!"
 wait_for_port 127.0.0.1 3099 "API"
 
-# BENCH_SUITES picks what runs (default all three), e.g. BENCH_SUITES=memories while tuning saves.
-suites=",${BENCH_SUITES:-memories,consolidation,exports,quality},"
+# BENCH_SUITES picks what runs (default all), e.g. BENCH_SUITES=memories while tuning saves.
+suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase},"
 if [[ "$suites" == *,memories,* ]]; then
   log "data-plane benchmark"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/memories.ts
@@ -41,4 +41,8 @@ fi
 if [[ "$suites" == *,quality,* ]]; then
   log "ranking quality through the API"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-service.ts
+fi
+if [[ "$suites" == *,paraphrase,* ]]; then
+  log "recall of paraphrased questions, per search mode"
+  BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-paraphrase.ts
 fi

@@ -5,6 +5,7 @@ import { EXPORT_JOB } from '../domain/exports/exports.ts';
 import { BILLING_EVENT_JOB } from '../domain/billing/events.ts';
 import { ENRICHMENT_JOB } from '../domain/enrichment/schedule.ts';
 import { MERGE_JOB } from '../domain/consolidation/merge.ts';
+import { CURATE_JOB, curatorWorkflowId, mergeCurateRequests, type CurateRequest } from '../domain/embeddings/curate.ts';
 
 // Outbox job types and the workflow that carries each out.
 export const JOB_WORKFLOWS: Record<string, string> = {
@@ -15,4 +16,29 @@ export const JOB_WORKFLOWS: Record<string, string> = {
   [BILLING_EVENT_JOB]: 'billingEventWorkflow',
   [ENRICHMENT_JOB]: 'memoryEnrichmentWorkflow',
   [MERGE_JOB]: 'consolidationMergeWorkflow',
+};
+
+// Outbox job types delivered as a signal to an org's long-lived workflow rather than started one per row.
+// The relay merges the rows of one workflow in a batch into one signal.
+export interface SignalJob {
+  workflowType: string;
+  signal: string;
+  workflowId(orgId: string): string;
+  // The memo of a run the signal starts.
+  description: string;
+  // The rows' arguments (the first of each row) merged into the one signal's argument.
+  merge(args: unknown[]): unknown;
+  // The first run's argument (later runs carry their state through continue-as-new).
+  initial(orgId: string): unknown;
+}
+
+export const SIGNAL_JOBS: Record<string, SignalJob> = {
+  [CURATE_JOB]: {
+    workflowType: 'memoryCuratorWorkflow',
+    signal: 'curate',
+    workflowId: curatorWorkflowId,
+    description: "the org's curator: embeds its saved and edited memories",
+    merge: (args) => mergeCurateRequests(args as CurateRequest[]),
+    initial: (orgId) => ({ orgId }),
+  },
 };

@@ -4,8 +4,8 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { query, sql } from '../domain/sql.ts';
 import { fanOutEvents } from '../domain/webhooks/fanout.ts';
-import { JOB_WORKFLOWS } from './jobs.ts';
-import { startOnce } from './start.ts';
+import { JOB_WORKFLOWS, SIGNAL_JOBS } from './jobs.ts';
+import { signalWithStart, startOnce } from './start.ts';
 
 interface OutboxRow {
   id: string;
@@ -93,24 +93,44 @@ export class OutboxRelay {
         sql<OutboxRow>`select id, org_id, job_type, job_key, args, description from outbox
           where dispatched_at is null order by created_at, id limit ${this.opts.batchSize} for update skip locked`,
       );
-      let dispatched = 0;
+      // Rows bound for one org's long-lived workflow become one signal; every other row starts its own workflow.
+      const signals = new Map<string, OutboxRow[]>();
+      const starts: OutboxRow[] = [];
       for (const row of rows) {
+        if (SIGNAL_JOBS[row.job_type] && row.org_id) signals.set(`${row.job_type}/${row.org_id}`, [...(signals.get(`${row.job_type}/${row.org_id}`) ?? []), row]);
+        else starts.push(row);
+      }
+      let dispatched = 0;
+      const settle = async (group: OutboxRow[], send: () => Promise<unknown>) => {
+        const ids = group.map((r) => r.id);
         try {
+          await send();
+          await query(tx, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null where id = any(${ids}::uuid[])`);
+          dispatched += group.length;
+        } catch (err) {
+          await query(tx, sql`update outbox set attempts = attempts + 1, last_error = ${String(err)} where id = any(${ids}::uuid[])`);
+          this.opts.logger.warn({ err, jobKeys: group.map((r) => r.job_key) }, 'outbox dispatch failed; will retry');
+        }
+      };
+      for (const group of signals.values()) {
+        const job = SIGNAL_JOBS[group[0]!.job_type]!;
+        const orgId = group[0]!.org_id!;
+        await settle(group, () =>
+          signalWithStart(this.opts.client, this.opts.taskQueue, job.workflowType, job.signal, [job.merge(group.map((r) => r.args[0]))], {
+            workflowId: job.workflowId(orgId),
+            orgId,
+            description: job.description,
+            args: [job.initial(orgId)],
+          }),
+        );
+      }
+      for (const row of starts) {
+        await settle([row], async () => {
           const workflowType = JOB_WORKFLOWS[row.job_type];
           if (!workflowType) throw new Error(`no workflow for job type ${row.job_type}`);
-          const started = await startOnce(this.opts.client, this.opts.taskQueue, workflowType, {
-            workflowId: row.job_key,
-            orgId: row.org_id,
-            description: row.description,
-            args: row.args,
-          });
-          await query(tx, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null where id = ${row.id}`);
-          dispatched += 1;
+          const started = await startOnce(this.opts.client, this.opts.taskQueue, workflowType, { workflowId: row.job_key, orgId: row.org_id, description: row.description, args: row.args });
           this.opts.logger.debug({ workflowId: row.job_key, started }, 'outbox row dispatched');
-        } catch (err) {
-          await query(tx, sql`update outbox set attempts = attempts + 1, last_error = ${String(err)} where id = ${row.id}`);
-          this.opts.logger.warn({ err, workflowId: row.job_key }, 'outbox dispatch failed; will retry');
-        }
+        });
       }
       return dispatched;
     });

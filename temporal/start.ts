@@ -37,6 +37,12 @@ export async function startOnce(client: Client, taskQueue: string, workflowType:
   }
 }
 
+// Delivers a signal to a long-lived workflow (an org's actor), starting it first if it is not running. A
+// closed run of the same id is replaced by a new one, which the signal then reaches.
+export async function signalWithStart(client: Client, taskQueue: string, workflowType: string, signal: string, signalArgs: unknown[], request: StartRequest): Promise<void> {
+  await client.workflow.signalWithStart(workflowType, { ...startOptions(taskQueue, request), workflowIdReusePolicy: 'ALLOW_DUPLICATE', signal, signalArgs });
+}
+
 // Starts the workflow and waits for one update's answer: the request gets the workflow's first result
 // while the rest of the workflow goes on.
 export async function startAndAwait<Ret>(

@@ -1,4 +1,6 @@
 import { loadConfigOrExit } from '../infra/config.ts';
+import { backfillLagging } from '../domain/embeddings/backfill.ts';
+import { createEmbedder } from '../infra/embeddings/index.ts';
 import { createLlm } from '../infra/llm/router.ts';
 import { createLogger } from '../infra/logger.ts';
 import { createMailer } from '../infra/mailer.ts';
@@ -17,15 +19,21 @@ const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DA
 const client = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
 const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
 
+const embedder = await createEmbedder(config, logger);
+
 const { worker, connection } = await createWorker({
   address: config.TEMPORAL_ADDRESS,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
-  deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm: createLlm(config, logger), escrowKey: config.byokEscrowKey },
+  deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm: createLlm(config, logger), escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none' },
 });
 const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
 await relay.start();
 await ensureMaintenanceSchedule(client, config.TEMPORAL_TASK_QUEUE);
+if (embedder) {
+  const orgs = await backfillLagging(orm.em.fork(), embedder.model);
+  if (orgs > 0) logger.info({ orgs, model: embedder.model }, 'backfilling embeddings of orgs whose vectors lag');
+}
 logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker and outbox relay running');
 
 onShutdown(logger, async () => {

@@ -25,3 +25,10 @@ export const INTERACTIVE_LLM_CALL: ActivityOptions = {
   startToCloseTimeout: '3 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3 },
 };
+
+// An org's embedding batch: the model may be down for a while (a remote provider) or the worker without one
+// (a bad configuration); the actor keeps retrying, capped at a minute apart, and its backlog waits meanwhile.
+export const EMBEDDING_BATCH: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+};

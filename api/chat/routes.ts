@@ -58,7 +58,7 @@ export function chatRoutes(deps: ApiDeps): AnyRoute[] {
         const byok = byokOf(body);
         requireLlm(deps.llm, caller.plan, byok, upgradeUrl);
         if (body.session_id) await assertSessionOwned(ctx.state.em, caller, body.session_id);
-        const context = await chatContext(ctx.state.em, caller.orgId, body.messages, body.namespace);
+        const context = await chatContext(ctx.state.em, deps.embedder, caller.orgId, body.messages, body.namespace);
         const answer = await deps.llm.run(chatTask(body.messages, context), byok);
         const citations = citationsOf(context);
         if (body.session_id) {

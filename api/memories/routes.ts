@@ -11,7 +11,7 @@ import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
 import { invalid } from '../../domain/errors.ts';
 import { searchBulk } from '../../domain/search/bulk.ts';
-import { searchMemories } from '../../domain/search/search.ts';
+import { needsVector, queryVectors, searchMemories, SEARCH_MODES } from '../../domain/search/search.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { jsonObjectParam } from '../http/params.ts';
@@ -69,14 +69,23 @@ const searchFilters = {
   created_after: filterFields.created_after,
   created_before: filterFields.created_before,
 };
+const searchMode = z
+  .enum(SEARCH_MODES)
+  .default('lexical')
+  .meta({
+    description:
+      'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory; hybrid: both lists (100 deep each) fused by reciprocal rank (k = 60). Every filter applies in every mode.',
+  });
 const searchBody = z.object({
   query: z.string().trim().min(1).max(4000),
   k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
+  mode: searchMode,
   ...searchFilters,
 });
 const bulkBody = z.object({
   queries: z.array(z.string().trim().min(1).max(4000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
   k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
+  mode: searchMode,
   namespace: filterFields.namespace,
   metadata_filter: filterFields.metadata_filter,
   created_after: filterFields.created_after,
@@ -151,8 +160,9 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
         const { orgId } = callerOf(ctx);
         const filters = toFilters(q);
         if (q.q !== undefined) {
-          const hits = await searchMemories(ctx.state.em, orgId, q.q, Math.min(q.offset + q.limit, LIST_LIMIT_MAX), filters);
-          ctx.body = hits.slice(q.offset, q.offset + q.limit).map(memoryJson);
+          const hits = await searchMemories(ctx.state.em, orgId, { text: q.q, k: Math.min(q.offset + q.limit, LIST_LIMIT_MAX), mode: 'lexical', filters });
+          // The legacy shape: rows with score, without found_by (always lexical here).
+          ctx.body = hits.slice(q.offset, q.offset + q.limit).map(({ foundBy: _, ...hit }) => memoryJson(hit));
           return;
         }
         const page = await listMemories(ctx.state.em, orgId, { ...filters, limit: q.limit, offset: q.offset, order: q.order });
@@ -184,11 +194,17 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       write: false,
-      summary: 'BM25 search, best first',
+      summary: 'Search by words (BM25), by meaning, or both; best first',
+      description:
+        'A memory is found lexically from the moment its save answers, and semantically once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog).',
       body: searchBody,
-      responses: { 200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) } },
+      responses: {
+        200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
+        503: { description: '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works)' },
+      },
       handler: async (ctx, { body }) => {
-        const hits = await searchMemories(ctx.state.em, callerOf(ctx).orgId, body.query, body.k, toFilters(body));
+        const vector = needsVector(body.mode) ? queryVectors(deps.embedder, [body.query]).then(([v]) => v!) : undefined;
+        const hits = await searchMemories(ctx.state.em, callerOf(ctx).orgId, { text: body.query, k: body.k, mode: body.mode, filters: toFilters(body) }, vector);
         ctx.body = { hits: hits.map(memoryJson) };
       },
     }),
@@ -198,15 +214,16 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       write: false,
-      summary: 'Up to 25 BM25 searches in one call; results in query order',
+      summary: 'Up to 25 searches in one call (any mode); results in query order',
       body: bulkBody,
       responses: {
         200: { description: 'One entry per query', schema: z.object({ results: z.array(z.object({ query: z.string(), hits: z.array(scoredMemorySchema) })) }) },
+        503: { description: '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries' },
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
-        const filters = toFilters(body);
-        const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, body.k, filters);
+        const vectors = needsVector(body.mode) ? queryVectors(deps.embedder, body.queries) : undefined;
+        const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, { k: body.k, mode: body.mode, filters: toFilters(body), vectors });
         ctx.body = { results: body.queries.map((query, i) => ({ query, hits: hits[i]!.map(memoryJson) })) };
       },
     }),

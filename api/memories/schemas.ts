@@ -34,9 +34,18 @@ export const memorySchema = z
   })
   .meta({ id: 'Memory' });
 
-export const scoredMemorySchema = memorySchema.extend({ score: z.number().meta({ description: 'BM25 score' }) }).meta({ id: 'ScoredMemory' });
+export const scoredMemorySchema = memorySchema
+  .extend({
+    score: z.number().meta({ description: 'lexical: the BM25 score; semantic: the cosine similarity of query and memory; hybrid: the reciprocal-rank-fusion score' }),
+    found_by: z.array(z.enum(['lexical', 'semantic'])).meta({ description: 'which lists found this memory (in hybrid, one or both)' }),
+  })
+  .meta({ id: 'ScoredMemory' });
 
-export const memoryJson = (m: MemoryView) => ({ ...memoryRecord(m), ...(m.score !== undefined ? { score: m.score } : {}) });
+export const memoryJson = (m: MemoryView & { foundBy?: string[] }) => ({
+  ...memoryRecord(m),
+  ...(m.score !== undefined ? { score: m.score } : {}),
+  ...(m.foundBy ? { found_by: m.foundBy } : {}),
+});
 
 // Filters shared by list, search and export requests.
 export const filterFields = {

@@ -1,9 +1,9 @@
-// Ranking quality of the real search (PostgreSQL BM25 through the HTTP API) on Cranfield and CISI: each
-// collection is saved into an org of its own, every query goes through GET /api/memories?q=, and the
-// rankings are scored with the same metrics as the in-memory reference. Run by scripts/bench.sh.
+// Ranking quality of the real search through the HTTP API on Cranfield and CISI, in each mode: each
+// collection is saved into an org of its own, embedded by its curator, and every query is run in each mode;
+// the rankings are scored with the same metrics as the in-memory reference. Run by scripts/bench.sh.
 import { resolve } from 'node:path';
-import pg from 'pg';
 import { ApiClient } from '../../test/support/api-client.ts';
+import { paidOrg, untilEmbedded } from '../lib/service.ts';
 import { closedLoop } from '../lib/stats.ts';
 import { loadCisi, loadCranfield, type Collection } from './collections.ts';
 import { evaluate } from './metrics.ts';
@@ -13,16 +13,10 @@ const dataDir = resolve(process.argv[2] ?? resolve(import.meta.dirname, '../../.
 const DEPTH = 100;
 const f3 = (x: number): string => x.toFixed(3);
 
+// nDCG@10 of each search mode (lexical through the legacy GET, which also gives recall@100; semantic and hybrid
+// through POST /api/memories/search with k 50, its maximum).
 async function run(collection: Collection) {
-  const signup = await api.post('/api/auth/signup', {
-    body: { email: `quality-${collection.name}-${Date.now()}@example.test`, password: 'quality-password', name: 'Quality', org_name: collection.name },
-  });
-  const token = signup.body.api_token.raw as string;
-  // Past the free plan's 500 memories: a paid plan, set directly as the billing webhook would.
-  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await db.connect();
-  await db.query(`update orgs set plan = 'team' where id = $1`, [signup.body.org.id]);
-  await db.end();
+  const { token } = await paidOrg(api, `quality-${collection.name}`);
   const docOf = new Map<string, string>();
   // A few records have no text at all; they could not be saved as memories (`content required`).
   const docs = collection.docs.filter((d) => d.text.trim() !== '');
@@ -32,17 +26,27 @@ async function run(collection: Collection) {
     if (res.status !== 201) throw new Error(`save answered ${res.status}`);
     docOf.set(res.body.id, doc.id);
   });
-  const rankings = new Map<string, string[]>();
+  await untilEmbedded(api, token);
+  const lexical = new Map<string, string[]>();
   for (const q of collection.queries) {
     const res = await api.get(`/api/memories?q=${encodeURIComponent(q.text.slice(0, 4000))}&limit=${DEPTH}`, { token });
-    rankings.set(q.id, (res.body as { id: string }[]).map((m) => docOf.get(m.id)!));
+    lexical.set(q.id, (res.body as { id: string }[]).map((m) => docOf.get(m.id)!));
   }
-  return evaluate(rankings, collection.qrels);
+  const byMode = async (mode: string) => {
+    const rankings = new Map<string, string[]>();
+    for (const q of collection.queries) {
+      const res = await api.post('/api/memories/search', { token, body: { query: q.text.slice(0, 4000), k: 50, mode } });
+      if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}`);
+      rankings.set(q.id, (res.body.hits as { id: string }[]).map((m) => docOf.get(m.id)!));
+    }
+    return evaluate(rankings, collection.qrels);
+  };
+  return { lexical: evaluate(lexical, collection.qrels), semantic: await byMode('semantic'), hybrid: await byMode('hybrid') };
 }
 
-console.log('| collection | docs | judged queries | nDCG@10 | recall@100 |');
-console.log('|---|---|---|---|---|');
+console.log('| collection | docs | judged queries | nDCG@10 lexical | recall@100 lexical | nDCG@10 semantic | nDCG@10 hybrid |');
+console.log('|---|---|---|---|---|---|---|');
 for (const collection of [loadCranfield(dataDir), loadCisi(dataDir)]) {
   const r = await run(collection);
-  console.log(`| ${collection.name} | ${collection.docs.length} | ${r.queries} | ${f3(r.ndcg10)} | ${f3(r.recall100)} |`);
+  console.log(`| ${collection.name} | ${collection.docs.length} | ${r.lexical.queries} | ${f3(r.lexical.ndcg10)} | ${f3(r.lexical.recall100)} | ${f3(r.semantic.ndcg10)} | ${f3(r.hybrid.ndcg10)} |`);
 }

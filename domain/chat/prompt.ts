@@ -1,12 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import type { Embedder } from '../embeddings/port.ts';
 import type { LlmTask, Turn } from '../llm/port.ts';
 import type { MemoryView } from '../memories/model.ts';
 import { suggestRunbooks, type RunbookView } from '../runbooks/runbooks.ts';
-import { searchMemories } from '../search/search.ts';
+import { queryVectors, searchMemories } from '../search/search.ts';
 import type { ChatCitation, ChatRole } from './sessions.ts';
 
-// Memory-augmented chat: the top memories by BM25 for the conversation's last user message and the
+// Memory-augmented chat: the top memories by hybrid search (BM25 alone while no query vector can be had)
+// for the conversation's last user message and the
 // runbooks whose trigger phrases it contains go into the system prompt, fenced as data.
 export const CHAT_MEMORIES = 8;
 export const CHAT_RUNBOOKS = 4;
@@ -39,9 +41,15 @@ export type ChatReply = z.infer<typeof chatReplySchema>;
 
 export const lastUserMessage = (messages: ChatMessage[]): string => [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
-export async function chatContext(em: EntityManager, orgId: string, messages: ChatMessage[], namespace: string | undefined): Promise<ChatContext> {
+export async function chatContext(em: EntityManager, embedder: Embedder | null, orgId: string, messages: ChatMessage[], namespace: string | undefined): Promise<ChatContext> {
   const text = lastUserMessage(messages);
-  const [memories, runbooks] = await Promise.all([searchMemories(em, orgId, text, CHAT_MEMORIES, { namespace }), suggestRunbooks(em, orgId, text, CHAT_RUNBOOKS)]);
+  // A chat answers from what lexical search finds rather than not at all when the embedding model is down.
+  const vector = await queryVectors(embedder, [text]).then(([v]) => v!, () => undefined);
+  const request = { text, k: CHAT_MEMORIES, mode: vector ? ('hybrid' as const) : ('lexical' as const), filters: { namespace } };
+  const [memories, runbooks] = await Promise.all([
+    searchMemories(em, orgId, request, vector && Promise.resolve(vector)),
+    suggestRunbooks(em, orgId, text, CHAT_RUNBOOKS),
+  ]);
   return { memories, runbooks };
 }
 

@@ -11,7 +11,13 @@ import { knownPairs, type NewProposal } from './proposals.ts';
 //   (the newer memory restates it and says more);
 // - contradiction candidates: topic overlap (Jaccard >= threshold / 2) without either of the above; a model
 //   decides whether they contradict.
+// And by meaning, over the same memories' vectors (when a model is given): a pair that the words did not
+// pair but whose cosine similarity is at least max(threshold, SEMANTIC_DUPLICATE_MIN) is proposed as a
+// duplicate, with a note saying so. bge's cosines are compressed (unrelated texts score 0.3-0.5, paraphrases
+// 0.87-0.95), hence the floor; a reviewer decides, since similar meaning also covers updates ("PostgreSQL 15"
+// against "PostgreSQL 16" scores 0.94).
 export const DETECT_SCAN_LIMIT = 2000;
+export const SEMANTIC_DUPLICATE_MIN = 0.9;
 export const CONTRADICTION_CHECKS_MAX = 20;
 export const PROPOSALS_PER_RUN_MAX = 1000;
 export const DEFAULT_THRESHOLD = 0.8;
@@ -95,7 +101,33 @@ function exactDuplicates(items: Scanned[]): { representatives: Scanned[]; pairs:
   return { representatives, pairs };
 }
 
-export async function findCandidates(em: EntityManager, orgId: string, namespace: string | undefined, threshold: number): Promise<Candidates> {
+// The scanned memories' vectors of `model`, as unit vectors by memory id.
+async function vectorsOf(em: EntityManager, ids: string[], model: string): Promise<Map<string, Float32Array>> {
+  const rows = await query(em, sql<{ memory_id: string; embedding: string }>`select memory_id, embedding::text as embedding from memory_embeddings where memory_id = any(${ids}::uuid[]) and model = ${model}`);
+  return new Map(rows.map((r) => [r.memory_id, Float32Array.from(JSON.parse(r.embedding) as number[])]));
+}
+
+// Pairs within one project whose vectors are at least `min` similar: a plain all-pairs scan, which for the
+// 2,000 memories of a run is about 2M dot products (well under a second).
+function similarPairs(items: Scanned[], vectors: Map<string, Float32Array>, min: number): { x: Scanned; y: Scanned; cosine: number }[] {
+  const withVector = items.filter((s) => vectors.has(s.id));
+  const out: { x: Scanned; y: Scanned; cosine: number }[] = [];
+  for (let i = 0; i < withVector.length; i++) {
+    const x = withVector[i]!;
+    const vx = vectors.get(x.id)!;
+    for (let j = i + 1; j < withVector.length; j++) {
+      const y = withVector[j]!;
+      if (x.namespaceId !== y.namespaceId) continue;
+      const vy = vectors.get(y.id)!;
+      let dot = 0;
+      for (let d = 0; d < vx.length; d++) dot += vx[d]! * vy[d]!;
+      if (dot >= min) out.push({ x, y, cosine: dot });
+    }
+  }
+  return out;
+}
+
+export async function findCandidates(em: EntityManager, orgId: string, namespace: string | undefined, threshold: number, model: string | null = null): Promise<Candidates> {
   let namespaceId: string | null = null;
   if (namespace !== undefined) {
     namespaceId = await namespaceIdOf(em, orgId, namespace);
@@ -136,6 +168,19 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
   const exact = exactDuplicates(items);
   for (const [x, y] of exact.pairs) judge(x, y);
   for (const [i, j] of overlappingPairs(exact.representatives).values()) judge(exact.representatives[i]!, exact.representatives[j]!);
+  if (model) {
+    const judged = new Set([...proposals, ...contradictions].map((p) => `${p.memoryAId}/${p.memoryBId}`));
+    for (const { x, y, cosine } of similarPairs(exact.representatives, await vectorsOf(em, exact.representatives.map((s) => s.id), model), Math.max(threshold, SEMANTIC_DUPLICATE_MIN))) {
+      const [a, b] = ordered(x, y);
+      const key = `${a.id}/${b.id}`;
+      if (judged.has(key)) continue;
+      if (known.has(key)) {
+        alreadyKnown++;
+        continue;
+      }
+      proposals.push({ memoryAId: a.id, memoryBId: b.id, namespaceId: a.namespaceId, kind: 'duplicate', score: round(cosine), note: `similar in meaning (cosine similarity ${round(cosine)}), not in words` });
+    }
+  }
   // The strongest pairs first; the rest are found again by the next run.
   proposals.sort((x, y) => y.score - x.score);
   contradictions.sort((x, y) => y.score - x.score);

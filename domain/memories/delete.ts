@@ -3,11 +3,12 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
+import { forgetEmbeddings } from '../embeddings/store.ts';
 import { unindexContent } from '../search/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { countDeleted } from './counters.ts';
 
-// Deletes one memory with its postings; memory.deleted and the audit row commit with it. A retry after a
+// Deletes one memory with its postings and vector; memory.deleted and the audit row commit with it. A retry after a
 // successful delete finds the audit row and succeeds again, so DELETE is safe to repeat.
 export async function deleteMemory(em: EntityManager, caller: Caller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
@@ -27,6 +28,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
       throw notFound();
     }
     await unindexContent(tx, caller.orgId, id, row.content);
+    await forgetEmbeddings(tx, [id]);
     await query(tx, sql`delete from memories where id = ${id}`);
     await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len }, row.superseded_by !== null);
     await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.deleted', data: { id, namespace: row.namespace } }]);

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { auditInsert } from '../audit/record.ts';
 import { countersUpsert, sumDeltas, type CounterDelta } from '../counters.ts';
+import { curateJobsOf } from '../embeddings/curate.ts';
 import type { ScheduledEnrichment } from '../enrichment/schedule.ts';
 import { subscribed } from '../events/record.ts';
 import { escrowInsert } from '../llm/escrow.ts';
@@ -49,7 +50,8 @@ async function namespaceIds(em: EntityManager, saves: PendingSave[]): Promise<st
 
 // Writes any number of new memories in ONE statement, hence one transaction: the rows, their postings
 // (searchable at commit), the counters (summed per key, so one upsert per key however many memories),
-// one memory.saved event and one memory.save audit row each, and the outbox jobs of their enrichment.
+// one memory.saved event and one memory.save audit row each, and the outbox jobs of their enrichment and
+// embedding (one curate job per org of the batch).
 export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promise<void> {
   const resolved = await namespaceIds(em, saves);
   const rows = [];
@@ -83,6 +85,7 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
     deltas.push(...createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length }));
   }
   const enrichments = saves.flatMap((s) => (s.enrichment ? [s.enrichment] : []));
+  const jobs = [...curateJobsOf(saves.map((s) => ({ orgId: s.caller.orgId, memoryId: s.memory.id }))), ...enrichments.map((e) => e.job)];
   const escrows = enrichments.flatMap((e) => (e.escrow ? [e.escrow] : []));
   await query(
     em,
@@ -107,7 +110,7 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
                'source_ref', r.source_ref, 'metadata', r.metadata, 'created_at', r.created_ms, 'updated_at', r.created_ms)
           from src r where ${subscribed(sql`r.org_id`, sql`'memory.saved'`)} order by r.n),
       audited as (${auditInsert(saves.map((s) => ({ orgId: s.caller.orgId, action: 'memory.save', targetId: s.memory.id, actor: actorOf(s.caller), details: { namespace: s.memory.namespace } })))})
-      ${enrichments.length > 0 ? sql`, enqueued as (${outboxInsert(enrichments.map((e) => e.job))})` : sql``}
+      , enqueued as (${outboxInsert(jobs)})
       ${escrows.length > 0 ? sql`, escrowed as (${escrowInsert(escrows)})` : sql``}
       select 1`,
   );

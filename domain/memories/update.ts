@@ -5,6 +5,8 @@ import { recordEvents } from '../events/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
 import { indexContent, moveContent, unindexContent } from '../search/postings.ts';
+import { curateJob } from '../embeddings/curate.ts';
+import { forgetEmbeddings } from '../embeddings/store.ts';
 import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
 import { byokOf } from '../llm/port.ts';
 import { escrowInsert } from '../llm/escrow.ts';
@@ -74,6 +76,9 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
       await unindexContent(tx, caller.orgId, id, current.content);
       docLen = await indexContent(tx, caller.orgId, namespaceId, id, prepared.content);
       reindexed = true;
+      // Semantic search forgets the old text now and learns the new one when the curator has embedded it.
+      await forgetEmbeddings(tx, [id]);
+      enqueueJob(tx, curateJob(caller.orgId, [id]));
       const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
       const history: unknown[] = Array.isArray(current.metadata.history) ? current.metadata.history : [];
       // A synopsis and facts describe the text they were drawn from, so they go with it.

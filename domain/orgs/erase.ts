@@ -6,6 +6,7 @@ import { query, sql } from '../sql.ts';
 // recalls and entities. Returns how many memories there were.
 export async function eraseOrg(em: EntityManager, orgId: string): Promise<number> {
   await query(em, sql`delete from memory_terms where org_id = ${orgId}`);
+  await query(em, sql`delete from memory_embeddings where org_id = ${orgId}`);
   const memories = await query(em, sql<{ id: string }>`delete from memories where org_id = ${orgId} returning id`);
   await query(em, sql`delete from counters where scope_id = ${orgId} or scope_id in (select id from namespaces where org_id = ${orgId})`);
   await query(em, sql`delete from events where org_id = ${orgId}`);

@@ -3,6 +3,7 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { bumpCounters } from '../counters.ts';
+import { forgetEmbeddings } from '../embeddings/store.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
 import { ORG_COUNTERS } from '../memories/counters.ts';
@@ -49,6 +50,7 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
         sql`delete from memory_terms mt using unnest(${terms}::text[], ${owners}::uuid[]) as u(t, m)
              where mt.org_id = ${caller.orgId} and mt.term = u.t and mt.memory_id = u.m`,
       );
+      await forgetEmbeddings(tx, rows.map((r) => r.id));
       await recordEvents(tx, rows.map((r) => ({ orgId: caller.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: project.name } })));
       total += rows.length;
     }

@@ -1,68 +1,89 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ORG_COUNTERS } from '../memories/counters.ts';
+import { embeddingsUnavailable, type Embedder } from '../embeddings/port.ts';
+import { AppError } from '../errors.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
 import { MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
 import { query, sql } from '../sql.ts';
-import { analyze } from './analyzer.ts';
-import { B, K1, queryTermCounts } from './bm25.ts';
+import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
+import { lexicalRanking } from './lexical.ts';
+import { semanticRanking } from './semantic.ts';
 
-// Distinct query terms beyond this are ignored: each costs an index scan of its postings.
-export const MAX_QUERY_TERMS = 128;
+// lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
+// lists fused by reciprocal rank (fusion.ts).
+export const SEARCH_MODES = ['lexical', 'semantic', 'hybrid'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+
+// Hybrid fuses this many of each list (or k, if larger): deep enough that a memory ranked moderately by
+// both retrievers can overtake one ranked first by only one of them.
+export const FUSION_DEPTH = 100;
 
 export interface SearchHit extends MemoryView {
   score: number;
+  foundBy: Retriever[];
 }
 
-// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, in one statement:
-// - df per query term is an index-only count over the org's postings (org-wide even when filtering),
-//   materialized so the planner cannot re-run the count per posting;
-// - N and the average length come from the org's sharded counters;
-// - the scoring scan reads only postings (tf, length and namespace are stored in them), so a namespace
-//   filter costs nothing extra; other filters join the scored memories to their rows.
-export async function searchMemories(em: EntityManager, orgId: string, text: string, k: number, filters: MemoryFilters = {}): Promise<SearchHit[]> {
-  const counts = [...queryTermCounts(analyze(text))].slice(0, MAX_QUERY_TERMS);
-  if (counts.length === 0) return [];
-  const compiled = await compileFilters(em, orgId, filters);
+export interface SearchRequest {
+  text: string;
+  k: number;
+  mode: SearchMode;
+  filters?: MemoryFilters | undefined;
+}
+
+export interface QueryVector {
+  vector: Float32Array;
+  model: string;
+}
+
+export const needsVector = (mode: SearchMode): boolean => mode !== 'lexical';
+
+// The query vectors of a batch of searches in one model call. No embedder, or a failed call, means no
+// semantic answer can be given: 503 embeddings_unavailable (lexical search never gets here).
+export async function queryVectors(embedder: Embedder | null, texts: string[]): Promise<QueryVector[]> {
+  if (!embedder) throw embeddingsUnavailable('no embedding model is configured on this server');
+  try {
+    const vectors = await embedder.embedQueries(texts);
+    return vectors.map((vector) => ({ vector, model: embedder.model }));
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw embeddingsUnavailable(`the embedding model failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+// One search in any mode. `vector` is the query's embedding, still being computed for semantic and hybrid
+// (so the lexical list is fetched meanwhile), and undefined for lexical.
+export async function searchMemories(em: EntityManager, orgId: string, request: SearchRequest, vector?: Promise<QueryVector>): Promise<SearchHit[]> {
+  // Its failure is handled where it is awaited; until then, it must not count as an unhandled rejection.
+  vector?.catch(() => undefined);
+  const compiled = await compileFilters(em, orgId, request.filters ?? {});
   if (!compiled.satisfiable) return [];
-  const terms = counts.map(([t]) => t);
-  const weights = counts.map(([, w]) => w);
-  const inNamespace = compiled.namespaceId ? sql`and mt.namespace_id = ${compiled.namespaceId}` : sql``;
-  const scored = sql`
-    with q as (select t, w from unnest(${terms}::text[], ${weights}::float8[]) as u(t, w)),
-    stats as materialized (
-      select coalesce(sum(value) filter (where name = ${ORG_COUNTERS.live}), 0)::float8 as n,
-             coalesce(sum(value) filter (where name = ${ORG_COUNTERS.docLen}), 0)::float8 as total
-        from counters where scope_id = ${orgId} and name in (${ORG_COUNTERS.live}, ${ORG_COUNTERS.docLen})
-    ),
-    df as materialized (
-      select q.t, q.w, (select count(*) from memory_terms c where c.org_id = ${orgId} and c.term = q.t)::float8 as df from q
-    ),
-    -- Everything constant per term (idf, query weight, k1 + 1) or per query (the length normalisation's
-    -- factors) is computed once here, so each posting costs a multiply-add and a division. An org with no
-    -- indexed text has no postings to score; the nullifs only keep its statistics from dividing by zero.
-    terms as materialized (
-      select df.t, df.w * ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8)) * ${K1 + 1}::float8 as weight,
-             ${K1 * (1 - B)}::float8 as c0, ${K1 * B}::float8 / nullif(s.total / nullif(s.n, 0), 0) as c1
-        from df cross join stats s
-    ),
-    scored as (
-      select mt.memory_id, sum(tw.weight * mt.tf / (mt.tf + tw.c0 + tw.c1 * mt.doc_len)) as score
-        from terms tw join memory_terms mt on mt.org_id = ${orgId} and mt.term = tw.t ${inNamespace}
-       group by mt.memory_id
-    )`;
-  const rows = compiled.trivial
-    ? await query(
-        em,
-        sql<MemoryRow>`${scored},
-          top as (select memory_id, score from scored order by score desc, memory_id limit ${k})
-          select ${MEMORY_COLUMNS}, top.score from top join memories m on m.id = top.memory_id join namespaces n on n.id = m.namespace_id
-           order by top.score desc, m.id`,
-      )
-    : await query(
-        em,
-        sql<MemoryRow>`${scored}
-          select ${MEMORY_COLUMNS}, scored.score from scored join memories m on m.id = scored.memory_id join namespaces n on n.id = m.namespace_id
-           where ${compiled.where} order by scored.score desc, m.id limit ${k}`,
-      );
-  return rows.map((r) => memoryView(r) as SearchHit);
+  const { text, k, mode } = request;
+  const semantic = (n: number) => {
+    if (!vector) throw new Error(`a ${mode} search needs the query vector`);
+    return vector.then((q) => semanticRanking(em.fork(), orgId, q.vector, q.model, n, compiled));
+  };
+  const only = (retriever: Retriever, list: Ranked[]): Fused[] => list.map((r) => ({ ...r, foundBy: [retriever] }));
+  let ranked: Fused[];
+  if (mode === 'lexical') ranked = only('lexical', await lexicalRanking(em, orgId, text, k, compiled));
+  else if (mode === 'semantic') ranked = only('semantic', await semantic(k));
+  else {
+    const depth = Math.max(k, FUSION_DEPTH);
+    const [lexical, similar] = await Promise.all([lexicalRanking(em, orgId, text, depth, compiled), semantic(depth)]);
+    ranked = fuse({ lexical, semantic: similar }, k);
+  }
+  return withRows(em, orgId, ranked);
+}
+
+// The memory rows of ranked ids, in rank order, each with its score and the lists that found it.
+async function withRows(em: EntityManager, orgId: string, ranked: Fused[]): Promise<SearchHit[]> {
+  if (ranked.length === 0) return [];
+  const rows = await query(
+    em,
+    sql<MemoryRow>`select ${MEMORY_COLUMNS} from memories m join namespaces n on n.id = m.namespace_id
+      where m.org_id = ${orgId} and m.id = any(${ranked.map((r) => r.id)}::uuid[])`,
+  );
+  const byId = new Map(rows.map((r) => [r.id, memoryView(r)]));
+  return ranked.flatMap((r) => {
+    const memory = byId.get(r.id);
+    return memory ? [{ ...memory, score: r.score, foundBy: r.foundBy }] : [];
+  });
 }

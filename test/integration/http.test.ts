@@ -75,10 +75,11 @@ describe('HTTP conventions', () => {
   });
 
   it('answers 503 on /readyz when Temporal is unreachable', async () => {
-    const connection = Connection.lazy({ address: '127.0.0.1:1' });
+    // Without the client's retry interceptor: its retries would outlive the closed connection and throw.
+    const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
     const temporal = new Client({ connection });
     const logger = createLogger('silent', 'test');
-    const app = createApp({ config: stack.config, orm: stack.orm, temporal, logger, localCaller: null, llm: createLlm(stack.config, logger) });
+    const app = createApp({ config: stack.config, orm: stack.orm, temporal, logger, localCaller: null, llm: createLlm(stack.config, logger), embedder: null });
     const server: Server = await new Promise((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });

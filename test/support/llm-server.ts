@@ -1,8 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { freePort } from './ports.ts';
 
 export type LlmProtocol = 'anthropic' | 'openai';
+/** What the fault switches address: one chat protocol, or the OpenAI embeddings route on its own, so that
+ * faults meant for the embedding model are not spent on the chat model's requests (or the other way round). */
+export type LlmEndpoint = LlmProtocol | 'embeddings';
 
 export interface LlmCall {
   protocol: LlmProtocol;
@@ -13,6 +16,8 @@ export interface LlmCall {
   messages: { role: string; content: string }[];
   /** Present when the request asked for structured output. */
   tool?: { name: string; schema: unknown };
+  /** Present for `POST /v1/embeddings`: the texts (a single string input as one text) and the width asked for. */
+  embeddings?: { input: string[]; dimensions: number | undefined };
   /** The HTTP status this server answered. */
   status: number;
   /** The parsed JSON request body, for assertions on anything else the service sent. */
@@ -20,6 +25,10 @@ export interface LlmCall {
 }
 
 export type LlmHandler = (call: LlmCall) => unknown | Promise<unknown>;
+
+/** The vectors to answer an embeddings call with, in input order; any width, count or value goes (NaN reaches
+ * the client as null), so a test can script garbage. */
+export type EmbeddingHandler = (call: LlmCall) => number[][] | Promise<number[][]>;
 
 /** Literal model output, returned as text even when structured output was requested. */
 export class RawText {
@@ -31,15 +40,17 @@ export class RawText {
 
 type Headers = Record<string, string>;
 
-// A local stand-in for the Anthropic Messages API and the OpenAI Chat Completions API, driven by the
-// official clients with `baseURL` pointed here. Records every request, and answers with scripted faults,
+// A local stand-in for the Anthropic Messages API and the OpenAI Chat Completions and Embeddings APIs, driven
+// by the official clients with `baseURL` pointed here. Records every request, and answers with scripted faults,
 // 401s for unknown keys, or the handler's answer (a tiny deterministic model by default).
 export class LlmServer {
   readonly calls: LlmCall[] = [];
   readonly validKeys = new Set<string>();
-  #faults: Record<LlmProtocol, number[]> = { anthropic: [], openai: [] };
-  #down: Record<LlmProtocol, boolean> = { anthropic: false, openai: false };
+  #faults: Record<LlmEndpoint, number[]> = { anthropic: [], openai: [], embeddings: [] };
+  #down: Record<LlmEndpoint, boolean> = { anthropic: false, openai: false, embeddings: false };
+  #delayMs: Record<LlmEndpoint, number> = { anthropic: 0, openai: 0, embeddings: 0 };
   #handler: LlmHandler = defaultHandler;
+  #embeddingHandler: EmbeddingHandler = defaultEmbeddings;
   #server: Server | undefined;
   #url = '';
 
@@ -67,37 +78,50 @@ export class LlmServer {
     return new Promise((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
   }
 
-  /** The next `count` requests of `protocol` answer `status` with that protocol's error body. */
-  failNext(protocol: LlmProtocol, count: number, status = 500): void {
-    for (let i = 0; i < count; i++) this.#faults[protocol].push(status);
+  /** The next `count` requests of `endpoint` answer `status` with that protocol's error body. */
+  failNext(endpoint: LlmEndpoint, count: number, status = 500): void {
+    for (let i = 0; i < count; i++) this.#faults[endpoint].push(status);
   }
 
-  /** While down, every request of `protocol` answers 503. */
-  down(protocol: LlmProtocol, isDown: boolean): void {
-    this.#down[protocol] = isDown;
+  /** While down, every request of `endpoint` answers 503. */
+  down(endpoint: LlmEndpoint, isDown: boolean): void {
+    this.#down[endpoint] = isDown;
+  }
+
+  /** Every request of `endpoint` waits `ms` before it is answered (0 again for no wait), to trip client timeouts. */
+  slow(endpoint: LlmEndpoint, ms: number): void {
+    this.#delayMs[endpoint] = ms;
   }
 
   respond(handler: LlmHandler): void {
     this.#handler = handler;
   }
 
+  respondEmbeddings(handler: EmbeddingHandler): void {
+    this.#embeddingHandler = handler;
+  }
+
   reset(): void {
     this.calls.length = 0;
     this.validKeys.clear();
-    this.#faults = { anthropic: [], openai: [] };
-    this.#down = { anthropic: false, openai: false };
+    this.#faults = { anthropic: [], openai: [], embeddings: [] };
+    this.#down = { anthropic: false, openai: false, embeddings: false };
+    this.#delayMs = { anthropic: 0, openai: 0, embeddings: 0 };
     this.#handler = defaultHandler;
+    this.#embeddingHandler = defaultEmbeddings;
   }
 
   async #handle(req: IncomingMessage, text: string, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
-    const routed: LlmProtocol | undefined =
+    const routed: LlmEndpoint | undefined =
       req.method === 'POST' && path === '/v1/messages' ? 'anthropic'
       : req.method === 'POST' && path === '/v1/chat/completions' ? 'openai'
+      : req.method === 'POST' && path === '/v1/embeddings' ? 'embeddings'
       : undefined;
     // An unknown route still answers in the format of the client that asked.
-    const protocol = routed ?? (req.headers['anthropic-version'] || req.headers['x-api-key'] ? 'anthropic' : 'openai');
-    const { call, problem } = parseCall(protocol, req.headers, text);
+    const endpoint = routed ?? (req.headers['anthropic-version'] || req.headers['x-api-key'] ? 'anthropic' : 'openai');
+    const protocol = endpoint === 'embeddings' ? 'openai' : endpoint;
+    const { call, problem } = parseCall(endpoint, req.headers, text);
     this.calls.push(call);
     const fail = (status: number, message: string, headers: Headers = {}): void => {
       call.status = status;
@@ -105,8 +129,9 @@ export class LlmServer {
     };
 
     if (!routed) return fail(404, `Not found: ${req.method} ${path}`);
-    if (this.#down[protocol]) return fail(503, 'Service unavailable.');
-    const fault = this.#faults[protocol].shift();
+    if (this.#delayMs[endpoint] > 0) await new Promise((resolve) => setTimeout(resolve, this.#delayMs[endpoint]));
+    if (this.#down[endpoint]) return fail(503, 'Service unavailable.');
+    const fault = this.#faults[endpoint].shift();
     if (fault !== undefined) return fail(fault, faultMessage(fault), fault === 429 ? { 'retry-after': '0' } : {});
     if (this.validKeys.size > 0 && !this.validKeys.has(call.apiKey)) {
       return fail(401, protocol === 'anthropic' ? 'invalid x-api-key' : `Incorrect API key provided: ${call.apiKey}.`);
@@ -116,11 +141,15 @@ export class LlmServer {
     call.status = 200;
     let reply: string;
     try {
-      const answer = await this.#handler(call);
-      if (!(answer instanceof RawText) && !call.tool && typeof answer !== 'string') {
-        throw new Error(`handler returned ${typeof answer} for a request without structured output; return a string`);
+      if (endpoint === 'embeddings') {
+        reply = JSON.stringify(embeddingsAnswer(call, await this.#embeddingHandler(call)));
+      } else {
+        const answer = await this.#handler(call);
+        if (!(answer instanceof RawText) && !call.tool && typeof answer !== 'string') {
+          throw new Error(`handler returned ${typeof answer} for a request without structured output; return a string`);
+        }
+        reply = JSON.stringify(protocol === 'anthropic' ? anthropicAnswer(call, answer) : openaiAnswer(call, answer));
       }
-      reply = JSON.stringify(protocol === 'anthropic' ? anthropicAnswer(call, answer) : openaiAnswer(call, answer));
     } catch (err) {
       // A broken handler is a bug in the test, not a transient fault: tell the client not to retry it.
       return fail(500, `LlmServer handler failed: ${err instanceof Error ? err.message : String(err)}`, { 'x-should-retry': 'false' });
@@ -129,8 +158,9 @@ export class LlmServer {
   }
 }
 
-function parseCall(protocol: LlmProtocol, headers: IncomingHttpHeaders, text: string): { call: LlmCall; problem?: string } {
+function parseCall(endpoint: LlmEndpoint, headers: IncomingHttpHeaders, text: string): { call: LlmCall; problem?: string } {
   const bearer = /^Bearer\s+(.*)$/i.exec(headers.authorization ?? '')?.[1] ?? '';
+  const protocol = endpoint === 'embeddings' ? 'openai' : endpoint;
   // Anthropic's own key header wins; its client 1.x sends the key as a bearer token.
   const apiKey = protocol === 'anthropic' ? (headerValue(headers['x-api-key']) ?? bearer) : bearer;
   const call: LlmCall = { protocol, apiKey, model: '', system: '', messages: [], status: 0, body: undefined };
@@ -145,7 +175,10 @@ function parseCall(protocol: LlmProtocol, headers: IncomingHttpHeaders, text: st
   call.body = body;
   if (typeof body.model === 'string') call.model = body.model;
   const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
-  const problem = protocol === 'anthropic' ? parseAnthropic(body, messages, call) : parseOpenai(body, messages, call);
+  const problem =
+    endpoint === 'embeddings' ? parseEmbeddings(body, call)
+    : endpoint === 'anthropic' ? parseAnthropic(body, messages, call)
+    : parseOpenai(body, messages, call);
   return problem ? { call, problem } : { call };
 }
 
@@ -184,6 +217,19 @@ function parseOpenai(body: Record<string, unknown>, messages: Record<string, unk
   if (typeof body.model !== 'string') return 'you must provide a model parameter';
   if (!Array.isArray(body.messages)) return "Missing required parameter: 'messages'.";
   if (body.stream) return 'LlmServer does not stream.';
+  return undefined;
+}
+
+// Texts only (the real API also takes token arrays), answered as floats (the client's own default is base64).
+function parseEmbeddings(body: Record<string, unknown>, call: LlmCall): string | undefined {
+  const input = typeof body.input === 'string' ? [body.input] : body.input;
+  const texts = Array.isArray(input) && input.every((t) => typeof t === 'string' && t !== '') ? (input as string[]) : undefined;
+  const dimensions = body.dimensions;
+  if (texts) call.embeddings = { input: texts, dimensions: typeof dimensions === 'number' ? dimensions : undefined };
+  if (typeof body.model !== 'string') return 'you must provide a model parameter';
+  if (!texts || texts.length === 0 || texts.length > 2048) return "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.";
+  if (dimensions !== undefined && !(Number.isInteger(dimensions) && (dimensions as number) > 0)) return `Invalid value for 'dimensions' = ${String(dimensions)}. Must be a positive integer.`;
+  if (body.encoding_format !== undefined && body.encoding_format !== 'float') return 'LlmServer answers encoding_format float only.';
   return undefined;
 }
 
@@ -249,6 +295,16 @@ function openaiAnswer(call: LlmCall, answer: unknown): unknown {
     usage: { prompt_tokens: promptTokenCount, completion_tokens: completionTokens, total_tokens: promptTokenCount + completionTokens },
     service_tier: 'default',
     system_fingerprint: 'fp_llmserver',
+  };
+}
+
+function embeddingsAnswer(call: LlmCall, vectors: number[][]): unknown {
+  const promptTokens = tokens(call.embeddings!.input.join(' '));
+  return {
+    object: 'list',
+    data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),
+    model: call.model,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
   };
 }
 
@@ -398,4 +454,22 @@ function entityType(words: string[]): string {
   if (LOCATIONS.has(words.join(' ')) || words.some((w) => LOCATIONS.has(w))) return 'location';
   if (words.some((w) => TECHNOLOGIES.has(w))) return 'technology';
   return 'concept';
+}
+
+// The default embedding model: each text's lowercase words hashed into `dimensions` buckets (384 unless the
+// request asks otherwise), as a unit vector, so texts that share words get similar vectors.
+function defaultEmbeddings(call: LlmCall): number[][] {
+  const { input, dimensions = 384 } = call.embeddings!;
+  return input.map((text) => bagOfWordsVector(text, dimensions));
+}
+
+/** The default embedding model's vector for `text`, for tests that compare against it. */
+export function bagOfWordsVector(text: string, dimensions: number): number[] {
+  const vector = new Array<number>(dimensions).fill(0);
+  // A text without words (say "?") still gets a vector of its own.
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [text]) {
+    vector[createHash('sha256').update(word).digest().readUInt32BE(0) % dimensions]! += 1;
+  }
+  const norm = Math.hypot(...vector);
+  return vector.map((x) => x / norm);
 }

@@ -8,6 +8,7 @@ import { createApp } from '../../api/app.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { ensureLocalAccount } from '../../domain/accounts/local.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
+import { createEmbedder } from '../../infra/embeddings/index.ts';
 import { createLlm } from '../../infra/llm/router.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { createMailer } from '../../infra/mailer.ts';
@@ -44,7 +45,15 @@ export interface StackOptions {
   port?: number;
   worker?: boolean;
   relay?: boolean;
+  // The bundled embedding model in the API and the worker (from the cache scripts/test.sh fills).
+  embeddings?: boolean;
 }
+
+const requiredEnv = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the suite with scripts/test.sh`);
+  return value;
+};
 
 // The real service in this test process: API on an ephemeral port, a worker on a task queue of its own
 // (so parallel test files never run each other's workflows), and the outbox relay, all over the run's
@@ -56,6 +65,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATABASE_POOL_MAX: '5',
+    // Embedding every memory every test saves would double the suite's CPU time on two cores: the curator
+    // runs, with nothing to embed, unless a test asks for the real model (`embeddings: true`) or sets
+    // EMBEDDING_PROVIDER itself.
+    ...(options.embeddings ? { EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL_DIR: requiredEnv('EMBEDDING_MODEL_DIR') } : { EMBEDDING_PROVIDER: 'none' }),
     ...options.env,
   });
   const logger = createLogger(config.LOG_LEVEL, 'test');
@@ -64,6 +77,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
   const llm = createLlm(config, logger);
+  const embedder = await createEmbedder(config, logger);
   const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
   const startWorker = async (): Promise<WorkerHandle> => {
@@ -71,7 +85,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       address: config.TEMPORAL_ADDRESS,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey },
+      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none' },
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     const running = worker.run();
@@ -93,7 +107,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const relay = options.relay === false ? null : new OutboxRelay({ orm, client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, pollIntervalMs: 200, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
   await relay?.start();
 
-  const app = createApp({ config, orm, temporal, logger, localCaller, llm, validateResponses: true });
+  const app = createApp({ config, orm, temporal, logger, localCaller, llm, embedder, validateResponses: true });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(options.port ?? 0, '127.0.0.1', () => resolve(s));
   });

@@ -1,0 +1,34 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Embedder } from '../domain/embeddings/port.ts';
+import { embedMemories, embedPage, noOutcome, type EmbedOutcome } from '../domain/embeddings/store.ts';
+
+export interface CuratorActivityDeps {
+  orm: MikroORM;
+  // Null when the worker has no model (EMBEDDING_PROVIDER=none, or a model that failed to load).
+  embedder: Embedder | null;
+  // True when embeddings are turned off on purpose: the curator then has nothing to do, rather than waiting.
+  embeddingsDisabled: boolean;
+}
+
+// Memories a backfill reads per activity: large enough to amortize the round trips, small enough that one
+// attempt stays well inside its time limit on two cores.
+export const BACKFILL_PAGE = 256;
+
+export function curatorActivities(deps: CuratorActivityDeps) {
+  // A missing model is worth waiting for (the activity is retried until an operator fixes the worker).
+  const model = (): Embedder | null => {
+    if (deps.embedder) return deps.embedder;
+    if (deps.embeddingsDisabled) return null;
+    throw new Error('this worker has no embedding model loaded (see its log and EMBEDDING_* settings)');
+  };
+  return {
+    async embedMemories(input: { orgId: string; ids: string[] }): Promise<EmbedOutcome> {
+      const embedder = model();
+      return embedder ? embedMemories(deps.orm.em.fork(), embedder, input.orgId, input.ids) : noOutcome();
+    },
+    async embedPage(input: { orgId: string; cursor: string | null }): Promise<{ outcome: EmbedOutcome; next: string | null }> {
+      const embedder = model();
+      return embedder ? embedPage(deps.orm.em.fork(), embedder, input.orgId, input.cursor, BACKFILL_PAGE) : { outcome: noOutcome(), next: null };
+    },
+  };
+}

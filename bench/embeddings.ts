@@ -1,0 +1,130 @@
+// Throughput, query latency and memory of the local embedding model (infra/embeddings/local.ts), for choosing
+// its threads and pass sizes: `node bench/embeddings.ts` with EMBEDDING_MODEL_DIR set (scripts/lib.sh,
+// ensure_embedding_model). Each configuration runs in a child process of its own, so that RSS is its own. Each
+// set is embedded BENCH_ROUNDS times (default 3) and the best rate counts, which keeps other load on the machine
+// out of the figures; BENCH_TEXTS (default 256) scales the sets.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { createLocalEmbedder, QUERY_PREFIX, type LocalEmbedderOptions } from '../infra/embeddings/local.ts';
+import { agentMemoryGenerator } from './lib/agent-memories.ts';
+import { Corpus } from './lib/corpus.ts';
+import { closedLoop, summarize, type Summary } from './lib/stats.ts';
+
+interface Sets {
+  sentences: string[];
+  memories: string[];
+  long: string[];
+  queries: string[];
+}
+
+// What a child is told: `passTokens` null lifts the token limit of a pass, undefined keeps the default.
+interface Job {
+  label: string;
+  threads: number;
+  batchSize?: number;
+  passTokens?: null;
+  queries: boolean;
+  rounds: number;
+  sets: Sets;
+}
+
+interface Result {
+  perSecond: Record<'sentences' | 'memories' | 'long', number>;
+  rssAfterLoadMb: number;
+  peakRssMb: number;
+  query?: Summary;
+  concurrent?: { perSecond: number; latency: Summary };
+}
+
+const modelDir = process.env.EMBEDDING_MODEL_DIR;
+if (!modelDir) throw new Error('set EMBEDDING_MODEL_DIR to the directory holding model.onnx and tokenizer.json');
+const mb = (bytes: number) => Math.round(bytes / 1e6);
+
+async function child(job: Job): Promise<Result> {
+  const options: LocalEmbedderOptions = { modelDir: modelDir!, threads: job.threads, batchSize: job.batchSize, batchTokens: job.passTokens === null ? Infinity : undefined };
+  const embedder = await createLocalEmbedder(options);
+  const rssAfterLoadMb = mb(process.memoryUsage().rss);
+  await embedder.embedDocuments(job.sets.sentences.slice(0, 8));
+  const perSecond = { sentences: 0, memories: 0, long: 0 };
+  for (const set of ['sentences', 'memories', 'long'] as const) {
+    for (let round = 0; round < job.rounds; round++) {
+      const started = performance.now();
+      await embedder.embedDocuments(job.sets[set]);
+      perSecond[set] = Math.max(perSecond[set], Math.round((job.sets[set].length / (performance.now() - started)) * 10_000) / 10);
+    }
+  }
+  const result: Result = { perSecond, rssAfterLoadMb, peakRssMb: 0 };
+  if (job.queries) {
+    const { queries } = job.sets;
+    result.query = summarize((await closedLoop(1, queries.length, async (i) => void (await embedder.embedQueries([queries[i]!])))).latencies);
+    // Four callers at once, as several search requests of the API would be.
+    const concurrent = await closedLoop(4, queries.length, async (i) => void (await embedder.embedQueries([queries[i]!])));
+    result.concurrent = { perSecond: concurrent.perSecond, latency: summarize(concurrent.latencies) };
+  }
+  result.peakRssMb = mb(process.resourceUsage().maxRSS * 1024);
+  return result;
+}
+
+function makeSets(count: number): { sets: Sets; tokens: Record<keyof Sets, number> } {
+  const corpus = new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname);
+  const agent = agentMemoryGenerator(corpus);
+  const tokenizer = new Tokenizer(JSON.parse(readFileSync(join(modelDir!, 'tokenizer.json'), 'utf8')), {});
+  const tokens = (text: string) => Math.min(512, tokenizer.encode(text).ids.length);
+  const sets: Sets = {
+    // Sentences of about 43 tokens, [CLS] and [SEP] included.
+    sentences: corpus.sentences.filter((s) => Math.abs(tokens(s) - 43) <= 3).slice(0, count),
+    memories: Array.from({ length: count / 2 }, () => agent.memory()),
+    // Texts the model cuts at 512 tokens.
+    long: Array.from({ length: count / 8 }, () => Array.from({ length: 8 }, () => agent.memory()).join(' ')),
+    queries: Array.from({ length: count }, () => agent.query()),
+  };
+  const mean = (texts: string[]) => Math.round(texts.reduce((sum, t) => sum + tokens(t), 0) / texts.length);
+  return { sets, tokens: { sentences: mean(sets.sentences), memories: mean(sets.memories), long: mean(sets.long), queries: mean(sets.queries.map((q) => QUERY_PREFIX + q)) } };
+}
+
+function main(): void {
+  const { sets, tokens } = makeSets(Number(process.env.BENCH_TEXTS ?? 256));
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const jobs: Job[] = [1, 2].flatMap((threads) => [
+    ...[1, 8, 16, 32, 64].map((batchSize): Job => ({ label: `${batchSize}`, threads, batchSize, passTokens: null, queries: false, rounds, sets })),
+    { label: '32, at most 512 tokens (default)', threads, queries: true, rounds, sets },
+  ]);
+  const rows: string[] = [];
+  const queryRows: string[] = [];
+  for (const job of jobs) {
+    const run = spawnSync(process.execPath, [new URL(import.meta.url).pathname, 'child'], { input: JSON.stringify(job), encoding: 'utf8', maxBuffer: 1e8 });
+    if (run.status !== 0) throw new Error(`the child for ${job.threads} threads, ${job.label} failed:\n${run.stderr}`);
+    const r = JSON.parse(run.stdout) as Result;
+    rows.push(`| ${job.threads} | ${job.label} | ${r.perSecond.sentences} | ${r.perSecond.memories} | ${r.perSecond.long} | ${r.rssAfterLoadMb} | ${r.peakRssMb} |`);
+    if (r.query && r.concurrent) {
+      const c = r.concurrent;
+      queryRows.push(`| ${job.threads} | ${r.query.p50} | ${r.query.p95} | ${c.perSecond} | ${c.latency.p50} | ${c.latency.p95} |`);
+    }
+    process.stderr.write('.');
+  }
+  process.stdout.write(
+    [
+      `\n### Local embedding model bge-small-en-v1.5: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}\n`,
+      `Texts/s of embedDocuments over each whole set, best of ${rounds}: ${sets.sentences.length} sentences (mean ${tokens.sentences} tokens), ${sets.memories.length} agent memories`,
+      `(mean ${tokens.memories} tokens), ${sets.long.length} long texts (cut to ${tokens.long} tokens). A pass holds at most "texts per pass"`,
+      'texts; the rows without a token limit show the batch size alone. RSS in MB.\n',
+      '| threads | texts per pass | sentences/s | memories/s | long texts/s | RSS after load | peak RSS |',
+      '|---|---|---|---|---|---|---|',
+      ...rows,
+      `\nQueries (agent-style, mean ${tokens.queries} tokens with the instruction prefix), one per call, default passes; ms:\n`,
+      '| threads | one caller p50 | p95 | 4 callers at once: queries/s | p50 | p95 |',
+      '|---|---|---|---|---|---|',
+      ...queryRows,
+      '',
+    ].join('\n'),
+  );
+}
+
+if (process.argv[2] === 'child') {
+  process.stdout.write(JSON.stringify(await child(JSON.parse(readFileSync(0, 'utf8')) as Job)));
+} else {
+  main();
+}

@@ -1,0 +1,35 @@
+// Helpers the benchmarks share for driving the running service over HTTP.
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import type { ApiClient } from '../../test/support/api-client.ts';
+
+// A fresh org on a paid plan (past the free plan's 500 memories), set directly as the billing webhook would.
+export async function paidOrg(api: ApiClient, label: string): Promise<{ orgId: string; token: string }> {
+  const signup = await api.post('/api/auth/signup', {
+    body: { email: `${label}-${Date.now()}@example.test`, password: 'quality-password', name: 'Quality', org_name: label },
+  });
+  if (signup.status !== 201) throw new Error(`signup answered ${signup.status}: ${signup.text}`);
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  await db.query(`update orgs set plan = 'team' where id = $1`, [signup.body.org.id]);
+  await db.end();
+  return { orgId: signup.body.org.id, token: signup.body.api_token.raw };
+}
+
+// Waits until the org's curator has embedded every memory (semantic results mean little before), printing progress.
+export async function untilEmbedded(api: ApiClient, token: string, timeoutMs = 10 * 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const res = await api.get('/api/memories/embeddings', { token });
+    if (res.status !== 200) throw new Error(`GET /api/memories/embeddings answered ${res.status}: ${res.text}`);
+    const { model, embedded, total } = res.body as { model: string | null; embedded: number; total: number };
+    if (model === null) throw new Error('the service has no embedding model configured: semantic search is unavailable');
+    const progress = `embedded ${embedded}/${total} (${model})`;
+    if (progress !== last) console.error(progress);
+    last = progress;
+    if (total > 0 && embedded === total) return;
+    if (Date.now() > deadline) throw new Error(`embeddings not done after ${timeoutMs / 60_000} minutes: ${progress}`);
+    await sleep(1000);
+  }
+}

@@ -1,0 +1,187 @@
+// Recall of lexical, semantic and hybrid search on agent memories asked about in other words: the memories and
+// questions in ./paraphrase are saved into a fresh org through the HTTP API, and every question is searched in
+// each mode. Most questions share no content word with the memories that answer them, so BM25 alone should miss
+// them and the embeddings should not.
+//   BENCH_API_URL=http://127.0.0.1:3099 DATABASE_URL=... node bench/quality/run-paraphrase.ts
+//   node bench/quality/run-paraphrase.ts --check    (only validates the data files and prints counts)
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { analyze } from '../../domain/search/analyzer.ts';
+import { ApiClient } from '../../test/support/api-client.ts';
+import { paidOrg, untilEmbedded } from '../lib/service.ts';
+import { closedLoop } from '../lib/stats.ts';
+import { recallAt } from './metrics.ts';
+
+const KINDS = ['paraphrase', 'lexical', 'mixed'] as const;
+const MODES = ['lexical', 'semantic', 'hybrid'] as const;
+type Kind = (typeof KINDS)[number];
+const K = 10;
+
+interface Memory {
+  id: string;
+  content: string;
+  namespace: string;
+  tags: string[];
+}
+interface Question {
+  id: string;
+  question: string;
+  evidence: string[];
+  kind: Kind;
+}
+
+const dataDir = resolve(import.meta.dirname, 'paraphrase');
+
+function readJsonl<T>(file: string, check: (row: any, where: string) => T): T[] {
+  return readFileSync(resolve(dataDir, file), 'utf8')
+    .split('\n')
+    .flatMap((line, i) => (line.trim() === '' ? [] : [check(JSON.parse(line), `${file}:${i + 1}`)]));
+}
+
+function fail(where: string, why: string): never {
+  throw new Error(`${where}: ${why}`);
+}
+
+const isText = (x: unknown): x is string => typeof x === 'string' && x.trim() !== '';
+
+function loadData(): { memories: Memory[]; questions: Question[] } {
+  const memories = readJsonl<Memory>('memories.jsonl', (r, where) => {
+    if (!isText(r.id) || !isText(r.content) || !isText(r.namespace)) fail(where, 'id, content and namespace must be non-empty strings');
+    if (!Array.isArray(r.tags) || !r.tags.every(isText)) fail(where, 'tags must be an array of strings');
+    return { id: r.id, content: r.content, namespace: r.namespace, tags: r.tags };
+  });
+  const ids = new Set(memories.map((m) => m.id));
+  if (ids.size !== memories.length) fail('memories.jsonl', 'duplicate ids');
+  const questions = readJsonl<Question>('questions.jsonl', (r, where) => {
+    if (!isText(r.id) || !isText(r.question)) fail(where, 'id and question must be non-empty strings');
+    if (!KINDS.includes(r.kind)) fail(where, `kind must be one of ${KINDS.join(', ')}`);
+    if (!Array.isArray(r.evidence) || r.evidence.length < 1 || r.evidence.length > 3) fail(where, 'evidence must list 1 to 3 memory ids');
+    for (const e of r.evidence) if (!ids.has(e)) fail(where, `unknown evidence id ${e}`);
+    if (new Set(r.evidence).size !== r.evidence.length) fail(where, 'evidence lists an id twice');
+    return { id: r.id, question: r.question, evidence: r.evidence, kind: r.kind };
+  });
+  if (new Set(questions.map((q) => q.id)).size !== questions.length) fail('questions.jsonl', 'duplicate ids');
+  return { memories, questions };
+}
+
+// "Content words" are the service's own BM25 terms (lowercased, Porter-stemmed, Lucene stop words dropped) minus
+// the function words questions are made of. Two terms count as the same word when equal, when one is a prefix of
+// the other (4+ letters: data/database, week/weekly) or when they share their first 5 letters (decide/decision):
+// stricter than stemming alone, so a question counted as sharing nothing really does not.
+const FUNCTION_WORDS = new Set(
+  analyze(
+    `a about above after again against all am any anyone anything anywhere be been before being below between both
+     can could did do does doing done during each else ever every few from get gets got had has have having he her
+     here hers him his how i i'm i've me more most my myself nor now off once only other our ours ourselves out over
+     own per same she should so some someone something still than that's them themselves those through too under
+     until up upon us very we we're were what what's whatever when whenever where which while who whom whose why
+     would you your yours yourself just also must may might shall without within already yet instead never not no s t
+     d ll re ve m o y can't don't isn't is are was will`,
+  ),
+);
+
+const contentTerms = (text: string): Set<string> => new Set(analyze(text).filter((t) => !FUNCTION_WORDS.has(t)));
+
+function sameWord(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return (short.length >= 4 && long.startsWith(short)) || (short.length >= 5 && a.slice(0, 5) === b.slice(0, 5));
+}
+
+/** The question's content words also found (as the same word) in its evidence. */
+function sharedWords(question: string, evidence: readonly string[]): string[] {
+  const memoryTerms = [...contentTerms(evidence.join('\n'))];
+  return [...contentTerms(question)].filter((q) => memoryTerms.some((m) => sameWord(q, m)));
+}
+
+/** Prints counts and word-overlap shares; returns false when a question's kind contradicts its overlap. */
+function check(memories: Memory[], questions: Question[]): boolean {
+  const contentOf = new Map(memories.map((m) => [m.id, m.content]));
+  const namespaces = new Map<string, number>();
+  for (const m of memories) namespaces.set(m.namespace, (namespaces.get(m.namespace) ?? 0) + 1);
+  console.log(`memories: ${memories.length} in ${namespaces.size} namespaces (${[...namespaces].map(([n, c]) => `${n} ${c}`).join(', ')})`);
+  const pct = (n: number, of: number) => `${n}/${of} (${((100 * n) / of).toFixed(1)}%)`;
+  let ok = true;
+  let noShared = 0;
+  let noBm25Term = 0;
+  for (const q of questions) {
+    const evidence = q.evidence.map((id) => contentOf.get(id)!);
+    const shared = sharedWords(q.question, evidence);
+    if (shared.length === 0) noShared++;
+    // Stricter still: not even a function word in common, i.e. BM25 cannot score the evidence at all.
+    const terms = new Set(analyze(evidence.join('\n')));
+    if (!analyze(q.question).some((t) => terms.has(t))) noBm25Term++;
+    if (q.kind === 'paraphrase' && shared.length > 0) {
+      ok = false;
+      console.log(`  ${q.id} is marked paraphrase but shares [${shared.join(', ')}] with ${q.evidence.join(', ')}: ${q.question}`);
+    } else if (q.kind !== 'paraphrase' && shared.length === 0) {
+      ok = false;
+      console.log(`  ${q.id} is marked ${q.kind} but shares no content word with ${q.evidence.join(', ')}: ${q.question}`);
+    }
+  }
+  const byKind = KINDS.map((k) => `${k} ${pct(questions.filter((q) => q.kind === k).length, questions.length)}`);
+  console.log(`questions: ${questions.length}: ${byKind.join(', ')}`);
+  console.log(`evidence per question: ${[1, 2, 3].map((n) => `${n}: ${questions.filter((q) => q.evidence.length === n).length}`).join(', ')}`);
+  console.log(`sharing no content word with their evidence: ${pct(noShared, questions.length)}`);
+  console.log(`sharing no BM25 term at all (function words included): ${pct(noBm25Term, questions.length)}`);
+  return ok;
+}
+
+interface Hit {
+  id: string;
+  metadata?: { ref?: string };
+}
+
+async function run(memories: Memory[], questions: Question[]): Promise<void> {
+  const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
+  const { token } = await paidOrg(api, 'paraphrase');
+
+  const refOf = new Map<string, string>();
+  await closedLoop(8, memories.length, async (i) => {
+    const m = memories[i]!;
+    const body = { content: m.content, namespace: m.namespace, tags: m.tags, metadata: { ref: m.id } };
+    for (;;) {
+      const res = await api.post('/api/memories', { token, body });
+      if (res.status === 201) return void refOf.set(res.body.id, m.id);
+      // A service started with its write rate limit on answers 429; wait as told rather than fail the run.
+      if (res.status !== 429) throw new Error(`save of ${m.id} answered ${res.status}: ${res.text}`);
+      await sleep(1000 * (Number(res.headers.get('retry-after')) || 1));
+    }
+  });
+  console.log(`saved ${refOf.size} memories`);
+
+  // Embedding happens in the background; semantic results are only meaningful once every memory has a vector.
+  await untilEmbedded(api, token);
+
+  const rows: string[] = [];
+  for (const mode of MODES) {
+    const rankings: string[][] = [];
+    await closedLoop(8, questions.length, async (i) => {
+      const res = await api.post('/api/memories/search', { token, body: { query: questions[i]!.question, k: K, mode } });
+      if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}: ${res.text}`);
+      rankings[i] = (res.body.hits as Hit[]).map((h) => refOf.get(h.id) ?? h.metadata?.ref ?? h.id);
+    });
+    for (const kind of ['all', ...KINDS] as const) {
+      const picked = questions.flatMap((q, i) => (kind === 'all' || q.kind === kind ? [{ q, ranking: rankings[i]! }] : []));
+      const s = { recall: 0, mrr: 0, hit1: 0 };
+      for (const { q, ranking } of picked) {
+        const relevant = new Set(q.evidence);
+        s.recall += recallAt(ranking, new Map(q.evidence.map((id) => [id, 1])), K);
+        const rank = [...new Set(ranking)].slice(0, K).findIndex((id) => relevant.has(id));
+        s.mrr += rank < 0 ? 0 : 1 / (rank + 1);
+        s.hit1 += rank === 0 ? 1 : 0;
+      }
+      const mean = (x: number) => (x / picked.length).toFixed(3);
+      rows.push(`| ${mode} | ${kind} | ${picked.length} | ${mean(s.recall)} | ${mean(s.mrr)} | ${mean(s.hit1)} |`);
+    }
+  }
+  console.log(`\n| mode | kind | questions | recall@${K} | MRR@${K} | hit@1 |\n|---|---|---|---|---|---|\n${rows.join('\n')}`);
+}
+
+const { memories, questions } = loadData();
+if (process.argv.includes('--check')) {
+  if (!check(memories, questions)) process.exitCode = 1;
+} else {
+  await run(memories, questions);
+}

@@ -1,0 +1,34 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { actorOf, type Caller } from '../accounts/caller.ts';
+import { requireRole } from '../accounts/roles.ts';
+import { recordAudit } from '../audit/record.ts';
+import { enqueueJob } from '../outbox/enqueue.ts';
+import { query, sql } from '../sql.ts';
+import { ORG_COUNTERS } from '../memories/counters.ts';
+import { curateJob } from './curate.ts';
+
+// Asks the org's curator to walk every memory and embed those without a vector of the current model.
+export async function requestBackfill(em: EntityManager, caller: Caller): Promise<void> {
+  requireRole(caller, 'admin');
+  await em.transactional(async (tx) => {
+    enqueueJob(tx, curateJob(caller.orgId, [], true));
+    await recordAudit(tx, { orgId: caller.orgId, action: 'embeddings.backfill', targetId: null, actor: actorOf(caller), details: {} });
+  });
+}
+
+// At worker start: every org whose memories outnumber its vectors of `model` (a new deployment, a change of
+// model, or ids dropped while the model was down) gets a backfill. One grouped count over the vectors.
+export async function backfillLagging(em: EntityManager, model: string): Promise<number> {
+  const rows = await query(
+    em,
+    sql<{ org_id: string }>`with live as (
+        select scope_id as org_id, sum(value) as n from counters where name = ${ORG_COUNTERS.live} and scope_id in (select id from orgs) group by scope_id having sum(value) > 0),
+      have as (select org_id, count(*) as n from memory_embeddings where model = ${model} group by org_id)
+      select live.org_id from live left join have using (org_id) where coalesce(have.n, 0) < live.n`,
+  );
+  if (rows.length === 0) return 0;
+  await em.transactional(async (tx) => {
+    for (const { org_id } of rows) enqueueJob(tx, curateJob(org_id, [], true));
+  });
+  return rows.length;
+}

@@ -1,0 +1,115 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ORG_COUNTERS } from '../memories/counters.ts';
+import { query, queryOne, sql } from '../sql.ts';
+import type { Embedder } from './port.ts';
+import { vectorLiteral } from '../search/semantic.ts';
+
+// The memories' vectors in memory_embeddings (migrations/0011_embeddings.ts). A vector is keyed by the md5
+// of the text it was made from, computed by PostgreSQL, so a row whose text changed since is never taken
+// for current.
+
+interface Subject {
+  id: string;
+  content: string;
+  hash: string;
+}
+
+export interface EmbedOutcome {
+  // Vectors computed by the model, copied from identical text already embedded, and memories already current.
+  embedded: number;
+  reused: number;
+  current: number;
+}
+
+export const noOutcome = (): EmbedOutcome => ({ embedded: 0, reused: 0, current: 0 });
+
+// Gives each memory named a vector of its current text, unless it has one. Deleted and superseded memories
+// are skipped. Idempotent: running it twice embeds nothing the second time.
+export async function embedMemories(em: EntityManager, embedder: Embedder, orgId: string, ids: string[]): Promise<EmbedOutcome> {
+  const rows = await query(
+    em,
+    sql<Subject>`select id, content, md5(content) as hash from memories where org_id = ${orgId} and id = any(${ids}::uuid[]) and superseded_by is null`,
+  );
+  return embedSubjects(em, embedder, orgId, rows);
+}
+
+// One page of an org's memories in creation order, after `cursor`; returns the cursor of the next page, or
+// null at the end. Lets a backfill walk an org of any size in bounded steps.
+export async function embedPage(em: EntityManager, embedder: Embedder, orgId: string, cursor: string | null, size: number): Promise<{ outcome: EmbedOutcome; next: string | null }> {
+  const [afterAt, afterId] = cursor ? cursor.split('|') : [null, null];
+  const rows = await query(
+    em,
+    sql<Subject & { created_at: string | Date }>`select id, content, md5(content) as hash, created_at from memories
+      where org_id = ${orgId} and superseded_by is null
+        ${afterAt ? sql`and (created_at, id) > (${afterAt}::timestamptz, ${afterId}::uuid)` : sql``}
+      order by created_at, id limit ${size}`,
+  );
+  const outcome = await embedSubjects(em, embedder, orgId, rows);
+  const last = rows.at(-1);
+  return { outcome, next: rows.length < size || !last ? null : `${new Date(last.created_at).toISOString()}|${last.id}` };
+}
+
+async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: string, rows: Subject[]): Promise<EmbedOutcome> {
+  const outcome = noOutcome();
+  if (rows.length === 0) return outcome;
+  const model = embedder.model;
+  const have = await query(
+    em,
+    sql<{ memory_id: string; content_hash: string }>`select memory_id, content_hash from memory_embeddings
+      where memory_id = any(${rows.map((r) => r.id)}::uuid[]) and model = ${model}`,
+  );
+  const currentHash = new Map(have.map((h) => [h.memory_id, h.content_hash]));
+  const todo = rows.filter((r) => currentHash.get(r.id) !== r.hash);
+  outcome.current = rows.length - todo.length;
+  if (todo.length === 0) return outcome;
+
+  // Identical text gets the vector it already has elsewhere in the org; the model runs once per new text.
+  const hashes = [...new Set(todo.map((r) => r.hash))];
+  const known = await query(
+    em,
+    sql<{ content_hash: string; embedding: string }>`select distinct on (content_hash) content_hash, embedding::text as embedding from memory_embeddings
+      where org_id = ${orgId} and model = ${model} and content_hash = any(${hashes}::text[])`,
+  );
+  const vectorOf = new Map(known.map((k) => [k.content_hash, k.embedding]));
+  const fresh = hashes.filter((h) => !vectorOf.has(h));
+  const textOf = new Map(todo.map((r) => [r.hash, r.content]));
+  const computed = await embedder.embedDocuments(fresh.map((h) => textOf.get(h)!));
+  fresh.forEach((h, i) => vectorOf.set(h, vectorLiteral(computed[i]!)));
+  outcome.embedded = fresh.length;
+  outcome.reused = todo.length - fresh.length;
+
+  // Written only where the memory still has the text that was embedded; a later edit removes the row again
+  // and signals the curator, so a race with an edit ends with the newer text's vector.
+  await query(
+    em,
+    sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding)
+      select u.id, ${orgId}, ${model}, u.h, u.v::vector
+        from unnest(${todo.map((r) => r.id)}::uuid[], ${todo.map((r) => r.hash)}::text[], ${todo.map((r) => vectorOf.get(r.hash)!)}::text[]) as u(id, h, v)
+        join memories m on m.id = u.id and m.org_id = ${orgId} and md5(m.content) = u.h
+      on conflict (memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`,
+  );
+  return outcome;
+}
+
+// In the transaction of an edit of the content or of a delete: the old vector goes with the old text.
+export async function forgetEmbeddings(em: EntityManager, ids: string[]): Promise<void> {
+  if (ids.length > 0) await query(em, sql`delete from memory_embeddings where memory_id = any(${ids}::uuid[])`);
+}
+
+export interface EmbeddingStatus {
+  model: string | null;
+  // Memories of the org (superseded ones left out, as search leaves them out) and how many have a vector of the current model.
+  total: number;
+  embedded: number;
+}
+
+export async function embeddingStatus(em: EntityManager, orgId: string, model: string | null): Promise<EmbeddingStatus> {
+  const row = await queryOne(
+    em,
+    sql<{ total: string; embedded: string }>`select
+        (select coalesce(sum(value), 0) from counters where scope_id = ${orgId} and name = ${ORG_COUNTERS.live}) as total,
+        (select count(*) from memory_embeddings e join memories m on m.id = e.memory_id
+          where e.org_id = ${orgId} and e.model = ${model ?? ''} and m.superseded_by is null) as embedded`,
+  );
+  return { model, total: Number(row?.total ?? 0), embedded: Number(row?.embedded ?? 0) };
+}

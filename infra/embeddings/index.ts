@@ -1,0 +1,45 @@
+import type { Logger } from 'pino';
+import type { Embedder } from '../../domain/embeddings/port.ts';
+import type { Config } from '../config.ts';
+import { createOpenAiEmbedder } from './openai.ts';
+
+// The embedding model as configured by the EMBEDDING_* variables, or null when there is none. Without a model
+// the service still runs: saves and lexical search go on, semantic search answers 503 (docs/configuration.md).
+// A model that cannot be loaded is logged as an error rather than stopping the process.
+export async function createEmbedder(config: Config, logger: Logger): Promise<Embedder | null> {
+  switch (config.EMBEDDING_PROVIDER) {
+    case 'none':
+      return null;
+    case 'openai': {
+      if (!config.EMBEDDING_API_KEY) {
+        logger.error('EMBEDDING_PROVIDER=openai needs EMBEDDING_API_KEY; semantic search is off');
+        return null;
+      }
+      return createOpenAiEmbedder({
+        baseURL: config.EMBEDDING_BASE_URL,
+        apiKey: config.EMBEDDING_API_KEY,
+        model: config.EMBEDDING_MODEL,
+        timeoutMs: config.EMBEDDING_TIMEOUT_MS,
+        maxRetries: config.EMBEDDING_MAX_RETRIES,
+        queryPrefix: config.EMBEDDING_QUERY_PREFIX,
+      });
+    }
+    case 'local': {
+      const modelDir = config.EMBEDDING_MODEL_DIR;
+      if (!modelDir) {
+        logger.error('EMBEDDING_PROVIDER=local needs EMBEDDING_MODEL_DIR (scripts/start.sh sets it); semantic search is off');
+        return null;
+      }
+      try {
+        // Loaded only here, so that the other providers do not load onnxruntime's native library.
+        const { createLocalEmbedder } = await import('./local.ts');
+        const embedder = await createLocalEmbedder({ modelDir, threads: config.EMBEDDING_THREADS });
+        logger.info({ model: embedder.model, modelDir }, 'embedding model loaded');
+        return embedder;
+      } catch (err) {
+        logger.error({ err, modelDir }, 'the embedding model could not be loaded from EMBEDDING_MODEL_DIR (it needs model.onnx and tokenizer.json); semantic search is off');
+        return null;
+      }
+    }
+  }
+}

@@ -1,0 +1,75 @@
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, type Embedder } from '../../domain/embeddings/port.ts';
+import type { AppError } from '../../domain/errors.ts';
+
+export interface OpenAiEmbedderOptions {
+  // Including `/v1`, as the client takes it; the public API when unset.
+  baseURL?: string;
+  apiKey: string;
+  model: string;
+  // Per attempt; the client makes up to 1 + maxRetries attempts.
+  timeoutMs: number;
+  maxRetries: number;
+  // Put before every query, never before stored texts (for models trained with a query instruction).
+  queryPrefix?: string;
+}
+
+// The API takes at most 2048 inputs and 300,000 tokens per request; 256 memories stay far below both.
+const INPUTS_PER_REQUEST = 256;
+
+// Checked rather than trusted: an OpenAI-compatible server may answer any width, NaN (null in JSON) or fewer
+// vectors than asked for. z.number() refuses NaN and ±Infinity.
+const answerSchema = z.object({
+  data: z.array(z.object({ index: z.number().int().min(0), embedding: z.array(z.number()).length(EMBEDDING_DIMENSIONS) })),
+});
+
+// Vectors from any server that speaks the OpenAI `/v1/embeddings` protocol. The client retries connection
+// errors, timeouts, 408, 409, 429 and 5xx with backoff (as for the LLM calls, infra/llm/protocols.ts); whatever
+// still fails, and every answer that is not exactly one vector of EMBEDDING_DIMENSIONS finite numbers per text,
+// is embeddingsUnavailable.
+export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
+  const client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, timeout: options.timeoutMs, maxRetries: options.maxRetries });
+
+  async function request(input: string[]): Promise<Float32Array[]> {
+    let answer: unknown;
+    try {
+      answer = await client.embeddings.create({ model: options.model, input, dimensions: EMBEDDING_DIMENSIONS, encoding_format: 'float' });
+    } catch (err) {
+      throw failure(err);
+    }
+    const parsed = answerSchema.safeParse(answer);
+    if (!parsed.success) throw embeddingsUnavailable(`the embedding provider answered something other than ${EMBEDDING_DIMENSIONS}-dimensional vectors`);
+    const { data } = parsed.data;
+    if (data.length !== input.length) throw embeddingsUnavailable(`the embedding provider answered ${data.length} vectors for ${input.length} texts`);
+    // Placed by their index, which must name each text once; a zero vector has no direction to compare.
+    const vectors: Float32Array[] = new Array(input.length);
+    for (const { index, embedding } of data) {
+      const norm = Math.hypot(...embedding);
+      if (index >= input.length || vectors[index] || norm === 0) throw embeddingsUnavailable('the embedding provider answered vectors that do not match the texts');
+      vectors[index] = Float32Array.from(embedding, (x) => x / norm);
+    }
+    return vectors;
+  }
+
+  async function embed(texts: string[]): Promise<Float32Array[]> {
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < texts.length; start += INPUTS_PER_REQUEST) vectors.push(...(await request(texts.slice(start, start + INPUTS_PER_REQUEST))));
+    return vectors;
+  }
+
+  const prefix = options.queryPrefix ?? '';
+  return {
+    model: options.model,
+    embedDocuments: embed,
+    embedQueries: (texts) => embed(texts.map((text) => prefix + text)),
+  };
+}
+
+// The provider's own message stays out: for a refused key it may quote the key.
+function failure(err: unknown): AppError {
+  const status = (err as { status?: unknown }).status;
+  if (status === 401 || status === 403) return embeddingsUnavailable(`the embedding provider refused the API key (HTTP ${status})`);
+  if (typeof status === 'number') return embeddingsUnavailable(`the embedding provider answered HTTP ${status}`);
+  return embeddingsUnavailable(err instanceof OpenAI.APIConnectionTimeoutError ? 'the embedding provider did not answer in time' : 'the embedding provider could not be reached');
+}

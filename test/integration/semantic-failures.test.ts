@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LlmServer } from '../support/llm-server.ts';
+import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+// An embedding provider behind the OpenAI protocol that is down, slow or answers garbage: saves and lexical
+// search go on, semantic and hybrid answer 503 embeddings_unavailable, and the backlog catches up once the
+// provider is back.
+const provider = new LlmServer();
+let stack: Stack;
+let a: SignedUp;
+beforeAll(async () => {
+  await provider.start();
+  stack = await startStack({
+    env: {
+      WRITE_RATE_LIMIT_PER_MINUTE: '0',
+      EMBEDDING_PROVIDER: 'openai',
+      EMBEDDING_BASE_URL: `${provider.url}/v1`,
+      EMBEDDING_API_KEY: 'sk-embeddings',
+      EMBEDDING_MODEL: 'embed-test',
+      EMBEDDING_MAX_RETRIES: '0',
+      EMBEDDING_TIMEOUT_MS: '1000',
+    },
+  });
+  a = await signUp(stack.api);
+});
+afterAll(async () => {
+  await stack?.close();
+  await provider.close();
+});
+beforeEach(() => provider.reset());
+
+const search = (body: Record<string, unknown>) => stack.api.post('/api/memories/search', { token: a.token, body });
+const status = async () => (await stack.api.get('/api/memories/embeddings', { token: a.token })).body;
+
+describe('an embedding provider that fails', () => {
+  it('never fails a save or a lexical search, answers 503 for semantic and hybrid, and catches up when it returns', async () => {
+    provider.down('embeddings', true);
+    const saved = await stack.api.post('/api/memories', { token: a.token, body: { content: 'The quarterly report is due on the first Friday of April.' } });
+    expect(saved.status).toBe(201);
+    expect((await search({ query: 'quarterly report' })).body.hits.map((h: { id: string }) => h.id)).toEqual([saved.body.id]);
+    for (const mode of ['semantic', 'hybrid']) {
+      const res = await search({ query: 'quarterly report', mode });
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('embeddings_unavailable');
+      const bulk = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['quarterly report'], mode } });
+      expect(bulk.status).toBe(503);
+    }
+    // The curator has tried and is waiting to try again.
+    await eventually(() => Promise.resolve(provider.calls.some((c) => c.embeddings)));
+    expect(await status()).toMatchObject({ model: 'embed-test', total: 1, embedded: 0, pending: 1 });
+
+    provider.down('embeddings', false);
+    await eventually(async () => (await status()).embedded === 1, 30_000);
+    const found = await search({ query: 'quarterly report', mode: 'semantic', k: 1 });
+    expect(found.status).toBe(200);
+    expect(found.body.hits[0]).toMatchObject({ id: saved.body.id, found_by: ['semantic'] });
+  });
+
+  it('answers 503 when the provider answers garbage or too slowly', async () => {
+    provider.respondEmbeddings((call) => call.embeddings!.input.map(() => [Number.NaN, 1, 2]));
+    expect((await search({ query: 'report', mode: 'semantic' })).body.error).toBe('embeddings_unavailable');
+    provider.reset();
+    provider.slow('embeddings', 2000);
+    const slow = await search({ query: 'report', mode: 'hybrid' });
+    expect(slow.status).toBe(503);
+    expect(slow.body.error).toBe('embeddings_unavailable');
+    provider.reset();
+    expect((await search({ query: 'report', mode: 'hybrid' })).status).toBe(200);
+  });
+});
+
+describe('embeddings turned off', () => {
+  it('keeps lexical search and answers 503 for semantic search', async () => {
+    const off = await startStack({ env: { EMBEDDING_PROVIDER: 'none' } });
+    try {
+      const user = await signUp(off.api);
+      await off.api.post('/api/memories', { token: user.token, body: { content: 'Standup is at ten.' } });
+      expect((await off.api.post('/api/memories/search', { token: user.token, body: { query: 'standup' } })).body.hits).toHaveLength(1);
+      const res = await off.api.post('/api/memories/search', { token: user.token, body: { query: 'standup', mode: 'semantic' } });
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ error: 'embeddings_unavailable' });
+      expect((await off.api.get('/api/memories/embeddings', { token: user.token })).body).toEqual({ model: null, total: 1, embedded: 0, pending: 0 });
+    } finally {
+      await off.close();
+    }
+  });
+});

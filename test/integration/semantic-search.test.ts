@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query, sql } from '../../domain/sql.ts';
+import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { backlogQuery } from '../../workflows/memory-curator.ts';
+import { llmEnv } from '../support/llm-env.ts';
+import { LlmServer } from '../support/llm-server.ts';
+import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+// Semantic and hybrid recall against the real stack: the bundled model in the API and the worker, vectors in
+// PostgreSQL with pgvector, and each org's curator workflow embedding what is saved.
+const llm = new LlmServer();
+let stack: Stack;
+let a: SignedUp;
+let b: SignedUp;
+const ids: Record<string, string> = {};
+
+const MEMORIES: Record<string, { content: string; namespace?: string; tags?: string[]; metadata?: Record<string, unknown> }> = {
+  deploys: { content: 'Deploys to production happen on Tuesdays after the change review.', namespace: 'ops', tags: ['process'] },
+  diet: { content: 'Dana is vegetarian and allergic to peanuts; book restaurants accordingly.', namespace: 'people', tags: ['personal'] },
+  oncall: { content: 'The pager rotation switches owners every Monday at 9am Berlin time.', namespace: 'ops', tags: ['process'], metadata: { team: 'sre' } },
+  db: { content: 'The billing service keeps invoices in PostgreSQL 16 with nightly backups to cold storage.', namespace: 'ops', tags: ['infra'] },
+  cat: { content: "Ivan's cat is called Pixel and sleeps on the office printer.", namespace: 'people', tags: ['personal'] },
+  flights: { content: 'Omar prefers aisle seats and morning flights when travelling for work.', namespace: 'people', tags: ['travel'] },
+};
+
+const save = (who: SignedUp, body: unknown) => stack.api.post('/api/memories', { token: who.token, body });
+const search = (who: SignedUp, body: Record<string, unknown>) => stack.api.post('/api/memories/search', { token: who.token, body });
+const status = async (who: SignedUp) => (await stack.api.get('/api/memories/embeddings', { token: who.token })).body;
+const allEmbedded = (who: SignedUp) => eventually(async () => {
+  const s = await status(who);
+  return s.total > 0 && s.embedded === s.total && s;
+}, 60_000);
+
+beforeAll(async () => {
+  await llm.start();
+  stack = await startStack({ embeddings: true, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', ...llmEnv(llm) } });
+  [a, b] = [await signUp(stack.api), await signUp(stack.api)];
+  for (const [key, memory] of Object.entries(MEMORIES)) ids[key] = (await save(a, memory)).body.id;
+  // Another org holds the very same sentence: it must never surface in a's results.
+  ids.foreignDeploys = (await save(b, { content: MEMORIES.deploys!.content })).body.id;
+  await allEmbedded(a);
+  await allEmbedded(b);
+}, 120_000);
+afterAll(async () => {
+  await stack?.close();
+  await llm.close();
+});
+
+describe('semantic and hybrid search', () => {
+  it('finds a memory asked for in other words, which lexical search misses', async () => {
+    const question = 'what day are releases shipped';
+    expect((await search(a, { query: question })).body.hits).toEqual([]);
+    const semantic = await search(a, { query: question, mode: 'semantic', k: 3 });
+    expect(semantic.status).toBe(200);
+    expect(semantic.body.hits[0]).toMatchObject({ id: ids.deploys, namespace: 'ops', found_by: ['semantic'] });
+    expect(semantic.body.hits[0].score).toBeGreaterThan(semantic.body.hits[1].score);
+    const hybrid = await search(a, { query: question, mode: 'hybrid', k: 3 });
+    expect(hybrid.body.hits[0]).toMatchObject({ id: ids.deploys, found_by: ['semantic'] });
+    expect((await search(a, { query: 'what can Dana not eat', mode: 'semantic', k: 1 })).body.hits[0].id).toBe(ids.diet);
+  });
+
+  it('marks the lists that found each hit in hybrid mode', async () => {
+    const res = await search(a, { query: 'Pixel the cat', mode: 'hybrid', k: 6 });
+    expect(res.body.hits[0]).toMatchObject({ id: ids.cat, found_by: ['lexical', 'semantic'] });
+    expect(res.body.hits.slice(1).every((h: { found_by: string[] }) => h.found_by.join() === 'semantic')).toBe(true);
+  });
+
+  it('applies every filter in every mode, and returns k rows when k match', async () => {
+    for (const mode of ['semantic', 'hybrid']) {
+      const inPeople = await search(a, { query: 'release schedule', mode, k: 10, namespace: 'people' });
+      expect(inPeople.body.hits.map((h: { id: string }) => h.id).sort()).toEqual([ids.diet, ids.cat, ids.flights].sort());
+      const tagged = await search(a, { query: 'release schedule', mode, k: 10, tags: ['process'] });
+      expect(tagged.body.hits.map((h: { id: string }) => h.id).sort()).toEqual([ids.deploys, ids.oncall].sort());
+      const byMetadata = await search(a, { query: 'release schedule', mode, k: 10, metadata_filter: { team: 'sre' } });
+      expect(byMetadata.body.hits.map((h: { id: string }) => h.id)).toEqual([ids.oncall]);
+      const future = await search(a, { query: 'release schedule', mode, k: 10, created_after: Date.now() + 60_000 });
+      expect(future.body.hits).toEqual([]);
+      expect((await search(a, { query: 'release schedule', mode, k: 10, namespace: 'nowhere' })).body.hits).toEqual([]);
+    }
+  });
+
+  it("never returns another org's memories", async () => {
+    const res = await search(a, { query: 'when do we ship releases', mode: 'hybrid', k: 50 });
+    expect(res.body.hits.map((h: { id: string }) => h.id)).not.toContain(ids.foreignDeploys);
+    const theirs = await search(b, { query: 'when do we ship releases', mode: 'semantic', k: 50 });
+    expect(theirs.body.hits.map((h: { id: string }) => h.id)).toEqual([ids.foreignDeploys]);
+  });
+
+  it('searches in bulk in any mode', async () => {
+    const res = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['what day are releases shipped', 'who carries the pager'], k: 1, mode: 'hybrid' } });
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((r: { hits: { id: string }[] }) => r.hits[0]!.id)).toEqual([ids.deploys, ids.oncall]);
+  });
+
+  it('rejects an unknown mode', async () => {
+    const res = await search(a, { query: 'x', mode: 'psychic' });
+    expect(res.status).toBe(400);
+  });
+
+  it('re-embeds an edited memory, drops the vector of a deleted one, and reuses vectors for identical text', async () => {
+    const res = await stack.api.patch(`/api/memories/${ids.flights}`, { token: a.token, body: { content: 'Omar is learning to play the cello on weekends.' } });
+    expect(res.status).toBe(200);
+    await eventually(async () => {
+      const hits = (await search(a, { query: 'which musical instrument does Omar practise', mode: 'semantic', k: 1 })).body.hits;
+      return hits[0]?.id === ids.flights;
+    });
+    const copy = (await save(a, { content: MEMORIES.cat!.content })).body.id;
+    await allEmbedded(a);
+    const handle = stack.temporal.workflow.getHandle(curatorWorkflowId(a.org.id));
+    const backlog = await handle.query(backlogQuery);
+    expect(backlog.totals.reused).toBeGreaterThanOrEqual(1);
+    const desc = await handle.describe();
+    expect(desc.typedSearchAttributes.getAll().map((p) => p.value)).toContain(a.org.id);
+
+    await stack.api.delete(`/api/memories/${copy}`, { token: a.token });
+    const rows = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_embeddings where memory_id = ${copy}`);
+    expect(rows[0]!.n).toBe(0);
+  });
+
+  it('backfills vectors that went missing, on request', async () => {
+    await query(stack.orm.em.fork(), sql`delete from memory_embeddings where org_id = ${a.org.id}`);
+    expect((await status(a)).embedded).toBe(0);
+    const res = await stack.api.post('/api/memories/embeddings/backfill', { token: a.token });
+    expect(res.status).toBe(202);
+    const done = await allEmbedded(a);
+    expect(done).toMatchObject({ model: 'bge-small-en-v1.5', pending: 0 });
+  });
+});
+
+describe('consolidation by meaning', () => {
+  it('proposes memories that say the same in other words as duplicates', async () => {
+    await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${b.org.id}`);
+    const x = (await save(b, { content: 'The billing service stores invoices in PostgreSQL.', namespace: 'dedupe' })).body.id;
+    const y = (await save(b, { content: 'Invoices are kept by the billing service in a Postgres database.', namespace: 'dedupe' })).body.id;
+    await save(b, { content: 'Lunch is served at noon in the cafeteria.', namespace: 'dedupe' });
+    await allEmbedded(b);
+    const res = await stack.api.post('/api/consolidate', { token: b.token, body: { action: 'detect', namespace: 'dedupe' } });
+    expect(res.body).toMatchObject({ scanned: 3, proposalsCreated: 1 });
+    const [proposal] = (await stack.api.get('/api/consolidate?kind=duplicate', { token: b.token })).body.proposals;
+    expect([proposal.memory_a_id, proposal.memory_b_id].sort()).toEqual([x, y].sort());
+    expect(proposal.note).toContain('similar in meaning');
+    expect(proposal.score).toBeGreaterThanOrEqual(0.9);
+  });
+});

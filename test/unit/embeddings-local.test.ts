@@ -1,0 +1,76 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EMBEDDING_DIMENSIONS, type Embedder } from '../../domain/embeddings/port.ts';
+import { createLocalEmbedder } from '../../infra/embeddings/local.ts';
+
+// The real model, no stand-in: scripts/test.sh fetches it (ensure_embedding_model) and sets EMBEDDING_MODEL_DIR.
+let embedder: Embedder;
+
+beforeAll(async () => {
+  const modelDir = process.env.EMBEDDING_MODEL_DIR;
+  if (!modelDir) {
+    throw new Error('EMBEDDING_MODEL_DIR is not set: run the tests with `bash scripts/test.sh`, or point it at the directory holding model.onnx and tokenizer.json');
+  }
+  embedder = await createLocalEmbedder({ modelDir });
+});
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
+const maxDifference = (a: Float32Array, b: Float32Array) => Math.max(...a.map((x, i) => Math.abs(x - b[i]!)));
+
+describe('the local embedding model', () => {
+  it('answers one unit vector of the stored width per text', async () => {
+    const vectors = await embedder.embedDocuments(['Alice prefers tea over coffee.', 'The build uses Node 24.']);
+    expect(embedder.model).toBe('bge-small-en-v1.5');
+    expect(vectors).toHaveLength(2);
+    for (const v of vectors) {
+      expect(v).toBeInstanceOf(Float32Array);
+      expect(v).toHaveLength(EMBEDDING_DIMENSIONS);
+      expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    }
+    expect(await embedder.embedDocuments([])).toEqual([]);
+  });
+
+  it('puts a memory about releases closest to a query about releases', async () => {
+    const memories = [
+      'Deploys to production happen on Tuesdays',
+      'Alice prefers tea over coffee',
+      'The office plants are watered by Bob',
+      'Our invoices are due within 30 days',
+    ];
+    const [query] = await embedder.embedQueries(['when do we ship releases']);
+    const scores = (await embedder.embedDocuments(memories)).map((v) => dot(query!, v));
+    expect(scores.indexOf(Math.max(...scores))).toBe(0);
+  });
+
+  it('gives a batch the same vectors as one text at a time', async () => {
+    // More texts than one pass holds, of mixed lengths, so sorting and padding both come into play.
+    const texts = Array.from({ length: 40 }, (_, i) => `Note ${i}: ${'the deploy pipeline waits for review '.repeat(1 + (i % 7))}`.trim());
+    const batched = await embedder.embedDocuments(texts);
+    for (const [i, text] of texts.entries()) {
+      const [single] = await embedder.embedDocuments([text]);
+      expect(maxDifference(batched[i]!, single!)).toBeLessThan(1e-4);
+    }
+  });
+
+  it('cuts a text to 512 tokens', async () => {
+    const long = 'Kafka consumers in staging lag behind during the nightly export. '.repeat(60); // about 720 tokens
+    const [a, b] = await embedder.embedDocuments([`${long} The fix was to add partitions.`, `${long} Nobody knows why.`]);
+    expect(Math.hypot(...a!)).toBeCloseTo(1, 5);
+    // What differs lies past the cut, so the vectors are the same.
+    expect(maxDifference(a!, b!)).toBeLessThan(1e-5);
+  });
+
+  it('embeds texts without words', async () => {
+    for (const v of await embedder.embedDocuments(['?', '', '   '])) {
+      expect(v.every(Number.isFinite)).toBe(true);
+      expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    }
+  });
+
+  it('gives queries the instruction prefix and stored texts none', async () => {
+    const text = 'when do we ship releases';
+    const [query] = await embedder.embedQueries([text]);
+    const [stored, prefixed] = await embedder.embedDocuments([text, `Represent this sentence for searching relevant passages: ${text}`]);
+    expect(dot(query!, stored!)).toBeLessThan(0.99);
+    expect(maxDifference(query!, prefixed!)).toBeLessThan(1e-5);
+  });
+});
