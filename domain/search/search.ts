@@ -9,7 +9,7 @@ import { lexicalRanking } from './lexical.ts';
 import { semanticRanking } from './semantic.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
-// lists fused by reciprocal rank (fusion.ts).
+// lists fused by relative score (fusion.ts).
 export const SEARCH_MODES = ['lexical', 'semantic', 'hybrid'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 

@@ -1,23 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { fuse, RRF_K } from '../../domain/search/fusion.ts';
+import { fuse, SEMANTIC_WEIGHT } from '../../domain/search/fusion.ts';
 
-const list = (...ids: string[]) => ids.map((id, i) => ({ id, score: 100 - i }));
+const L = 1 - SEMANTIC_WEIGHT;
+const S = SEMANTIC_WEIGHT;
 
-describe('reciprocal rank fusion', () => {
-  it('sums 1 / (k + rank) over the lists that found a memory', () => {
-    const fused = fuse({ lexical: list('a', 'b'), semantic: list('b', 'c') }, 10);
-    expect(fused.map((f) => f.id)).toEqual(['b', 'a', 'c']);
-    expect(fused[0]).toEqual({ id: 'b', score: 1 / (RRF_K + 2) + 1 / (RRF_K + 1), foundBy: ['lexical', 'semantic'] });
-    expect(fused[1]).toEqual({ id: 'a', score: 1 / (RRF_K + 1), foundBy: ['lexical'] });
+describe('relative score fusion', () => {
+  it("scales each list's scores to [0, 1] between its worst and best hit and adds them with their weights", () => {
+    const fused = fuse(
+      {
+        lexical: [{ id: 'a', score: 12 }, { id: 'b', score: 8 }, { id: 'c', score: 2 }],
+        semantic: [{ id: 'b', score: 0.9 }, { id: 'd', score: 0.8 }, { id: 'a', score: 0.5 }],
+      },
+      10,
+    );
+    expect(fused.map((f) => f.id)).toEqual(['b', 'a', 'd', 'c']);
+    expect(fused[0]).toEqual({ id: 'b', score: expect.closeTo(L * 0.6 + S * 1, 12), foundBy: ['lexical', 'semantic'] });
+    expect(fused[1]).toEqual({ id: 'a', score: expect.closeTo(L * 1 + S * 0, 12), foundBy: ['lexical', 'semantic'] });
+    expect(fused[2]).toEqual({ id: 'd', score: expect.closeTo(S * 0.75, 12), foundBy: ['semantic'] });
+    expect(fused[3]).toEqual({ id: 'c', score: 0, foundBy: ['lexical'] });
   });
 
-  it('ignores the scores themselves, breaks ties by id, and keeps the top k', () => {
-    const fused = fuse({ lexical: [{ id: 'z', score: 1e9 }], semantic: [{ id: 'y', score: 0.1 }] }, 1);
-    expect(fused).toEqual([{ id: 'y', score: 1 / (RRF_K + 1), foundBy: ['semantic'] }]);
+  it('gives full credit when a list scores all its hits alike, breaks ties by id, and keeps the top k', () => {
+    const fused = fuse({ lexical: [{ id: 'z', score: 3 }], semantic: [{ id: 'y', score: 0.4 }] }, 1);
+    expect(fused).toEqual([{ id: 'y', score: Math.max(L, S), foundBy: ['semantic'] }]);
   });
 
   it('handles empty and single lists', () => {
     expect(fuse({ lexical: [], semantic: [] }, 5)).toEqual([]);
-    expect(fuse({ semantic: list('a', 'b') }, 5).map((f) => f.id)).toEqual(['a', 'b']);
+    expect(fuse({ semantic: [{ id: 'a', score: 0.9 }, { id: 'b', score: 0.5 }] }, 5).map((f) => f.id)).toEqual(['a', 'b']);
   });
 });
