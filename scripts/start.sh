@@ -21,7 +21,8 @@ start_temporal "$TEMPORAL_PORT" "${TEMPORAL_UI_PORT:-8233}" "$DATA_DIR/temporal/
 log "applying migrations"
 node infra/migrate.ts
 
-node temporal/worker-main.ts &
+# Background work (embedding above all) yields the CPU to requests when both share a machine.
+nice -n "$WORKER_NICE" node temporal/worker-main.ts &
 STARTED_PIDS+=("$!")
 node api/main.ts &
 STARTED_PIDS+=("$!")

@@ -3,7 +3,6 @@ import { VERIFICATION_MAIL_JOB } from '../domain/accounts/verification.ts';
 import { WEBHOOK_DELIVERY_JOB } from '../domain/webhooks/fanout.ts';
 import { EXPORT_JOB } from '../domain/exports/exports.ts';
 import { BILLING_EVENT_JOB } from '../domain/billing/events.ts';
-import { ENRICHMENT_JOB } from '../domain/enrichment/schedule.ts';
 import { MERGE_JOB } from '../domain/consolidation/merge.ts';
 import { CURATE_JOB, curatorWorkflowId, mergeCurateRequests, type CurateRequest } from '../domain/embeddings/curate.ts';
 
@@ -14,7 +13,6 @@ export const JOB_WORKFLOWS: Record<string, string> = {
   [WEBHOOK_DELIVERY_JOB]: 'webhookDeliveryWorkflow',
   [EXPORT_JOB]: 'exportWorkflow',
   [BILLING_EVENT_JOB]: 'billingEventWorkflow',
-  [ENRICHMENT_JOB]: 'memoryEnrichmentWorkflow',
   [MERGE_JOB]: 'consolidationMergeWorkflow',
 };
 
@@ -37,7 +35,7 @@ export const SIGNAL_JOBS: Record<string, SignalJob> = {
     workflowType: 'memoryCuratorWorkflow',
     signal: 'curate',
     workflowId: curatorWorkflowId,
-    description: "the org's curator: embeds its saved and edited memories",
+    description: "the org's curator: embeds its saved and edited memories and runs their LLM enrichment",
     merge: (args) => mergeCurateRequests(args as CurateRequest[]),
     initial: (orgId) => ({ orgId }),
   },

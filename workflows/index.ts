@@ -5,7 +5,6 @@ export { passwordResetMailWorkflow } from './password-reset-mail.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export { exportWorkflow } from './export.ts';
 export { billingEventWorkflow } from './billing-event.ts';
-export { memoryEnrichmentWorkflow } from './memory-enrichment.ts';
 export { consolidationDetectWorkflow, consolidationMergeWorkflow } from './consolidation.ts';
 export { maintenanceWorkflow } from './maintenance.ts';
 export { memoryCuratorWorkflow } from './memory-curator.ts';

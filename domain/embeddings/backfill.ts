@@ -11,7 +11,7 @@ import { curateJob } from './curate.ts';
 export async function requestBackfill(em: EntityManager, caller: Caller): Promise<void> {
   requireRole(caller, 'admin');
   await em.transactional(async (tx) => {
-    enqueueJob(tx, curateJob(caller.orgId, [], true));
+    enqueueJob(tx, curateJob(caller.orgId, [], [], true));
     await recordAudit(tx, { orgId: caller.orgId, action: 'embeddings.backfill', targetId: null, actor: actorOf(caller), details: {} });
   });
 }
@@ -28,7 +28,7 @@ export async function backfillLagging(em: EntityManager, model: string): Promise
   );
   if (rows.length === 0) return 0;
   await em.transactional(async (tx) => {
-    for (const { org_id } of rows) enqueueJob(tx, curateJob(org_id, [], true));
+    for (const { org_id } of rows) enqueueJob(tx, curateJob(org_id, [], [], true));
   });
   return rows.length;
 }

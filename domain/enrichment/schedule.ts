@@ -4,10 +4,8 @@ import { newId } from '../ids.ts';
 import { seal, type Sealed } from '../llm/escrow.ts';
 import type { ByokKeys, Llm } from '../llm/port.ts';
 import type { Metadata } from '../memories/model.ts';
-import type { JobRequest } from '../outbox/enqueue.ts';
 import type { Enrichment } from './tasks.ts';
 
-export const ENRICHMENT_JOB = 'memoryEnrichment';
 // Content at least this long gets entity extraction without being asked.
 export const ENTITY_EXTRACTION_MIN_CHARS = 200;
 
@@ -35,8 +33,9 @@ export function requestedEnrichments(content: string, metadata: Metadata): Enric
   return tasks;
 }
 
+// The work for the org's curator (domain/embeddings/curate.ts), and the caller's sealed keys to store with it.
 export interface ScheduledEnrichment {
-  job: JobRequest;
+  args: EnrichmentArgs;
   escrow: Sealed | null;
 }
 
@@ -49,13 +48,12 @@ export interface EnrichmentSubject {
   metadata: Metadata;
   // The request's own keys, if any.
   byok: ByokKeys | undefined;
-  // Counts content changes (the history length): 0 for the save, n after the n-th edit of the content.
-  version: number;
 }
 
 // The background work a memory's content gets, after its save and after each content change: only on a
-// paid plan or with the caller's own key, and only when a provider can be called. The caller's keys
-// travel sealed (domain/llm/escrow.ts), never in the job.
+// paid plan or with the caller's own key, and only when a provider can be called. It runs in the org's
+// curator workflow, which paces the org's model calls. The caller's keys travel sealed (domain/llm/escrow.ts),
+// never in the signal.
 export function scheduleEnrichment(access: LlmAccess | undefined, s: EnrichmentSubject): ScheduledEnrichment | null {
   if (!access) return null;
   if (s.plan === 'free' && !s.byok) return null;
@@ -63,10 +61,5 @@ export function scheduleEnrichment(access: LlmAccess | undefined, s: EnrichmentS
   const tasks = requestedEnrichments(s.content, s.metadata);
   if (tasks.length === 0) return null;
   const escrow = s.byok ? seal(access.escrowKey, newId(), s.orgId, s.byok) : null;
-  const args: EnrichmentArgs = { orgId: s.orgId, memoryId: s.memoryId, tasks, contentHash: contentHash(s.content), escrowId: escrow?.id ?? null };
-  const jobKey = s.version === 0 ? `memory-enrichment-${s.memoryId}` : `memory-enrichment-${s.memoryId}-v${s.version}`;
-  return {
-    job: { orgId: s.orgId, jobType: ENRICHMENT_JOB, jobKey, args: [args], description: `enrich memory ${s.memoryId}: ${tasks.join(', ')}` },
-    escrow,
-  };
+  return { args: { orgId: s.orgId, memoryId: s.memoryId, tasks, contentHash: contentHash(s.content), escrowId: escrow?.id ?? null }, escrow };
 }

@@ -57,7 +57,6 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
     content: memory.content,
     metadata: memory.metadata,
     byok: byokOf(input.metadata),
-    version: 0,
   });
   if (caller.plan !== 'free' && !context.idempotency) {
     const pending = { caller, memory, bytes: prepared.bytes, enrichment };

@@ -50,8 +50,8 @@ async function namespaceIds(em: EntityManager, saves: PendingSave[]): Promise<st
 
 // Writes any number of new memories in ONE statement, hence one transaction: the rows, their postings
 // (searchable at commit), the counters (summed per key, so one upsert per key however many memories),
-// one memory.saved event and one memory.save audit row each, and the outbox jobs of their enrichment and
-// embedding (one curate job per org of the batch).
+// one memory.saved event and one memory.save audit row each, and one outbox job per org of the batch for
+// its curator (embedding, and the enrichments the saves asked for).
 export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promise<void> {
   const resolved = await namespaceIds(em, saves);
   const rows = [];
@@ -84,9 +84,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
     }
     deltas.push(...createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length }));
   }
-  const enrichments = saves.flatMap((s) => (s.enrichment ? [s.enrichment] : []));
-  const jobs = [...curateJobsOf(saves.map((s) => ({ orgId: s.caller.orgId, memoryId: s.memory.id }))), ...enrichments.map((e) => e.job)];
-  const escrows = enrichments.flatMap((e) => (e.escrow ? [e.escrow] : []));
+  const jobs = curateJobsOf(saves.map((s) => ({ orgId: s.caller.orgId, memoryId: s.memory.id, enrich: s.enrichment?.args })));
+  const escrows = saves.flatMap((s) => (s.enrichment?.escrow ? [s.enrichment.escrow] : []));
   await query(
     em,
     sql`with src as materialized (

@@ -78,7 +78,6 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
       reindexed = true;
       // Semantic search forgets the old text now and learns the new one when the curator has embedded it.
       await forgetEmbeddings(tx, [id]);
-      enqueueJob(tx, curateJob(caller.orgId, [id]));
       const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
       const history: unknown[] = Array.isArray(current.metadata.history) ? current.metadata.history : [];
       // A synopsis and facts describe the text they were drawn from, so they go with it.
@@ -91,12 +90,9 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
         content: prepared.content,
         metadata,
         byok: byokOf(patch.metadata),
-        version: history.length + 1,
       });
-      if (enrichment) {
-        enqueueJob(tx, enrichment.job);
-        if (enrichment.escrow) await query(tx, escrowInsert([enrichment.escrow]));
-      }
+      enqueueJob(tx, curateJob(caller.orgId, [id], enrichment ? [enrichment.args] : []));
+      if (enrichment?.escrow) await query(tx, escrowInsert([enrichment.escrow]));
       content = prepared.content;
       bytes = prepared.bytes;
     }

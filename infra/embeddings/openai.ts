@@ -46,7 +46,7 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
     const vectors: Float32Array[] = new Array(input.length);
     for (const { index, embedding } of data) {
       const norm = Math.hypot(...embedding);
-      if (index >= input.length || vectors[index] || norm === 0) throw embeddingsUnavailable('the embedding provider answered vectors that do not match the texts');
+      if (index >= input.length || vectors[index] || norm === 0) throw embeddingsUnavailable('the embedding provider answered an index out of range or twice, or a zero vector');
       vectors[index] = Float32Array.from(embedding, (x) => x / norm);
     }
     return vectors;

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { llmEnv, SERVER_PRIMARY_KEY } from '../support/llm-env.ts';
 import { LlmServer } from '../support/llm-server.ts';
+import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 const llm = new LlmServer();
@@ -26,13 +28,21 @@ const save = async (body: Record<string, unknown>, token = paid.token) => {
   return res.body as { id: string; content: string; metadata: Record<string, unknown>; updated_at: number };
 };
 const memory = async (id: string, token = paid.token) => (await stack.api.get(`/api/memories/${id}`, { token })).body;
-// The relay starts the workflow shortly after the save commits.
-async function report(memoryId: string, version = 0): Promise<{ stored: string[]; skipped: string[]; failed: { task: string; error: string }[] }> {
-  const handle = stack.temporal.workflow.getHandle(version === 0 ? `memory-enrichment-${memoryId}` : `memory-enrichment-${memoryId}-v${version}`);
-  await eventually(() => handle.describe().then(() => true, () => false));
-  return handle.result();
+// The org's curator runs the enrichment shortly after the save commits and keeps its latest outcomes; the
+// n-th report of a memory (0: after its save, 1: after its first edit, ...).
+async function report(memoryId: string, nth = 0, orgId = paid.org.id): Promise<{ stored: string[]; skipped: string[]; failed: { task: string; error: string }[] }> {
+  const handle = stack.temporal.workflow.getHandle(curatorWorkflowId(orgId));
+  const reports = await eventually(async () => {
+    const backlog = await handle.query(backlogQuery).catch(() => null);
+    const mine = backlog?.recent.filter((r) => r.memoryId === memoryId) ?? [];
+    return mine.length > nth && mine;
+  });
+  const { memoryId: _, ...outcome } = reports[nth]!;
+  return outcome;
 }
-const jobs = async (memoryId: string) => Number((await queryOne(stack.orm.em.fork(), sql<{ n: string }>`select count(*) as n from outbox where job_key like ${`memory-enrichment-${memoryId}%`}`))!.n);
+// Outbox jobs asking for the memory's enrichment (they are the org's curate signals).
+const jobs = async (memoryId: string) =>
+  Number((await queryOne(stack.orm.em.fork(), sql<{ n: string }>`select count(*) as n from outbox where job_type = 'curate' and args -> 0 -> 'enrich' @> ${JSON.stringify([{ memoryId }])}::jsonb`))!.n);
 
 const LONG = 'Grace Hopper and Ada Lovelace reviewed the Kubernetes migration plan with the Acme Corp platform team. ' +
   'They agreed to move the billing service first, keep PostgreSQL as the primary store, and revisit the queue choice in March after the load tests.';
@@ -56,9 +66,9 @@ describe('background enrichment after a save', () => {
     await report(again.id);
     const after = (await stack.api.get(`/api/entities/${grace.id}`, { token: paid.token })).body;
     expect(after.mention_count).toBe(2);
-    const found: string[] = [];
-    for await (const run of stack.temporal.workflow.list({ query: `WorkflowId = "memory-enrichment-${saved.id}" AND OrgId = "${paid.org.id}"` })) found.push(run.workflowId);
-    expect(found).toEqual([`memory-enrichment-${saved.id}`]);
+    const found = new Set<string>();
+    for await (const run of stack.temporal.workflow.list({ query: `OrgId = "${paid.org.id}"` })) found.add(run.workflowId);
+    expect([...found].filter((id) => id !== `signup-${paid.org.id}`)).toEqual([curatorWorkflowId(paid.org.id)]);
   });
 
   it('writes a synopsis and facts when asked, and extracts entities from short content only when asked', async () => {
@@ -103,7 +113,7 @@ describe('background enrichment after a save', () => {
     const key = 'sk-ant-free-orgs-own-key';
     const withKey = await save({ content: LONG, metadata: { summarize: true, byok_primary_key: key } }, free.token);
     expect(withKey.metadata.byok_primary_key).toBeUndefined();
-    expect(await report(withKey.id)).toEqual({ stored: ['entities', 'synopsis'], skipped: [], failed: [] });
+    expect(await report(withKey.id, 0, free.org.id)).toEqual({ stored: ['entities', 'synopsis'], skipped: [], failed: [] });
     expect(llm.calls.map((c) => c.apiKey)).toEqual([key, key]);
     const db = stack.orm.em.fork();
     expect(Number((await queryOne(db, sql<{ n: string }>`select count(*) as n from llm_key_escrow where org_id = ${free.org.id}`))!.n)).toBe(0);
@@ -111,7 +121,7 @@ describe('background enrichment after a save', () => {
       const hits = await query(db, sql<{ n: string }>`select count(*) as n from ${sql.table(table)} t where t::text like ${`%${key}%`}`);
       expect(Number(hits[0]!.n), table).toBe(0);
     }
-    const history = await stack.temporal.workflow.getHandle(`memory-enrichment-${withKey.id}`).fetchHistory();
+    const history = await stack.temporal.workflow.getHandle(curatorWorkflowId(free.org.id)).fetchHistory();
     expect(JSON.stringify(history)).not.toContain(key);
   });
 
