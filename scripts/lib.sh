@@ -80,12 +80,14 @@ ensure_postgres() {
   PG_PORT="${MEMSVC_PG_PORT:-5433}"
   PG_DATA="$DATA_DIR/postgres"
   export PG_PORT PG_DATA
+  # PostgreSQL 18's initdb turns data checksums on by default; here they cost saves about a quarter of their
+  # throughput (847 against 618-681 saves/s into a fresh org), so the dev cluster goes without, as 15 did.
   if [ ! -f "$PG_DATA/PG_VERSION" ]; then
     log "creating the PostgreSQL cluster in $PG_DATA"
     rm -rf "$PG_DATA" && mkdir -p "$PG_DATA" && chmod 700 "$PG_DATA"
     printf '%s\n' "$DB_PASSWORD" >"$DATA_DIR/.pgpass-init"
     as_pg_owner "$(pg_bin initdb)" -D "$PG_DATA" -U "$DB_USER" --pwfile="$DATA_DIR/.pgpass-init" \
-      --auth-local=scram-sha-256 --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
+      --auth-local=scram-sha-256 --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 --no-data-checksums >/dev/null
     rm -f "$DATA_DIR/.pgpass-init"
     echo "include_if_exists = 'memsvc.conf'" >>"$PG_DATA/postgresql.conf"
   fi
