@@ -59,6 +59,9 @@ describe('webhook deliveries survive restarts', () => {
           WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
           WEBHOOK_RETRY_SCHEDULE: '0,4,4',
           LOG_LEVEL: 'warn',
+          // Without the model, as this file's stack runs: at start the worker would otherwise backfill every
+          // org's vectors with it and compete with the deliveries for the CPU.
+          EMBEDDING_PROVIDER: 'none',
         },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
