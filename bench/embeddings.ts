@@ -2,7 +2,7 @@
 // its threads and pass sizes: `node bench/embeddings.ts` with EMBEDDING_MODEL_DIR set (scripts/lib.sh,
 // ensure_embedding_model). Each configuration runs in a child process of its own, so that RSS is its own. Each
 // set is embedded BENCH_ROUNDS times (default 3) and the best rate counts, which keeps other load on the machine
-// out of the figures; BENCH_TEXTS (default 128) scales the sets.
+// out of the figures; BENCH_TEXTS (default 128) scales the sets, BENCH_THREADS (default 1,2) picks thread counts.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -88,7 +88,7 @@ function makeSets(count: number): { sets: Sets; tokens: Record<keyof Sets, numbe
 function main(): void {
   const { sets, tokens } = makeSets(Number(process.env.BENCH_TEXTS ?? 128));
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-  const jobs: Job[] = [1, 2].flatMap((threads) => [
+  const jobs: Job[] = (process.env.BENCH_THREADS ?? '1,2').split(',').map(Number).flatMap((threads) => [
     ...[1, 8, 16, 32, 64].map((batchSize): Job => ({ label: `${batchSize}`, threads, batchSize, passTokens: null, queries: false, rounds, sets })),
     { label: '32, at most 512 tokens (default)', threads, queries: true, rounds, sets },
   ]);

@@ -28,6 +28,8 @@ const save = async (body: Record<string, unknown>, token = paid.token) => {
   return res.body as { id: string; content: string; metadata: Record<string, unknown>; updated_at: number };
 };
 const memory = async (id: string, token = paid.token) => (await stack.api.get(`/api/memories/${id}`, { token })).body;
+// The curator runs an org's enrichments one at a time, paced: on a loaded 2-core CI machine that can take a while.
+const CURATOR_WAIT_MS = 60_000;
 // The org's curator runs the enrichment shortly after the save commits and keeps its latest outcomes; the
 // n-th report of a memory (0: after its save, 1: after its first edit, ...).
 async function report(memoryId: string, nth = 0, orgId = paid.org.id): Promise<{ stored: string[]; skipped: string[]; failed: { task: string; error: string }[] }> {
@@ -36,7 +38,7 @@ async function report(memoryId: string, nth = 0, orgId = paid.org.id): Promise<{
     const backlog = await handle.query(backlogQuery).catch(() => null);
     const mine = backlog?.recent.filter((r) => r.memoryId === memoryId) ?? [];
     return mine.length > nth && mine;
-  });
+  }, CURATOR_WAIT_MS);
   const { memoryId: _, ...outcome } = reports[nth]!;
   return outcome;
 }
@@ -47,7 +49,7 @@ const jobs = async (memoryId: string) =>
 const LONG = 'Grace Hopper and Ada Lovelace reviewed the Kubernetes migration plan with the Acme Corp platform team. ' +
   'They agreed to move the billing service first, keep PostgreSQL as the primary store, and revisit the queue choice in March after the load tests.';
 
-describe('background enrichment after a save', () => {
+describe('background enrichment after a save', { timeout: 2 * CURATOR_WAIT_MS }, () => {
   it('extracts entities from long content on a paid plan, links them, and leaves the memory as saved', async () => {
     const saved = await save({ content: LONG });
     expect(await report(saved.id)).toEqual({ stored: ['entities'], skipped: [], failed: [] });
@@ -135,7 +137,7 @@ describe('background enrichment after a save', () => {
     llm.down('anthropic', true);
     llm.down('openai', true);
     const second = await save({ content: 'Outage note.', metadata: { summarize: true } });
-    await eventually(async () => llm.calls.length >= 4);
+    await eventually(async () => llm.calls.length >= 4, CURATOR_WAIT_MS);
     expect((await memory(second.id)).metadata.synopsis).toBeUndefined();
     llm.down('anthropic', false);
     llm.down('openai', false);
@@ -159,7 +161,7 @@ describe('background enrichment after a save', () => {
     llm.down('anthropic', true);
     llm.down('openai', true);
     const saved = await save({ content: 'Soon gone.', metadata: { summarize: true } });
-    await eventually(async () => llm.calls.length >= 2);
+    await eventually(async () => llm.calls.length >= 2, CURATOR_WAIT_MS);
     await stack.api.delete(`/api/memories/${saved.id}`, { token: paid.token });
     llm.down('anthropic', false);
     llm.down('openai', false);
