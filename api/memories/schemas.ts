@@ -36,7 +36,7 @@ export const memorySchema = z
 
 export const scoredMemorySchema = memorySchema
   .extend({
-    score: z.number().meta({ description: 'lexical: the BM25 score; semantic: the cosine similarity of query and memory; hybrid: the fused score in [0, 1] (the mean of the two lists scaled scores)' }),
+    score: z.number().meta({ description: 'lexical: the BM25 score; semantic: the cosine similarity of query and memory; hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists' }),
     found_by: z.array(z.enum(['lexical', 'semantic'])).meta({ description: 'which lists found this memory (in hybrid, one or both)' }),
   })
   .meta({ id: 'ScoredMemory' });
