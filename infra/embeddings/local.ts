@@ -25,18 +25,18 @@ const MAX_TOKENS = 512;
 // bge-small-en-v1.5 in this process: onnxruntime on the CPU, the tokenizer in plain JS. The vector of a text is
 // the last hidden state of its [CLS] token, scaled to unit length (the model's own pooling).
 //
-// Settings measured on the 2-core development machine with `node bench/embeddings.ts` (texts/s, best of 3):
-// - 2 intra-op threads embed about 1.8 times as fast as 1 (sentences of 43 tokens 87 vs 48/s, agent memories of
-//   126 tokens 28 vs 15/s). Inter-op threads do not help this sequential graph (parallel mode: 38 vs 82/s).
-// - Throughput peaks at 250-500 tokens a pass, padding included, and falls beyond, while memory grows with
-//   texts × width²: passes of up to 32 texts without a token limit did memories at 22/s and peaked at 2.2 GB RSS
-//   on 512-token texts; with the 512-token limit, 28/s and 420 MB.
-// - Not spinning (measured apart from the bench): a process embedding one query every 20 ms used 60% of a core
-//   instead of 135%, for 2-3 ms more per query. The graph optimization levels measured alike; the default stays.
+// Settings measured on the 2-core development machine, idle otherwise, with `node bench/embeddings.ts` (texts/s,
+// best of 3; sentences of 43 tokens, agent memories of 124, texts cut at 512):
+// - 2 intra-op threads embed 1.9 times as fast as 1 (sentences 99 vs 52/s, memories 31 vs 16/s).
+// - Throughput peaks at a few hundred tokens a pass, padding included, while memory grows with texts × width²:
+//   passes of 8, 32 or 64 texts with no token limit did memories at 26, 17 or 12/s and peaked at 0.8-1.3 GB RSS;
+//   at most 32 texts and 512 tokens did 31/s and peaked at 380 MB (load alone: 290-360 MB).
 // - No queue: onnxruntime-node runs a session synchronously on the JS thread (run() only waits for
-//   setImmediate), so concurrent calls already take turns. Four callers at once got the same 124 queries/s as
-//   one; one query takes 8 ms (p50). The price is that a pass holds up this process's event loop: about 10 ms
-//   for a query, up to 160 ms for a full pass.
+//   setImmediate), so concurrent calls already take turns. Four callers at once got the same 136 queries/s as one
+//   caller, whose queries took 7.3 ms (p50). The price: a pass holds up the event loop, up to 160 ms for a full one.
+// Measured apart from the bench: idle threads that do not spin cost a query 15 ms instead of 9 when queries come
+// 20 ms apart, but use 48% of a core instead of 133%, which PostgreSQL needs while it runs the same search; inter-op
+// threads slow this sequential graph down (parallel mode: 37 vs 85/s); the graph optimization levels measure alike.
 export async function createLocalEmbedder({
   modelDir,
   threads = Math.min(2, availableParallelism()),
