@@ -60,6 +60,14 @@ export const CURATOR_MAX_ENRICHMENTS = 1_000;
 // The org's model calls are spaced at least this far apart: a burst of saves becomes a steady stream of
 // calls rather than a burst of provider 429s.
 export const LLM_PACE_MS = 200;
+// A burst of saves: ids arriving faster than this over the last BURST_WINDOW_MS. The model cannot keep up with a
+// burst anyway (it embeds 50-70 memories/s on two cores), and embedding at full speed beside the API takes the CPU
+// the saves need (on the 2-core benchmark machine: 495 saves/s instead of 830). So during a burst the curator
+// embeds one batch per BURST_PAUSE and catches up when the burst ends; at a steady 50 saves/s it keeps up
+// (docs/performance.md).
+export const BURST_PER_SECOND = 100;
+const BURST_WINDOW_MS = 2_000;
+const BURST_PAUSE = '15 seconds';
 const RECENT_REPORTS = 50;
 // An org with nothing to do for this long lets its curator end; the next signal starts a new run.
 const IDLE = '1 hour';
@@ -73,12 +81,24 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   const pending = new Set(state.pending ?? []);
   let backfill = state.backfill ?? null;
   const enrichments = [...(state.enrichments ?? [])];
-  const totals: CuratorTotals = state.totals ?? { embedded: 0, reused: 0, current: 0, enriched: 0, enrichSkipped: 0, enrichFailed: 0, enrichDropped: 0 };
+  // Totals carried from a run before `refused` was counted lack it, hence the defaults under the spread.
+  const totals: CuratorTotals = { embedded: 0, reused: 0, current: 0, refused: 0, enriched: 0, enrichSkipped: 0, enrichFailed: 0, enrichDropped: 0, ...state.totals };
   const recent = [...(state.recent ?? [])];
   let inFlight = 0;
   let draining = false;
+  // The units in flight: the ids of the batch being embedded, and the enrichment being run with its tasks not
+  // yet done (a backfill in flight keeps its cursor until its page is done).
+  let embeddingNow: string[] = [];
+  let enrichingNow: EnrichmentArgs | null = null;
+  // When ids arrived lately (workflow time) and how many: the burst detector's window.
+  const arrivals: { at: number; count: number }[] = [];
+  const bursting = () => {
+    while (arrivals.length > 0 && arrivals[0]!.at < Date.now() - BURST_WINDOW_MS) arrivals.shift();
+    return arrivals.reduce((sum, a) => sum + a.count, 0) > (BURST_PER_SECOND * BURST_WINDOW_MS) / 1000;
+  };
 
   setHandler(curateSignal, (request) => {
+    if (request.ids.length > 0) arrivals.push({ at: Date.now(), count: request.ids.length });
     for (const id of request.ids) pending.add(id);
     if (request.backfill || pending.size > CURATOR_MAX_PENDING) {
       pending.clear();
@@ -117,6 +137,7 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
     totals.embedded += o.embedded;
     totals.reused += o.reused;
     totals.current += o.current;
+    totals.refused += o.refused;
   };
   const embedding = loop(
     () => pending.size > 0 || backfill !== null,
@@ -124,7 +145,9 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
       if (pending.size > 0) {
         const ids = [...pending].slice(0, CURATOR_BATCH);
         for (const id of ids) pending.delete(id);
+        embeddingNow = ids;
         count(await embedMemories({ orgId, ids }));
+        embeddingNow = [];
       } else if (backfill) {
         const walking = backfill;
         const page = await embedPage({ orgId, cursor: walking.cursor });
@@ -132,12 +155,13 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
         // A backfill requested again meanwhile starts over; otherwise this one moves on.
         if (backfill === walking) backfill = page.next ? { cursor: page.next } : null;
       }
+      if (bursting()) await sleep(BURST_PAUSE);
     },
   );
   const enriching = loop(
     () => enrichments.length > 0,
     async () => {
-      const report = await enrich(enrichments.shift()!);
+      const report = await enrich(enrichments.shift()!, (rest) => (enrichingNow = rest));
       recent.push(report);
       if (recent.length > RECENT_REPORTS) recent.shift();
       totals.enriched += report.stored.length;
@@ -152,29 +176,45 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
     if (worked) await condition(() => !busy() || workflowInfo().continueAsNewSuggested);
     if (!worked || workflowInfo().continueAsNewSuggested) break;
   }
+  // Units in flight are not waited for: an activity retrying through a provider's outage could hold the run
+  // for an hour while its history grows. Their work goes to the next run, which redoes it; both kinds of unit
+  // are idempotent (a current vector is kept, an enrichment is written only while the content is unchanged),
+  // and a carried enrichment keeps its escrowed keys until the next run releases them.
   draining = true;
-  await Promise.all([embedding, enriching]);
+  void embedding;
+  void enriching;
   await condition(allHandlersFinished);
   if (!busy() && !workflowInfo().continueAsNewSuggested) return totals;
-  return continueAsNew<typeof memoryCuratorWorkflow>({ orgId, pending: [...pending], backfill, enrichments, totals, recent });
+  return continueAsNew<typeof memoryCuratorWorkflow>({
+    orgId,
+    pending: [...new Set([...embeddingNow, ...pending])],
+    backfill,
+    enrichments: enrichingNow ? [enrichingNow, ...enrichments] : enrichments,
+    totals,
+    recent,
+  });
 }
 
 // One memory's enrichment: each task on its own, so one that fails (a refused key, a malformed answer, retries
 // exhausted) neither blocks the others nor touches the memory; the caller's sealed keys, if any, are destroyed
 // however it ends.
-async function enrich(args: EnrichmentArgs): Promise<EnrichmentReport> {
+// `inFlight` is told which tasks are left before each one, and null when the enrichment ends.
+async function enrich(args: EnrichmentArgs, inFlight: (rest: EnrichmentArgs | null) => void): Promise<EnrichmentReport> {
   const report: EnrichmentReport = { memoryId: args.memoryId, stored: [], skipped: [], failed: [] };
   try {
-    for (const task of args.tasks) {
+    for (const [i, task] of args.tasks.entries()) {
+      inFlight({ ...args, tasks: args.tasks.slice(i) });
       try {
         const outcome = await enrichMemory({ orgId: args.orgId, memoryId: args.memoryId, task, contentHash: args.contentHash, escrowId: args.escrowId });
         report[outcome].push(task);
       } catch (err) {
         report.failed.push({ task, error: err instanceof ActivityFailure && err.cause ? err.cause.message : String(err) });
       }
+      inFlight({ ...args, tasks: args.tasks.slice(i + 1) });
       await sleep(LLM_PACE_MS);
     }
   } finally {
+    inFlight(null);
     if (args.escrowId) await releaseLlmKeys({ escrowId: args.escrowId });
   }
   return report;

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLocalEmbedder } from '../../infra/embeddings/local.ts';
 import { Bm25Reference } from '../../test/support/bm25-reference.ts';
+import { idf, K1, queryTermCounts } from '../../domain/search/bm25.ts';
+import { analyze } from '../../domain/search/analyzer.ts';
 import { loadCisi, loadCranfield, type Collection } from './collections.ts';
 import { evaluate, recallAt } from './metrics.ts';
 
@@ -52,7 +54,27 @@ const scaled = (alpha: number, depth: number): Fusion => (lexical, semantic) => 
   return [...ids].map((id) => [id, (1 - alpha) * (nl.get(id) ?? 0) + alpha * (ns.get(id) ?? 0)] as const).sort((a, b) => b[1] - a[1]).map(([id]) => id);
 };
 
+// Lexical scores divided by the best score the query could reach (every term, tf -> infinity: sum of
+// qtf * idf * (k1 + 1)), so a hit that matches only the query's common words stays low; semantic min-max.
+let bounds = new Map<List, number>();
+const bounded = (alpha: number, depth: number): Fusion => (lexical, semantic) => {
+  const bound = bounds.get(lexical)!;
+  const nl = new Map(lexical.slice(0, depth).map((h) => [h.id, h.score / bound]));
+  const top = semantic.slice(0, depth);
+  const max = top[0]?.score ?? 0;
+  const min = top.at(-1)?.score ?? 0;
+  const ns = new Map(top.map((h) => [h.id, max > min ? (h.score - min) / (max - min) : 1]));
+  const ids = new Set([...nl.keys(), ...ns.keys()]);
+  return [...ids].map((id) => [id, (1 - alpha) * (nl.get(id) ?? 0) + alpha * (ns.get(id) ?? 0)] as const).sort((a, b) => b[1] - a[1]).map(([id]) => id);
+};
+
 const FUSIONS: Record<string, Fusion> = {
+  'convex 0.65 d100': convex(0.65, 100),
+  'convex 0.75 d100': convex(0.75, 100),
+  'bounded 0.5 d100': bounded(0.5, 100),
+  'bounded 0.4 d100': bounded(0.4, 100),
+  'bounded 0.3 d100': bounded(0.3, 100),
+  'bounded 0.6 d100': bounded(0.6, 100),
   'lexical only': (l) => l.map((h) => h.id),
   'semantic only': (_, s) => s.map((h) => h.id),
   'rrf k60 d100': rrf(60, 100),
@@ -94,7 +116,13 @@ async function prepare(name: string, docs: { id: string; text: string }[], queri
   const dv = await vectors(name, docs.map((d) => d.text), false);
   const qv = await vectors(name, queries.map((q) => q.text), true);
   return {
-    queries: queries.map((q, i) => ({ id: q.id, lexical: index.search(q.text, 100), semantic: rank(docs.map((d) => d.id), dv, qv[i]!, 100) })),
+    queries: queries.map((q, i) => {
+      const lexical = index.search(q.text, 100);
+      let bound = 0;
+      for (const [term, qtf] of queryTermCounts(analyze(q.text))) bound += qtf * idf(index.size, index.df(term)) * (K1 + 1);
+      bounds.set(lexical, bound || 1);
+      return { id: q.id, lexical, semantic: rank(docs.map((d) => d.id), dv, qv[i]!, 100) };
+    }),
     score,
   };
 }

@@ -16,5 +16,18 @@ export interface Embedder {
   embedQueries(texts: string[]): Promise<Float32Array[]>;
 }
 
+// The provider refused the text itself (too long for it, or not acceptable): retrying will not help, so the
+// memory goes without a vector and stays findable lexically.
+export const embeddingInputRefused = (detail: string): AppError => new AppError('upstream', 'embedding_input_refused', detail);
+
+// Scales a vector to unit length (cosine distance then equals the inner product's complement), or null for a zero
+// vector, which has no direction to compare.
+export function unitLength(vector: ArrayLike<number>): Float32Array | null {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i]! * vector[i]!;
+  const norm = Math.sqrt(sum);
+  return norm === 0 || !Number.isFinite(norm) ? null : Float32Array.from(vector, (x) => x / norm);
+}
+
 // No vector could be had (the provider is down, slow, or answered something that is not a vector).
 export const embeddingsUnavailable = (detail: string): AppError => new AppError('unavailable', 'embeddings_unavailable', detail);

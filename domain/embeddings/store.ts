@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ORG_COUNTERS } from '../memories/counters.ts';
 import { query, queryOne, sql } from '../sql.ts';
+import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
 import { vectorLiteral } from '../search/semantic.ts';
 
@@ -19,9 +20,12 @@ export interface EmbedOutcome {
   embedded: number;
   reused: number;
   current: number;
+  // Memories whose text the provider refused (embedding_input_refused): they stay without a vector, found
+  // lexically, until their content changes.
+  refused: number;
 }
 
-export const noOutcome = (): EmbedOutcome => ({ embedded: 0, reused: 0, current: 0 });
+export const noOutcome = (): EmbedOutcome => ({ embedded: 0, reused: 0, current: 0, refused: 0 });
 
 // Gives each memory named a vector of its current text, unless it has one. Deleted and superseded memories
 // are skipped. Idempotent: running it twice embeds nothing the second time.
@@ -73,10 +77,14 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const vectorOf = new Map(known.map((k) => [k.content_hash, k.embedding]));
   const fresh = hashes.filter((h) => !vectorOf.has(h));
   const textOf = new Map(todo.map((r) => [r.hash, r.content]));
-  const computed = await embedder.embedDocuments(fresh.map((h) => textOf.get(h)!));
-  fresh.forEach((h, i) => vectorOf.set(h, vectorLiteral(computed[i]!)));
-  outcome.embedded = fresh.length;
-  outcome.reused = todo.length - fresh.length;
+  const computed = await embedRefusing(embedder, fresh.map((h) => textOf.get(h)!));
+  fresh.forEach((h, i) => computed[i] && vectorOf.set(h, vectorLiteral(computed[i])));
+  const refused = new Set(fresh.filter((_, i) => !computed[i]));
+  outcome.embedded = fresh.length - refused.size;
+  outcome.refused = todo.filter((r) => refused.has(r.hash)).length;
+  outcome.reused = todo.length - outcome.refused - outcome.embedded;
+  const stored = todo.filter((r) => !refused.has(r.hash));
+  if (stored.length === 0) return outcome;
 
   // Written only where the memory still has the text that was embedded; a later edit removes the row again
   // and signals the curator, so a race with an edit ends with the newer text's vector.
@@ -84,11 +92,25 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
     em,
     sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding)
       select u.id, ${orgId}, ${model}, u.h, u.v::vector
-        from unnest(${todo.map((r) => r.id)}::uuid[], ${todo.map((r) => r.hash)}::text[], ${todo.map((r) => vectorOf.get(r.hash)!)}::text[]) as u(id, h, v)
+        from unnest(${stored.map((r) => r.id)}::uuid[], ${stored.map((r) => r.hash)}::text[], ${stored.map((r) => vectorOf.get(r.hash)!)}::text[]) as u(id, h, v)
         join memories m on m.id = u.id and m.org_id = ${orgId} and md5(m.content) = u.h
       on conflict (memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`,
   );
   return outcome;
+}
+
+// The texts' vectors, null for each text the provider refuses: a refused batch is split in halves until the
+// refused texts stand alone, so one bad text costs its batch a few more requests, not its vectors.
+async function embedRefusing(embedder: Embedder, texts: string[]): Promise<(Float32Array | null)[]> {
+  if (texts.length === 0) return [];
+  try {
+    return await embedder.embedDocuments(texts);
+  } catch (err) {
+    if (!(err instanceof AppError && err.error === 'embedding_input_refused')) throw err;
+    if (texts.length === 1) return [null];
+    const half = Math.ceil(texts.length / 2);
+    return [...(await embedRefusing(embedder, texts.slice(0, half))), ...(await embedRefusing(embedder, texts.slice(half)))];
+  }
 }
 
 // In the transaction of an edit of the content or of a delete: the old vector goes with the old text.

@@ -22,6 +22,7 @@ export async function createEmbedder(config: Config, logger: Logger): Promise<Em
         timeoutMs: config.EMBEDDING_TIMEOUT_MS,
         maxRetries: config.EMBEDDING_MAX_RETRIES,
         queryPrefix: config.EMBEDDING_QUERY_PREFIX,
+        maxInputChars: config.EMBEDDING_MAX_INPUT_CHARS,
       });
     }
     case 'local': {

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { EMBEDDING_DIMENSIONS, type Embedder } from '../../domain/embeddings/port.ts';
+import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/embeddings/port.ts';
 
 export interface LocalEmbedderOptions {
   // Holds model.onnx and tokenizer.json of BAAI/bge-small-en-v1.5 (scripts/lib.sh, ensure_embedding_model).
@@ -16,7 +16,7 @@ export interface LocalEmbedderOptions {
   batchTokens?: number;
 }
 
-const MODEL = 'bge-small-en-v1.5';
+const MODEL = 'bge-small-en-v1.5-int8';
 // bge's instruction for retrieval queries; stored texts go in as they are.
 export const QUERY_PREFIX = 'Represent this sentence for searching relevant passages: ';
 // The model has position embeddings for 512 tokens, [CLS] and [SEP] included.
@@ -77,9 +77,9 @@ export async function createLocalEmbedder({
     });
     const hidden = output.last_hidden_state!.data as Float32Array;
     return batch.map((_, b) => {
-      const cls = hidden.slice(b * width * EMBEDDING_DIMENSIONS, (b * width + 1) * EMBEDDING_DIMENSIONS);
-      const norm = Math.hypot(...cls);
-      return cls.map((x) => x / norm);
+      const vector = unitLength(hidden.subarray(b * width * EMBEDDING_DIMENSIONS, (b * width + 1) * EMBEDDING_DIMENSIONS));
+      if (!vector) throw embeddingsUnavailable('the embedding model produced a zero vector');
+      return vector;
     });
   }
 

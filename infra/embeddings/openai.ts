@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, type Embedder } from '../../domain/embeddings/port.ts';
+import { EMBEDDING_DIMENSIONS, embeddingInputRefused, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/embeddings/port.ts';
 import type { AppError } from '../../domain/errors.ts';
 
 export interface OpenAiEmbedderOptions {
@@ -13,7 +13,13 @@ export interface OpenAiEmbedderOptions {
   maxRetries: number;
   // Put before every query, never before stored texts (for models trained with a query instruction).
   queryPrefix?: string;
+  // Texts are cut to this many characters (UTF-16 code units) before they are sent, as the local model keeps a
+  // text's first 512 tokens: OpenAI's models take at most 8,192 tokens per input and refuse longer ones.
+  maxInputChars?: number;
 }
+
+// 16,000 characters stay under 8,192 tokens even for code and identifiers (about 2.5 characters a token).
+export const DEFAULT_MAX_INPUT_CHARS = 16_000;
 
 // The API takes at most 2048 inputs and 300,000 tokens per request; 256 memories stay far below both.
 const INPUTS_PER_REQUEST = 256;
@@ -45,16 +51,17 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
     // Placed by their index, which must name each text once; a zero vector has no direction to compare.
     const vectors: Float32Array[] = new Array(input.length);
     for (const { index, embedding } of data) {
-      const norm = Math.hypot(...embedding);
-      if (index >= input.length || vectors[index] || norm === 0) throw embeddingsUnavailable('the embedding provider answered an index out of range or twice, or a zero vector');
-      vectors[index] = Float32Array.from(embedding, (x) => x / norm);
+      const vector = unitLength(embedding);
+      if (index >= input.length || vectors[index] || !vector) throw embeddingsUnavailable('the embedding provider answered an index out of range or twice, or a zero vector');
+      vectors[index] = vector;
     }
     return vectors;
   }
 
   async function embed(texts: string[]): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
-    for (let start = 0; start < texts.length; start += INPUTS_PER_REQUEST) vectors.push(...(await request(texts.slice(start, start + INPUTS_PER_REQUEST))));
+    const cut = texts.map((text) => cutAt(text, options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS));
+    for (let start = 0; start < cut.length; start += INPUTS_PER_REQUEST) vectors.push(...(await request(cut.slice(start, start + INPUTS_PER_REQUEST))));
     return vectors;
   }
 
@@ -66,10 +73,19 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   };
 }
 
+// The first `max` code units, never ending in half a surrogate pair.
+function cutAt(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return text.slice(0, end);
+}
+
 // The provider's own message stays out: for a refused key it may quote the key.
 function failure(err: unknown): AppError {
   const status = (err as { status?: unknown }).status;
   if (status === 401 || status === 403) return embeddingsUnavailable(`the embedding provider refused the API key (HTTP ${status})`);
+  // The request itself was refused: its texts (too many tokens, say), since the rest of it is ours and fixed.
+  if (status === 400 || status === 413 || status === 422) return embeddingInputRefused(`the embedding provider refused the texts (HTTP ${status})`);
   if (typeof status === 'number') return embeddingsUnavailable(`the embedding provider answered HTTP ${status}`);
   return embeddingsUnavailable(err instanceof OpenAI.APIConnectionTimeoutError ? 'the embedding provider did not answer in time' : 'the embedding provider could not be reached');
 }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -54,6 +56,27 @@ describe('an embedding provider that fails', () => {
     const found = await search({ query: 'quarterly report', mode: 'semantic', k: 1 });
     expect(found.status).toBe(200);
     expect(found.body.hits[0]).toMatchObject({ id: saved.body.id, found_by: ['semantic'] });
+  });
+
+  it('leaves a text the provider refuses without a vector, embeds the rest of its batch, and does not retry it', async () => {
+    const user = await signUp(stack.api);
+    provider.limitEmbeddingInput(30);
+    // Saved together, so that the relay's drain spacing hands both to the curator in one signal, and one batch.
+    const [long, short] = await Promise.all([
+      stack.api.post('/api/memories', { token: user.token, body: { content: 'The incident review notes run long: '.repeat(10) } }),
+      stack.api.post('/api/memories', { token: user.token, body: { content: 'Backups run nightly at two.' } }),
+    ]);
+    expect([long.status, short.status]).toEqual([201, 201]);
+    const curator = stack.temporal.workflow.getHandle(curatorWorkflowId(user.org.id));
+    await eventually(async () => (await curator.query(backlogQuery).catch(() => null))?.totals.refused === 1, 30_000);
+    const backlog = await curator.query(backlogQuery);
+    expect(backlog).toMatchObject({ pending: 0, totals: { embedded: 1, refused: 1 } });
+    expect((await stack.api.get('/api/memories/embeddings', { token: user.token })).body).toMatchObject({ total: 2, embedded: 1, pending: 1 });
+    const refusals = provider.calls.filter((c) => c.status === 400).length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(provider.calls.filter((c) => c.status === 400)).toHaveLength(refusals);
+    // Still found by its words.
+    expect((await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'incident review' } })).body.hits.map((h: { id: string }) => h.id)).toEqual([long.body.id]);
   });
 
   it('answers 503 when the provider answers garbage or too slowly', async () => {

@@ -123,7 +123,7 @@ describe('semantic and hybrid search', () => {
     const res = await stack.api.post('/api/memories/embeddings/backfill', { token: a.token });
     expect(res.status).toBe(202);
     const done = await allEmbedded(a);
-    expect(done).toMatchObject({ model: 'bge-small-en-v1.5', pending: 0 });
+    expect(done).toMatchObject({ model: 'bge-small-en-v1.5-int8', pending: 0 });
   });
 });
 

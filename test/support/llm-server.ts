@@ -51,6 +51,7 @@ export class LlmServer {
   #delayMs: Record<LlmEndpoint, number> = { anthropic: 0, openai: 0, embeddings: 0 };
   #handler: LlmHandler = defaultHandler;
   #embeddingHandler: EmbeddingHandler = defaultEmbeddings;
+  #maxInputTokens = Infinity;
   #server: Server | undefined;
   #url = '';
 
@@ -101,6 +102,12 @@ export class LlmServer {
     this.#embeddingHandler = handler;
   }
 
+  /** Refuses, as OpenAI does past 8,192 tokens, any embeddings request holding a text longer than `tokens`
+   * (counted as this server counts them): HTTP 400 for the whole request. */
+  limitEmbeddingInput(tokens: number): void {
+    this.#maxInputTokens = tokens;
+  }
+
   reset(): void {
     this.calls.length = 0;
     this.validKeys.clear();
@@ -109,6 +116,7 @@ export class LlmServer {
     this.#delayMs = { anthropic: 0, openai: 0, embeddings: 0 };
     this.#handler = defaultHandler;
     this.#embeddingHandler = defaultEmbeddings;
+    this.#maxInputTokens = Infinity;
   }
 
   async #handle(req: IncomingMessage, text: string, res: ServerResponse): Promise<void> {
@@ -137,6 +145,10 @@ export class LlmServer {
       return fail(401, protocol === 'anthropic' ? 'invalid x-api-key' : `Incorrect API key provided: ${call.apiKey}.`);
     }
     if (problem) return fail(400, problem);
+    const longest = Math.max(0, ...(call.embeddings?.input ?? []).map((text) => tokens(text)));
+    if (longest > this.#maxInputTokens) {
+      return fail(400, `This model's maximum context length is ${this.#maxInputTokens} tokens, however you requested ${longest} tokens. Please reduce your prompt.`);
+    }
 
     call.status = 200;
     let reply: string;

@@ -8,14 +8,18 @@ export class TemporalDevServer {
   readonly bin: string;
   readonly port: number;
   readonly dbFile: string;
-  constructor(bin: string, port: number, dbFile: string) {
+  // Server settings (dynamic config) that a test needs other than the defaults, such as a small history
+  // length at which workflows are told to continue as new.
+  readonly dynamicConfig: Record<string, string | number>;
+  constructor(bin: string, port: number, dbFile: string, dynamicConfig: Record<string, string | number> = {}) {
     this.bin = bin;
     this.port = port;
     this.dbFile = dbFile;
+    this.dynamicConfig = dynamicConfig;
   }
 
-  static async create(bin: string, dbFile: string): Promise<TemporalDevServer> {
-    return new TemporalDevServer(bin, await freePort(), dbFile);
+  static async create(bin: string, dbFile: string, dynamicConfig: Record<string, string | number> = {}): Promise<TemporalDevServer> {
+    return new TemporalDevServer(bin, await freePort(), dbFile, dynamicConfig);
   }
 
   get address(): string {
@@ -26,7 +30,8 @@ export class TemporalDevServer {
     this.child = spawn(
       this.bin,
       ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(this.port), '--db-filename', this.dbFile,
-        '--namespace', 'default', '--search-attribute', 'OrgId=Keyword', '--log-level', 'error'],
+        '--namespace', 'default', '--search-attribute', 'OrgId=Keyword', '--log-level', 'error',
+        ...Object.entries(this.dynamicConfig).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`])],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
     await waitForPort(this.port);

@@ -19,7 +19,7 @@ const maxDifference = (a: Float32Array, b: Float32Array) => Math.max(...a.map((x
 describe('the local embedding model', () => {
   it('answers one unit vector of the stored width per text', async () => {
     const vectors = await embedder.embedDocuments(['Alice prefers tea over coffee.', 'The build uses Node 24.']);
-    expect(embedder.model).toBe('bge-small-en-v1.5');
+    expect(embedder.model).toBe('bge-small-en-v1.5-int8');
     expect(vectors).toHaveLength(2);
     for (const v of vectors) {
       expect(v).toBeInstanceOf(Float32Array);

@@ -86,6 +86,23 @@ describe('the OpenAI embeddings client', () => {
     expect(server.calls.map((c) => c.status)).toEqual([503, 200, 500, 500, 500, 200]);
   });
 
+  it('cuts each text to maxInputChars before sending it, never inside a surrogate pair', async () => {
+    const long = 'word '.repeat(5_000);
+    await embedder({ maxInputChars: 1_000 }).embedDocuments([long, 'short']);
+    expect(server.calls[0]!.embeddings!.input).toEqual([long.slice(0, 1_000), 'short']);
+    const emoji = 'a'.repeat(99) + '😀' + 'b';
+    await embedder({ maxInputChars: 100 }).embedDocuments([emoji]);
+    expect(server.calls[1]!.embeddings!.input).toEqual(['a'.repeat(99)]);
+  });
+
+  it('calls texts the provider refuses (HTTP 400) embedding_input_refused, and does not retry them', async () => {
+    server.limitEmbeddingInput(50);
+    const err = await embedder({ maxRetries: 2 }).embedDocuments(['short', 'long '.repeat(100)]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ kind: 'upstream', error: 'embedding_input_refused', detail: 'the embedding provider refused the texts (HTTP 400)' });
+    expect(server.calls.map((c) => c.status)).toEqual([400]);
+  });
+
   it('is unavailable when the provider cannot be reached', async () => {
     const e = createOpenAiEmbedder({ baseURL: 'http://127.0.0.1:9/v1', apiKey: KEY, model: 'm', timeoutMs: 2000, maxRetries: 0 });
     expect((await unavailable(e.embedQueries(['x']))).detail).toBe('the embedding provider could not be reached');

@@ -1,0 +1,75 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { backlogQuery } from '../../workflows/memory-curator.ts';
+import { LlmServer } from '../support/llm-server.ts';
+import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { TemporalDevServer } from '../support/temporal-server.ts';
+
+// The org's curator continues as new when Temporal suggests it, even while a unit of its work is stuck
+// retrying (here: embedding while the provider is down), and the next run picks that work up. A Temporal
+// server of this file's own suggests continue-as-new after a few dozen events instead of thousands.
+const provider = new LlmServer();
+let dir: string;
+let temporal: TemporalDevServer;
+let stack: Stack;
+let user: SignedUp;
+
+beforeAll(async () => {
+  await provider.start();
+  dir = await mkdtemp(join(tmpdir(), 'memsvc-curator-can-'));
+  temporal = await TemporalDevServer.create(inject('temporalBin'), join(dir, 'temporal.db'), { 'limit.historyCount.suggestContinueAsNew': 30 });
+  await temporal.start();
+  stack = await startStack({
+    env: {
+      TEMPORAL_ADDRESS: temporal.address,
+      WRITE_RATE_LIMIT_PER_MINUTE: '0',
+      EMBEDDING_PROVIDER: 'openai',
+      EMBEDDING_BASE_URL: `${provider.url}/v1`,
+      EMBEDDING_API_KEY: 'sk-embeddings',
+      EMBEDDING_MODEL: 'embed-test',
+      EMBEDDING_MAX_RETRIES: '0',
+      EMBEDDING_TIMEOUT_MS: '1000',
+    },
+  });
+  user = await signUp(stack.api);
+});
+afterAll(async () => {
+  await stack?.close();
+  await temporal?.stop();
+  await provider.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("the org's curator", () => {
+  it('continues as new without waiting for a batch stuck in retries, and the next run embeds it', async () => {
+    provider.down('embeddings', true);
+    const save = async (content: string) => {
+      const res = await stack.api.post('/api/memories', { token: user.token, body: { content } });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const first = await save('The first memory, whose batch is in flight when the run ends.');
+    await eventually(() => Promise.resolve(provider.calls.some((c) => c.embeddings)));
+    const handle = stack.temporal.workflow.getHandle(curatorWorkflowId(user.org.id));
+    const firstRun = (await handle.describe()).runId;
+
+    // Each save is a signal of its own (the relay drains at most every 250 ms), a few events of history each.
+    const ids = [first];
+    for (let i = 0; i < 12 && (await handle.describe()).runId === firstRun; i++) {
+      ids.push(await save(`Memory number ${i} saved while the provider is down.`));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    // A new run, while the provider is still down: the old one did not wait for its batch.
+    await eventually(async () => (await handle.describe()).runId !== firstRun, 20_000);
+    expect((await handle.query(backlogQuery)).backfilling).toBe(false);
+
+    // Nothing but the carried state can bring the first memory's id to the new run (no backfill runs).
+    provider.down('embeddings', false);
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === ids.length, 60_000);
+    const found = await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'first memory in flight', mode: 'semantic', k: ids.length } });
+    expect(found.body.hits.map((h: { id: string }) => h.id)).toContain(first);
+  });
+});
