@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { DEFAULT_MAX_INPUT_CHARS } from './embeddings/openai.ts';
+import { DEFAULT_MAX_INPUT_CHARS, DEFAULT_QUERY_TIMEOUT_MS } from './embeddings/openai.ts';
 
 // Every setting the service reads from its environment, parsed once at start.
 // Names are fixed by docs/configuration.md (operators and test harnesses set them).
@@ -55,6 +55,7 @@ const envSchema = z.object({
   EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
   EMBEDDING_QUERY_PREFIX: z.string().min(1).optional(),
   EMBEDDING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  EMBEDDING_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_QUERY_TIMEOUT_MS),
   EMBEDDING_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   EMBEDDING_MAX_INPUT_CHARS: z.coerce.number().int().min(100).max(1_000_000).default(DEFAULT_MAX_INPUT_CHARS),
   // Seals callers' own LLM keys while the background work they started runs (see domain/llm/escrow.ts).

@@ -20,6 +20,7 @@ export async function createEmbedder(config: Config, logger: Logger): Promise<Em
         apiKey: config.EMBEDDING_API_KEY,
         model: config.EMBEDDING_MODEL,
         timeoutMs: config.EMBEDDING_TIMEOUT_MS,
+        queryTimeoutMs: config.EMBEDDING_QUERY_TIMEOUT_MS,
         maxRetries: config.EMBEDDING_MAX_RETRIES,
         queryPrefix: config.EMBEDDING_QUERY_PREFIX,
         maxInputChars: config.EMBEDDING_MAX_INPUT_CHARS,

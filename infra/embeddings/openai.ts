@@ -8,9 +8,12 @@ export interface OpenAiEmbedderOptions {
   baseURL?: string;
   apiKey: string;
   model: string;
-  // Per attempt; the client makes up to 1 + maxRetries attempts.
+  // Per attempt; the client makes up to 1 + maxRetries attempts. For stored texts, embedded in the background.
   timeoutMs: number;
   maxRetries: number;
+  // Per attempt for a search's query, which someone is waiting for: it gets one retry, so an unreachable or
+  // stalled provider costs a search about twice this before its 503.
+  queryTimeoutMs?: number;
   // Put before every query, never before stored texts (for models trained with a query instruction).
   queryPrefix?: string;
   // Texts are cut to this many characters (UTF-16 code units) before they are sent, as the local model keeps a
@@ -20,6 +23,8 @@ export interface OpenAiEmbedderOptions {
 
 // 16,000 characters stay under 8,192 tokens even for code and identifiers (about 2.5 characters a token).
 export const DEFAULT_MAX_INPUT_CHARS = 16_000;
+// A hosted provider embeds a short query in well under a second.
+export const DEFAULT_QUERY_TIMEOUT_MS = 3_000;
 
 // The API takes at most 2048 inputs and 300,000 tokens per request; 256 memories stay far below both.
 const INPUTS_PER_REQUEST = 256;
@@ -37,10 +42,10 @@ const answerSchema = z.object({
 export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   const client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, timeout: options.timeoutMs, maxRetries: options.maxRetries });
 
-  async function request(input: string[]): Promise<Float32Array[]> {
+  async function request(input: string[], attempts: { timeout: number; maxRetries: number }): Promise<Float32Array[]> {
     let answer: unknown;
     try {
-      answer = await client.embeddings.create({ model: options.model, input, dimensions: EMBEDDING_DIMENSIONS, encoding_format: 'float' });
+      answer = await client.embeddings.create({ model: options.model, input, dimensions: EMBEDDING_DIMENSIONS, encoding_format: 'float' }, attempts);
     } catch (err) {
       throw failure(err);
     }
@@ -58,18 +63,20 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
     return vectors;
   }
 
-  async function embed(texts: string[]): Promise<Float32Array[]> {
+  async function embed(texts: string[], attempts: { timeout: number; maxRetries: number }): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     const cut = texts.map((text) => cutAt(text, options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS));
-    for (let start = 0; start < cut.length; start += INPUTS_PER_REQUEST) vectors.push(...(await request(cut.slice(start, start + INPUTS_PER_REQUEST))));
+    for (let start = 0; start < cut.length; start += INPUTS_PER_REQUEST) vectors.push(...(await request(cut.slice(start, start + INPUTS_PER_REQUEST), attempts)));
     return vectors;
   }
 
   const prefix = options.queryPrefix ?? '';
+  const background = { timeout: options.timeoutMs, maxRetries: options.maxRetries };
+  const interactive = { timeout: Math.min(options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, options.timeoutMs), maxRetries: Math.min(1, options.maxRetries) };
   return {
     model: options.model,
-    embedDocuments: embed,
-    embedQueries: (texts) => embed(texts.map((text) => prefix + text)),
+    embedDocuments: (texts) => embed(texts, background),
+    embedQueries: (texts) => embed(texts.map((text) => prefix + text), interactive),
   };
 }
 

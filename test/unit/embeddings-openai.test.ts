@@ -108,6 +108,22 @@ describe('the OpenAI embeddings client', () => {
     expect((await unavailable(e.embedQueries(['x']))).detail).toBe('the embedding provider could not be reached');
   });
 
+  it("gives a search's query its own short time limit and at most one retry; stored texts keep the patient ones", async () => {
+    server.slow('embeddings', 600);
+    const e = embedder({ timeoutMs: 5000, queryTimeoutMs: 200, maxRetries: 0 });
+    const started = performance.now();
+    expect((await unavailable(e.embedQueries(['x']))).detail).toBe('the embedding provider did not answer in time');
+    expect(performance.now() - started).toBeLessThan(550);
+    await expect(e.embedDocuments(['x'])).resolves.toHaveLength(1);
+
+    server.reset();
+    server.failNext('embeddings', 10, 429);
+    await unavailable(embedder({ maxRetries: 3 }).embedQueries(['x']));
+    expect(server.calls).toHaveLength(2);
+    await unavailable(embedder({ maxRetries: 3 }).embedDocuments(['x']));
+    expect(server.calls).toHaveLength(6);
+  });
+
   it('is unavailable when the provider is slower than the time limit', async () => {
     server.slow('embeddings', 1000);
     const started = performance.now();
