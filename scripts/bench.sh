@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The data-plane benchmark: a fresh memsvc_bench database, a Temporal dev server, the worker and the API as
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
-# BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs.
+# BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs
+# (saves, not in the default set, measures save throughput alone with each process's CPU).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -26,6 +27,10 @@ wait_for_port 127.0.0.1 3099 "API"
 
 # BENCH_SUITES picks what runs (default all), e.g. BENCH_SUITES=memories while tuning saves.
 suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase},"
+if [[ "$suites" == *,saves,* ]]; then
+  log "save throughput and its CPU"
+  BENCH_API_URL=http://127.0.0.1:3099 node bench/saves.ts
+fi
 if [[ "$suites" == *,memories,* ]]; then
   log "data-plane benchmark"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/memories.ts
