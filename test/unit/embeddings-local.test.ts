@@ -41,13 +41,16 @@ describe('the local embedding model', () => {
     expect(scores.indexOf(Math.max(...scores))).toBe(0);
   });
 
-  it('gives a batch the same vectors as one text at a time', async () => {
+  // The int8 model quantizes each layer's input with one scale for the whole pass, so a text's vector moves a
+  // little with the texts that share its pass: the same direction, not the same digits.
+  it('gives a batch the vectors of one text at a time, within the int8 model\'s rounding', async () => {
     // More texts than one pass holds, of mixed lengths, so sorting and padding both come into play.
     const texts = Array.from({ length: 40 }, (_, i) => `Note ${i}: ${'the deploy pipeline waits for review '.repeat(1 + (i % 7))}`.trim());
     const batched = await embedder.embedDocuments(texts);
     for (const [i, text] of texts.entries()) {
       const [single] = await embedder.embedDocuments([text]);
-      expect(maxDifference(batched[i]!, single!)).toBeLessThan(1e-4);
+      expect(dot(batched[i]!, single!)).toBeGreaterThan(0.995);
+      expect(maxDifference(batched[i]!, single!)).toBeLessThan(0.03);
     }
   });
 
@@ -69,7 +72,9 @@ describe('the local embedding model', () => {
   it('gives queries the instruction prefix and stored texts none', async () => {
     const text = 'when do we ship releases';
     const [query] = await embedder.embedQueries([text]);
-    const [stored, prefixed] = await embedder.embedDocuments([text, `Represent this sentence for searching relevant passages: ${text}`]);
+    const [stored] = await embedder.embedDocuments([text]);
+    // Alone in its pass, as the query was: the same input gives the same digits.
+    const [prefixed] = await embedder.embedDocuments([`Represent this sentence for searching relevant passages: ${text}`]);
     expect(dot(query!, stored!)).toBeLessThan(0.99);
     expect(maxDifference(query!, prefixed!)).toBeLessThan(1e-5);
   });
