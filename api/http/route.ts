@@ -3,6 +3,7 @@ import { koaBody } from 'koa-body';
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { errorBody, ValidationError } from './errors.ts';
+import { inputError } from './input-check.ts';
 import type { AppContext, AppState } from './state.ts';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -64,7 +65,8 @@ export function bodyParser(route: AnyRoute): Middleware<AppState> {
   }) as unknown as Middleware<AppState>;
 }
 
-// Validates path, query and body once, then hands typed values to the handler.
+// Validates path, query and body once, then hands typed values to the handler. Every input is first checked
+// for what no field may hold (input-check.ts).
 export function validated(route: AnyRoute): Middleware<AppState> {
   return async (ctx) => {
     const params = parse(route.params, ctx.params ?? {}, 'path');
@@ -72,6 +74,8 @@ export function validated(route: AnyRoute): Middleware<AppState> {
     let body: unknown = undefined;
     if (route.body) {
       const raw = (ctx.request as unknown as { body?: unknown }).body ?? {};
+      const unfit = inputError(raw);
+      if (unfit) throw new ValidationError('body', unfit);
       const result = route.body.safeParse(raw);
       if (!result.success) throw new ValidationError('body', result.error, route.bodyError?.(result.error.issues));
       body = result.data;
@@ -82,6 +86,8 @@ export function validated(route: AnyRoute): Middleware<AppState> {
 
 function parse(schema: AnyObject | undefined, value: unknown, where: 'path' | 'query'): unknown {
   if (!schema) return {};
+  const unfit = inputError(value);
+  if (unfit) throw new ValidationError(where, unfit);
   const result = schema.safeParse(value);
   if (!result.success) throw new ValidationError(where, result.error);
   return result.data;
