@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { listAuditEvents } from '../../domain/audit/list.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, ms } from '../http/schemas.ts';
+import { epochMs, intParam, ms, epochMsParam } from '../http/schemas.ts';
 
 const eventSchema = z
   .object({
@@ -19,8 +19,8 @@ const query = z.object({
   action: z.string().min(1).max(200).optional().meta({ description: 'prefix match, for example `memory.`' }),
   actor: z.uuid().optional(),
   target: z.string().min(1).max(200).optional(),
-  since: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
-  until: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  since: epochMsParam.optional(),
+  until: epochMsParam.optional(),
   limit: intParam(1, 500).default(100),
   offset: intParam(0, 1_000_000).default(0),
 });

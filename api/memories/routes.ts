@@ -16,7 +16,7 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { jsonObjectParam } from '../http/params.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
+import { epochMs, intParam, patchGuard, epochMsParam } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { filterFields, memoryJson, memorySchema, metadata, namespaceName, scoredMemorySchema, tags, toFilters } from './schemas.ts';
 
@@ -53,10 +53,10 @@ const legacyQuery = z.object({
   namespace: namespaceName.optional(),
   limit: intParam(1, LIST_LIMIT_MAX).default(50),
   offset: intParam(0, LIST_OFFSET_MAX).default(0),
-  created_after: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
-  created_before: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
-  updated_after: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
-  updated_before: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  created_after: epochMsParam.optional(),
+  created_before: epochMsParam.optional(),
+  updated_after: epochMsParam.optional(),
+  updated_before: epochMsParam.optional(),
   metadata_filter: jsonObjectParam.optional(),
   entity: z.uuid().optional(),
   order: z.enum(LIST_ORDERS).default('updated_desc'),

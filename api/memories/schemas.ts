@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/memories/model.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs, epochMsFilter } from '../http/schemas.ts';
 
 export const namespaceName = z
   .string()
@@ -50,10 +50,10 @@ export const memoryJson = (m: MemoryView & { foundBy?: string[] }) => ({
 // Filters shared by list, search and export requests.
 export const filterFields = {
   namespace: namespaceName.optional(),
-  created_after: epochMs.min(0).optional(),
-  created_before: epochMs.min(0).optional(),
-  updated_after: epochMs.min(0).optional(),
-  updated_before: epochMs.min(0).optional(),
+  created_after: epochMsFilter.optional(),
+  created_before: epochMsFilter.optional(),
+  updated_after: epochMsFilter.optional(),
+  updated_before: epochMsFilter.optional(),
   metadata_filter: z.record(z.string(), z.unknown()).optional().meta({ description: "JSON containment: the row's metadata must contain this object" }),
   tags: z.array(tag).max(64).optional().meta({ description: 'the memory must carry all of these tags' }),
   entity: z.uuid().optional().meta({ description: 'only memories mentioning this entity' }),

@@ -57,4 +57,23 @@ describe('input no field may hold', () => {
     const ok = await stack.api.post('/api/memories', { token: user.token, rawBody: `{"content": "deep enough", "metadata": ${nested(MAX_INPUT_DEPTH - 2)}}` });
     expect(ok.status).toBe(201);
   });
+
+  it('refuses instants past the year 9999 in every filter, and takes the last millisecond of it', async () => {
+    const tooLate = 253_402_300_800_000;
+    const token = user.token;
+    await refused(await stack.api.get(`/api/memories?created_before=${tooLate}`, { token }), 'query.created_before', /253402300799999/);
+    await refused(await stack.api.get(`/api/memories?q=deploy&updated_after=${Number.MAX_SAFE_INTEGER}`, { token }), 'query.updated_after', /253402300799999/);
+    await refused(await stack.api.post('/api/memories/list', { token, body: { created_after: tooLate } }), 'body.created_after', /253402300799999/);
+    await refused(await stack.api.post('/api/memories/search', { token, body: { query: 'x', created_before: tooLate } }), 'body.created_before', /253402300799999/);
+    await refused(await stack.api.post('/api/memories/search/bulk', { token, body: { queries: ['x'], created_before: tooLate } }), 'body.created_before', /253402300799999/);
+    await refused(await stack.api.get(`/api/events?since=${tooLate}`, { token }), 'query.since', /253402300799999/);
+    // An export whose filters could not run is refused when it is asked for, not failed later.
+    await refused(await stack.api.post('/api/memories/exports', { token, body: { format: 'ndjson', filters: { created_before: tooLate } } }), 'body.filters.created_before', /253402300799999/);
+
+    const last = tooLate - 1;
+    expect((await stack.api.get(`/api/memories?created_before=${last}`, { token })).status).toBe(200);
+    expect((await stack.api.post('/api/memories/list', { token, body: { created_before: last, updated_after: 0 } })).status).toBe(200);
+    expect((await stack.api.post('/api/memories/search', { token, body: { query: 'ship', created_before: last } })).status).toBe(200);
+    expect((await stack.api.get(`/api/events?until=${last}`, { token })).status).toBe(200);
+  });
 });
