@@ -229,7 +229,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
         400: { description: '`invalid_token`: unknown, used or expired' },
       },
       handler: async (ctx, { body }) => {
-        await consumePasswordReset(ctx.state.em, body.token, await hashPassword(body.password));
+        await consumePasswordReset(ctx.state.em, body.token, body.password);
         clearSessionCookie(ctx, config);
         ctx.body = { ok: true };
       },

@@ -5,6 +5,7 @@ import { newId } from '../ids.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { Credential, User } from './entities.ts';
 import { PasswordReset } from './password-reset-entity.ts';
+import { hashPassword } from './passwords.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
 
@@ -38,10 +39,17 @@ export async function issueResetToken(em: EntityManager, email: string): Promise
 }
 
 // Sets the new password and ends every cookie session of the user; API tokens stay valid.
-export async function consumePasswordReset(em: EntityManager, rawToken: string, passwordHash: string): Promise<void> {
+export async function consumePasswordReset(em: EntityManager, rawToken: string, password: string): Promise<void> {
+  const tokenHash = hashSecret(rawToken);
+  const usable = (reset: PasswordReset | null): reset is PasswordReset => reset !== null && !reset.usedAt && reset.expiresAt.getTime() >= Date.now();
+  const refusal = () => invalid('invalid_token', 'this reset link is invalid, used or expired');
+  // The token is checked before the password is hashed, so a guessed or spent token costs a lookup, not an
+  // Argon2 hash; it is checked again under the row lock, where a concurrent use of it is decided.
+  if (!usable(await em.fork().findOne(PasswordReset, { tokenHash }))) throw refusal();
+  const passwordHash = await hashPassword(password);
   await em.transactional(async (tx) => {
-    const reset = await tx.findOne(PasswordReset, { tokenHash: hashSecret(rawToken) }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!reset || reset.usedAt || reset.expiresAt.getTime() < Date.now()) throw invalid('invalid_token', 'this reset link is invalid, used or expired');
+    const reset = await tx.findOne(PasswordReset, { tokenHash }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!usable(reset)) throw refusal();
     const user = await tx.findOneOrFail(User, { id: reset.userId });
     const now = new Date();
     reset.usedAt = now;
