@@ -73,17 +73,18 @@ describe('webhook deliveries survive restarts', () => {
     let child: ChildProcess = spawnWorker();
     try {
       const memory = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'survive a worker kill' } })).body;
-      await eventually(async () => receiver.received.some((r) => r.body.includes(memory.id)), 30_000);
+      // The child bundles the workflows before it polls: on a loaded 2-core machine that alone can take half a minute.
+      await eventually(async () => receiver.received.some((r) => r.body.includes(memory.id)), 60_000);
       // The first attempt failed; the workflow now sleeps 4 s before the next. Kill the process meanwhile.
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));
       await new Promise((r) => setTimeout(r, 5000));
       expect(receiver.received.filter((r) => r.body.includes(memory.id))).toHaveLength(1);
       child = spawnWorker();
-      await eventually(async () => (await statusOf(a.token, ep.id))?.status === 'succeeded', 30_000);
+      await eventually(async () => (await statusOf(a.token, ep.id))?.status === 'succeeded', 60_000);
       expect(receiver.received.filter((r) => r.body.includes(memory.id))).toHaveLength(2);
     } finally {
       child.kill('SIGKILL');
     }
-  }, 90_000);
+  }, 150_000);
 });
