@@ -4,7 +4,7 @@ import { hashPassword } from '../../domain/accounts/passwords.ts';
 import { issueSecret } from '../../domain/accounts/secrets.ts';
 import { currentAccount, loadAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
 import { emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
-import { guardLogin } from '../../domain/accounts/login-guard.ts';
+import { guardLogin, recordLoginFailure } from '../../domain/accounts/login-guard.ts';
 import { deleteAccount } from '../../domain/accounts/delete-account.ts';
 import { requestVerificationMail, verifyEmail } from '../../domain/accounts/verification.ts';
 import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
@@ -101,10 +101,13 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       summary: 'Sign in with e-mail and password; sets the session cookie',
       description: 'Without `org_id` the session acts in the org the user used last. With `org_id` it acts in that org (403 when not a member).',
       body: z.object({ email, password: z.string().min(1).max(1024), org_id: z.uuid().optional() }),
-      responses: { 200: { description: 'Signed in', schema: accountSchema }, 403: { description: 'Not a member of `org_id`' }, 429: { description: '`too_many_attempts`: 10 per account or 50 per client address in 15 minutes; Retry-After in seconds' } },
+      responses: { 200: { description: 'Signed in', schema: accountSchema }, 403: { description: 'Not a member of `org_id`' }, 429: { description: '`too_many_attempts`: 10 failed attempts on one account from one client address, or 50 attempts from one client address, in 15 minutes; Retry-After in seconds' } },
       handler: async (ctx, { body }) => {
         await guardLogin(ctx.state.em, body.email, ctx.ip);
-        const session = await login(ctx.state.em, { email: body.email, password: body.password, orgId: body.org_id });
+        const session = await login(ctx.state.em, { email: body.email, password: body.password, orgId: body.org_id }).catch(async (err: unknown) => {
+          if (err instanceof AppError && err.error === 'invalid_credentials') await recordLoginFailure(ctx.state.em, body.email, ctx.ip);
+          throw err;
+        });
         setSessionCookie(ctx, config, session.sessionSecret, session.expiresAt);
         ctx.body = accountJson(session);
       },

@@ -16,4 +16,18 @@ export async function takeSlot(em: EntityManager, key: string, limit: number, wi
   return { allowed: row.allowed, retryAfterSeconds: Math.ceil(Number(row.retry_after_ms) / 1000) };
 }
 
+// Whether `key` still has room in its window, without spending any: for limits that count only some outcomes
+// (failed sign-ins), checked before the work and spent after it.
+export async function peekSlot(em: EntityManager, key: string, limit: number, windowSeconds: number): Promise<SlotDecision> {
+  const row = await queryOne(
+    em,
+    sql<{ recent: number; oldest_needed_ms: string | null }>`select cardinality(r.hits) as recent,
+        (extract(epoch from (r.hits[cardinality(r.hits) - ${limit}::int + 1] + make_interval(secs => ${windowSeconds}) - clock_timestamp())) * 1000)::bigint as oldest_needed_ms
+      from (select array(select h from unnest(w.hits) h where h > clock_timestamp() - make_interval(secs => ${windowSeconds}) order by h) as hits
+              from rate_limit_windows w where w.key = ${key}) r`,
+  );
+  if (!row || row.recent < limit) return { allowed: true, retryAfterSeconds: 0 };
+  return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(Number(row.oldest_needed_ms) / 1000)) };
+}
+
 export const takeWriteSlot = (em: EntityManager, key: string, limit: number): Promise<SlotDecision> => takeSlot(em, key, limit, 60);
