@@ -38,7 +38,11 @@ export function buildRoutes(deps: ApiDeps): AnyRoute[] {
 // Each route runs: caller resolution (401 first) -> write limit -> JSON body (per-route size limit) -> validation -> handler.
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
-  app.proxy = deps.config.publicBaseUrl.startsWith('https:');
+  // The client's address (sign-in limits, captcha) is the socket's, or, behind N trusted proxies, the N-th
+  // X-Forwarded-For entry from the right: the one the outermost trusted proxy wrote. Entries left of it are
+  // written by the client and never believed.
+  app.proxy = deps.config.trustedProxies > 0;
+  app.maxIpsCount = deps.config.trustedProxies;
   const router = new Router<AppState>();
   const authenticate = requireCaller(deps.localCaller);
   const limit = writeRateLimit(deps.config.WRITE_RATE_LIMIT_PER_MINUTE);

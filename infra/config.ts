@@ -28,6 +28,7 @@ const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('memory-service'),
   SERVICE_MODE: z.enum(['hosted', 'local']).default('hosted'),
   PUBLIC_BASE_URL: optionalUrl,
+  TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
@@ -74,6 +75,8 @@ export type Env = z.infer<typeof envSchema>;
 
 export interface Config extends Env {
   publicBaseUrl: string;
+  // Reverse proxies in front of the API whose X-Forwarded-For entries are believed (the right-most ones).
+  trustedProxies: number;
   // 32 bytes for AES-256-GCM. Without BYOK_ESCROW_KEY it derives from DATABASE_URL: enough for a
   // development run; a hosted deployment sets its own secret (docs/configuration.md).
   byokEscrowKey: Buffer;
@@ -99,7 +102,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const env = parsed.data;
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, '');
   const byokEscrowKey = createHash('sha256').update(env.BYOK_ESCROW_KEY ?? `development:${env.DATABASE_URL}`).digest();
-  return { ...env, publicBaseUrl, byokEscrowKey };
+  // Behind HTTPS the API usually sits behind one TLS-terminating proxy; over plain HTTP, nothing is trusted.
+  const trustedProxies = env.TRUSTED_PROXIES ?? (publicBaseUrl.startsWith('https:') ? 1 : 0);
+  return { ...env, publicBaseUrl, trustedProxies, byokEscrowKey };
 }
 
 // For entry points: print the variable at fault and stop, rather than a stack trace.

@@ -56,4 +56,24 @@ describe('login guessing protection', () => {
     expect(status).toBe(429);
     expect(attempts).toBe(51);
   });
+
+  it('believes X-Forwarded-For only as far as TRUSTED_PROXIES reaches, never the entries a client writes', async () => {
+    const proxied = await startStack({ relay: false, env: { TRUSTED_PROXIES: '1' } });
+    try {
+      const attempt = (forwardedFor: string) =>
+        proxied.api.post('/api/auth/login', { body: { email: uniqueEmail('xff'), password: 'password guess 1' }, headers: { 'x-forwarded-for': forwardedFor } });
+      // The client rotates the left-most entry; the proxy's own entry (the right-most) stays: one address.
+      let status = 0;
+      let attempts = 0;
+      while (status !== 429 && attempts < 60) {
+        status = (await attempt(`10.9.${attempts}.1, 203.0.113.7`)).status;
+        attempts += 1;
+      }
+      expect(attempts).toBe(51);
+      // Another client behind the same proxy is another address.
+      expect((await attempt('198.51.100.9')).status).toBe(401);
+    } finally {
+      await proxied.close();
+    }
+  });
 });
