@@ -5,6 +5,7 @@ import { issueSecret } from '../../domain/accounts/secrets.ts';
 import { currentAccount, loadAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
 import { emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
 import { guardLogin, recordLoginFailure } from '../../domain/accounts/login-guard.ts';
+import { throttleResetMail, throttleVerificationMail } from '../../domain/accounts/mail-throttle.ts';
 import { deleteAccount } from '../../domain/accounts/delete-account.ts';
 import { requestVerificationMail, verifyEmail } from '../../domain/accounts/verification.ts';
 import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
@@ -214,8 +215,12 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       summary: 'Ask for a password reset link; always 200, whether or not the address has an account',
       description: 'Both cases do the same work (one queued job), so neither the answer nor its timing tells whether the account exists.',
       body: z.object({ email }),
-      responses: { 200: { description: 'Accepted', schema: z.object({ ok: z.literal(true) }) } },
+      responses: {
+        200: { description: 'Accepted', schema: z.object({ ok: z.literal(true) }) },
+        429: { description: '`too_many_requests`: 3 per address per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds' },
+      },
       handler: async (ctx, { body }) => {
+        await throttleResetMail(ctx.state.em, body.email, ctx.ip);
         await requestPasswordReset(ctx.state.em, body.email);
         ctx.body = { ok: true };
       },
@@ -247,8 +252,10 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       responses: {
         202: { description: 'Mail queued', schema: z.object({ ok: z.literal(true), email_verification_sent: z.literal(true) }) },
         409: { description: '`email_already_verified`' },
+        429: { description: '`too_many_requests`: 3 per account per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds' },
       },
       handler: async (ctx) => {
+        await throttleVerificationMail(ctx.state.em, callerOf(ctx).userId, ctx.ip);
         await requestVerificationMail(ctx.state.em, callerOf(ctx));
         ctx.status = 202;
         ctx.body = { ok: true, email_verification_sent: true };

@@ -1,5 +1,5 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postFrom } from '../support/from-address.ts';
 import { signUp, startStack, uniqueEmail, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -8,21 +8,7 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-// A sign-in from a chosen loopback address (all of 127.0.0.0/8 reaches the API), so that tests can be two
-// clients; the API trusts no forwarding header here, so the socket's address is the client's.
-function loginFrom(address: string, email: string, password: string): Promise<{ status: number; body: any; retryAfter: number }> {
-  const url = new URL('/api/auth/login', stack.baseUrl);
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', localAddress: address, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), retryAfter: Number(res.headers['retry-after']) }));
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify({ email, password }));
-  });
-}
+const loginFrom = (address: string, email: string, password: string) => postFrom(address, new URL('/api/auth/login', stack.baseUrl).href, { email, password });
 
 describe('login guessing protection', () => {
   it('refuses an address after 10 failed sign-ins to one account, while the owner signs in from elsewhere', async () => {
