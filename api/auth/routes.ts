@@ -160,8 +160,13 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'Delete the account (re-authenticates with the password) and what only it owns',
       description:
-        'Orgs where the user is the only member are deleted with all their data; in orgs with other members the user leaves. When the user is the only owner of an org that has other members, nothing is deleted (409 `sole_owner`): make another member owner first.',
-      body: z.object({ password: z.string().min(1).max(1024) }),
+        'Orgs where the user is the only member are deleted with all their data; in orgs with other members the user leaves. When the user is the only owner of an org that has other members, nothing is deleted (409 `sole_owner`): make another member owner first. An account without a password (signed up through the identity provider) sends `confirm_email` instead, from a cookie session less than 15 minutes old (a fresh sign-in through the provider).',
+      body: z
+        .object({
+          password: z.string().min(1).max(1024).optional(),
+          confirm_email: z.string().min(1).max(320).optional().meta({ description: "accounts without a password: the account's e-mail, typed out" }),
+        })
+        .refine((b) => (b.password === undefined) !== (b.confirm_email === undefined), { message: 'send either password or confirm_email' }),
       responses: {
         200: {
           description: 'Deleted; the cookie is cleared',
@@ -170,11 +175,12 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
             counts: z.object({ orgs_deleted: z.number().int(), memories_deleted: z.number().int(), memberships_removed: z.number().int(), api_tokens_deleted: z.number().int(), sessions_ended: z.number().int() }),
           }),
         },
-        403: { description: '`password_mismatch`' },
+        403: { description: '`password_mismatch`; for an account without a password `reauthentication_required` (the session is older than 15 minutes, or not a session) or `email_mismatch`' },
         409: { description: '`sole_owner`' },
       },
       handler: async (ctx, { body }) => {
-        const counts = await deleteAccount(ctx.state.em, callerOf(ctx), body.password);
+        const proof = body.password !== undefined ? { password: body.password } : { confirmEmail: body.confirm_email! };
+        const counts = await deleteAccount(ctx.state.em, callerOf(ctx), proof);
         clearSessionCookie(ctx, config);
         ctx.body = { ok: true, counts };
       },

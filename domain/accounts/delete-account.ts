@@ -4,7 +4,8 @@ import { AppError, conflict } from '../errors.ts';
 import { eraseOrg } from '../orgs/erase.ts';
 import { query, sql } from '../sql.ts';
 import type { Caller } from './caller.ts';
-import { User } from './entities.ts';
+import { Credential, User } from './entities.ts';
+import { normalizeEmail } from './signup.ts';
 import { verifyPassword } from './passwords.ts';
 
 export interface DeletionCounts {
@@ -15,13 +16,32 @@ export interface DeletionCounts {
   sessions_ended: number;
 }
 
-// Deletes the user after re-checking the password. Orgs where the user is the only member are deleted
-// with everything in them; in orgs with other members the user just leaves, unless they are its last
-// owner: then nothing is deleted (409 sole_owner) until ownership is handed over.
-export async function deleteAccount(em: EntityManager, caller: Caller, password: string): Promise<DeletionCounts> {
+// How the caller proves, once more, that they are the account's owner.
+export type DeletionProof = { password: string } | { confirmEmail: string };
+
+// An account without a password (signed up through the identity provider) re-authenticates by a sign-in this
+// recent: its session must be younger than this, and it types its e-mail to confirm.
+export const FRESH_SIGN_IN_MS = 15 * 60 * 1000;
+
+// Deletes the user after re-checking who asks: the password, or for an account that has none, a fresh
+// sign-in through the identity provider and the account's e-mail typed out. Orgs where the user is the only
+// member are deleted with everything in them; in orgs with other members the user just leaves, unless they
+// are its last owner: then nothing is deleted (409 sole_owner) until ownership is handed over.
+export async function deleteAccount(em: EntityManager, caller: Caller, proof: DeletionProof): Promise<DeletionCounts> {
   const user = await em.findOne(User, { id: caller.userId });
-  if (!user || !(await verifyPassword(user.passwordHash ?? null, password))) {
-    throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
+  if (!user) throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
+  if (user.passwordHash) {
+    if (!('password' in proof) || !(await verifyPassword(user.passwordHash, proof.password))) {
+      throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
+    }
+  } else {
+    const session = caller.credentialKind === 'session' && caller.credentialId ? await em.findOne(Credential, { id: caller.credentialId }) : null;
+    if (!session || session.createdAt.getTime() < Date.now() - FRESH_SIGN_IN_MS) {
+      throw new AppError('forbidden', 'reauthentication_required', 'this account has no password: sign in through the identity provider again, then delete within 15 minutes');
+    }
+    if (!('confirmEmail' in proof) || normalizeEmail(proof.confirmEmail) !== user.email) {
+      throw new AppError('forbidden', 'email_mismatch', "send confirm_email with this account's e-mail address");
+    }
   }
   return em.transactional(async (tx) => {
     const memberships = await query(

@@ -112,6 +112,27 @@ describe('sign-in through the identity provider', () => {
     expect((await stack.api.get('/api/auth/me', { cookie: session2 })).body.user.id).toBe(existing.user.id);
   });
 
+  it('lets an account without a password delete itself after a fresh sign-in, with its e-mail typed out', async () => {
+    const email = uniqueEmail('oidc-delete');
+    const { browser } = await fullSignIn({ email, email_verified: true, name: 'Leaving' });
+    const cookie = decodeURIComponent(browser.cookie(new URL(stack.baseUrl).host, 'svc_session')!);
+    const del = (body: Record<string, unknown>) => stack.api.request('DELETE', '/api/auth/me', { cookie, body });
+    expect((await del({ confirm_email: 'someone-else@example.test' })).body.error).toBe('email_mismatch');
+    expect((await del({ password: 'a guessed password' })).body.error).toBe('email_mismatch');
+    expect((await del({})).status).toBe(400);
+    // A session older than 15 minutes must sign in again first.
+    const em = stack.orm.em.fork();
+    await em.getConnection().execute(`update credentials set created_at = now() - interval '20 minutes' where kind = 'session' and user_id = (select id from users where email = ?)`, [email]);
+    const stale = await del({ confirm_email: email });
+    expect(stale.status).toBe(403);
+    expect(stale.body.error).toBe('reauthentication_required');
+    await em.getConnection().execute(`update credentials set created_at = now() where kind = 'session' and user_id = (select id from users where email = ?)`, [email]);
+    const deleted = await del({ confirm_email: email.toUpperCase() });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.counts.orgs_deleted).toBe(1);
+    expect((await stack.api.get('/api/auth/me', { cookie })).status).toBe(401);
+  });
+
   it('does not link an existing account by an unverified e-mail', async () => {
     const existing = await signUp(stack.api);
     const { done } = await fullSignIn({ email: existing.user.email, email_verified: false, name: 'Impostor' });
