@@ -239,13 +239,23 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       summary: "Set a new password with a reset token; ends all of the user's cookie sessions",
       body: z.object({ token: z.string().min(1).max(200), password }),
       responses: {
-        200: { description: 'Password changed', schema: z.object({ ok: z.literal(true) }) },
+        200: {
+          description: 'Password changed',
+          schema: z.object({
+            ok: z.literal(true),
+            sessions_ended: z.number().int().meta({ description: "the user's cookie sessions ended, on every device (our addition)" }),
+            api_tokens_kept: z
+              .number()
+              .int()
+              .meta({ description: "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the password was leaked with them (our addition)" }),
+          }),
+        },
         400: { description: '`invalid_token`: unknown, used or expired' },
       },
       handler: async (ctx, { body }) => {
-        await consumePasswordReset(ctx.state.em, body.token, body.password);
+        const outcome = await consumePasswordReset(ctx.state.em, body.token, body.password);
         clearSessionCookie(ctx, config);
-        ctx.body = { ok: true };
+        ctx.body = { ok: true, sessions_ended: outcome.sessionsEnded, api_tokens_kept: outcome.apiTokensKept };
       },
     }),
     defineRoute({

@@ -38,8 +38,15 @@ export async function issueResetToken(em: EntityManager, email: string): Promise
   return { raw: secret.raw, email: user.email };
 }
 
+// What a reset did besides setting the password: the cookie sessions it ended, and the API tokens it left
+// valid (an agent's tokens are not the browser's; the answer says so, so the owner can revoke them).
+export interface ResetOutcome {
+  sessionsEnded: number;
+  apiTokensKept: number;
+}
+
 // Sets the new password and ends every cookie session of the user; API tokens stay valid.
-export async function consumePasswordReset(em: EntityManager, rawToken: string, password: string): Promise<void> {
+export async function consumePasswordReset(em: EntityManager, rawToken: string, password: string): Promise<ResetOutcome> {
   const tokenHash = hashSecret(rawToken);
   const usable = (reset: PasswordReset | null): reset is PasswordReset => reset !== null && !reset.usedAt && reset.expiresAt.getTime() >= Date.now();
   const refusal = () => invalid('invalid_token', 'this reset link is invalid, used or expired');
@@ -47,7 +54,7 @@ export async function consumePasswordReset(em: EntityManager, rawToken: string, 
   // Argon2 hash; it is checked again under the row lock, where a concurrent use of it is decided.
   if (!usable(await em.fork().findOne(PasswordReset, { tokenHash }))) throw refusal();
   const passwordHash = await hashPassword(password);
-  await em.transactional(async (tx) => {
+  return em.transactional(async (tx) => {
     const reset = await tx.findOne(PasswordReset, { tokenHash }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!usable(reset)) throw refusal();
     const user = await tx.findOneOrFail(User, { id: reset.userId });
@@ -55,7 +62,9 @@ export async function consumePasswordReset(em: EntityManager, rawToken: string, 
     reset.usedAt = now;
     user.passwordHash = passwordHash;
     user.updatedAt = now;
-    await tx.nativeUpdate(Credential, { userId: user.id, kind: 'session', revokedAt: null }, { revokedAt: now });
+    const sessionsEnded = await tx.nativeUpdate(Credential, { userId: user.id, kind: 'session', revokedAt: null }, { revokedAt: now });
+    const apiTokensKept = await tx.count(Credential, { userId: user.id, kind: 'api', revokedAt: null });
     if (user.lastOrgId) await recordAudit(tx, { orgId: user.lastOrgId, action: 'auth.password_reset', targetId: user.id, actor: { userId: user.id, credentialId: null } });
+    return { sessionsEnded, apiTokensKept };
   });
 }

@@ -56,6 +56,8 @@ describe('password reset', () => {
 
     const consumed = await stack.api.post('/api/auth/reset-consume', { body: { token, password: 'a brand new password' } });
     expect(consumed.status).toBe(200);
+    // It says what it did: both cookie sessions ended, the signup's API token kept.
+    expect(consumed.body).toEqual({ ok: true, sessions_ended: 2, api_tokens_kept: 1 });
     for (const cookie of [a.cookie, second]) expect((await stack.api.get('/api/auth/me', { cookie })).status).toBe(401);
     expect((await stack.api.get('/api/auth/me', { token: a.token })).status).toBe(200);
     expect((await stack.api.post('/api/auth/login', { body: { email: a.user.email, password: a.password } })).status).toBe(401);
