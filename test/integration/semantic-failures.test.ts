@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { embedMemories } from '../../domain/embeddings/store.ts';
+import { createOpenAiEmbedder } from '../../infra/embeddings/openai.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -61,14 +63,18 @@ describe('an embedding provider that fails', () => {
   it('leaves a text the provider refuses without a vector, embeds the rest of its batch, and does not retry it', async () => {
     const user = await signUp(stack.api);
     provider.limitEmbeddingInput(30);
-    // Saved together, so that the relay's drain spacing hands both to the curator in one signal, and one batch.
+    // Saved together, so that the relay's drain spacing usually hands both to the curator in one signal and one
+    // batch (the refused text is then split out of it); in separate batches the outcome is the same.
     const [long, short] = await Promise.all([
       stack.api.post('/api/memories', { token: user.token, body: { content: 'The incident review notes run long: '.repeat(10) } }),
       stack.api.post('/api/memories', { token: user.token, body: { content: 'Backups run nightly at two.' } }),
     ]);
     expect([long.status, short.status]).toEqual([201, 201]);
     const curator = stack.temporal.workflow.getHandle(curatorWorkflowId(user.org.id));
-    await eventually(async () => (await curator.query(backlogQuery).catch(() => null))?.totals.refused === 1, 30_000);
+    await eventually(async () => {
+      const totals = (await curator.query(backlogQuery).catch(() => null))?.totals;
+      return totals?.refused === 1 && totals.embedded === 1;
+    }, 30_000);
     const backlog = await curator.query(backlogQuery);
     expect(backlog).toMatchObject({ pending: 0, totals: { embedded: 1, refused: 1 } });
     expect((await stack.api.get('/api/memories/embeddings', { token: user.token })).body).toMatchObject({ total: 2, embedded: 1, pending: 1 });
@@ -77,6 +83,19 @@ describe('an embedding provider that fails', () => {
     expect(provider.calls.filter((c) => c.status === 400)).toHaveLength(refusals);
     // Still found by its words.
     expect((await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'incident review' } })).body.hits.map((h: { id: string }) => h.id)).toEqual([long.body.id]);
+
+    // One batch holding both, as the curator's activity runs it: the refused request is split until the
+    // refused text stands alone, and the other text of the batch is embedded.
+    const third = await stack.api.post('/api/memories', { token: user.token, body: { content: 'Standups move to Thursdays.' } });
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === 2, 30_000);
+    await stack.orm.em.fork().getConnection().execute(`delete from memory_embeddings where memory_id = ?`, [third.body.id]);
+    provider.calls.length = 0;
+    const embedder = createOpenAiEmbedder({ baseURL: `${provider.url}/v1`, apiKey: 'sk-embeddings', model: 'embed-test', timeoutMs: 1000, maxRetries: 0 });
+    const outcome = await embedMemories(stack.orm.em.fork(), embedder, user.org.id, [long.body.id, third.body.id]);
+    expect(outcome).toMatchObject({ embedded: 1, refused: 1 });
+    const calls = provider.calls.map((c) => `${c.embeddings!.input.length} texts: ${c.status}`);
+    expect(calls[0]).toBe('2 texts: 400');
+    expect(calls.slice(1).sort()).toEqual(['1 texts: 200', '1 texts: 400']);
   });
 
   it('answers 503 when the provider answers garbage or too slowly', async () => {
