@@ -3,7 +3,7 @@ import { recordAudit } from '../audit/record.ts';
 import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { Membership, Org, User } from './entities.ts';
+import { Credential, Membership, Org, User } from './entities.ts';
 import { openSession, type SessionIssued } from './sessions.ts';
 import { hashSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
@@ -65,7 +65,18 @@ export async function signInWithIdentity(em: EntityManager, identity: Identity):
     }
     if (!linked) {
       await query(tx, sql`insert into user_identities (issuer, subject, user_id, created_at) values (${identity.issuer}, ${identity.subject}, ${user.id}, now())`);
-      if (identity.emailVerified && !user.emailVerifiedAt) user.emailVerifiedAt = now;
+      if (identity.emailVerified && !user.emailVerifiedAt) {
+        // A local account whose e-mail was never verified may have been made by someone else in the owner's
+        // name (sign up as victim@corp, keep the password, wait). The provider has just proved who owns the
+        // address: the account becomes theirs alone, so every way in that its maker could hold is closed:
+        // the password is cleared, and every session and API token is revoked.
+        if (user.passwordHash) {
+          user.passwordHash = null;
+          await tx.nativeUpdate(Credential, { userId: user.id, revokedAt: null }, { revokedAt: now });
+          if (user.lastOrgId) await recordAudit(tx, { orgId: user.lastOrgId, action: 'user.claimed_by_identity', targetId: user.id, actor: { userId: user.id, credentialId: null }, details: { issuer: identity.issuer } });
+        }
+        user.emailVerifiedAt = now;
+      }
     }
     await tx.flush();
     const memberships = await tx.find(Membership, { userId: user.id }, { orderBy: { createdAt: 'asc' } });

@@ -133,6 +133,26 @@ describe('sign-in through the identity provider', () => {
     expect((await stack.api.get('/api/auth/me', { cookie })).status).toBe(401);
   });
 
+  it("takes an account whose e-mail was never verified away from whoever made it, when the address's owner signs in", async () => {
+    // Someone signs up in the owner's name first, keeps the password, a session and an API token.
+    const squatter = await signUp(stack.api);
+    const [before] = await stack.orm.em.fork().getConnection().execute<{ email_verified_at: Date | null }[]>(`select email_verified_at from users where id = ?`, [squatter.user.id]);
+    expect(before!.email_verified_at).toBeNull();
+    const { browser } = await fullSignIn({ email: squatter.user.email, email_verified: true, name: 'The Owner' });
+    const owner = decodeURIComponent(browser.cookie(new URL(stack.baseUrl).host, 'svc_session')!);
+    expect((await stack.api.get('/api/auth/me', { cookie: owner })).body.user).toMatchObject({ id: squatter.user.id, email_verified: true });
+    // Every way in the squatter held is closed.
+    expect((await stack.api.post('/api/auth/login', { body: { email: squatter.user.email, password: squatter.password } })).status).toBe(401);
+    expect((await stack.api.get('/api/auth/me', { token: squatter.token })).status).toBe(401);
+    expect((await stack.api.get('/api/auth/me', { cookie: squatter.cookie })).status).toBe(401);
+    // A verified local account keeps its password when the same person links the provider.
+    const verified = await signUp(stack.api);
+    await stack.orm.em.fork().getConnection().execute(`update users set email_verified_at = now() where id = ?`, [verified.user.id]);
+    await fullSignIn({ email: verified.user.email, email_verified: true, name: 'Verified' });
+    expect((await stack.api.post('/api/auth/login', { body: { email: verified.user.email, password: verified.password } })).status).toBe(200);
+    expect((await stack.api.get('/api/auth/me', { token: verified.token })).status).toBe(200);
+  });
+
   it('does not link an existing account by an unverified e-mail', async () => {
     const existing = await signUp(stack.api);
     const { done } = await fullSignIn({ email: existing.user.email, email_verified: false, name: 'Impostor' });
