@@ -17,12 +17,7 @@ beforeAll(async () => {
   stack = await startStack({
     env: {
       WRITE_RATE_LIMIT_PER_MINUTE: '0',
-      EMBEDDING_PROVIDER: 'openai',
-      EMBEDDING_BASE_URL: `${provider.url}/v1`,
-      EMBEDDING_API_KEY: 'sk-embeddings',
-      EMBEDDING_MODEL: 'embed-test',
-      EMBEDDING_MAX_RETRIES: '0',
-      EMBEDDING_TIMEOUT_MS: '1000',
+      ...provider.embeddingEnv(),
     },
   });
   a = await signUp(stack.api);

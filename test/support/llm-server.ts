@@ -102,6 +102,19 @@ export class LlmServer {
     this.#embeddingHandler = handler;
   }
 
+  /** The service's EMBEDDING_* settings that make this server its embedding provider: no client retries and a
+   * 1 s limit, so that faults show at once. */
+  embeddingEnv(): Record<string, string> {
+    return {
+      EMBEDDING_PROVIDER: 'openai',
+      EMBEDDING_BASE_URL: `${this.url}/v1`,
+      EMBEDDING_API_KEY: 'sk-embeddings',
+      EMBEDDING_MODEL: 'embed-test',
+      EMBEDDING_MAX_RETRIES: '0',
+      EMBEDDING_TIMEOUT_MS: '1000',
+    };
+  }
+
   /** Refuses, as OpenAI does past 8,192 tokens, any embeddings request holding a text longer than `tokens`
    * (counted as this server counts them): HTTP 400 for the whole request. */
   limitEmbeddingInput(tokens: number): void {
