@@ -21,17 +21,20 @@ import { runbookRoutes } from './runbooks/routes.ts';
 import { threadRoutes } from './threads/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { requireCaller } from './http/auth.ts';
+import { refuseCrossSiteWrites } from './http/cross-site.ts';
 import { errorHandler } from './http/errors.ts';
 import { writeRateLimit } from './http/rate-limit.ts';
 import { requestContext } from './http/request-context.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
 import type { AppState } from './http/state.ts';
 import { docsRoutes } from './system/openapi.ts';
+import { codecCors, codecRoutes } from './temporal/codec.ts';
 import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps)];
+  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
   return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 
@@ -45,19 +48,22 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.maxIpsCount = deps.config.trustedProxies;
   const router = new Router<AppState>();
   const authenticate = requireCaller(deps.localCaller);
+  const crossSite = refuseCrossSiteWrites(deps.config.publicBaseUrl);
   const limit = writeRateLimit(deps.config.WRITE_RATE_LIMIT_PER_MINUTE);
   const routes = buildRoutes(deps);
   for (const route of routes) {
     const chain: Middleware<AppState>[] = [];
     if (deps.validateResponses) chain.push(checkResponses(route));
     if (route.access === 'caller') chain.push(authenticate);
-    if (isWrite(route)) chain.push(limit);
+    if (isWrite(route)) chain.push(crossSite, limit);
     if (route.body) chain.push(bodyParser(route));
     chain.push(validated(route));
     router.register(route.path, [route.method.toUpperCase()], chain as never);
   }
   app.use(requestContext(deps.orm, deps.logger));
+  app.use(securityHeaders);
   app.use(errorHandler);
+  app.use(codecCors(deps.config.temporalUiOrigin));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   app.use(async (ctx) => {

@@ -8,6 +8,8 @@ export const ERROR_KINDS = [
   'conflict',
   'payment_required',
   'too_large',
+  // The request body is of a type the route does not read (HTTP only, but kept with the others: one error type).
+  'unsupported_media',
   'rate_limited',
   // A service we depend on answered, but not usefully (an LLM provider refused a key or gave malformed output).
   'upstream',

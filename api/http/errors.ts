@@ -11,6 +11,7 @@ const STATUS: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  unsupported_media: 415,
   rate_limited: 429,
   upstream: 502,
   unavailable: 503,
@@ -61,9 +62,6 @@ export const errorHandler: Middleware<AppState> = async (ctx, next) => {
     } else if (status === 413) {
       ctx.status = 413;
       ctx.body = { error: 'payload_too_large', message: 'the request body is larger than this route accepts' };
-    } else if (status === 415) {
-      ctx.status = 415;
-      ctx.body = { error: 'unsupported_media_type', message: 'send the body as application/json' };
     } else if (status === 405 || status === 501) {
       ctx.status = 405;
       ctx.body = { error: 'method_not_allowed', message: `${ctx.method} is not allowed on ${ctx.path}` };

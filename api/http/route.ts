@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import { AppError } from '../../domain/errors.ts';
 import { errorBody, ValidationError } from './errors.ts';
 import { inputError } from './input-check.ts';
 import type { AppContext, AppState } from './state.ts';
@@ -25,7 +26,8 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   description?: string;
   tag: string;
   access: Access;
-  // Counts toward the per-credential write limit; defaults to true for authenticated non-GET routes.
+  // A write counts toward the per-credential write limit and, with a cookie, must come from our own pages
+  // (cross-site.ts); defaults to true for authenticated non-GET routes. POSTs that only read say false.
   write?: boolean;
   params?: P;
   query?: Q;
@@ -49,9 +51,10 @@ export const isWrite = (route: AnyRoute): boolean => route.write ?? (route.acces
 
 export const DEFAULT_BODY_LIMIT = '2mb';
 
-// koa-body per route so that each route can set its own limit; JSON only.
+// koa-body per route so that each route can set its own limit; JSON only. A body of any other type is a 415,
+// never read as empty: a form or `text/plain` post is what a cross-site page can send without asking.
 export function bodyParser(route: AnyRoute): Middleware<AppState> {
-  return koaBody({
+  const parse = koaBody({
     json: true,
     jsonStrict: true,
     jsonLimit: route.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -63,6 +66,12 @@ export function bodyParser(route: AnyRoute): Middleware<AppState> {
     includeUnparsed: route.rawBody ?? false,
     parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
   }) as unknown as Middleware<AppState>;
+  return async (ctx, next) => {
+    if (ctx.request.is('json') === false) {
+      throw new AppError('unsupported_media', 'unsupported_media_type', `send the body as application/json, not ${ctx.request.type || 'an untyped body'}`);
+    }
+    await parse(ctx, next);
+  };
 }
 
 // Validates path, query and body once, then hands typed values to the handler. Every input is first checked
@@ -96,10 +105,11 @@ function parse(schema: AnyObject | undefined, value: unknown, where: 'path' | 'q
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid input (`invalid json`, or a validation failure with `issues`)',
   401: 'Missing or invalid credential',
-  403: 'Authenticated, but the role does not allow this',
+  403: 'Authenticated, but the role does not allow this (or `cross_site_request`: a cookie-authenticated write from another site)',
   404: 'Not found, or belongs to another organization',
   409: 'Conflict',
   413: 'Payload too large',
+  415: 'The body is not `application/json`',
   429: 'Write rate limit hit; `Retry-After` gives the seconds to wait',
 };
 
@@ -114,7 +124,7 @@ export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
         ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } } } : {}),
       };
     }
-    const implied = [400, ...(route.access === 'caller' ? [401] : []), ...(isWrite(route) ? [429] : [])];
+    const implied = [400, ...(route.access === 'caller' ? [401] : []), ...(isWrite(route) ? [403, 429] : []), ...(route.body ? [415] : [])];
     for (const status of implied) {
       const key = String(status) as `4${string}`;
       responses[key] ??= { description: STATUS_TEXT[status]!, content: { 'application/json': { schema: errorBody } } };
