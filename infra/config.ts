@@ -18,6 +18,21 @@ const retrySchedule = z
 
 const provider = z.enum(['anthropic', 'openai']);
 
+const CODEC_KEY = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/=_-]+)$/;
+const codecKeys = z.string().transform((value, ctx) => {
+  const keys: { id: string; key: Buffer }[] = [];
+  for (const entry of value.split(',').map((e) => e.trim())) {
+    const match = CODEC_KEY.exec(entry);
+    const key = match ? Buffer.from(match[2]!, 'base64') : null;
+    if (!match || key?.length !== 32 || keys.some((k) => k.id === match[1])) {
+      ctx.addIssue({ code: 'custom', message: 'a comma-separated list of distinct `id:key`, each key 32 bytes in base64 (openssl rand -base64 32)' });
+      return z.NEVER;
+    }
+    keys.push({ id: match[1]!, key });
+  }
+  return keys;
+});
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -61,6 +76,15 @@ const envSchema = z.object({
   EMBEDDING_MAX_INPUT_CHARS: z.coerce.number().int().min(100).max(1_000_000).default(DEFAULT_MAX_INPUT_CHARS),
   // Seals callers' own LLM keys while the background work they started runs (see domain/llm/escrow.ts).
   BYOK_ESCROW_KEY: z.string().min(32).optional(),
+  // Encrypts every workflow input and result in Temporal's history (temporal/payload-codec.ts):
+  // `id:base64-of-32-bytes[,id:key...]`; the first key encrypts, all of them decrypt (rotation).
+  TEMPORAL_CODEC_KEYS: codecKeys.optional(),
+  // Who may decrypt history through the codec endpoint the Temporal Web UI calls (api/temporal/codec.ts).
+  OPERATOR_EMAILS: z
+    .string()
+    .transform((v) => v.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean))
+    .optional(),
+  TEMPORAL_UI_ORIGIN: z.url().optional(),
   SMTP_URL: optionalUrl,
   MAIL_FROM: z.string().min(3).default('Memory Service <no-reply@localhost>'),
   OIDC_ISSUER: optionalUrl,
@@ -77,9 +101,13 @@ export interface Config extends Env {
   publicBaseUrl: string;
   // Reverse proxies in front of the API whose X-Forwarded-For entries are believed (the right-most ones).
   trustedProxies: number;
-  // 32 bytes for AES-256-GCM. Without BYOK_ESCROW_KEY it derives from DATABASE_URL: enough for a
-  // development run; a hosted deployment sets its own secret (docs/configuration.md).
+  // 32 bytes for AES-256-GCM. Local mode without BYOK_ESCROW_KEY derives it from DATABASE_URL; hosted mode
+  // refuses to start without its own (docs/configuration.md).
   byokEscrowKey: Buffer;
+  // The same rule for the keys of Temporal's payload codec; the first one encrypts.
+  codecKeys: { id: string; key: Buffer }[];
+  // Origin of the Temporal Web UI allowed to call the codec endpoint from the browser.
+  temporalUiOrigin: string;
 }
 
 export class ConfigError extends Error {}
@@ -100,11 +128,20 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const env = parsed.data;
+  // A hosted service must not run on keys anybody could derive from its database address.
+  const missing = env.SERVICE_MODE === 'hosted' ? (['BYOK_ESCROW_KEY', 'TEMPORAL_CODEC_KEYS'] as const).filter((name) => env[name] === undefined) : [];
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `invalid configuration:\n${missing.map((name) => `  ${name}="": hosted mode needs its own secret (scripts/start.sh writes development ones to .data/secrets.env; see docs/configuration.md)`).join('\n')}`,
+    );
+  }
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, '');
   const byokEscrowKey = createHash('sha256').update(env.BYOK_ESCROW_KEY ?? `development:${env.DATABASE_URL}`).digest();
+  const codecKeys = env.TEMPORAL_CODEC_KEYS ?? [{ id: 'local', key: createHash('sha256').update(`temporal-codec:${env.DATABASE_URL}`).digest() }];
+  const temporalUiOrigin = env.TEMPORAL_UI_ORIGIN ? new URL(env.TEMPORAL_UI_ORIGIN).origin : 'http://127.0.0.1:8233';
   // Behind HTTPS the API usually sits behind one TLS-terminating proxy; over plain HTTP, nothing is trusted.
   const trustedProxies = env.TRUSTED_PROXIES ?? (publicBaseUrl.startsWith('https:') ? 1 : 0);
-  return { ...env, publicBaseUrl, trustedProxies, byokEscrowKey };
+  return { ...env, publicBaseUrl, trustedProxies, byokEscrowKey, codecKeys, temporalUiOrigin };
 }
 
 // For entry points: print the variable at fault and stop, rather than a stack trace.

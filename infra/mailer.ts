@@ -2,13 +2,15 @@ import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Mailer, OutgoingMail } from '../domain/mail/mailer.ts';
 
-// SMTP through nodemailer when SMTP_URL is set; otherwise the mail is logged and kept in mail_messages.
+// SMTP through nodemailer when SMTP_URL is set; otherwise the mail is noted in the log and kept in
+// mail_messages. The log line never carries the text: reset and verification mails hold raw tokens, and
+// logs travel further than the database.
 export function createMailer(smtpUrl: string | undefined, from: string, logger: Logger): Mailer {
   if (!smtpUrl) {
     return {
       transport: 'log',
       async send(mail: OutgoingMail) {
-        logger.info({ mail: { to: mail.to, subject: mail.subject, text: mail.text } }, 'mail (no SMTP_URL set; kept in mail_messages)');
+        logger.info({ mail: { to: mail.to, subject: mail.subject } }, 'mail not sent (no SMTP_URL set); its text is kept in mail_messages');
         return { messageId: null };
       },
     };

@@ -10,6 +10,7 @@ ensure_node_deps
 ensure_postgres
 ensure_embedding_model
 ensure_temporal
+ensure_secrets
 trap stop_started EXIT
 
 pg_psql -d postgres -qc "drop database if exists memsvc_bench with (force)"

@@ -204,8 +204,28 @@ wait_for_port() {
 }
 
 # The Temporal dev server (frontend, Web UI, SQLite state in a file) with the OrgId search attribute.
+# Hosted mode refuses to start without its own BYOK escrow key and Temporal codec keys. A development
+# install keeps one pair in .data/secrets.env, written once (owner-only) so that Temporal's history and
+# sealed keys stay readable across restarts; values already in the environment win.
+ensure_secrets() {
+  local file="$DATA_DIR/secrets.env"
+  if [ ! -f "$file" ]; then
+    mkdir -p "$DATA_DIR"
+    (umask 077 && node -e '
+      const { randomBytes } = require("node:crypto");
+      console.log(`BYOK_ESCROW_KEY=${randomBytes(32).toString("base64url")}`);
+      console.log(`TEMPORAL_CODEC_KEYS=dev1:${randomBytes(32).toString("base64")}`);
+    ' >"$file.tmp") && mv "$file.tmp" "$file"
+    log "wrote development secrets to $file (BYOK_ESCROW_KEY, TEMPORAL_CODEC_KEYS)"
+  fi
+  BYOK_ESCROW_KEY="${BYOK_ESCROW_KEY:-$(sed -n 's/^BYOK_ESCROW_KEY=//p' "$file")}"
+  TEMPORAL_CODEC_KEYS="${TEMPORAL_CODEC_KEYS:-$(sed -n 's/^TEMPORAL_CODEC_KEYS=//p' "$file")}"
+  export BYOK_ESCROW_KEY TEMPORAL_CODEC_KEYS
+}
+
+# The optional fourth argument is the codec endpoint the Web UI decrypts history through.
 start_temporal() {
-  local port="$1" ui_port="$2" db_file="$3"
+  local port="$1" ui_port="$2" db_file="$3" codec_endpoint="${4:-}"
   if port_open 127.0.0.1 "$port"; then
     log "Temporal already listening on 127.0.0.1:$port; reusing it"
   else
@@ -213,6 +233,7 @@ start_temporal() {
     log "starting Temporal dev server on 127.0.0.1:$port (Web UI http://127.0.0.1:$ui_port, state in $db_file)"
     "$TEMPORAL_BIN" server start-dev --ip 127.0.0.1 --port "$port" --ui-port "$ui_port" \
       --db-filename "$db_file" --namespace default --search-attribute OrgId=Keyword \
+      ${codec_endpoint:+--ui-codec-endpoint "$codec_endpoint"} \
       --log-level warn >"$(dirname "$db_file")/temporal.log" 2>&1 &
     STARTED_PIDS+=("$!")
     wait_for_port 127.0.0.1 "$port" "Temporal"

@@ -10,13 +10,16 @@ ensure_postgres
 ensure_embedding_model
 ensure_database memsvc
 ensure_temporal
+ensure_secrets
 trap stop_started EXIT
 trap 'exit 130' INT TERM
 
 export DATABASE_URL="${DATABASE_URL:-$(database_url memsvc)}"
 TEMPORAL_PORT="${TEMPORAL_PORT:-7233}"
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:$TEMPORAL_PORT}"
-start_temporal "$TEMPORAL_PORT" "${TEMPORAL_UI_PORT:-8233}" "$DATA_DIR/temporal/dev.db"
+API_URL="${PUBLIC_BASE_URL:-http://${HOST:-127.0.0.1}:${PORT:-3000}}"
+export TEMPORAL_UI_ORIGIN="${TEMPORAL_UI_ORIGIN:-http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}}"
+start_temporal "$TEMPORAL_PORT" "${TEMPORAL_UI_PORT:-8233}" "$DATA_DIR/temporal/dev.db" "${API_URL%/}/api/temporal/codec"
 
 log "applying migrations"
 node infra/migrate.ts

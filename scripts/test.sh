@@ -9,6 +9,7 @@ ensure_node_deps
 ensure_postgres
 ensure_embedding_model
 ensure_temporal
+ensure_secrets
 ensure_stripe_mock
 trap stop_started EXIT
 

@@ -16,7 +16,7 @@ const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'worker');
 installTemporalRuntime(logger, config.LOG_LEVEL);
 const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-const client = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+const client = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
 
 const embedder = await createEmbedder(config, logger);
@@ -25,6 +25,7 @@ const { worker, connection } = await createWorker({
   address: config.TEMPORAL_ADDRESS,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
+  codecKeys: config.codecKeys,
   deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm: createLlm(config, logger), escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none' },
 });
 const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });

@@ -1,6 +1,8 @@
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities, type ActivityDeps } from '../activities/index.ts';
+import { dataConverter } from './data-converter.ts';
+import type { CodecKey } from './payload-codec.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -8,6 +10,7 @@ export interface WorkerOptions {
   address: string;
   namespace: string;
   taskQueue: string;
+  codecKeys: CodecKey[];
   deps: ActivityDeps;
   // A prebuilt bundle (tests build one per run); without it the worker bundles workflows/ itself.
   workflowBundle?: WorkflowBundleOption;
@@ -19,6 +22,7 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
+    dataConverter: dataConverter(options.codecKeys),
     activities: createActivities(options.deps),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
   });

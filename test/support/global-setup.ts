@@ -1,4 +1,5 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH } from '../../temporal/data-converter.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +44,7 @@ export default async function setup(project: TestProject) {
 
   const dir = await mkdtemp(join(tmpdir(), 'memsvc-test-'));
   const temporal = await TemporalDevServer.create(temporalBin, join(dir, 'temporal.db'));
-  const [bundle] = await Promise.all([bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }), temporal.start()]);
+  const [bundle] = await Promise.all([bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: new DefaultLogger('WARN') }), temporal.start()]);
   const workflowBundlePath = join(dir, 'workflow-bundle.js');
   await writeFile(workflowBundlePath, bundle.code);
 

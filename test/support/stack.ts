@@ -68,13 +68,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Embedding every memory every test saves would double the suite's CPU time on two cores: the curator
     // runs, with nothing to embed, unless a test asks for the real model (`embeddings: true`) or sets
     // EMBEDDING_PROVIDER itself.
+    // The keys scripts/test.sh exports: worker processes that tests spawn read the same history.
+    BYOK_ESCROW_KEY: requiredEnv('BYOK_ESCROW_KEY'),
+    TEMPORAL_CODEC_KEYS: requiredEnv('TEMPORAL_CODEC_KEYS'),
     ...(options.embeddings ? { EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL_DIR: requiredEnv('EMBEDDING_MODEL_DIR') } : { EMBEDDING_PROVIDER: 'none' }),
     ...options.env,
   });
   const logger = createLogger(config.LOG_LEVEL, 'test');
   installTemporalRuntime(logger, config.LOG_LEVEL);
   const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-  const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE, config.codecKeys);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
   const llm = createLlm(config, logger);
   const embedder = await createEmbedder(config, logger);
@@ -85,6 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       address: config.TEMPORAL_ADDRESS,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
+      codecKeys: config.codecKeys,
       deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none' },
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });

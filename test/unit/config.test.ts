@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../infra/config.ts';
 
 describe('configuration', () => {
+  const secrets = { BYOK_ESCROW_KEY: 'b'.repeat(43), TEMPORAL_CODEC_KEYS: `dev1:${Buffer.alloc(32, 1).toString('base64')}` };
+
   it('has working defaults for a single-machine run', () => {
-    const config = loadConfig({});
+    const config = loadConfig(secrets);
     expect(config).toMatchObject({
       PORT: 3000,
       HOST: '127.0.0.1',
@@ -19,6 +21,24 @@ describe('configuration', () => {
     });
     expect(config.publicBaseUrl).toBe('http://127.0.0.1:3000');
     expect(config.STRIPE_SECRET_KEY).toBeUndefined();
+    expect(config.codecKeys).toEqual([{ id: 'dev1', key: Buffer.alloc(32, 1) }]);
+    expect(config.temporalUiOrigin).toBe('http://127.0.0.1:8233');
+  });
+
+  it('refuses to run hosted on keys derived from the database address', () => {
+    expect(() => loadConfig({})).toThrow(/BYOK_ESCROW_KEY="".*hosted mode needs its own secret[\s\S]*TEMPORAL_CODEC_KEYS=""/);
+    expect(() => loadConfig({ BYOK_ESCROW_KEY: secrets.BYOK_ESCROW_KEY })).toThrow(/TEMPORAL_CODEC_KEYS=""/);
+    // Local mode derives development keys, as before.
+    expect(loadConfig({ SERVICE_MODE: 'local' }).codecKeys).toHaveLength(1);
+  });
+
+  it('reads codec keys in rotation order and refuses malformed ones', () => {
+    const a = Buffer.alloc(32, 2).toString('base64');
+    const b = Buffer.alloc(32, 3).toString('base64');
+    expect(loadConfig({ ...secrets, TEMPORAL_CODEC_KEYS: `new:${a}, old:${b}` }).codecKeys.map((k) => k.id)).toEqual(['new', 'old']);
+    for (const bad of ['nokey', `a:${Buffer.alloc(16).toString('base64')}`, `a:${a},a:${b}`, `bad id:${a}`]) {
+      expect(() => loadConfig({ ...secrets, TEMPORAL_CODEC_KEYS: bad }), bad).toThrow(/TEMPORAL_CODEC_KEYS=/);
+    }
   });
 
   it('parses the documented names', () => {
