@@ -93,6 +93,8 @@ const envSchema = z.object({
   CAPTCHA_SECRET: z.string().min(1).optional(),
   CAPTCHA_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   WRITE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
+  // Sign-ups per client address in a rolling hour (0: no limit).
+  SIGNUPS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(0).max(1_000_000).default(20),
 });
 
 export type Env = z.infer<typeof envSchema>;

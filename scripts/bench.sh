@@ -15,7 +15,7 @@ trap stop_started EXIT
 
 pg_psql -d postgres -qc "drop database if exists memsvc_bench with (force)"
 ensure_database memsvc_bench
-export DATABASE_URL="$(database_url memsvc_bench)" WRITE_RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn PORT=3099 DATABASE_POOL_MAX=20
+export DATABASE_URL="$(database_url memsvc_bench)" WRITE_RATE_LIMIT_PER_MINUTE=0 SIGNUPS_PER_ADDRESS_PER_HOUR=0 LOG_LEVEL=warn PORT=3099 DATABASE_POOL_MAX=20
 export TEMPORAL_ADDRESS=127.0.0.1:7299 TEMPORAL_TASK_QUEUE=bench
 BENCH_DIR="$(mktemp -d)"
 start_temporal 7299 8299 "$BENCH_DIR/temporal.db"

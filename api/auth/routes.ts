@@ -5,7 +5,7 @@ import { issueSecret } from '../../domain/accounts/secrets.ts';
 import { currentAccount, loadAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
 import { emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
 import { guardLogin, recordLoginFailure } from '../../domain/accounts/login-guard.ts';
-import { throttleResetMail, throttleVerificationMail } from '../../domain/accounts/mail-throttle.ts';
+import { throttleResetMail, throttleSignup, throttleTokenUse, throttleVerificationMail } from '../../domain/accounts/public-throttle.ts';
 import { deleteAccount } from '../../domain/accounts/delete-account.ts';
 import { requestVerificationMail, verifyEmail } from '../../domain/accounts/verification.ts';
 import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
@@ -52,10 +52,12 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
         201: { description: 'Account created', schema: signupResponse },
         400: { description: 'Also `captcha_required` or `captcha_failed` when CAPTCHA_SECRET is set' },
         409: { description: '`email_taken`' },
+        429: { description: '`too_many_requests`: SIGNUPS_PER_ADDRESS_PER_HOUR (default 20) sign-ups per client address an hour; Retry-After in seconds' },
         503: { description: '`captcha_unavailable`: the captcha service could not be reached' },
       },
       handler: async (ctx, { body }) => {
         const em = ctx.state.em;
+        await throttleSignup(em, ctx.ip, config.SIGNUPS_PER_ADDRESS_PER_HOUR);
         await checkCaptcha(body.captchaToken, ctx.ip);
         if (await emailTaken(em, body.email)) throw conflict('email_taken', 'an account with this e-mail address already exists');
         const apiToken = issueSecret();
@@ -207,8 +209,10 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       responses: {
         200: { description: 'Verified', schema: z.object({ ok: z.literal(true), email_verified: z.literal(true) }) },
         400: { description: '`invalid_token`: unknown, used or expired' },
+        429: { description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes' },
       },
       handler: async (ctx, { body }) => {
+        await throttleTokenUse(ctx.state.em, ctx.ip);
         await verifyEmail(ctx.state.em, body.token);
         ctx.body = { ok: true, email_verified: true };
       },
@@ -251,8 +255,10 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
           }),
         },
         400: { description: '`invalid_token`: unknown, used or expired' },
+        429: { description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes' },
       },
       handler: async (ctx, { body }) => {
+        await throttleTokenUse(ctx.state.em, ctx.ip);
         const outcome = await consumePasswordReset(ctx.state.em, body.token, body.password);
         clearSessionCookie(ctx, config);
         ctx.body = { ok: true, sessions_ended: outcome.sessionsEnded, api_tokens_kept: outcome.apiTokensKept };

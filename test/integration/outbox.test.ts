@@ -1,14 +1,22 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Client, Connection } from '@temporalio/client';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MailMessage } from '../../domain/mail/entities.ts';
 import { OutboxMessage } from '../../domain/outbox/entities.ts';
+import { query, sql } from '../../domain/sql.ts';
+import { VERIFICATION_MAIL_JOB } from '../../domain/accounts/verification.ts';
+import { migrate, openOrm } from '../../infra/orm.ts';
 import { JOB_WORKFLOWS } from '../../temporal/jobs.ts';
-import { OutboxRelay } from '../../temporal/outbox-relay.ts';
+import { MAX_ATTEMPTS, OutboxRelay } from '../../temporal/outbox-relay.ts';
 import { ORG_ID } from '../../temporal/search-attributes.ts';
 import { startOnce } from '../../temporal/start.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { postFrom } from '../support/from-address.ts';
+import { PrivatePostgres } from '../support/private-postgres.ts';
 
 // The relay is not started with the stack: each test decides when dispatch happens.
 let stack: Stack;
@@ -129,5 +137,140 @@ describe('worker process stopped between commit and dispatch', () => {
     await eventually(async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined);
     expect(await executionsOf(row.jobKey)).toBe(1);
     expect(await mailsFor(row)).toBe(1);
+  });
+});
+
+describe('rows that cannot be dispatched', () => {
+  const insertRow = async (jobType: string, jobKey: string, orgId: string | null = null) => {
+    const [row] = await query(
+      stack.orm.em.fork(),
+      sql<{ id: string }>`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
+        values (gen_random_uuid(), ${orgId}, ${jobType}, ${jobKey}, '[]'::jsonb, 'test row', now() - interval '1 minute') returning id`,
+    );
+    return row!.id;
+  };
+  const rowOf = async (id: string) =>
+    (await query(stack.orm.em.fork(), sql<{ attempts: number; last_error: string | null; dispatched_at: string | null; next_attempt_at: string | null; failed_at: string | null; claimed_until: string | null }>`
+      select attempts, last_error, dispatched_at, next_attempt_at, failed_at, claimed_until from outbox where id = ${id}`))[0]!;
+
+  it('back off, are parked as failed after the last attempt, and never hold up the rows behind them', async () => {
+    const bad = await insertRow('no_such_job', `no-such-job-${Date.now()}`);
+    const good = await queuedResend(await signUp(stack.api));
+    const relay = newRelay();
+    await relay.start();
+    try {
+      // The row behind the bad one goes out at once.
+      await eventually(async () => (await mailsFor(good)) === 1);
+      const first = await eventually(async () => {
+        const r = await rowOf(bad);
+        return r.attempts === 1 ? r : undefined;
+      });
+      expect(first.last_error).toContain('no workflow for job type no_such_job');
+      expect(first.dispatched_at).toBeNull();
+      expect(first.claimed_until).toBeNull();
+      expect(Date.parse(first.next_attempt_at!)).toBeGreaterThan(Date.now());
+      // Backing off: the relay polls every 100 ms, yet the row is not tried again before its time.
+      await new Promise((r) => setTimeout(r, 600));
+      expect((await rowOf(bad)).attempts).toBe(1);
+
+      // Its last attempt comes due: it fails once more and is parked.
+      await query(stack.orm.em.fork(), sql`update outbox set attempts = ${MAX_ATTEMPTS - 1}, next_attempt_at = now() where id = ${bad}`);
+      const parked = await eventually(async () => {
+        const r = await rowOf(bad);
+        return r.failed_at ? r : undefined;
+      });
+      expect(parked.attempts).toBe(MAX_ATTEMPTS);
+      expect(parked.dispatched_at).toBeNull();
+      // Parked rows are never claimed again.
+      await query(stack.orm.em.fork(), sql`update outbox set next_attempt_at = now() where id = ${bad}`);
+      await new Promise((r) => setTimeout(r, 400));
+      expect((await rowOf(bad)).attempts).toBe(MAX_ATTEMPTS);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('hold no transaction while Temporal is called, and stay queued untouched while Temporal cannot be reached', async () => {
+    // A "Temporal" that accepts connections and never answers: the dispatch hangs in the call.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const address = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    // No client-side retries: once it is gone, the call fails at once instead of after the retry schedule.
+    const unreachable = new Client({ connection: Connection.lazy({ address, connectTimeout: 60_000, interceptors: [] }), namespace: 'default' });
+    const relay = new OutboxRelay({ orm: stack.orm, client: unreachable, taskQueue: stack.config.TEMPORAL_TASK_QUEUE, databaseUrl: stack.config.DATABASE_URL, logger, webhookRetrySchedule: [0] });
+
+    const a = await signUp(stack.api);
+    const row = await queuedResend(a);
+    const draining = relay.drainOnce();
+    const claimed = await eventually(async () => {
+      const r = await rowOf(row.id);
+      return r.claimed_until ? r : undefined;
+    });
+    expect(Date.parse(claimed.claimed_until!)).toBeGreaterThan(Date.now());
+    await new Promise((r) => setTimeout(r, 300));
+    const open = await query(
+      stack.orm.em.fork(),
+      sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`,
+    );
+    expect(open[0]!.n).toBe(0);
+
+    // Temporal goes away for good: the row is released as it was, its attempts not spent.
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+    expect(await draining).toBe(0);
+    const released = await rowOf(row.id);
+    expect(released).toMatchObject({ attempts: 0, dispatched_at: null, claimed_until: null, failed_at: null, next_attempt_at: null });
+    expect(released.last_error).toBeTruthy();
+    await unreachable.connection.close().catch(() => undefined);
+
+    // A relay that can reach Temporal sends it.
+    const working = newRelay();
+    await working.start();
+    try {
+      await eventually(async () => (await mailsFor(row)) === 1);
+    } finally {
+      await working.stop();
+    }
+  });
+});
+
+describe('relay across a PostgreSQL restart', () => {
+  let server: PrivatePostgres | undefined;
+  let orm: MikroORM | undefined;
+  afterAll(async () => {
+    await orm?.close();
+    await server?.stop();
+  });
+
+  it('listens again once the server is back: rows go out on notification, not on the (slow) poll', async () => {
+    server = await PrivatePostgres.start();
+    orm = await openOrm({ databaseUrl: server.url, poolMax: 2 });
+    await migrate(orm);
+    const taskQueue = `${stack.config.TEMPORAL_TASK_QUEUE}-restart`;
+    const relay = new OutboxRelay({ orm, client: stack.temporal, taskQueue, databaseUrl: server.url, logger, pollIntervalMs: 600_000, webhookRetrySchedule: [0] });
+    const insert = async (label: string) => {
+      const key = `restart-${label}-${randomUUID()}`;
+      await query(orm!.em.fork(), sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
+        values (gen_random_uuid(), null, ${VERIFICATION_MAIL_JOB}, ${key}, '["00000000-0000-0000-0000-000000000000"]'::jsonb, 'restart probe', now())`);
+      return key;
+    };
+    const dispatched = (key: string) =>
+      eventually(async () => (await query(orm!.em.fork(), sql<{ ok: boolean }>`select dispatched_at is not null as ok from outbox where job_key = ${key}`).catch(() => []))[0]?.ok, 10_000);
+
+    await relay.start();
+    try {
+      await dispatched(await insert('before'));
+      await server.restart();
+      // The first row after the restart may ride on the reconnection's own drain; the next one needs LISTEN.
+      await dispatched(await insert('during'));
+      await dispatched(await insert('after'));
+    } finally {
+      await relay.stop();
+    }
+    for (const label of ['before', 'during', 'after']) {
+      const keys = await query(orm.em.fork(), sql<{ job_key: string }>`select job_key from outbox where job_key like ${`restart-${label}-%`}`);
+      expect(await stack.temporal.workflow.getHandle(keys[0]!.job_key).describe()).toMatchObject({ taskQueue });
+    }
   });
 });

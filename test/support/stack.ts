@@ -68,6 +68,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Embedding every memory every test saves would double the suite's CPU time on two cores: the curator
     // runs, with nothing to embed, unless a test asks for the real model (`embeddings: true`) or sets
     // EMBEDDING_PROVIDER itself.
+    // Every test signs up from 127.0.0.1; public-throttle.test.ts turns the limit back on.
+    SIGNUPS_PER_ADDRESS_PER_HOUR: '0',
     // The keys scripts/test.sh exports: worker processes that tests spawn read the same history.
     BYOK_ESCROW_KEY: requiredEnv('BYOK_ESCROW_KEY'),
     TEMPORAL_CODEC_KEYS: requiredEnv('TEMPORAL_CODEC_KEYS'),

@@ -3,10 +3,11 @@ import { PASSWORD_RESET_MAIL_JOB } from '../../domain/accounts/password-reset.ts
 import { postFrom } from '../support/from-address.ts';
 import { signUp, startStack, uniqueEmail, type Stack } from '../support/stack.ts';
 
-// Routes that send mail are throttled per recipient and per client address before anything is queued.
+// Public routes are throttled per client address (and those that send mail per recipient too) before
+// anything is queued, hashed or stored.
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ relay: false });
+  stack = await startStack({ relay: false, env: { SIGNUPS_PER_ADDRESS_PER_HOUR: '3' } });
 });
 afterAll(async () => stack?.close());
 
@@ -51,5 +52,37 @@ describe('mail requests', () => {
     const refused = await postFrom('127.0.0.54', url, {}, auth);
     expect(refused.status).toBe(429);
     expect(refused.body.error).toBe('too_many_requests');
+  });
+});
+
+describe('sign-ups and single-use tokens', () => {
+  it('takes SIGNUPS_PER_ADDRESS_PER_HOUR sign-ups per client address, and creates nothing past them', async () => {
+    const url = new URL('/api/auth/signup', stack.baseUrl).href;
+    const body = () => ({ email: uniqueEmail('farm'), password: 'correct horse battery', name: 'F', org_name: 'F' });
+    for (let i = 0; i < 3; i++) expect((await postFrom('127.0.0.61', url, body())).status).toBe(201);
+    const refusedBody = body();
+    const refused = await postFrom('127.0.0.61', url, refusedBody);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toBe('too_many_requests');
+    expect(refused.retryAfter).toBeGreaterThan(3500);
+    const [row] = await stack.orm.em.fork().getConnection().execute<{ n: string }[]>(`select count(*) as n from users where email = ?`, [refusedBody.email]);
+    expect(Number(row!.n)).toBe(0);
+    expect((await postFrom('127.0.0.62', url, body())).status).toBe(201);
+  });
+
+  it('takes 30 token attempts per client address in 15 minutes, verify-email and reset-consume together', async () => {
+    const verify = new URL('/api/auth/verify-email', stack.baseUrl).href;
+    const reset = new URL('/api/auth/reset-consume', stack.baseUrl).href;
+    for (let i = 0; i < 15; i++) {
+      expect((await postFrom('127.0.0.71', verify, { token: `svc_guess${i}` })).body.error).toBe('invalid_token');
+      expect((await postFrom('127.0.0.71', reset, { token: `svc_guess${i}`, password: 'another long password' })).body.error).toBe('invalid_token');
+    }
+    for (const [url, body] of [[verify, { token: 'svc_guess' }], [reset, { token: 'svc_guess', password: 'another long password' }]] as const) {
+      const refused = await postFrom('127.0.0.71', url, body);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toBe('too_many_requests');
+      expect(refused.retryAfter).toBeGreaterThan(800);
+    }
+    expect((await postFrom('127.0.0.72', verify, { token: 'svc_guess' })).status).toBe(400);
   });
 });
