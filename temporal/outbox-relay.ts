@@ -1,5 +1,5 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Client } from '@temporalio/client';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { isGrpcServiceError, type Client } from '@temporalio/client';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { query, sql } from '../domain/sql.ts';
@@ -14,6 +14,29 @@ interface OutboxRow {
   job_key: string;
   args: unknown[];
   description: string;
+  // As the driver hands timestamps over here: text.
+  created_at: string;
+}
+
+// A claimed row is this relay's for this long; a relay that dies with rows claimed leaves them to the next
+// one after it. A dispatch (one Temporal call) takes milliseconds, so the lease is generous.
+const LEASE_SECONDS = 60;
+// A row whose dispatch fails for a reason of its own (Temporal refused it) is tried again after 1, 2, 4 ...
+// seconds, at most 10 minutes apart, and parked as failed after its last attempt: about 2 hours in all.
+export const MAX_ATTEMPTS = 14;
+const MAX_BACKOFF_SECONDS = 600;
+// While Temporal itself cannot be reached, nothing is any row's fault: rows are released untouched.
+// gRPC status codes: CANCELLED 1, UNKNOWN 2, DEADLINE_EXCEEDED 4, PERMISSION_DENIED 7, RESOURCE_EXHAUSTED 8,
+// ABORTED 10, INTERNAL 13, UNAVAILABLE 14, UNAUTHENTICATED 16.
+const SERVICE_DOWN_CODES = new Set([1, 2, 4, 7, 8, 10, 13, 14, 16]);
+const LISTEN_RETRY_MAX_MS = 30_000;
+
+class TemporalUnreachable extends Error {}
+
+function grpcCode(err: unknown): number | undefined {
+  if (isGrpcServiceError(err)) return err.code;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return isGrpcServiceError(cause) ? cause.code : undefined;
 }
 
 export interface RelayOptions {
@@ -32,12 +55,15 @@ export interface RelayOptions {
   webhookRetrySchedule: number[];
 }
 
-// Moves committed outbox rows into Temporal. Rows are claimed with SKIP LOCKED, so any number of relays
-// can run; each row becomes the workflow whose id is its job key, started at most once: a relay that
-// dies after starting but before marking the row leaves it to the next relay, whose start is a no-op.
+// Moves committed outbox rows into Temporal. Rows are claimed with SKIP LOCKED under a lease, so any number
+// of relays can run, and no transaction stays open while Temporal is called. Each row becomes the workflow
+// whose id is its job key, started at most once: a relay that dies after starting but before marking the
+// row leaves it, once the lease ends, to the next relay, whose start is a no-op.
 export class OutboxRelay {
   private readonly opts: Required<Omit<RelayOptions, 'logger'>> & { logger: Logger };
   private listener: pg.Client | undefined;
+  private listenRetry: NodeJS.Timeout | undefined;
+  private listenFailures = 0;
   private timer: NodeJS.Timeout | undefined;
   private pendingKick: NodeJS.Timeout | undefined;
   private lastDrain = 0;
@@ -50,11 +76,8 @@ export class OutboxRelay {
   }
 
   async start(): Promise<void> {
-    this.listener = new pg.Client({ connectionString: this.opts.databaseUrl });
-    this.listener.on('notification', () => this.kick());
-    this.listener.on('error', (err) => this.opts.logger.warn({ err }, 'outbox listener lost; polling continues'));
-    await this.listener.connect();
-    await this.listener.query('listen outbox');
+    // The first LISTEN must work: a relay without its database at start is a configuration error.
+    await this.listen(true);
     this.timer = setInterval(() => this.kick(), this.opts.pollIntervalMs);
     this.kick();
   }
@@ -63,8 +86,52 @@ export class OutboxRelay {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     clearTimeout(this.pendingKick);
+    clearTimeout(this.listenRetry);
     await this.draining;
     await this.listener?.end().catch(() => undefined);
+  }
+
+  // LISTEN on a connection of its own. When that connection drops (PostgreSQL restarted, a proxy cut it),
+  // the relay listens again, retrying with backoff, and drains once it is back: a notification sent while
+  // nobody listened is lost, the rows it announced are not. Polling covers the gap.
+  private async listen(first = false): Promise<void> {
+    const listener = new pg.Client({ connectionString: this.opts.databaseUrl });
+    this.listener = listener;
+    let lost = false;
+    const onLost = (err?: Error) => {
+      if (lost || this.stopped) return;
+      lost = true;
+      this.opts.logger.warn({ err }, 'outbox listener lost; polling until it is back');
+      listener.end().catch(() => undefined);
+      this.scheduleListen();
+    };
+    listener.on('notification', () => this.kick());
+    listener.on('error', onLost);
+    listener.on('end', () => onLost());
+    try {
+      await listener.connect();
+      await listener.query('listen outbox');
+    } catch (err) {
+      if (first) {
+        lost = true;
+        await listener.end().catch(() => undefined);
+        throw err;
+      }
+      onLost(err as Error);
+      return;
+    }
+    if (this.listenFailures > 0) this.opts.logger.info('outbox listener back');
+    this.listenFailures = 0;
+    if (!first) this.kick();
+  }
+
+  private scheduleListen(): void {
+    if (this.stopped || this.listenRetry) return;
+    const delay = Math.min(LISTEN_RETRY_MAX_MS, 250 * 2 ** this.listenFailures++);
+    this.listenRetry = setTimeout(() => {
+      this.listenRetry = undefined;
+      if (!this.stopped) void this.listen();
+    }, delay);
   }
 
   // Coalesces wake-ups: at most one drain runs, a wake-up during it schedules one more, and a wake-up sooner
@@ -101,55 +168,96 @@ export class OutboxRelay {
     while (!this.stopped && (await this.drainOnce()) === this.opts.batchSize);
   }
 
-  // One batch in one transaction; returns how many rows it dispatched (a failure ends the drain until the next poll).
+  // Claims one batch (one short statement), dispatches it outside any transaction and marks each row.
+  // Returns how many rows it claimed; an unreachable Temporal releases the batch and ends the drain.
   async drainOnce(): Promise<number> {
     const em = this.opts.orm.em.fork();
-    return em.transactional(async (tx) => {
-      const rows = await query(
-        tx,
-        sql<OutboxRow>`select id, org_id, job_type, job_key, args, description from outbox
-          where dispatched_at is null order by created_at, id limit ${this.opts.batchSize} for update skip locked`,
-      );
-      // Rows bound for one org's long-lived workflow become one signal; every other row starts its own workflow.
-      const signals = new Map<string, OutboxRow[]>();
-      const starts: OutboxRow[] = [];
-      for (const row of rows) {
-        if (SIGNAL_JOBS[row.job_type] && row.org_id) signals.set(`${row.job_type}/${row.org_id}`, [...(signals.get(`${row.job_type}/${row.org_id}`) ?? []), row]);
-        else starts.push(row);
+    const rows = await query(
+      em,
+      sql<OutboxRow>`update outbox set claimed_until = now() + make_interval(secs => ${LEASE_SECONDS})
+        where id in (
+          select id from outbox
+          where dispatched_at is null and failed_at is null
+            and (claimed_until is null or claimed_until < now())
+            and (next_attempt_at is null or next_attempt_at <= now())
+          order by created_at, id limit ${this.opts.batchSize} for update skip locked)
+        returning id, org_id, job_type, job_key, args, description, created_at`,
+    );
+    rows.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
+    // Rows bound for one org's long-lived workflow become one signal; every other row starts its own workflow.
+    const groups: { rows: OutboxRow[]; send: () => Promise<unknown> }[] = [];
+    const signals = new Map<string, OutboxRow[]>();
+    for (const row of rows) {
+      const key = `${row.job_type}/${row.org_id}`;
+      if (SIGNAL_JOBS[row.job_type] && row.org_id) {
+        if (!signals.has(key)) signals.set(key, []);
+        signals.get(key)!.push(row);
+      } else {
+        groups.push({ rows: [row], send: () => this.startJob(row) });
       }
-      let dispatched = 0;
-      const settle = async (group: OutboxRow[], send: () => Promise<unknown>) => {
-        const ids = group.map((r) => r.id);
-        try {
-          await send();
-          await query(tx, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null where id = any(${ids}::uuid[])`);
-          dispatched += group.length;
-        } catch (err) {
-          await query(tx, sql`update outbox set attempts = attempts + 1, last_error = ${String(err)} where id = any(${ids}::uuid[])`);
-          this.opts.logger.warn({ err, jobKeys: group.map((r) => r.job_key) }, 'outbox dispatch failed; will retry');
+    }
+    for (const group of signals.values()) groups.unshift({ rows: group, send: () => this.signalJob(group) });
+
+    for (const [index, group] of groups.entries()) {
+      const ids = group.rows.map((r) => r.id);
+      try {
+        await group.send();
+        await query(em, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null, claimed_until = null where id = any(${ids}::uuid[])`);
+      } catch (err) {
+        if (err instanceof TemporalUnreachable) {
+          const rest = groups.slice(index).flatMap((g) => g.rows.map((r) => r.id));
+          await query(em, sql`update outbox set claimed_until = null, last_error = ${String(err.cause)} where id = any(${rest}::uuid[])`);
+          this.opts.logger.warn({ err: err.cause }, 'Temporal unreachable; outbox rows stay queued');
+          return 0;
         }
-      };
-      for (const group of signals.values()) {
-        const job = SIGNAL_JOBS[group[0]!.job_type]!;
-        const orgId = group[0]!.org_id!;
-        await settle(group, () =>
-          signalWithStart(this.opts.client, this.opts.taskQueue, job.workflowType, job.signal, [job.merge(group.map((r) => r.args[0]))], {
-            workflowId: job.workflowId(orgId),
-            orgId,
-            description: job.description,
-            args: [job.initial(orgId)],
-          }),
-        );
+        await this.recordFailure(em, group.rows, err);
       }
-      for (const row of starts) {
-        await settle([row], async () => {
-          const workflowType = JOB_WORKFLOWS[row.job_type];
-          if (!workflowType) throw new Error(`no workflow for job type ${row.job_type}`);
-          const started = await startOnce(this.opts.client, this.opts.taskQueue, workflowType, { workflowId: row.job_key, orgId: row.org_id, description: row.description, args: row.args });
-          this.opts.logger.debug({ workflowId: row.job_key, started }, 'outbox row dispatched');
-        });
-      }
-      return dispatched;
-    });
+    }
+    return rows.length;
+  }
+
+  private async recordFailure(em: EntityManager, rows: OutboxRow[], err: unknown): Promise<void> {
+    const ids = rows.map((r) => r.id);
+    const failed = await query(
+      em,
+      sql<{ job_key: string; attempts: number; failed: boolean }>`update outbox set attempts = attempts + 1, last_error = ${String(err)}, claimed_until = null,
+          next_attempt_at = now() + make_interval(secs => least(${MAX_BACKOFF_SECONDS}, power(2, attempts))),
+          failed_at = case when attempts + 1 >= ${MAX_ATTEMPTS} then now() end
+        where id = any(${ids}::uuid[]) returning job_key, attempts, failed_at is not null as failed`,
+    );
+    const parked = failed.filter((r) => r.failed).map((r) => r.job_key);
+    if (parked.length > 0) this.opts.logger.error({ err, jobKeys: parked, attempts: MAX_ATTEMPTS }, 'outbox rows failed for good; parked (outbox.failed_at)');
+    else this.opts.logger.warn({ err, jobKeys: rows.map((r) => r.job_key) }, 'outbox dispatch failed; will retry with backoff');
+  }
+
+  private async startJob(row: OutboxRow): Promise<void> {
+    const workflowType = JOB_WORKFLOWS[row.job_type];
+    if (!workflowType) throw new Error(`no workflow for job type ${row.job_type}`);
+    const started = await this.call(() => startOnce(this.opts.client, this.opts.taskQueue, workflowType, { workflowId: row.job_key, orgId: row.org_id, description: row.description, args: row.args }));
+    this.opts.logger.debug({ workflowId: row.job_key, started }, 'outbox row dispatched');
+  }
+
+  private async signalJob(group: OutboxRow[]): Promise<void> {
+    const job = SIGNAL_JOBS[group[0]!.job_type]!;
+    const orgId = group[0]!.org_id!;
+    await this.call(() =>
+      signalWithStart(this.opts.client, this.opts.taskQueue, job.workflowType, job.signal, [job.merge(group.map((r) => r.args[0]))], {
+        workflowId: job.workflowId(orgId),
+        orgId,
+        description: job.description,
+        args: [job.initial(orgId)],
+      }),
+    );
+  }
+
+  // Tells Temporal's own trouble (it is down, overloaded, or timing out) from a refusal of this row.
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const code = grpcCode(err);
+      if (code !== undefined && SERVICE_DOWN_CODES.has(code)) throw new TemporalUnreachable('Temporal unreachable', { cause: err });
+      throw err;
+    }
   }
 }

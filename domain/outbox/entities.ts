@@ -16,6 +16,11 @@ export const OutboxMessage = defineEntity({
     dispatchedAt: p.datetime().nullable(),
     attempts: p.integer(),
     lastError: p.text().nullable(),
+    // Set while a relay dispatches the row (temporal/outbox-relay.ts); a dead relay's claim simply runs out.
+    claimedUntil: p.datetime().nullable(),
+    // After a failed dispatch: not before then. After the last attempt: parked, with last_error.
+    nextAttemptAt: p.datetime().nullable(),
+    failedAt: p.datetime().nullable(),
   },
 });
 export type OutboxMessage = InstanceType<typeof OutboxMessage.class>;
