@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import type { Middleware } from 'koa';
 import { oauthRoutes } from './auth/oauth.ts';
@@ -71,4 +72,15 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     ctx.body = { error: 'not found', message: `no route for ${ctx.method} ${ctx.path}` };
   });
   return app;
+}
+
+// Request line and headers up to 64 KiB (Node's default is 16 KiB): an identity provider's callback can carry
+// long codes, and a refusal at that level (431) would come without a JSON body.
+export const MAX_HEADER_BYTES = 65_536;
+
+export function listen(app: Koa<AppState>, port: number, host: string): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
+    server.listen(port, host, () => resolve(server));
+  });
 }

@@ -6,7 +6,7 @@ import { createLogger } from '../infra/logger.ts';
 import { openOrm } from '../infra/orm.ts';
 import { onShutdown } from '../infra/shutdown.ts';
 import { connectClient } from '../temporal/client.ts';
-import { createApp } from './app.ts';
+import { createApp, listen } from './app.ts';
 
 const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'api');
@@ -16,9 +16,8 @@ const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(o
 
 const embedder = await createEmbedder(config, logger);
 
-const server = createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder }).listen(config.PORT, config.HOST, () => {
-  logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${config.publicBaseUrl}/api/docs` }, 'API listening');
-});
+const server = await listen(createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder }), config.PORT, config.HOST);
+logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${config.publicBaseUrl}/api/docs` }, 'API listening');
 
 onShutdown(logger, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));

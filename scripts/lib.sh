@@ -223,6 +223,21 @@ ensure_secrets() {
   export BYOK_ESCROW_KEY TEMPORAL_CODEC_KEYS
 }
 
+# schemathesis (PyPI) in a virtualenv of its own in the cache, for scripts/fuzz.sh.
+SCHEMATHESIS_VERSION=4.32.5
+ensure_schemathesis() {
+  SCHEMATHESIS_VENV="$CACHE_DIR/schemathesis-$SCHEMATHESIS_VERSION"
+  if [ ! -f "$SCHEMATHESIS_VENV/.installed" ]; then
+    command -v python3 >/dev/null || die "python3 (with venv) is needed for schemathesis"
+    log "installing schemathesis $SCHEMATHESIS_VERSION from PyPI into $SCHEMATHESIS_VENV"
+    rm -rf "$SCHEMATHESIS_VENV"
+    python3 -m venv "$SCHEMATHESIS_VENV"
+    "$SCHEMATHESIS_VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >&2
+    touch "$SCHEMATHESIS_VENV/.installed"
+  fi
+  export SCHEMATHESIS_VENV
+}
+
 # The optional fourth argument is the codec endpoint the Web UI decrypts history through.
 start_temporal() {
   local port="$1" ui_port="$2" db_file="$3" codec_endpoint="${4:-}"

@@ -47,7 +47,7 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       summary: 'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard',
       description:
         'Links by the provider identity first, then by a verified e-mail; otherwise creates a user with an org of their own. A bad or replayed state is 400 `invalid_state`; a code the provider refuses (for example a replayed one) is 400 `oauth_failed`.',
-      query: z.object({ state: z.string().max(500).optional(), code: z.string().max(2000).optional(), error: z.string().max(200).optional() }).catchall(z.string()),
+      query: z.object({ state: z.string().max(500).optional(), code: z.string().max(2000).optional(), error: z.string().max(200).optional() }).catchall(z.string().max(500)),
       responses: { 302: { description: 'Signed in; to /dashboard' }, 400: { description: '`invalid_state` or `oauth_failed`' }, 404: { description: '`oauth_not_configured`' } },
       handler: async (ctx, { query }) => {
         const client = configured();

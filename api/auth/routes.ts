@@ -104,7 +104,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       summary: 'Sign in with e-mail and password; sets the session cookie',
       description: 'Without `org_id` the session acts in the org the user used last. With `org_id` it acts in that org (403 when not a member).',
       body: z.object({ email, password: z.string().min(1).max(1024), org_id: z.uuid().optional() }),
-      responses: { 200: { description: 'Signed in', schema: accountSchema }, 403: { description: 'Not a member of `org_id`' }, 429: { description: '`too_many_attempts`: 10 failed attempts on one account from one client address, or 50 attempts from one client address, in 15 minutes; Retry-After in seconds' } },
+      responses: { 200: { description: 'Signed in', schema: accountSchema }, 401: { description: '`invalid_credentials`: no such account, or a wrong password' }, 403: { description: 'Not a member of `org_id`' }, 429: { description: '`too_many_attempts`: 10 failed attempts on one account from one client address, or 50 attempts from one client address, in 15 minutes; Retry-After in seconds' } },
       handler: async (ctx, { body }) => {
         await guardLogin(ctx.state.em, body.email, ctx.ip);
         const session = await login(ctx.state.em, { email: body.email, password: body.password, orgId: body.org_id }).catch(async (err: unknown) => {

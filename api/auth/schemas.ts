@@ -47,7 +47,11 @@ export const issuedTokenSchema = tokenSchema
   .extend({ raw: z.string().startsWith('svc_').meta({ description: 'the full token; shown only in this response' }) })
   .meta({ id: 'IssuedApiToken' });
 
-export const email = z.email().max(320);
+// RFC 5321's limits (64 octets before the @, 254 in all), which mail servers and validators enforce.
+export const email = z
+  .email()
+  .max(254)
+  .refine((e) => e.lastIndexOf('@') <= 64, 'at most 64 characters before the @');
 export const password = z.string().min(PASSWORD_MIN_LENGTH, `at least ${PASSWORD_MIN_LENGTH} characters`).max(PASSWORD_MAX_LENGTH);
 export const personName = z.string().trim().min(1).max(200);
 

@@ -124,7 +124,7 @@ export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
         ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } } } : {}),
       };
     }
-    const implied = [400, ...(route.access === 'caller' ? [401] : []), ...(isWrite(route) ? [403, 429] : []), ...(route.body ? [415] : [])];
+    const implied = [400, ...(route.access === 'caller' ? [401] : []), ...(isWrite(route) ? [403, 429] : []), ...(route.params ? [404] : []), ...(route.body ? [415] : [])];
     for (const status of implied) {
       const key = String(status) as `4${string}`;
       responses[key] ??= { description: STATUS_TEXT[status]!, content: { 'application/json': { schema: errorBody } } };

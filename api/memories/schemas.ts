@@ -7,7 +7,9 @@ export const namespaceName = z
   .trim()
   .min(1)
   .max(200)
-  .regex(/^[^\p{Cc}]+$/u, 'no control characters')
+  // Control characters (Unicode Cc) spelled as ranges: the pattern is published in the OpenAPI document,
+  // and clients' regex engines (Python's, for one) do not all know \p{Cc}.
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'no control characters')
   .meta({ description: 'project (namespace) name; created on first use' });
 
 export const tag = z.string().trim().min(1).max(128);

@@ -4,7 +4,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { createApp } from '../../api/app.ts';
+import { createApp, listen } from '../../api/app.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { ensureLocalAccount } from '../../domain/accounts/local.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
@@ -114,9 +114,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   await relay?.start();
 
   const app = createApp({ config, orm, temporal, logger, localCaller, llm, embedder, validateResponses: true });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(options.port ?? 0, '127.0.0.1', () => resolve(s));
-  });
+  const server: Server = await listen(app, options.port ?? 0, '127.0.0.1');
   const address = server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
