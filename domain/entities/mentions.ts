@@ -68,6 +68,17 @@ async function findEntity(em: EntityManager, orgId: string, r: Resolved): Promis
   return row?.id;
 }
 
+// One extraction may write "Acme" with the alias "Acme Corp" while another writes "Acme Corp" as a name:
+// each would look for the other's row before it committed, and the org would get two entities for one
+// thing. So every name a call is about to look up (names and aliases alike) is locked for the rest of its
+// transaction, in sorted order so that calls never wait on each other in a cycle; the later call then finds
+// the earlier one's entity. The locks are advisory (no row exists yet to lock) and keyed by org and name.
+async function lockNames(em: EntityManager, orgId: string, resolved: Resolved[]): Promise<void> {
+  const keys = [...new Set(resolved.flatMap((r) => r.names.normalized))].sort().map((name) => `entity:${orgId}:${name}`);
+  if (keys.length === 0) return;
+  await query(em, sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) with ordinality as u(k, i) order by i`);
+}
+
 // Finds or creates the entity of a mention. A concurrent call inserting the same name makes this insert
 // wait for it and then do nothing, after which the committed row is found by name.
 async function resolveEntity(em: EntityManager, orgId: string, r: Resolved, seenAt: string): Promise<{ id: string; created: boolean }> {
@@ -124,9 +135,11 @@ export async function recordMentions(em: EntityManager, orgId: string, memoryId:
     // Holds off a concurrent delete of the memory until the links are in.
     const memory = await queryOne(tx, sql<{ id: string }>`select id from memories where id = ${memoryId} and org_id = ${orgId} for key share`);
     if (!memory) return { entityIds: [], created: 0, linked: 0 };
+    const resolved = dedupe(mentions);
+    await lockNames(tx, orgId, resolved);
     const entities = new Map<string, Names>();
     let created = 0;
-    for (const r of dedupe(mentions)) {
+    for (const r of resolved) {
       const entity = await resolveEntity(tx, orgId, r, seen);
       if (entity.created) created++;
       const names = entities.get(entity.id);

@@ -41,6 +41,29 @@ const linkCount = async (memoryId: string) =>
   (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_entities where memory_id = ${memoryId}`))[0]!.n;
 
 describe('recordMentions', () => {
+  it('gives one entity to a name that one extraction writes as a name and a concurrent one as an alias', async () => {
+    const b = await signUp(stack.api);
+    const pairs = 8;
+    const memories = await Promise.all(Array.from({ length: pairs * 2 }, (_, i) => save(`race ${i}`, b)));
+    const outcomes = await Promise.all(
+      Array.from({ length: pairs }, (_, i) => [
+        record(memories[2 * i]!, [{ name: `Racer ${i}`, type: 'org', aliases: [`Racer ${i} Incorporated`] }], new Date(), b),
+        record(memories[2 * i + 1]!, [{ name: `Racer ${i} Incorporated`, type: 'org' }], new Date(), b),
+      ]).flat(),
+    );
+    for (let i = 0; i < pairs; i++) {
+      const [byName, byAlias] = [outcomes[2 * i]!, outcomes[2 * i + 1]!];
+      expect(byAlias.entityIds, `pair ${i}`).toEqual(byName.entityIds);
+      expect(byName.created + byAlias.created).toBe(1);
+      const rows = await query(
+        stack.orm.em.fork(),
+        sql<{ n: number }>`select count(*)::int as n from entities where org_id = ${b.org.id} and (normalized_name like ${`racer ${i}%`} or ${`racer ${i} incorporated`} = any(normalized_aliases))`,
+      );
+      expect(rows[0]!.n).toBe(1);
+      expect((await entity(byName.entityIds[0]!, b)).mention_count).toBe(2);
+    }
+  });
+
   it('creates an entity once and merges later mentions by normalized name', async () => {
     const [m1, m2, m3] = [await save('pg one'), await save('pg two'), await save('pg three')];
     const t0 = new Date('2024-01-01T00:00:00.000Z');
