@@ -44,14 +44,21 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
     }
   }
   return em.transactional(async (tx) => {
-    const memberships = await query(
+    // Every membership of every org the user is in, locked in (org, user) order, as removeMember locks an
+    // org's: two co-owners deleting their accounts at once then run one after the other, and the second
+    // sees that it would be the last owner. (A row deleted by the first is skipped once its lock is free.)
+    const rows = await query(
       tx,
-      sql<{ org_id: string; role: string; members: number; owners: number }>`
-        select m.org_id, m.role,
-               (select count(*)::int from memberships x where x.org_id = m.org_id) as members,
-               (select count(*)::int from memberships x where x.org_id = m.org_id and x.role = 'owner') as owners
-          from memberships m where m.user_id = ${caller.userId} order by m.org_id for update of m`,
+      sql<{ org_id: string; user_id: string; role: string }>`select org_id, user_id, role from memberships
+        where org_id in (select org_id from memberships where user_id = ${caller.userId})
+        order by org_id, user_id for update`,
     );
+    const memberships = rows
+      .filter((r) => r.user_id === caller.userId)
+      .map((m) => {
+        const orgRows = rows.filter((r) => r.org_id === m.org_id);
+        return { org_id: m.org_id, role: m.role, members: orgRows.length, owners: orgRows.filter((r) => r.role === 'owner').length };
+      });
     const blocked = memberships.find((m) => m.members > 1 && m.role === 'owner' && m.owners === 1);
     if (blocked) throw conflict('sole_owner', `you are the only owner of org ${blocked.org_id}, which has other members: make another member owner first`);
     const [creds] = await query(

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
-import { signUp, startStack, type Stack } from '../support/stack.ts';
+import pg from 'pg';
+import { eventually, signUp, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -52,5 +53,34 @@ describe('DELETE /api/auth/me', () => {
     const members = await stack.api.get(`/api/orgs/${owner.org.id}/members`, { token: owner.token });
     expect(members.body.members.map((m: { id: string }) => m.id)).toEqual([owner.user.id]);
     expect((await stack.api.get(`/api/events?action=org.member.remove&target=${member.user.id}`, { token: owner.token })).body.events).toHaveLength(1);
+  });
+
+  it('never leaves an org without an owner when two co-owners delete their accounts at once', async () => {
+    for (let round = 0; round < 3; round++) {
+      const first = await signUp(stack.api);
+      const second = await signUp(stack.api);
+      const member = await signUp(stack.api);
+      const orgId = first.org.id;
+      await stack.api.post(`/api/orgs/${orgId}/members`, { token: first.token, body: { email: second.user.email, role: 'owner' } });
+      await stack.api.post(`/api/orgs/${orgId}/members`, { token: first.token, body: { email: member.user.email, role: 'member' } });
+
+      // Both deletions are held at their audit row (after each has looked at the org's owners) until both
+      // are in flight, so their transactions overlap for sure.
+      const gate = new pg.Client({ connectionString: stack.config.DATABASE_URL });
+      await gate.connect();
+      await gate.query('begin; lock table audit_events in share row exclusive mode');
+      const pending = Promise.all([first, second].map((who) => stack.api.delete('/api/auth/me', { token: who.token, body: { password: who.password } })));
+      await eventually(async () => {
+        const waiting = await gate.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+        return waiting.rows[0].n >= 2;
+      });
+      await gate.query('commit');
+      await gate.end();
+      const answers = await pending;
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+      expect(answers.find((r) => r.status === 409)!.body.error).toBe('sole_owner');
+      const owners = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memberships where org_id = ${orgId} and role = 'owner'`);
+      expect(owners[0]!.n, `round ${round}`).toBe(1);
+    }
   });
 });
