@@ -128,7 +128,7 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
       createdAt: now,
       updatedAt: now,
     };
-    await writeSaves(tx, [{ caller, memory, namespaceId: a.namespace_id, bytes: prepared.bytes }]);
+    await writeSaves(tx, [{ caller, memory, bytes: prepared.bytes }]);
     const superseded = await query(
       tx,
       sql<MemoryRow>`update memories m set superseded_by = ${memory.id}, updated_at = greatest(now(), m.updated_at + interval '1 millisecond')

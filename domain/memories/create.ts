@@ -6,7 +6,7 @@ import { newId } from '../ids.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
 import type { Metadata, MemoryView } from './model.ts';
-import { DEFAULT_NAMESPACE, ensureNamespace } from './namespaces.ts';
+import { DEFAULT_NAMESPACE } from './namespaces.ts';
 import { checkCreateQuota } from './quota.ts';
 import { writeSaves, type SaveBatcher } from './save-batch.ts';
 
@@ -69,7 +69,7 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
       if (claim.replay) return { memory: claim.replay, replayed: true };
     }
     await checkCreateQuota(tx, caller.orgId, caller.plan, prepared.bytes, context.upgradeUrl);
-    await writeSaves(tx, [{ caller, memory, namespaceId: await ensureNamespace(tx, caller.orgId, memory.namespace), bytes: prepared.bytes, enrichment }]);
+    await writeSaves(tx, [{ caller, memory, bytes: prepared.bytes, enrichment }]);
     if (context.idempotency) await storeIdempotentResult(tx, caller.orgId, context.idempotency.key, memory);
     return { memory, replayed: false };
   });

@@ -11,49 +11,25 @@ import { termFrequencies } from '../search/analyzer.ts';
 import { query, sql } from '../sql.ts';
 import { createdDeltas } from './counters.ts';
 import type { MemoryView } from './model.ts';
-import { ensureNamespace } from './namespaces.ts';
+import { ensureNamespaces, namespaceKey } from './namespaces.ts';
 
 export interface PendingSave {
   caller: Caller;
   memory: MemoryView;
-  // Resolved from memory.namespace for the whole batch when not given.
-  namespaceId?: string | undefined;
   bytes: number;
   // Background LLM work the save starts (its outbox job, and the caller's sealed keys when BYOK).
   enrichment?: ScheduledEnrichment | null | undefined;
-}
-
-// One lookup for every namespace a batch names; the few that do not exist yet are created.
-async function namespaceIds(em: EntityManager, saves: PendingSave[]): Promise<string[]> {
-  const wanted = saves.filter((s) => !s.namespaceId);
-  const found = new Map<string, string>();
-  if (wanted.length > 0) {
-    const rows = await query(
-      em,
-      sql<{ id: string; org_id: string; name: string }>`select id, org_id, name from namespaces
-        where org_id = any(${[...new Set(wanted.map((s) => s.caller.orgId))]}::uuid[]) and name = any(${[...new Set(wanted.map((s) => s.memory.namespace))]}::text[])`,
-    );
-    for (const r of rows) found.set(`${r.org_id}/${r.name}`, r.id);
-  }
-  const ids: string[] = [];
-  for (const s of saves) {
-    const key = `${s.caller.orgId}/${s.memory.namespace}`;
-    let id = s.namespaceId ?? found.get(key);
-    if (!id) {
-      id = await ensureNamespace(em, s.caller.orgId, s.memory.namespace);
-      found.set(key, id);
-    }
-    ids.push(id);
-  }
-  return ids;
 }
 
 // Writes any number of new memories in ONE statement, hence one transaction: the rows, their postings
 // (searchable at commit), the counters (summed per key, so one upsert per key however many memories),
 // one memory.saved event and one memory.save audit row each, and one outbox job per org of the batch for
 // its curator (embedding, and the enrichments the saves asked for).
+// The namespaces are looked up (and locked, see namespaces.ts) in the same transaction as that statement.
 export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promise<void> {
-  const resolved = await namespaceIds(em, saves);
+  if (!em.isInTransaction()) return em.transactional((tx) => writeSaves(tx, saves));
+  const namespaces = await ensureNamespaces(em, saves.map((s) => ({ orgId: s.caller.orgId, name: s.memory.namespace })));
+  const resolved = saves.map((s) => namespaces.get(namespaceKey(s.caller.orgId, s.memory.namespace))!);
   const rows = [];
   // Each posting names its memory by position in `rows`, so ids travel once per memory, not once per term.
   const postings = { row: [] as number[], term: [] as string[], tf: [] as number[] };

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
-import { signUp, startStack, subscribeToMemoryEvents, type SignedUp, type Stack } from '../support/stack.ts';
+import type { Caller } from '../../domain/accounts/caller.ts';
+import { newId } from '../../domain/ids.ts';
+import type { MemoryView } from '../../domain/memories/model.ts';
+import { writeSaves } from '../../domain/memories/save-batch.ts';
+import { deleteProject } from '../../domain/projects/delete.ts';
+import { eventually, signUp, startStack, subscribeToMemoryEvents, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 let a: SignedUp;
@@ -160,5 +165,60 @@ describe('project roles', () => {
     expect((await stack.api.delete(`/api/projects/${project.id}`, { cookie: session })).status).toBe(403);
     expect((await stack.api.get(`/api/projects/${project.id}`, { token: owner.token })).body.memory_count).toBe(2);
     expect((await stack.api.delete(`/api/projects/${project.id}`, { token: owner.token })).status).toBe(204);
+  });
+
+  describe('a save racing its project\'s deletion', () => {
+    const orphans = async (orgId: string) =>
+      (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memories m where m.org_id = ${orgId}
+        and not exists (select 1 from namespaces n where n.id = m.namespace_id)`))[0]!.n;
+    const lockWaits = async () =>
+      (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))[0]!.n;
+    const callerOf = (who: SignedUp): Caller => ({ userId: who.user.id, orgId: who.org.id, role: 'owner', plan: 'team', credentialId: who.tokenId, credentialKind: 'api' });
+
+    it('saved first, it is deleted with the project: the deletion waits for it to commit', async () => {
+      const b = await signUp(stack.api);
+      await save({ content: 'already in the doomed project', namespace: 'doomed' }, b.token);
+      const project = (await projects(b.token)).find((p) => p.name === 'doomed')!;
+      const late: MemoryView = { id: newId(), content: 'saved while the project is deleted', namespace: 'doomed', tags: [], source: 'agent', sourceRef: null, metadata: {}, createdAt: Date.now(), updatedAt: Date.now() };
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      // The save has written its statement and not yet committed when the deletion starts.
+      const saving = stack.orm.em.fork().transactional(async (tx) => {
+        await writeSaves(tx, [{ caller: callerOf(b), memory: late, bytes: 30 }]);
+        await held;
+      });
+      const deleting = stack.api.delete(`/api/projects/${project.id}`, { token: b.token });
+      await eventually(async () => (await lockWaits()) >= 1);
+      release();
+      await saving;
+      expect((await deleting).status).toBe(204);
+      expect(await orphans(b.org.id)).toBe(0);
+      expect((await stack.api.get(`/api/memories/${late.id}`, { token: b.token })).status).toBe(404);
+      expect(await projects(b.token)).toEqual([]);
+    });
+
+    it('saved while the deletion runs, it waits and lands in the project made anew', async () => {
+      const b = await signUp(stack.api);
+      await save({ content: 'first of its project', namespace: 'reborn' }, b.token);
+      const project = (await projects(b.token)).find((p) => p.name === 'reborn')!;
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const deleting = stack.orm.em.fork().transactional(async (tx) => {
+        await deleteProject(tx, callerOf(b), project.id);
+        await held;
+      });
+      await eventually(async () => (await projects(b.token)).length === 1 && (await lockWaits()) === 0);
+      const saving = save({ content: 'saved during the deletion', namespace: 'reborn' }, b.token);
+      await eventually(async () => (await lockWaits()) >= 1);
+      release();
+      await deleting;
+      const saved = await saving;
+      expect(saved.status).toBe(201);
+      expect(await orphans(b.org.id)).toBe(0);
+      expect((await stack.api.get(`/api/memories/${saved.body.id}`, { token: b.token })).body.namespace).toBe('reborn');
+      const after = await projects(b.token);
+      expect(after.map((p) => [p.name, p.memory_count])).toEqual([['reborn', 1]]);
+      expect(after[0]!.id).not.toBe(project.id);
+    });
   });
 });

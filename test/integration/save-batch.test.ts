@@ -3,7 +3,6 @@ import type { Caller } from '../../domain/accounts/caller.ts';
 import { readCounters } from '../../domain/counters.ts';
 import { newId } from '../../domain/ids.ts';
 import type { MemoryView } from '../../domain/memories/model.ts';
-import { ensureNamespace } from '../../domain/memories/namespaces.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { signUp, startStack, subscribeToMemoryEvents, type Stack } from '../support/stack.ts';
@@ -32,10 +31,9 @@ describe('SaveBatcher (group commit of saves)', () => {
     await subscribeToMemoryEvents(stack, a.org.id);
     const caller: Caller = { userId: a.user.id, orgId: a.org.id, role: 'owner', plan: 'team', credentialId: a.tokenId, credentialKind: 'api' };
     const em = stack.orm.em.fork();
-    const namespaceId = await ensureNamespace(em, a.org.id, 'batched');
     const batcher = new SaveBatcher(() => stack.orm.em.fork(), 2, 16);
     const saves = Array.from({ length: 100 }, (_, i) => memory(`group commit number ${i} zebra`));
-    await Promise.all(saves.map((m) => batcher.save({ caller, memory: m, namespaceId, bytes: Buffer.byteLength(m.content) })));
+    await Promise.all(saves.map((m) => batcher.save({ caller, memory: m, bytes: Buffer.byteLength(m.content) })));
 
     const counters = await readCounters(em, a.org.id);
     expect(counters.get('memories')).toBe(100);
@@ -52,17 +50,16 @@ describe('SaveBatcher (group commit of saves)', () => {
   it('retries a failed batch save by save, so one bad save fails alone', async () => {
     const a = await signUp(stack.api);
     const caller: Caller = { userId: a.user.id, orgId: a.org.id, role: 'owner', plan: 'team', credentialId: a.tokenId, credentialKind: 'api' };
-    const namespaceId = await ensureNamespace(stack.orm.em.fork(), a.org.id, 'batched');
     const existing = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'already here' } })).body.id as string;
     // One busy slot so that the next saves queue up and go as one batch.
     const batcher = new SaveBatcher(() => stack.orm.em.fork(), 1, 16);
-    const first = batcher.save({ caller, memory: memory('first'), namespaceId, bytes: 5 });
+    const first = batcher.save({ caller, memory: memory('first'), bytes: 5 });
     const good = [memory('good one'), memory('good two')];
     const results = await Promise.allSettled([
       first,
-      batcher.save({ caller, memory: good[0]!, namespaceId, bytes: 8 }),
-      batcher.save({ caller, memory: memory('duplicate id', existing), namespaceId, bytes: 12 }),
-      batcher.save({ caller, memory: good[1]!, namespaceId, bytes: 8 }),
+      batcher.save({ caller, memory: good[0]!, bytes: 8 }),
+      batcher.save({ caller, memory: memory('duplicate id', existing), bytes: 12 }),
+      batcher.save({ caller, memory: good[1]!, bytes: 8 }),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     for (const m of good) expect((await stack.api.get(`/api/memories/${m.id}`, { token: a.token })).status).toBe(200);
