@@ -10,7 +10,8 @@ import { LIST_ORDERS, listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
 import { invalid } from '../../domain/errors.ts';
-import { searchBulk } from '../../domain/search/bulk.ts';
+import pLimit from 'p-limit';
+import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
 import { needsVector, queryVectors, searchMemories, SEARCH_MODES } from '../../domain/search/search.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
@@ -99,6 +100,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const batcher = new SaveBatcher(() => deps.orm.em.fork());
+  const bulkSlots = pLimit(bulkSearchSlots(deps.config.DATABASE_POOL_MAX));
   const patchRoute = (method: 'put' | 'patch') =>
     defineRoute({
       method,
@@ -223,7 +225,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
         const vectors = needsVector(body.mode) ? queryVectors(deps.embedder, body.queries) : undefined;
-        const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, { k: body.k, mode: body.mode, filters: toFilters(body), vectors });
+        const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, { k: body.k, mode: body.mode, filters: toFilters(body), vectors, slots: bulkSlots });
         ctx.body = { results: body.queries.map((query, i) => ({ query, hits: hits[i]!.map(memoryJson) })) };
       },
     }),

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { availableParallelism } from 'node:os';
+import type { LimitFunction } from 'p-limit';
 import type { MemoryFilters } from '../memories/filters.ts';
 import { searchMemories, type QueryVector, type SearchHit, type SearchMode } from './search.ts';
 
@@ -8,20 +9,27 @@ import { searchMemories, type QueryVector, type SearchHit, type SearchMode } fro
 // a 2-core machine).
 const PARALLELISM = Math.max(2, availableParallelism());
 
+// Bulk searches of all requests together run at most this many searches at once: a hybrid search holds two
+// connections, so they never take more than half of the pool, and saves and credential lookups always
+// find a free connection however many bulk searches arrive.
+export const bulkSearchSlots = (poolMax: number): number => Math.max(1, Math.floor(poolMax / 4));
+
 // Runs the queries in parallel, each on its own connection, and returns the hits in query order. For
-// semantic and hybrid, `vectors` holds every query's embedding, computed in one batch.
+// semantic and hybrid, `vectors` holds every query's embedding, computed in one batch. `slots` is the
+// process-wide limit shared by every bulk search (bulkSearchSlots).
 export async function searchBulk(
   fork: () => EntityManager,
   orgId: string,
   queries: string[],
-  options: { k: number; mode: SearchMode; filters: MemoryFilters; vectors?: Promise<QueryVector[]> | undefined },
+  options: { k: number; mode: SearchMode; filters: MemoryFilters; vectors?: Promise<QueryVector[]> | undefined; slots: LimitFunction },
 ): Promise<SearchHit[][]> {
   const results: SearchHit[][] = new Array(queries.length);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < queries.length; i = next++) {
       const vector = options.vectors?.then((all) => all[i]!);
-      results[i] = await searchMemories(fork(), orgId, { text: queries[i]!, k: options.k, mode: options.mode, filters: options.filters }, vector);
+      const text = queries[i]!;
+      results[i] = await options.slots(() => searchMemories(fork(), orgId, { text, k: options.k, mode: options.mode, filters: options.filters }, vector));
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLELISM, queries.length) }, worker));
