@@ -3,22 +3,57 @@ import type { RawBuilder } from 'kysely';
 import { IDEMPOTENCY_WINDOW_HOURS } from '../memories/idempotency.ts';
 import { query, sql } from '../sql.ts';
 
-// Rows whose purpose has passed. The audit log, webhook deliveries and exports are records the org reads,
-// so they are kept; this removes only working state nobody reads once it is done.
+// Rows whose purpose has passed: working state nobody reads once it is done, and the records an org reads
+// (audit log, webhook deliveries, exports, mail) once past their retention (docs/api-decisions.md).
 export const SWEEP_BATCH = 5000;
 export const DISPATCHED_RETENTION_DAYS = 7;
+export const RETENTION_DAYS = {
+  // The audit log is where the plan matters: a paying org keeps 13 months, enough for a yearly review.
+  auditFree: 90,
+  auditPaid: 400,
+  webhookDeliveries: 30,
+  // An export is a download: a week to fetch it, and at most EXPORTS_KEPT of them per org in any case.
+  exports: 7,
+  // Reset and verification mails hold raw (by then long expired) tokens.
+  mail: 14,
+};
+export const EXPORTS_KEPT = 100;
+
+// Each rule selects up to one batch of the table's doomed rows (by ctid).
+const where = (table: string, rule: RawBuilder<unknown>) => sql`select ctid from ${sql.table(table)} where ${rule} limit ${SWEEP_BATCH}`;
 
 const RULES: Record<string, RawBuilder<unknown>> = {
   // The replay window is over; a new request with the key starts afresh anyway.
-  idempotency_keys: sql`created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`,
+  idempotency_keys: where('idempotency_keys', sql`created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`),
   // Sealed BYOK keys whose work never came for them.
-  llm_key_escrow: sql`expires_at < now()`,
-  oauth_requests: sql`expires_at < now()`,
+  llm_key_escrow: where('llm_key_escrow', sql`expires_at < now()`),
+  oauth_requests: where('oauth_requests', sql`expires_at < now()`),
   // Started workflows: their job row and their events have served; kept a week for operators.
-  outbox: sql`dispatched_at < now() - make_interval(days => ${DISPATCHED_RETENTION_DAYS})`,
-  events: sql`dispatched_at < now() - make_interval(days => ${DISPATCHED_RETENTION_DAYS})`,
+  outbox: where('outbox', sql`dispatched_at < now() - make_interval(days => ${DISPATCHED_RETENTION_DAYS})`),
+  events: where('events', sql`dispatched_at < now() - make_interval(days => ${DISPATCHED_RETENTION_DAYS})`),
+  // Every save writes an audit row, so this table is as large as the memories: it is walked org by org
+  // through its (org_id, created_at) index, touching only the rows past retention.
+  audit_events: sql`select a.ctid from orgs o cross join lateral (
+      select ctid from audit_events a
+       where a.org_id = o.id and a.created_at < now() - make_interval(days => case when o.plan = 'free' then ${RETENTION_DAYS.auditFree}::int else ${RETENTION_DAYS.auditPaid}::int end)
+       limit ${SWEEP_BATCH}) a
+    limit ${SWEEP_BATCH}`,
+  // Deliveries still being retried stay; their attempts go with them (foreign key). Walked endpoint by
+  // endpoint through the (endpoint_id, created_at) index.
+  webhook_deliveries: sql`select d.ctid from webhook_endpoints w cross join lateral (
+      select ctid from webhook_deliveries d
+       where d.endpoint_id = w.id and d.created_at < now() - make_interval(days => ${RETENTION_DAYS.webhookDeliveries}) and d.status <> 'pending'
+       limit ${SWEEP_BATCH}) d
+    limit ${SWEEP_BATCH}`,
+  // Finished exports past their week, or beyond the org's most recent EXPORTS_KEPT; chunks go with them.
+  export_jobs: where(
+    'export_jobs',
+    sql`status <> 'pending' and (created_at < now() - make_interval(days => ${RETENTION_DAYS.exports})
+      or id not in (select e.id from export_jobs e where e.org_id = export_jobs.org_id order by e.created_at desc limit ${EXPORTS_KEPT}))`,
+  ),
+  mail_messages: where('mail_messages', sql`created_at < now() - make_interval(days => ${RETENTION_DAYS.mail})`),
   // Write-limit windows of credentials idle for over an hour hold nothing the 60-second window needs.
-  rate_limit_windows: sql`coalesce((select max(h) from unnest(hits) h), '-infinity') < now() - interval '1 hour'`,
+  rate_limit_windows: where('rate_limit_windows', sql`coalesce((select max(h) from unnest(hits) h), '-infinity') < now() - interval '1 hour'`),
 };
 
 export type SweepCounts = Record<string, number>;
@@ -35,7 +70,7 @@ export async function sweepOnce(em: EntityManager): Promise<Sweep> {
   for (const [table, rule] of Object.entries(RULES)) {
     const deleted = await query(
       em,
-      sql<{ n: number }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(select ctid from ${sql.table(table)} where ${rule} limit ${SWEEP_BATCH})) returning 1)
+      sql<{ n: number }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(${rule})) returning 1)
         select count(*)::int as n from gone`,
     );
     counts[table] = deleted[0]!.n;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
+import { sweepOnce } from '../../domain/maintenance/sweep.ts';
 import { ensureMaintenanceSchedule, maintenanceScheduleId } from '../../temporal/schedules.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -54,5 +55,59 @@ describe('hourly maintenance', () => {
     expect(await count('events', sql`data->>'tag' = 'sweep'`)).toBe(1);
     expect(await count('rate_limit_windows', sql`key like 'sweep-%'`)).toBe(1);
     await schedule.delete();
+  });
+
+  it('enforces the retention of the records orgs read: audit log by plan, webhook deliveries, exports, mail', async () => {
+    const free = await signUp(stack.api);
+    const paid = await signUp(stack.api);
+    await query(db(), sql`update orgs set plan = 'team' where id = ${paid.org.id}`);
+    const audit = (org: string, days: number, tag: string) =>
+      query(db(), sql`insert into audit_events (id, org_id, action, details, created_at) values (gen_random_uuid(), ${org}, ${`retention.${tag}`}, '{}', now() - make_interval(days => ${days}))`);
+    await audit(free.org.id, 91, 'free-old');
+    await audit(free.org.id, 89, 'free-recent');
+    await audit(paid.org.id, 100, 'paid-kept');
+    await audit(paid.org.id, 401, 'paid-old');
+
+    const [endpoint] = await query(
+      db(),
+      sql<{ id: string }>`insert into webhook_endpoints (id, org_id, url, events, secret, created_at, updated_at)
+        values (gen_random_uuid(), ${free.org.id}, 'https://hooks.example.test/r', array['memory.saved'], 'whsec_r', now(), now()) returning id`,
+    );
+    const delivery = async (status: string, days: number) => {
+      const [d] = await query(
+        db(),
+        sql<{ id: string }>`insert into webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, body, status, created_at)
+          values (gen_random_uuid(), ${free.org.id}, ${endpoint!.id}, 1, 'memory.saved', '{}', ${status}, now() - make_interval(days => ${days})) returning id`,
+      );
+      await query(db(), sql`insert into webhook_attempts (id, delivery_id, attempt, status_code, duration_ms, created_at) values (gen_random_uuid(), ${d!.id}, 1, 200, 5, now())`);
+      return d!.id;
+    };
+    const oldDone = await delivery('succeeded', 31);
+    const oldPending = await delivery('pending', 31);
+    const recentFailed = await delivery('failed', 29);
+
+    const exportJob = (org: string, status: string, minutesAgo: number) =>
+      query(db(), sql<{ id: string }>`insert into export_jobs (id, org_id, format, filters, status, created_at)
+        values (gen_random_uuid(), ${org}, 'ndjson', '{}', ${status}, now() - make_interval(mins => ${minutesAgo})) returning id`).then((r) => r[0]!.id);
+    const weekOld = await exportJob(free.org.id, 'completed', 8 * 24 * 60);
+    const weekOldPending = await exportJob(free.org.id, 'pending', 8 * 24 * 60);
+    const many: string[] = [];
+    for (let i = 0; i < 102; i++) many.push(await exportJob(paid.org.id, 'completed', 102 - i));
+    await query(db(), sql`insert into mail_messages (id, kind, dedupe_key, to_address, subject, text_body, transport, created_at) values
+      (gen_random_uuid(), 'reset', 'retention-old', 'x@example.test', 's', 't', 'log', now() - interval '15 days'),
+      (gen_random_uuid(), 'reset', 'retention-new', 'x@example.test', 's', 't', 'log', now() - interval '13 days')`);
+
+    for (let more = true; more; ) more = (await sweepOnce(db())).more;
+
+    const actions = await query(db(), sql<{ action: string }>`select action from audit_events where action like 'retention.%' order by action`);
+    expect(actions.map((r) => r.action)).toEqual(['retention.free-recent', 'retention.paid-kept']);
+    const deliveries = await query(db(), sql<{ id: string }>`select id from webhook_deliveries where endpoint_id = ${endpoint!.id}`);
+    expect(deliveries.map((d) => d.id).sort()).toEqual([oldPending, recentFailed].sort());
+    expect(await count('webhook_attempts', sql`delivery_id = ${oldDone}`)).toBe(0);
+    const exports = new Set((await query(db(), sql<{ id: string }>`select id from export_jobs where org_id in (${free.org.id}, ${paid.org.id})`)).map((r) => r.id));
+    expect(exports.has(weekOld)).toBe(false);
+    expect(exports.has(weekOldPending)).toBe(true);
+    expect(many.filter((id) => exports.has(id))).toEqual(many.slice(2));
+    expect(await count('mail_messages', sql`dedupe_key like 'retention-%'`)).toBe(1);
   });
 });
