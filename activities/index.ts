@@ -4,6 +4,7 @@ import { exportActivities } from './exports.ts';
 import { billingActivities } from './billing.ts';
 import { consolidationActivities } from './consolidation.ts';
 import { maintenanceActivities } from './maintenance.ts';
+import { erasureActivities } from './erase.ts';
 import { enrichmentActivities, type LlmActivityDeps } from './enrichment.ts';
 import { curatorActivities, type CuratorActivityDeps } from './curator.ts';
 
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...enrichmentActivities(deps),
     ...consolidationActivities(deps),
     ...maintenanceActivities(deps),
+    ...erasureActivities(deps),
     ...curatorActivities(deps),
   };
 }

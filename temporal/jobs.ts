@@ -4,6 +4,8 @@ import { WEBHOOK_DELIVERY_JOB } from '../domain/webhooks/fanout.ts';
 import { EXPORT_JOB } from '../domain/exports/exports.ts';
 import { BILLING_EVENT_JOB } from '../domain/billing/events.ts';
 import { MERGE_JOB } from '../domain/consolidation/merge.ts';
+import { ORG_ERASE_JOB } from '../domain/orgs/erase.ts';
+import { PROJECT_ERASE_JOB } from '../domain/projects/delete.ts';
 import { CURATE_JOB, curatorWorkflowId, mergeCurateRequests, type CurateRequest } from '../domain/embeddings/curate.ts';
 
 // Outbox job types and the workflow that carries each out.
@@ -14,6 +16,8 @@ export const JOB_WORKFLOWS: Record<string, string> = {
   [EXPORT_JOB]: 'exportWorkflow',
   [BILLING_EVENT_JOB]: 'billingEventWorkflow',
   [MERGE_JOB]: 'consolidationMergeWorkflow',
+  [PROJECT_ERASE_JOB]: 'projectEraseWorkflow',
+  [ORG_ERASE_JOB]: 'orgEraseWorkflow',
 };
 
 // Outbox job types delivered as a signal to an org's long-lived workflow rather than started one per row.

@@ -32,3 +32,10 @@ export const EMBEDDING_BATCH: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };
+
+// One batch of an erasure (a deleted project or org): retried for as long as it takes, at most a minute
+// apart; what the user deleted must go.
+export const ERASURE: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+};

@@ -85,6 +85,8 @@ export function projectRoutes(): AnyRoute[] {
       tag: 'projects',
       access: 'caller',
       summary: 'Delete a project and every memory in it, irreversibly',
+      description:
+        'Answers as soon as the project is deleted: its memories leave every read at once and are erased in the background by the `project-erase-<id>` workflow, with one `memory.deleted` event each.',
       params: idParams,
       responses: { 204: { description: 'Deleted' }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' } },
       handler: async (ctx, { params }) => {

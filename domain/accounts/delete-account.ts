@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict } from '../errors.ts';
-import { eraseOrg } from '../orgs/erase.ts';
+import { ORG_COUNTERS } from '../memories/counters.ts';
+import { scheduleOrgErasure } from '../orgs/erase.ts';
 import { query, sql } from '../sql.ts';
 import type { Caller } from './caller.ts';
 import { Credential, User } from './entities.ts';
@@ -25,7 +26,7 @@ export const FRESH_SIGN_IN_MS = 15 * 60 * 1000;
 
 // Deletes the user after re-checking who asks: the password, or for an account that has none, a fresh
 // sign-in through the identity provider and the account's e-mail typed out. Orgs where the user is the only
-// member are deleted with everything in them; in orgs with other members the user just leaves, unless they
+// member are deleted with everything in them (erased in the background: orgs/erase.ts); in orgs with other members the user just leaves, unless they
 // are its last owner: then nothing is deleted (409 sole_owner) until ownership is handed over.
 export async function deleteAccount(em: EntityManager, caller: Caller, proof: DeletionProof): Promise<DeletionCounts> {
   const user = await em.findOne(User, { id: caller.userId });
@@ -69,7 +70,9 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
     const counts: DeletionCounts = { orgs_deleted: 0, memories_deleted: 0, memberships_removed: 0, api_tokens_deleted: creds!.api, sessions_ended: creds!.sessions };
     for (const m of memberships) {
       if (m.members === 1) {
-        counts.memories_deleted += await eraseOrg(tx, m.org_id);
+        const [live] = await query(tx, sql<{ n: string }>`select coalesce(sum(value), 0) as n from counters where scope_id = ${m.org_id} and name = ${ORG_COUNTERS.live}`);
+        scheduleOrgErasure(tx, m.org_id, Number(live!.n));
+        counts.memories_deleted += Number(live!.n);
         counts.orgs_deleted += 1;
       } else {
         await recordAudit(tx, { orgId: m.org_id, action: 'org.member.remove', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId }, details: { reason: 'account deleted' } });
@@ -77,6 +80,7 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
       }
     }
     await query(tx, sql`delete from users where id = ${caller.userId}`);
+    await tx.flush();
     return counts;
   });
 }

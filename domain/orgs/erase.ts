@@ -1,19 +1,42 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
 
-// Removes every row of an org. Tables written by each save carry no foreign key (see 0002_memories), so
-// they are cleared here first; the org's delete then cascades to namespaces, memberships, credentials,
-// recalls and entities. Returns how many memories there were.
-export async function eraseOrg(em: EntityManager, orgId: string): Promise<number> {
-  await query(em, sql`delete from memory_terms where org_id = ${orgId}`);
-  await query(em, sql`delete from memory_embeddings where org_id = ${orgId}`);
-  const memories = await query(em, sql<{ id: string }>`delete from memories where org_id = ${orgId} returning id`);
-  await query(em, sql`delete from counters where scope_id = ${orgId} or scope_id in (select id from namespaces where org_id = ${orgId})`);
-  await query(em, sql`delete from events where org_id = ${orgId}`);
-  await query(em, sql`delete from audit_events where org_id = ${orgId}`);
-  await query(em, sql`delete from idempotency_keys where org_id = ${orgId}`);
-  await query(em, sql`delete from outbox where org_id = ${orgId}`);
-  await query(em, sql`update users set last_org_id = null where last_org_id = ${orgId}`);
-  await query(em, sql`delete from orgs where id = ${orgId}`);
-  return memories.length;
+export const ORG_ERASE_JOB = 'orgErase';
+export const ERASE_ROWS = 5000;
+export const orgEraseWorkflowId = (orgId: string): string => `org-erase-${orgId}`;
+
+// Called in the transaction that removes the org's last member (account deletion): from its commit on, no
+// credential reaches the org, and the `org-erase-<org id>` workflow erases its rows in batches, so an org
+// of a million memories never becomes one transaction that runs for minutes.
+export function scheduleOrgErasure(em: EntityManager, orgId: string, memories: number): void {
+  enqueueJob(em, { orgId, jobType: ORG_ERASE_JOB, jobKey: orgEraseWorkflowId(orgId), args: [orgId], description: `erase deleted org ${orgId} (${memories} memories)` });
+}
+
+const byOrg = (table: string, orgId: string) =>
+  sql<{ n: number }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(select ctid from ${sql.table(table)} where org_id = ${orgId} limit ${ERASE_ROWS})) returning 1)
+    select count(*)::int as n from gone`;
+
+// One batch of a deleted org's rows; returns how many went, 0 once the org is gone. Tables written by each
+// save carry no foreign key (see 0002_memories), so they go first, batch by batch; a memory's links and
+// recalls go with it (foreign keys), its vector by id. Last, the org's row, whose delete cascades to what
+// is left (namespaces, entities, runbooks, chats, webhooks, exports...): all small by then or bounded per org.
+export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<number> {
+  return em.transactional(async (tx) => {
+    const postings = (await query(tx, byOrg('memory_terms', orgId)))[0]!.n;
+    if (postings > 0) return postings;
+    const memories = await query(tx, sql<{ id: string }>`delete from memories where id in (select id from memories where org_id = ${orgId} limit ${ERASE_ROWS}) returning id`);
+    if (memories.length > 0) {
+      await query(tx, sql`delete from memory_embeddings where memory_id = any(${memories.map((m) => m.id)}::uuid[])`);
+      return memories.length;
+    }
+    for (const table of ['events', 'audit_events', 'idempotency_keys', 'outbox']) {
+      const n = (await query(tx, byOrg(table, orgId)))[0]!.n;
+      if (n > 0) return n;
+    }
+    await query(tx, sql`delete from counters where scope_id = ${orgId} or scope_id in (select id from namespaces where org_id = ${orgId})`);
+    await query(tx, sql`update users set last_org_id = null where last_org_id = ${orgId}`);
+    await query(tx, sql`delete from orgs where id = ${orgId}`);
+    return 0;
+  });
 }

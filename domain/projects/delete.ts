@@ -6,62 +6,94 @@ import { bumpCounters } from '../counters.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
-import { ORG_COUNTERS } from '../memories/counters.ts';
+import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
+import { enqueueJob } from '../outbox/enqueue.ts';
 import { termFrequencies } from '../search/analyzer.ts';
 import { query, queryOne, sql } from '../sql.ts';
 
-const BATCH = 500;
+export const PROJECT_ERASE_JOB = 'projectErase';
+export const ERASE_BATCH = 500;
 
-// Deletes the project and every memory in it, irreversibly, in one transaction: postings (found by
-// re-analysing each memory, batch by batch), counters, one memory.deleted per memory, audit project.delete.
+export interface ProjectErasure {
+  orgId: string;
+  namespaceId: string;
+  name: string;
+}
+
+export const projectEraseWorkflowId = (namespaceId: string): string => `project-erase-${namespaceId}`;
+
+// Deletes the project at once and leaves its memories to the `project-erase-<id>` workflow, which erases
+// them in batches: a project of a million memories never becomes one transaction that runs for minutes.
+// With the namespace row gone, its memories drop out of every read (they are all read through it), and a
+// save that names the project again makes a new one (namespaces.ts explains why none can land in the old).
+// The org's memory counts fall as the batches go.
 export async function deleteProject(em: EntityManager, caller: Caller, id: string): Promise<{ memories: number }> {
   return em.transactional(async (tx) => {
-    const project = await queryOne(tx, sql<{ name: string }>`select name from namespaces where id = ${id} and org_id = ${caller.orgId} for update`);
+    const project = await queryOne(
+      tx,
+      sql<{ name: string; memories: string }>`select n.name, coalesce((select sum(value) from counters c where c.scope_id = n.id and c.name = ${NAMESPACE_MEMORIES}), 0) as memories
+        from namespaces n where n.id = ${id} and n.org_id = ${caller.orgId} for update of n`,
+    );
     if (!project) throw notFound();
     requireRole(caller, 'admin');
-    let total = 0;
+    const memories = Number(project.memories);
+    await query(tx, sql`delete from counters where scope_id = ${id}`);
+    await query(tx, sql`delete from namespaces where id = ${id}`);
+    const erasure: ProjectErasure = { orgId: caller.orgId, namespaceId: id, name: project.name };
+    enqueueJob(tx, {
+      orgId: caller.orgId,
+      jobType: PROJECT_ERASE_JOB,
+      jobKey: projectEraseWorkflowId(id),
+      args: [erasure],
+      description: `erase the ${memories} memories of deleted project ${id}`,
+    });
+    await recordAudit(tx, { orgId: caller.orgId, action: 'project.delete', targetId: id, actor: actorOf(caller), details: { name: project.name, memories } });
+    await tx.flush();
+    return { memories };
+  });
+}
+
+// One batch of a deleted project's memories, in one transaction: the rows, their postings (found by
+// re-analysing each memory), vectors, the org's counters, and one memory.deleted event each. Returns how
+// many it erased; 0 means the project is gone for good.
+export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure): Promise<number> {
+  return em.transactional(async (tx) => {
+    const rows = await query(
+      tx,
+      sql<{ id: string; content: string; content_bytes: number; doc_len: number; superseded_by: string | null }>`
+        delete from memories where id in (select id from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH})
+        returning id, content, content_bytes, doc_len, superseded_by`,
+    );
+    if (rows.length === 0) return 0;
+    const terms: string[] = [];
+    const owners: string[] = [];
     let bytes = 0;
     let docLen = 0;
     let live = 0;
-    for (;;) {
-      const rows = await query(
-        tx,
-        sql<{ id: string; content: string; content_bytes: number; doc_len: number; superseded_by: string | null }>`
-          delete from memories where id in (select id from memories where namespace_id = ${id} limit ${BATCH})
-          returning id, content, content_bytes, doc_len, superseded_by`,
-      );
-      if (rows.length === 0) break;
-      const terms: string[] = [];
-      const owners: string[] = [];
-      for (const row of rows) {
-        for (const term of termFrequencies(row.content).terms.keys()) {
-          terms.push(term);
-          owners.push(row.id);
-        }
-        bytes += row.content_bytes;
-        // Superseded memories left the live counts when they were merged.
-        if (!row.superseded_by) {
-          live += 1;
-          docLen += row.doc_len;
-        }
+    for (const row of rows) {
+      for (const term of termFrequencies(row.content).terms.keys()) {
+        terms.push(term);
+        owners.push(row.id);
       }
-      await query(
-        tx,
-        sql`delete from memory_terms mt using unnest(${terms}::text[], ${owners}::uuid[]) as u(t, m)
-             where mt.org_id = ${caller.orgId} and mt.term = u.t and mt.memory_id = u.m`,
-      );
-      await forgetEmbeddings(tx, rows.map((r) => r.id));
-      await recordEvents(tx, rows.map((r) => ({ orgId: caller.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: project.name } })));
-      total += rows.length;
+      bytes += row.content_bytes;
+      // Superseded memories left the live counts when they were merged.
+      if (!row.superseded_by) {
+        live += 1;
+        docLen += row.doc_len;
+      }
     }
+    await query(
+      tx,
+      sql`delete from memory_terms mt using unnest(${terms}::text[], ${owners}::uuid[]) as u(t, m)
+           where mt.org_id = ${job.orgId} and mt.term = u.t and mt.memory_id = u.m`,
+    );
+    await forgetEmbeddings(tx, rows.map((r) => r.id));
+    await recordEvents(tx, rows.map((r) => ({ orgId: job.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: job.name } })));
     await bumpCounters(tx, [
-      { scopeId: caller.orgId, name: ORG_COUNTERS.live, delta: -live },
-      { scopeId: caller.orgId, name: ORG_COUNTERS.bytes, delta: -bytes },
-      { scopeId: caller.orgId, name: ORG_COUNTERS.docLen, delta: -docLen },
+      { scopeId: job.orgId, name: ORG_COUNTERS.live, delta: -live },
+      { scopeId: job.orgId, name: ORG_COUNTERS.bytes, delta: -bytes },
+      { scopeId: job.orgId, name: ORG_COUNTERS.docLen, delta: -docLen },
     ]);
-    await query(tx, sql`delete from counters where scope_id = ${id}`);
-    await query(tx, sql`delete from namespaces where id = ${id}`);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'project.delete', targetId: id, actor: actorOf(caller), details: { name: project.name, memories: total } });
-    return { memories: total };
+    return rows.length;
   });
 }

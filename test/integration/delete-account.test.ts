@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
 import pg from 'pg';
-import { eventually, signUp, startStack, type Stack } from '../support/stack.ts';
+import { ORG_ID } from '../../temporal/search-attributes.ts';
+import { eventually, signUp, startStack, withRelay, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -29,6 +30,13 @@ describe('DELETE /api/auth/me', () => {
     expect((await stack.api.get('/api/auth/me', { token: a.token })).status).toBe(401);
     expect((await stack.api.post('/api/auth/login', { body: { email: a.user.email, password: a.password } })).status).toBe(401);
     expect(await count('users where id', a.user.id)).toBe(0);
+    // The org's rows are erased in batches by the org-erase workflow, which the outbox starts.
+    const erased = await withRelay(stack, async () => {
+      const handle = stack.temporal.workflow.getHandle(`org-erase-${a.org.id}`);
+      await eventually(async () => (await handle.describe().catch(() => undefined))?.status.name === 'COMPLETED');
+      return (await handle.describe()).typedSearchAttributes.get(ORG_ID);
+    });
+    expect(erased).toBe(a.org.id);
     expect(await count('orgs where id', a.org.id)).toBe(0);
     expect(await count('memories where org_id', a.org.id)).toBe(0);
     expect(await count('memory_terms where org_id', a.org.id)).toBe(0);
@@ -64,15 +72,18 @@ describe('DELETE /api/auth/me', () => {
       await stack.api.post(`/api/orgs/${orgId}/members`, { token: first.token, body: { email: second.user.email, role: 'owner' } });
       await stack.api.post(`/api/orgs/${orgId}/members`, { token: first.token, body: { email: member.user.email, role: 'member' } });
 
-      // Both deletions are held at their audit row (after each has looked at the org's owners) until both
-      // are in flight, so their transactions overlap for sure.
+      // Both deletions are held at their last step, deleting their user row (after each has looked at the
+      // org's owners), until both are in flight, so their transactions overlap for sure.
       const gate = new pg.Client({ connectionString: stack.config.DATABASE_URL });
       await gate.connect();
-      await gate.query('begin; lock table audit_events in share row exclusive mode');
+      await gate.query('begin');
+      await gate.query('select id from users where id = any($1::uuid[]) for update', [[first.user.id, second.user.id]]);
       const pending = Promise.all([first, second].map((who) => stack.api.delete('/api/auth/me', { token: who.token, body: { password: who.password } })));
+      // Asked on another connection: inside the gate's transaction, pg_stat_activity would stay the snapshot
+      // of its first read.
       await eventually(async () => {
-        const waiting = await gate.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
-        return waiting.rows[0].n >= 2;
+        const waiting = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+        return waiting[0]!.n >= 2;
       });
       await gate.query('commit');
       await gate.end();

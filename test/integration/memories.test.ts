@@ -38,14 +38,16 @@ describe('POST /api/memories', () => {
   it('keeps namespace, tags, source, source_ref and metadata; strips BYOK keys', async () => {
     const res = await save({
       content: 'x',
-      namespace: 'proj-1',
-      tags: ['a', 'b', 'a'],
+      namespace: ' proj-1 ',
+      tags: [' a', 'b ', 'a'],
       source: 'cli',
       source_ref: 'conv-9',
       metadata: { k: 1, nested: { z: true }, byok_primary_key: 'sk-secret', byok_alternate_key: 'k2', history: ['forged'] },
     });
     expect(res.status).toBe(201);
+    // Trimmed and de-duplicated, and the answer says so: it is the row as stored.
     expect(res.body).toMatchObject({ namespace: 'proj-1', tags: ['a', 'b'], source: 'cli', source_ref: 'conv-9', metadata: { k: 1, nested: { z: true } } });
+    expect((await stack.api.get(`/api/memories/${res.body.id}`, { token: a.token })).body).toMatchObject({ namespace: 'proj-1', tags: ['a', 'b'] });
     expect(res.text).not.toContain('sk-secret');
     expect(res.body.metadata.history).toBeUndefined();
   });

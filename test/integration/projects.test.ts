@@ -5,7 +5,8 @@ import { newId } from '../../domain/ids.ts';
 import type { MemoryView } from '../../domain/memories/model.ts';
 import { writeSaves } from '../../domain/memories/save-batch.ts';
 import { deleteProject } from '../../domain/projects/delete.ts';
-import { eventually, signUp, startStack, subscribeToMemoryEvents, type SignedUp, type Stack } from '../support/stack.ts';
+import { ORG_ID } from '../../temporal/search-attributes.ts';
+import { eventually, signUp, startStack, subscribeToMemoryEvents, withRelay, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 let a: SignedUp;
@@ -16,6 +17,13 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
+// The project-erase workflow's result once it has finished, with its OrgId search attribute.
+const erasure = async (projectId: string) => {
+  const handle = stack.temporal.workflow.getHandle(`project-erase-${projectId}`);
+  const described = await handle.describe().catch(() => undefined);
+  if (described?.status.name !== 'COMPLETED') return undefined;
+  return { result: (await handle.result()) as number, orgId: described.typedSearchAttributes.get(ORG_ID) };
+};
 const save = (body: Record<string, unknown>, token = a.token) => stack.api.post('/api/memories', { token, body });
 const projects = async (token = a.token) => (await stack.api.get('/api/projects', { token })).body.projects as { id: string; name: string; memory_count: number }[];
 
@@ -79,10 +87,14 @@ describe('/api/projects', () => {
     const keep = (await save({ content: 'surviving unicorn', namespace: 'kept' })).body.id;
     const project = (await projects()).find((p) => p.name === 'doomed')!;
     expect((await stack.api.delete(`/api/projects/${project.id}`, { token: a.token })).status).toBe(204);
+    // Gone from every read at once...
     for (const id of ids) expect((await stack.api.get(`/api/memories/${id}`, { token: a.token })).status).toBe(404);
     expect((await stack.api.get(`/api/projects/${project.id}`, { token: a.token })).status).toBe(404);
     const hits = (await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'unicorn' } })).body.hits;
     expect(hits.map((h: { id: string }) => h.id)).toEqual([keep]);
+    // ...and erased by the project-erase workflow, which the outbox starts with the org's search attribute.
+    const erased = await withRelay(stack, () => eventually(() => erasure(project.id)));
+    expect(erased).toMatchObject({ result: 3, orgId: a.org.id });
     const postings = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_terms where memory_id = any(${ids}::uuid[])`);
     expect(postings[0]!.n).toBe(0);
     const audit = await stack.api.get(`/api/events?action=project.delete&target=${project.id}`, { token: a.token });
@@ -192,6 +204,7 @@ describe('project roles', () => {
       release();
       await saving;
       expect((await deleting).status).toBe(204);
+      expect(await withRelay(stack, () => eventually(() => erasure(project.id)))).toMatchObject({ result: 2 });
       expect(await orphans(b.org.id)).toBe(0);
       expect((await stack.api.get(`/api/memories/${late.id}`, { token: b.token })).status).toBe(404);
       expect(await projects(b.token)).toEqual([]);
@@ -214,6 +227,7 @@ describe('project roles', () => {
       await deleting;
       const saved = await saving;
       expect(saved.status).toBe(201);
+      expect(await withRelay(stack, () => eventually(() => erasure(project.id)))).toMatchObject({ result: 1 });
       expect(await orphans(b.org.id)).toBe(0);
       expect((await stack.api.get(`/api/memories/${saved.body.id}`, { token: b.token })).body.namespace).toBe('reborn');
       const after = await projects(b.token);

@@ -168,6 +168,26 @@ export async function subscribeToMemoryEvents(stack: Stack, orgId: string): Prom
   );
 }
 
+// For files whose stack runs without the relay: dispatches the outbox while `fn` runs (for example until a
+// background erasure has finished).
+export async function withRelay<T>(stack: Stack, fn: () => Promise<T>): Promise<T> {
+  const relay = new OutboxRelay({
+    orm: stack.orm,
+    client: stack.temporal,
+    taskQueue: stack.config.TEMPORAL_TASK_QUEUE,
+    databaseUrl: stack.config.DATABASE_URL,
+    logger: createLogger('silent', 'test'),
+    pollIntervalMs: 200,
+    webhookRetrySchedule: stack.config.WEBHOOK_RETRY_SCHEDULE,
+  });
+  await relay.start();
+  try {
+    return await fn();
+  } finally {
+    await relay.stop();
+  }
+}
+
 export async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

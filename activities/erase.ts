@@ -1,0 +1,14 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { eraseOrgBatch } from '../domain/orgs/erase.ts';
+import { eraseProjectBatch, type ProjectErasure } from '../domain/projects/delete.ts';
+
+export function erasureActivities({ orm }: { orm: MikroORM }) {
+  return {
+    async eraseProjectBatch(job: ProjectErasure): Promise<number> {
+      return eraseProjectBatch(orm.em.fork(), job);
+    },
+    async eraseOrgBatch(orgId: string): Promise<number> {
+      return eraseOrgBatch(orm.em.fork(), orgId);
+    },
+  };
+}
