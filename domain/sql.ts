@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { sql, type RawBuilder } from 'kysely';
 
 export { sql };
@@ -16,3 +16,11 @@ export async function queryOne<T>(em: EntityManager, statement: RawBuilder<T>): 
 // pg hands timestamps and bigints back as text through this connection.
 export const toDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value));
 export const toDateOrNull = (value: string | Date | null): Date | null => (value === null ? null : toDate(value));
+
+// A user's text inside a LIKE pattern matches itself only: %, _ and the escape character are escaped.
+export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+// A unique index refused the write, whether it came through MikroORM's unit of work (its exception class)
+// or through `query` (the driver's error, SQLSTATE 23505).
+export const isUniqueViolation = (err: unknown): boolean =>
+  err instanceof UniqueConstraintViolationException || (err instanceof Error && (err as { code?: unknown }).code === '23505');

@@ -101,6 +101,8 @@ export type Env = z.infer<typeof envSchema>;
 
 export interface Config extends Env {
   publicBaseUrl: string;
+  // The public address is https (TLS usually ends at a proxy in front): cookies get Secure.
+  publicHttps: boolean;
   // Reverse proxies in front of the API whose X-Forwarded-For entries are believed (the right-most ones).
   trustedProxies: number;
   // 32 bytes for AES-256-GCM. Local mode without BYOK_ESCROW_KEY derives it from DATABASE_URL; hosted mode
@@ -142,8 +144,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const codecKeys = env.TEMPORAL_CODEC_KEYS ?? [{ id: 'local', key: createHash('sha256').update(`temporal-codec:${env.DATABASE_URL}`).digest() }];
   const temporalUiOrigin = env.TEMPORAL_UI_ORIGIN ? new URL(env.TEMPORAL_UI_ORIGIN).origin : 'http://127.0.0.1:8233';
   // Behind HTTPS the API usually sits behind one TLS-terminating proxy; over plain HTTP, nothing is trusted.
-  const trustedProxies = env.TRUSTED_PROXIES ?? (publicBaseUrl.startsWith('https:') ? 1 : 0);
-  return { ...env, publicBaseUrl, trustedProxies, byokEscrowKey, codecKeys, temporalUiOrigin };
+  const publicHttps = publicBaseUrl.startsWith('https:');
+  const trustedProxies = env.TRUSTED_PROXIES ?? (publicHttps ? 1 : 0);
+  return { ...env, publicBaseUrl, publicHttps, trustedProxies, byokEscrowKey, codecKeys, temporalUiOrigin };
 }
 
 // For entry points: print the variable at fault and stop, rather than a stack trace.

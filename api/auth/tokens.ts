@@ -27,7 +27,7 @@ export function tokenRoutes(): AnyRoute[] {
         name: z.string().trim().min(1).max(200).optional(),
         expires_in_days: z.number().int().min(1).max(3650).optional().meta({ description: 'omit for a token that does not expire' }),
       }),
-      responses: { 201: { description: 'Token issued', schema: issuedTokenSchema } },
+      responses: { 201: { description: 'Token issued', schema: issuedTokenSchema }, 409: { description: '`token_limit`: the caller holds 100 live API tokens in this org' } },
       handler: async (ctx, { body }) => {
         const token = await createToken(ctx.state.em, callerOf(ctx), { name: body.name, expiresInDays: body.expires_in_days });
         ctx.status = 201;

@@ -71,6 +71,7 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
         201: { description: 'Registered', schema: endpointSchema.extend({ secret: z.string().startsWith('whsec_') }) },
         400: { description: 'Also `webhook_target_not_allowed`' },
         403: { description: 'Needs the admin or owner role' },
+        409: { description: '`endpoint_limit`: the org has 25 endpoints already' },
       },
       handler: async (ctx, { body }) => {
         const endpoint = await createEndpoint(ctx.state.em, callerOf(ctx), body, allowPrivate);

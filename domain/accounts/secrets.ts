@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 // Raw credentials are 32 random bytes; only their SHA-256 is stored. A fast hash is right here:
 // unlike a password, a 256-bit random secret cannot be guessed, so slowing the lookup buys nothing.
@@ -18,10 +18,4 @@ export function issueSecret(): IssuedSecret {
 
 export function hashSecret(raw: string): string {
   return createHash('sha256').update(raw, 'utf8').digest('hex');
-}
-
-export function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -1,4 +1,5 @@
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUniqueViolation } from '../sql.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict } from '../errors.ts';
 import { Credential, Membership, Org, User } from './entities.ts';
@@ -88,7 +89,7 @@ export async function createAccount(em: EntityManager, plan: SignupPlan): Promis
       await tx.flush();
     } catch (err) {
       // A racing signup with the same address; a racing slug is left to the caller's retry.
-      if (err instanceof UniqueConstraintViolationException && err.message.includes('users_email_unique')) {
+      if (isUniqueViolation(err) && (err as Error).message.includes('users_email_unique')) {
         throw conflict('email_taken', 'an account with this e-mail address already exists');
       }
       throw err;

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from './caller.ts';
 import { recordAudit } from '../audit/record.ts';
-import { forbidden, notFound } from '../errors.ts';
+import { conflict, forbidden, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { Credential } from './entities.ts';
 import { hasRole } from './roles.ts';
@@ -40,10 +40,16 @@ export async function listTokens(em: EntityManager, caller: Caller): Promise<Tok
   return rows.map(view);
 }
 
+// Live API tokens a user may hold in one org: the token list stays bounded, and a leaked script that mints
+// tokens in a loop stops here.
+export const MAX_LIVE_TOKENS = 100;
+
 export async function createToken(em: EntityManager, caller: Caller, input: { name?: string | undefined; expiresInDays?: number | undefined }): Promise<IssuedToken> {
   const secret = issueSecret();
   const now = new Date();
   return em.transactional(async (tx) => {
+    const live = await tx.count(Credential, { orgId: caller.orgId, userId: caller.userId, kind: 'api', revokedAt: null });
+    if (live >= MAX_LIVE_TOKENS) throw conflict('token_limit', `at most ${MAX_LIVE_TOKENS} live API tokens per user in an org: revoke unused ones first`);
     const token = tx.create(Credential, {
       id: newId(),
       kind: 'api',

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { escapeLike } from '../sql.ts';
 import type { FilterQuery } from '@mikro-orm/core';
 import { AuditEvent } from './entities.ts';
 
@@ -12,7 +13,6 @@ export interface AuditQuery {
   offset: number;
 }
 
-const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export async function listAuditEvents(em: EntityManager, orgId: string, q: AuditQuery): Promise<AuditEvent[]> {
   const where: FilterQuery<AuditEvent> = { orgId };

@@ -1,9 +1,9 @@
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
-import { query, queryOne, sql, toDate } from '../sql.ts';
+import { escapeLike, isUniqueViolation, query, queryOne, sql, toDate } from '../sql.ts';
 import { normalizeEntityName } from './normalize.ts';
 
 export const ENTITY_MEMORY_LIMIT = 100;
@@ -59,11 +59,9 @@ export interface EntityListQuery {
   offset: number;
 }
 
-const likePattern = (q: string): string => `%${q.replace(/[\\%_]/g, '\\$&')}%`;
-
 // Most mentioned first, then most recently seen.
 export async function listEntities(em: EntityManager, orgId: string, q: EntityListQuery): Promise<EntityView[]> {
-  const pattern = q.q ? likePattern(q.q) : null;
+  const pattern = q.q ? `%${escapeLike(q.q)}%` : null;
   const rows = await query(
     em,
     sql<EntityRow>`select ${COLUMNS} from entities e
@@ -118,8 +116,6 @@ function aliasPair(aliases: string[]): { aliases: string[]; normalized: string[]
 
 // Audit details name the fields as the API does.
 const AUDIT_FIELDS: Record<keyof EntityPatch, string> = { displayName: 'display_name', entityType: 'entity_type', aliases: 'aliases', metadata: 'metadata' };
-
-const isUniqueViolation = (err: unknown): boolean => err instanceof UniqueConstraintViolationException || (err as { code?: unknown }).code === '23505';
 
 export async function updateEntity(em: EntityManager, caller: Caller, id: string, patch: EntityPatch): Promise<EntityView> {
   const normalizedName = patch.displayName === undefined ? undefined : normalizeEntityName(patch.displayName);

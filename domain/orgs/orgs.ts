@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { Membership, Org, User, type Role } from '../accounts/entities.ts';
 import { requireRole } from '../accounts/roles.ts';
@@ -7,7 +7,7 @@ import { orgView, type OrgView } from '../accounts/views.ts';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { isUniqueViolation, query, sql, toDate, toDateOrNull } from '../sql.ts';
 
 // Every credential acts in one org: naming any other org, even one the user belongs to, is a 404.
 function sameOrg(caller: Caller, orgId: string): void {
@@ -35,7 +35,7 @@ export async function updateOrg(em: EntityManager, caller: Caller, orgId: string
       return orgView(org, caller.role);
     });
   } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw conflict('slug_taken', 'another organization has this slug');
+    if (isUniqueViolation(err)) throw conflict('slug_taken', 'another organization has this slug');
     throw err;
   }
 }
@@ -54,7 +54,7 @@ export async function createOrg(em: EntityManager, caller: Caller, input: { name
       return orgView(org, 'owner');
     });
   } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw conflict('slug_taken', 'another organization has this slug');
+    if (isUniqueViolation(err)) throw conflict('slug_taken', 'another organization has this slug');
     throw err;
   }
 }

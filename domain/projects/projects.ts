@@ -1,11 +1,11 @@
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
 import { NAMESPACE_MEMORIES } from '../memories/counters.ts';
-import { query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { isUniqueViolation, query, sql, toDate, toDateOrNull } from '../sql.ts';
 import { Namespace } from './entities.ts';
 
 export interface ProjectView {
@@ -88,7 +88,7 @@ export async function updateProject(em: EntityManager, caller: Caller, id: strin
       await recordAudit(tx, { orgId: caller.orgId, action: 'project.update', targetId: id, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
     });
   } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw conflict('project_name_taken', 'another project of this org has that name');
+    if (isUniqueViolation(err)) throw conflict('project_name_taken', 'another project of this org has that name');
     throw err;
   }
   return getProject(em.fork(), caller.orgId, id);

@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { patchObject } from '../metadata.ts';
-import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
+import { escapeLike, isUniqueViolation, query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 
 export interface RunbookStep {
   description: string;
@@ -70,13 +70,12 @@ const view = (r: RunbookRow): RunbookView => ({
 });
 
 // Titles are unique per org regardless of case (runbooks_org_title_unique on lower(title)); the index
-// decides, so two concurrent creates of one title cannot both succeed. Raw SQL surfaces pg's own error
-// (code 23505 unique_violation), not MikroORM's exception class.
+// decides, so two concurrent creates of one title cannot both succeed.
 async function uniqueTitle<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (err instanceof Error && (err as { code?: unknown }).code === '23505') {
+    if (isUniqueViolation(err)) {
       throw conflict('runbook_title_taken', 'another runbook of this org has that title (titles compare case-insensitively)');
     }
     throw err;
@@ -111,8 +110,6 @@ export interface RunbookListQuery {
   limit: number;
   offset: number;
 }
-
-const escapeLike = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 // Most recently changed first.
 export async function listRunbooks(em: EntityManager, orgId: string, q: RunbookListQuery): Promise<RunbookView[]> {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
-import { invalid, notFound } from '../errors.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { WebhookEndpoint } from './entities.ts';
 import { checkTarget } from './targets.ts';
@@ -23,10 +23,17 @@ async function allowedUrl(url: string, allowPrivate: boolean): Promise<void> {
   if (!check.ok) throw invalid('webhook_target_not_allowed', check.reason);
 }
 
+// Endpoints per org: each event is delivered to every subscribed endpoint, so their number multiplies the
+// delivery work of every save, and the endpoint list stays bounded.
+export const MAX_ENDPOINTS = 25;
+
 export async function createEndpoint(em: EntityManager, caller: Caller, input: EndpointInput, allowPrivate: boolean): Promise<WebhookEndpoint> {
   requireRole(caller, 'admin');
   await allowedUrl(input.url, allowPrivate);
   return em.transactional(async (tx) => {
+    if ((await tx.count(WebhookEndpoint, { orgId: caller.orgId })) >= MAX_ENDPOINTS) {
+      throw conflict('endpoint_limit', `at most ${MAX_ENDPOINTS} webhook endpoints per org: delete one first`);
+    }
     const now = new Date();
     const endpoint = tx.create(WebhookEndpoint, {
       id: newId(),

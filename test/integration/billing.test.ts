@@ -2,7 +2,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
 import { startStripeMock } from '../support/stripe-mock.ts';
-import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { eventually, signUp, startStack, type Stack } from '../support/stack.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_billing_secret';
 let stack: Stack;

@@ -100,4 +100,23 @@ describe('/api/auth/tokens', () => {
     await em.nativeDelete(Membership, { orgId: owner.org.id, userId: member.user.id });
     expect((await stack.api.get('/api/auth/me', { cookie: session.cookie! })).status).toBe(401);
   });
+
+  it('keeps at most 100 live API tokens per user and org; revoking one makes room', async () => {
+    const a = await signUp(stack.api);
+    // The signup's default token is the first; 98 more are written directly (the write limit allows 60 a
+    // minute), the 100th through the API.
+    await stack.orm.em.fork().getConnection().execute(
+      `insert into credentials (id, kind, org_id, user_id, prefix, secret_hash, created_at)
+       select gen_random_uuid(), 'api', ?, ?, 'svc_fill', md5(random()::text || g), now() from generate_series(1, 98) g`,
+      [a.org.id, a.user.id],
+    );
+    const last = await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: 'the 100th' } });
+    expect(last.status).toBe(201);
+    const refused = await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: 'one too many' } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe('token_limit');
+    expect((await stack.api.get('/api/auth/tokens', { token: a.token })).body).toHaveLength(100);
+    expect((await stack.api.delete(`/api/auth/tokens/${last.body.id}`, { token: a.token })).status).toBe(204);
+    expect((await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: 'room again' } })).status).toBe(201);
+  });
 });

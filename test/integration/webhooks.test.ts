@@ -74,4 +74,15 @@ describe('/api/webhooks', () => {
     expect((await stack.api.post('/api/webhooks', { cookie: member, body: { url: 'https://8.8.8.8/y', events: ['memory.saved'] } })).status).toBe(403);
     expect((await stack.api.delete(`/api/webhooks/${id}`, { cookie: member })).status).toBe(403);
   });
+
+  it('keeps at most 25 endpoints per org', async () => {
+    const a = await signUp(stack.api);
+    for (let i = 0; i < 25; i++) {
+      expect((await stack.api.post('/api/webhooks', { token: a.token, body: { url: `https://8.8.8.8/hooks/${i}`, events: ['memory.saved'] } })).status).toBe(201);
+    }
+    const refused = await stack.api.post('/api/webhooks', { token: a.token, body: { url: 'https://8.8.8.8/hooks/26', events: ['memory.saved'] } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe('endpoint_limit');
+    expect((await stack.api.get('/api/webhooks', { token: a.token })).body.endpoints).toHaveLength(25);
+  });
 });
