@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { query, sql } from '../../domain/sql.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -55,7 +56,11 @@ describe("the org's curator", () => {
     const ids = [first];
     for (let i = 0; i < 12 && (await handle.describe()).runId === firstRun; i++) {
       ids.push(await save(`Memory number ${i} saved while the provider is down.`));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Signalled before the next save is made: each save a signal of its own.
+      await eventually(async () => {
+        const [row] = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from outbox where org_id = ${user.org.id} and dispatched_at is null`);
+        return row!.n === 0;
+      });
     }
     // A new run, while the provider is still down: the old one did not wait for its batch.
     await eventually(async () => (await handle.describe()).runId !== firstRun, 20_000);

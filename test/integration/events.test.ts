@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signUp, startStack, type Stack } from '../support/stack.ts';
+import { eventually, signUp, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -25,7 +25,8 @@ describe('GET /api/events', () => {
     const a = await signUp(stack.api);
     for (let i = 0; i < 3; i++) await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: `t${i}` } });
     const since = Date.now();
-    await new Promise((r) => setTimeout(r, 5));
+    // The next write is stamped after `since`.
+    await eventually(async () => Date.now() > since);
     const late = await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: 'late' } });
 
     const byPrefix = await stack.api.get('/api/events?action=token.', { token: a.token });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORD_RESET_MAIL_JOB } from '../../domain/accounts/password-reset.ts';
 import { MailMessage } from '../../domain/mail/entities.ts';
+import { query, sql } from '../../domain/sql.ts';
 import { freePort } from '../support/ports.ts';
 import { TestSmtpServer } from '../support/smtp.ts';
 import { eventually, signUp, startStack, type Stack } from '../support/stack.ts';
@@ -21,7 +23,9 @@ const unfold = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
 describe('mail over SMTP', () => {
   it('retries while the SMTP server is down and delivers once it is up, keeping no body', async () => {
     const a = await signUp(stack.api);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The sign-up workflow has tried to send and failed at least once: its mail activity is on a retry.
+    const signup = stack.temporal.workflow.getHandle(`signup-${a.org.id}`);
+    await eventually(async () => (await signup.describe()).raw.pendingActivities?.some((p) => (p.attempt ?? 0) >= 2));
     expect(await stack.orm.em.fork().count(MailMessage, { toAddress: a.user.email })).toBe(0);
 
     smtp = new TestSmtpServer();
@@ -44,7 +48,12 @@ describe('mail over SMTP', () => {
     await stack.api.post('/api/auth/reset-request', { body: { email: 'nobody@memory.test' } });
     const reset = await eventually(async () => smtp.received.find((m) => m.to.includes(a.user.email) && /Reset your password/.test(m.raw)));
     expect(reset.raw).toMatch(/reset-consume/);
-    await new Promise((r) => setTimeout(r, 1000));
+    // Both reset workflows have run to their end; the one for the unknown address sent nothing.
+    const jobs = await eventually(async () => {
+      const rows = await query(stack.orm.em.fork(), sql<{ job_key: string; dispatched: boolean }>`select job_key, dispatched_at is not null as dispatched from outbox where job_type = ${PASSWORD_RESET_MAIL_JOB} and created_at > now() - interval '1 minute'`);
+      return rows.length >= 2 && rows.every((r) => r.dispatched) ? rows : undefined;
+    });
+    for (const job of jobs) await stack.temporal.workflow.getHandle(job.job_key).result();
     expect(smtp.received.some((m) => m.to.includes('nobody@memory.test'))).toBe(false);
   });
 });

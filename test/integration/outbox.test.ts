@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
@@ -17,6 +18,8 @@ import { eventually, signUp, startStack, type SignedUp, type Stack } from '../su
 import { createLogger } from '../../infra/logger.ts';
 import { postFrom } from '../support/from-address.ts';
 import { PrivatePostgres } from '../support/private-postgres.ts';
+
+const { temporal } = proto;
 
 // The relay is not started with the stack: each test decides when dispatch happens.
 let stack: Stack;
@@ -55,7 +58,7 @@ describe('outbox relay', () => {
     const row = await queuedResend(a);
     expect(row.dispatchedAt).toBeNull();
     expect(row.jobKey).toMatch(/^verification-mail-[0-9a-f-]{36}$/);
-    await new Promise((r) => setTimeout(r, 500));
+    expect(await executionsOf(row.jobKey)).toBe(0);
     expect(await mailsFor(row)).toBe(0);
 
     const relay = newRelay();
@@ -123,14 +126,22 @@ describe('worker process stopped between commit and dispatch', () => {
   it('delivers what was committed while the process was down, once, after it restarts', async () => {
     const a = await signUp(stack.api);
     const running = startWorkerProcess();
-    // Let the real process come up, then kill it without any chance to clean up.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Let the real process come up (its worker polls its task queue), then kill it without any chance to clean up.
+    await eventually(async () => {
+      const queue = await stack.temporal.workflowService.describeTaskQueue({
+        namespace: stack.config.TEMPORAL_NAMESPACE,
+        taskQueue: { name: `${stack.config.TEMPORAL_TASK_QUEUE}-proc` },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      return (queue.pollers?.length ?? 0) > 0;
+    });
     running.kill('SIGKILL');
     await new Promise((r) => running.once('exit', r));
 
+    // No relay runs while the process is dead: the row waits.
     const row = await queuedResend(a);
-    await new Promise((r) => setTimeout(r, 300));
     expect((await stack.orm.em.fork().findOneOrFail(OutboxMessage, { id: row.id })).dispatchedAt).toBeNull();
+    expect(await executionsOf(row.jobKey)).toBe(0);
 
     startWorkerProcess();
     await eventually(async () => (await mailsFor(row)) === 1, 30_000);
@@ -208,7 +219,6 @@ describe('rows that cannot be dispatched', () => {
       return r.claimed_until ? r : undefined;
     });
     expect(Date.parse(claimed.claimed_until!)).toBeGreaterThan(Date.now());
-    await new Promise((r) => setTimeout(r, 300));
     const open = await query(
       stack.orm.em.fork(),
       sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`,
