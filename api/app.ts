@@ -31,6 +31,7 @@ import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
 import type { AppState } from './http/state.ts';
 import { docsRoutes } from './system/openapi.ts';
 import { codecCors, codecRoutes } from './temporal/codec.ts';
+import { mcpEndpoint } from './mcp/endpoint.ts';
 import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
@@ -65,6 +66,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(securityHeaders);
   app.use(errorHandler);
   app.use(codecCors(deps.config.temporalUiOrigin));
+  app.use(mcpEndpoint(app, deps.config.publicBaseUrl, deps.localCaller));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   app.use(async (ctx) => {

@@ -23,7 +23,7 @@ import { filterFields, memoryJson, memorySchema, metadata, namespaceName, scored
 
 const idParams = z.object({ id: z.uuid() });
 
-const createBody = z.object({
+export const createBody = z.object({
   content: z.string(),
   namespace: namespaceName.optional(),
   tags: tags.optional(),
@@ -38,11 +38,11 @@ const patchFields = {
   namespace: namespaceName.optional(),
   metadata: metadata.optional().meta({ description: 'merged into the stored metadata; a key set to null is removed' }),
 };
-const patchBody = z.object(patchFields);
+export const patchBody = z.object(patchFields);
 const batchItem = z.object({ id: z.uuid(), ...patchFields });
 const patchable = patchGuard(patchFields);
 
-const listBody = z.object({
+export const listBody = z.object({
   ...filterFields,
   limit: z.number().int().min(1).max(LIST_LIMIT_MAX).default(50),
   offset: z.number().int().min(0).max(LIST_OFFSET_MAX).default(0),
@@ -77,7 +77,7 @@ const searchMode = z
     description:
       'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory; hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then averaged (a list that missed a memory adds 0). Every filter applies in every mode.',
   });
-const searchBody = z.object({
+export const searchBody = z.object({
   query: z.string().trim().min(1).max(4000),
   k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
   mode: searchMode,

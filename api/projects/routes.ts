@@ -6,7 +6,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, patchGuard } from '../http/schemas.ts';
 import { metadata, namespaceName } from '../memories/schemas.ts';
 
-const projectSchema = z
+export const projectSchema = z
   .object({
     id: z.uuid(),
     name: z.string(),

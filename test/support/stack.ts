@@ -128,8 +128,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     relay,
     startWorker,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Open connections (a client's keep-alive or event stream) would hold close() up: they are cut.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
       await relay?.stop();
       await stack.worker?.stop();
       await temporal.connection.close();

@@ -1,0 +1,94 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+// The official MCP client against the real server at /mcp, over Streamable HTTP.
+let stack: Stack;
+let a: SignedUp;
+beforeAll(async () => {
+  stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '5' } });
+  a = await signUp(stack.api);
+});
+afterAll(async () => stack?.close());
+
+async function connect(token?: string): Promise<Client> {
+  const client = new Client({ name: 'memory-service-tests', version: '1.0.0' });
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers } }));
+  return client;
+}
+
+const text = (result: { content?: unknown }) => ((result.content as { type: string; text: string }[])[0]?.text ?? '');
+
+describe('MCP server at /mcp', () => {
+  it('lists the memory tools with input and output schemas and read-only / destructive annotations', async () => {
+    const client = await connect(a.token);
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect([...byName.keys()].sort()).toEqual(['add_memory', 'delete_memory', 'get_memory', 'list_memories', 'list_projects', 'search_memories', 'update_memory']);
+    expect(byName.get('search_memories')!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(byName.get('delete_memory')!.annotations).toMatchObject({ destructiveHint: true });
+    // The API's own schemas: the request body of POST /api/memories, the Memory row of its answer.
+    expect(byName.get('add_memory')!.inputSchema).toMatchObject({ required: ['content'], properties: { namespace: { maxLength: 200 } } });
+    expect(byName.get('add_memory')!.outputSchema).toMatchObject({ $ref: '#/$defs/Memory', $defs: { Memory: { properties: { id: { format: 'uuid' } } } } });
+    await client.close();
+  });
+
+  it('saves, finds, reads, updates and deletes a memory through tools, as the API does', async () => {
+    const client = await connect(a.token);
+    const added = await client.callTool({ name: 'add_memory', arguments: { content: 'Deploys to production happen on Tuesdays', namespace: 'ops', tags: ['deploy'] } });
+    expect(added.isError).toBeFalsy();
+    const saved = added.structuredContent as { id: string; namespace: string; tags: string[] };
+    expect(saved).toMatchObject({ namespace: 'ops', tags: ['deploy'] });
+    // The same row the REST API shows.
+    expect((await stack.api.get(`/api/memories/${saved.id}`, { token: a.token })).body).toMatchObject({ id: saved.id, content: 'Deploys to production happen on Tuesdays' });
+
+    const found = await client.callTool({ name: 'search_memories', arguments: { query: 'deploys tuesdays', namespace: 'ops' } });
+    expect((found.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id)).toEqual([saved.id]);
+    const read = await client.callTool({ name: 'get_memory', arguments: { id: saved.id } });
+    expect((read.structuredContent as { content: string }).content).toBe('Deploys to production happen on Tuesdays');
+    const updated = await client.callTool({ name: 'update_memory', arguments: { id: saved.id, tags: ['deploy', 'schedule'] } });
+    expect((updated.structuredContent as { tags: string[] }).tags).toEqual(['deploy', 'schedule']);
+    const listed = await client.callTool({ name: 'list_memories', arguments: { namespace: 'ops' } });
+    expect((listed.structuredContent as { total: number }).total).toBe(1);
+    const projects = await client.callTool({ name: 'list_projects', arguments: {} });
+    expect((projects.structuredContent as { projects: { name: string }[] }).projects.map((p) => p.name)).toContain('ops');
+    const deleted = await client.callTool({ name: 'delete_memory', arguments: { id: saved.id } });
+    expect(deleted.structuredContent).toEqual({ deleted: true, id: saved.id });
+    const gone = await client.callTool({ name: 'get_memory', arguments: { id: saved.id } });
+    expect(gone.isError).toBe(true);
+    expect(text(gone)).toMatch(/^not found/);
+    await client.close();
+  });
+
+  it("keeps tenants apart, needs a credential, and answers the API's errors as tool errors an agent can act on", async () => {
+    const b = await signUp(stack.api);
+    const mine = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'private to org a' } })).body.id as string;
+    const other = await connect(b.token);
+    const foreign = await other.callTool({ name: 'get_memory', arguments: { id: mine } });
+    expect(foreign.isError).toBe(true);
+    expect(text(foreign)).toMatch(/^not found/);
+
+    const invalid = await other.callTool({ name: 'add_memory', arguments: { content: 'x', tags: ['t'.repeat(500)] } });
+    expect(invalid.isError).toBe(true);
+    expect(text(invalid)).toMatch(/validation_failed|tags/);
+
+    // The write limit (5 a minute here) holds for tool calls too, with the seconds to wait.
+    let limited: Awaited<ReturnType<Client['callTool']>> | undefined;
+    for (let i = 0; i < 8 && !limited; i++) {
+      const r = await other.callTool({ name: 'add_memory', arguments: { content: `note ${i}` } });
+      if (r.isError) limited = r;
+    }
+    expect(text(limited!)).toMatch(/^rate-limited: .*retry after \d+ s/);
+    expect(limited!._meta as object).toMatchObject({ status: 429, error: 'rate-limited', retry_after: expect.any(Number) });
+    await other.close();
+
+    const anonymous = await fetch(new URL('/mcp', stack.baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(anonymous.status).toBe(401);
+    expect(((await anonymous.json()) as { error: string }).error).toBe('unauthorized');
+  });
+});
