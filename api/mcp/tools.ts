@@ -2,7 +2,9 @@ import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { createBody, listBody, patchBody, searchBody } from '../memories/routes.ts';
 import { memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
+import { listQuery as runbookQuery, outcomeBody, runbookSchema } from '../procedural/routes.ts';
 import { projectSchema } from '../projects/routes.ts';
+import { recallBody, recallOutcome } from '../recall/routes.ts';
 
 // One request of the public API as a tool sends it: the MCP layer adds no behaviour of its own, so
 // validation, quotas, rate limits and tenancy are the API's, answered the API's way.
@@ -105,6 +107,42 @@ export function createMcpServer(call: ApiCall): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async () => toolResult(await call('GET', '/api/projects'), memory),
+  );
+  server.registerTool(
+    'find_runbooks',
+    {
+      title: 'Find runbooks',
+      description: 'Runbooks (step-by-step procedures) of the org: by a trigger phrase (`trigger`, exact) or by words of the title or summary (`q`); most recently changed first.',
+      inputSchema: runbookQuery,
+      outputSchema: z.object({ procedurals: z.array(runbookSchema) }),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (input) => {
+      const query = new URLSearchParams(Object.entries(input).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])));
+      return toolResult(await call('GET', `/api/procedural?${query}`), memory);
+    },
+  );
+  server.registerTool(
+    'record_runbook_outcome',
+    {
+      title: 'Report how a runbook went',
+      description: 'After following a runbook, report success or failure: the success ratio ranks runbook suggestions.',
+      inputSchema: outcomeBody.extend({ id: z.uuid().describe('the runbook id') }),
+      outputSchema: runbookSchema,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async ({ id, ...outcome }) => toolResult(await call('POST', `/api/procedural/${id}`, outcome), memory),
+  );
+  server.registerTool(
+    'log_recall',
+    {
+      title: 'Log a recall',
+      description: 'Record that memories were used to answer (source and query optional), so their use is counted.',
+      inputSchema: recallBody,
+      outputSchema: recallOutcome,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async (input) => toolResult(await call('POST', '/api/recall', input), memory),
   );
   return server;
 }

@@ -11,7 +11,7 @@ const stepSchema = z
   .object({ description: z.string(), command: z.string().optional(), check: z.string().optional(), notes: z.string().optional() })
   .meta({ id: 'RunbookStep' });
 
-const runbookSchema = z
+export const runbookSchema = z
   .object({
     id: z.uuid(),
     title: z.string(),
@@ -77,7 +77,7 @@ const patchBody = z.object({
   metadata: fields.metadata.optional().meta({ description: 'merged; a key set to null is removed' }),
 });
 
-const listQuery = z.object({
+export const listQuery = z.object({
   q: z.string().max(1000).optional().meta({ description: 'case-insensitive substring of title or summary' }),
   trigger: z.string().min(1).max(200).optional().meta({ description: 'exact (case-sensitive) element of trigger_phrases' }),
   limit: intParam(1, 500).default(50),
@@ -85,6 +85,7 @@ const listQuery = z.object({
 });
 
 const idParams = z.object({ id: z.uuid() });
+export const outcomeBody = z.object({ outcome: z.enum(['success', 'failure']) });
 const notInOrg = { description: 'Not in this org' };
 const titleTaken = { description: '`runbook_title_taken`' };
 
@@ -164,7 +165,7 @@ export function runbookRoutes(): AnyRoute[] {
       summary: 'Report the outcome of following a runbook',
       description: 'Increments success_count or failure_count and sets last_used_at; updated_at is unchanged. The success ratio ranks runbook suggestions.',
       params: idParams,
-      body: z.object({ outcome: z.enum(['success', 'failure']) }),
+      body: outcomeBody,
       responses: { 200: { description: 'The updated runbook', schema: runbookSchema }, 404: notInOrg },
       handler: async (ctx, { params, body }) => {
         ctx.body = runbookJson(await recordOutcome(ctx.state.em, callerOf(ctx), params.id, body.outcome));

@@ -4,6 +4,9 @@ import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam } from '../http/schemas.ts';
 
+export const recallBody = z.object({ memory_ids: z.array(z.uuid()).min(1).max(100), source: z.string().max(80).optional(), query: z.string().max(1000).optional() });
+export const recallOutcome = z.object({ logged: z.number().int(), skipped: z.number().int() });
+
 export function recallRoutes(): AnyRoute[] {
   return [
     defineRoute({
@@ -13,8 +16,8 @@ export function recallRoutes(): AnyRoute[] {
       access: 'caller',
       summary: 'Log that memories were recalled',
       description: 'logged counts recorded rows (one per distinct id); skipped counts the other ids sent: duplicates and ids that could not be linked (deleted, another org).',
-      body: z.object({ memory_ids: z.array(z.uuid()).min(1).max(100), source: z.string().max(80).optional(), query: z.string().max(1000).optional() }),
-      responses: { 200: { description: 'Outcome', schema: z.object({ logged: z.number().int(), skipped: z.number().int() }) } },
+      body: recallBody,
+      responses: { 200: { description: 'Outcome', schema: recallOutcome } },
       handler: async (ctx, { body }) => {
         ctx.body = await logRecall(ctx.state.em, callerOf(ctx), { memoryIds: body.memory_ids, source: body.source, query: body.query });
       },

@@ -25,7 +25,18 @@ describe('MCP server at /mcp', () => {
     const client = await connect(a.token);
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(['add_memory', 'delete_memory', 'get_memory', 'list_memories', 'list_projects', 'search_memories', 'update_memory']);
+    expect([...byName.keys()].sort()).toEqual([
+      'add_memory',
+      'delete_memory',
+      'find_runbooks',
+      'get_memory',
+      'list_memories',
+      'list_projects',
+      'log_recall',
+      'record_runbook_outcome',
+      'search_memories',
+      'update_memory',
+    ]);
     expect(byName.get('search_memories')!.annotations).toMatchObject({ readOnlyHint: true });
     expect(byName.get('delete_memory')!.annotations).toMatchObject({ destructiveHint: true });
     // The API's own schemas: the request body of POST /api/memories, the Memory row of its answer.
@@ -53,6 +64,8 @@ describe('MCP server at /mcp', () => {
     expect((listed.structuredContent as { total: number }).total).toBe(1);
     const projects = await client.callTool({ name: 'list_projects', arguments: {} });
     expect((projects.structuredContent as { projects: { name: string }[] }).projects.map((p) => p.name)).toContain('ops');
+    const recalled = await client.callTool({ name: 'log_recall', arguments: { memory_ids: [saved.id], source: 'mcp-test', query: 'deploys tuesdays' } });
+    expect(recalled.structuredContent).toEqual({ logged: 1, skipped: 0 });
     const deleted = await client.callTool({ name: 'delete_memory', arguments: { id: saved.id } });
     expect(deleted.structuredContent).toEqual({ deleted: true, id: saved.id });
     const gone = await client.callTool({ name: 'get_memory', arguments: { id: saved.id } });
@@ -61,9 +74,29 @@ describe('MCP server at /mcp', () => {
     await client.close();
   });
 
+  it('finds runbooks by trigger phrase or words and records their outcomes', async () => {
+    // Each test writes with an account of its own: the write limit here is 5 a minute per token.
+    const r = await signUp(stack.api);
+    const runbook = (
+      await stack.api.post('/api/procedural', {
+        token: r.token,
+        body: { title: 'Roll back a deploy', summary: 'When a release breaks production', trigger_phrases: ['rollback'], steps: [{ description: 'Revert the release tag' }] },
+      })
+    ).body;
+    const client = await connect(r.token);
+    const byTrigger = await client.callTool({ name: 'find_runbooks', arguments: { trigger: 'rollback' } });
+    expect((byTrigger.structuredContent as { procedurals: { id: string }[] }).procedurals.map((r) => r.id)).toEqual([runbook.id]);
+    const byWords = await client.callTool({ name: 'find_runbooks', arguments: { q: 'release breaks' } });
+    expect((byWords.structuredContent as { procedurals: { id: string }[] }).procedurals.map((r) => r.id)).toEqual([runbook.id]);
+    const outcome = await client.callTool({ name: 'record_runbook_outcome', arguments: { id: runbook.id, outcome: 'success' } });
+    expect(outcome.structuredContent).toMatchObject({ id: runbook.id, success_count: 1, failure_count: 0 });
+    await client.close();
+  });
+
   it("keeps tenants apart, needs a credential, and answers the API's errors as tool errors an agent can act on", async () => {
+    const owner = await signUp(stack.api);
     const b = await signUp(stack.api);
-    const mine = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'private to org a' } })).body.id as string;
+    const mine = (await stack.api.post('/api/memories', { token: owner.token, body: { content: 'private to its org' } })).body.id as string;
     const other = await connect(b.token);
     const foreign = await other.callTool({ name: 'get_memory', arguments: { id: mine } });
     expect(foreign.isError).toBe(true);
