@@ -1,4 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -123,5 +124,27 @@ describe('MCP server at /mcp', () => {
     });
     expect(anonymous.status).toBe(401);
     expect(((await anonymous.json()) as { error: string }).error).toBe('unauthorized');
+  });
+
+  it('serves the same tools over stdio for desktop agents, calling the service with the token from the environment', async () => {
+    const s = await signUp(stack.api);
+    const client = new Client({ name: 'memory-service-tests', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['api/mcp/stdio-main.ts'],
+        env: { PATH: process.env.PATH ?? '', MEMORY_SERVICE_URL: stack.baseUrl, MEMORY_SERVICE_TOKEN: s.token },
+        stderr: 'ignore',
+      }),
+    );
+    expect((await client.listTools()).tools).toHaveLength(10);
+    const added = await client.callTool({ name: 'add_memory', arguments: { content: 'Saved from a desktop agent over stdio' } });
+    const id = (added.structuredContent as { id: string }).id;
+    expect((await stack.api.get(`/api/memories/${id}`, { token: s.token })).body.content).toBe('Saved from a desktop agent over stdio');
+    const elsewhere = await signUp(stack.api);
+    const theirs = (await stack.api.post('/api/memories', { token: elsewhere.token, body: { content: 'not yours' } })).body.id as string;
+    const foreign = await client.callTool({ name: 'get_memory', arguments: { id: theirs } });
+    expect(text(foreign)).toMatch(/^not found/);
+    await client.close();
   });
 });
