@@ -94,6 +94,22 @@ describe('MCP server at /mcp', () => {
     await client.close();
   });
 
+  it("offers a project's recent memories and each runbook as resources", async () => {
+    const r = await signUp(stack.api);
+    const memory = (await stack.api.post('/api/memories', { token: r.token, body: { content: 'Resource-visible memory', namespace: 'team notes' } })).body;
+    const runbook = (await stack.api.post('/api/procedural', { token: r.token, body: { title: 'Rotate a key', steps: [{ description: 'Issue a new key' }] } })).body;
+    const client = await connect(r.token);
+    const uris = (await client.listResources()).resources.map((x) => x.uri).sort();
+    expect(uris).toEqual([`memory://projects/team%20notes/recent`, `memory://runbooks/${runbook.id}`].sort());
+    const recent = await client.readResource({ uri: 'memory://projects/team%20notes/recent' });
+    const listed = JSON.parse((recent.contents[0] as { text: string }).text) as { memories: { id: string }[] };
+    expect(listed.memories.map((m) => m.id)).toEqual([memory.id]);
+    const read = await client.readResource({ uri: `memory://runbooks/${runbook.id}` });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ title: 'Rotate a key', steps: [{ description: 'Issue a new key' }] });
+    await expect(client.readResource({ uri: 'memory://runbooks/00000000-0000-4000-8000-000000000000' })).rejects.toThrow(/not found/);
+    await client.close();
+  });
+
   it("keeps tenants apart, needs a credential, and answers the API's errors as tool errors an agent can act on", async () => {
     const owner = await signUp(stack.api);
     const b = await signUp(stack.api);
