@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bumpCounters } from '../../domain/counters.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 // The official MCP client against the real server at /mcp, over Streamable HTTP.
@@ -132,6 +133,16 @@ describe('MCP server at /mcp', () => {
     expect(text(limited!)).toMatch(/^rate-limited: .*retry after \d+ s/);
     expect(limited!._meta as object).toMatchObject({ status: 429, error: 'rate-limited', retry_after: expect.any(Number) });
     await other.close();
+
+    // A free org past its quota: 402 as a tool error that says where to upgrade.
+    const free = await signUp(stack.api);
+    await bumpCounters(stack.orm.em.fork(), [{ scopeId: free.org.id, name: 'memories_created', delta: 500 }]);
+    const quota = await connect(free.token);
+    const refused = await quota.callTool({ name: 'add_memory', arguments: { content: 'one too many' } });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/^memory_quota_exceeded: .*upgrade at http/);
+    expect(refused._meta as object).toMatchObject({ status: 402, error: 'memory_quota_exceeded' });
+    await quota.close();
 
     const anonymous = await fetch(new URL('/mcp', stack.baseUrl), {
       method: 'POST',
