@@ -1,5 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bumpCounters } from '../../domain/counters.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -173,5 +174,31 @@ describe('MCP server at /mcp', () => {
     const foreign = await client.callTool({ name: 'get_memory', arguments: { id: theirs } });
     expect(text(foreign)).toMatch(/^not found/);
     await client.close();
+  });
+
+  it('connects as the README shows it, over HTTP and over stdio', async () => {
+    const readme = await readFile('README.md', 'utf8');
+    type Entry = { url?: string; headers?: Record<string, string>; command?: string; args?: string[]; env?: Record<string, string> };
+    const entries = [...readme.matchAll(/```json\n([\s\S]*?)\n```/g)]
+      .map((m) => JSON.parse(m[1]!) as { mcpServers?: { memory?: Entry } })
+      .flatMap((c) => (c.mcpServers?.memory ? [c.mcpServers.memory] : []));
+    const http = entries.find((e) => e.url)!;
+    const stdio = entries.find((e) => e.command)!;
+    const r = await signUp(stack.api);
+    const withToken = (value: string) => value.replace('svc_...', r.token);
+
+    // The README's address is the default local one; this stack listens elsewhere, at the same path.
+    const overHttp = new Client({ name: 'readme', version: '1.0.0' });
+    const headers = Object.fromEntries(Object.entries(http.headers ?? {}).map(([k, v]) => [k, withToken(v)]));
+    await overHttp.connect(new StreamableHTTPClientTransport(new URL(new URL(http.url!).pathname, stack.baseUrl), { requestInit: { headers } }));
+    expect((await overHttp.listTools()).tools.length).toBe(10);
+    await overHttp.close();
+
+    const env = Object.fromEntries(Object.entries(stdio.env ?? {}).map(([k, v]) => [k, k === 'MEMORY_SERVICE_URL' ? stack.baseUrl : withToken(v)]));
+    const overStdio = new Client({ name: 'readme', version: '1.0.0' });
+    await overStdio.connect(new StdioClientTransport({ command: stdio.command!, args: stdio.args ?? [], env: { PATH: process.env.PATH ?? '', ...env }, stderr: 'ignore' }));
+    const added = await overStdio.callTool({ name: 'add_memory', arguments: { content: 'Saved the README way' } });
+    expect(added.isError).toBeFalsy();
+    await overStdio.close();
   });
 });
