@@ -2,7 +2,7 @@
 # The data-plane benchmark: a fresh memsvc_bench database, a Temporal dev server, the worker and the API as
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
 # BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs
-# (saves, not in the default set, measures save throughput alone with each process's CPU).
+# (saves and mcp, not in the default set: save throughput alone with each process's CPU; MCP's cost over HTTP).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -31,6 +31,10 @@ suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase},"
 if [[ "$suites" == *,saves,* ]]; then
   log "save throughput and its CPU"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/saves.ts
+fi
+if [[ "$suites" == *,mcp,* ]]; then
+  log "MCP over HTTP: the cost of a tool call, and many sessions at once"
+  BENCH_API_URL=http://127.0.0.1:3099 node bench/mcp.ts
 fi
 if [[ "$suites" == *,memories,* ]]; then
   log "data-plane benchmark"
