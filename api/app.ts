@@ -31,7 +31,7 @@ import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
 import type { AppState } from './http/state.ts';
 import { docsRoutes } from './system/openapi.ts';
 import { codecCors, codecRoutes } from './temporal/codec.ts';
-import { mcpEndpoint } from './mcp/endpoint.ts';
+import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
 import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
@@ -62,11 +62,11 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     chain.push(validated(route));
     router.register(route.path, [route.method.toUpperCase()], chain as never);
   }
+  router.all(MCP_PATH, authenticate, crossSite, mcpHandler(app));
   app.use(requestContext(deps.orm, deps.logger));
   app.use(securityHeaders);
   app.use(errorHandler);
   app.use(codecCors(deps.config.temporalUiOrigin));
-  app.use(mcpEndpoint(app, deps.config.publicBaseUrl, deps.localCaller));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   app.use(async (ctx) => {

@@ -62,7 +62,7 @@ function memoryOf(pid: string | undefined): string {
 // Waits until the org's curator has embedded every memory; returns how long that took and the worker's CPU.
 async function embedded(token: string): Promise<{ seconds: number; cpu: number; count: number }> {
   const started = performance.now();
-  const cpu = cpuSeconds(process.env.BENCH_WORKER_PID);
+  const cpu = cpuSeconds(process.env.STACK_WORKER_PID);
   let count = 0;
   for (;;) {
     const status = (await api.get('/api/memories/embeddings', { token })).body as { total: number; embedded: number };
@@ -70,7 +70,7 @@ async function embedded(token: string): Promise<{ seconds: number; cpu: number; 
     if (status.embedded >= status.total) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
-  return { seconds: Math.round((performance.now() - started) / 100) / 10, cpu: Math.round(cpuSeconds(process.env.BENCH_WORKER_PID) - cpu), count };
+  return { seconds: Math.round((performance.now() - started) / 100) / 10, cpu: Math.round(cpuSeconds(process.env.STACK_WORKER_PID) - cpu), count };
 }
 
 async function account() {
@@ -206,7 +206,7 @@ const fresh = await freshness(tokens[0]!);
 process.stdout.write(`\nfrom a save's 201 to its vector (found semantically) at 50 saves/s: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves)\n`);
 const recall = await filteredRecall(tokens[0]!, orgId);
 process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);
-process.stdout.write(`API ${memoryOf(process.env.BENCH_API_PID)}; worker ${memoryOf(process.env.BENCH_WORKER_PID)}\n`);
+process.stdout.write(`API ${memoryOf(process.env.STACK_API_PID)}; worker ${memoryOf(process.env.STACK_WORKER_PID)}\n`);
 
 // Saves at a steady 50 per second (open loop) for 20 s; each save's time from its 201 until its vector is in
 // the database, polled every 10 ms (a vector in place is what semantic search finds).

@@ -24,3 +24,10 @@ export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) 
 // or through `query` (the driver's error, SQLSTATE 23505).
 export const isUniqueViolation = (err: unknown): boolean =>
   err instanceof UniqueConstraintViolationException || (err instanceof Error && (err as { code?: unknown }).code === '23505');
+
+// Deletes the rows of `table` whose ctids `candidates` selects (one bounded batch: the select carries its
+// limit) and returns how many went. Batched deletes (maintenance, erasure) all go through here.
+export async function deleteByCtid(em: EntityManager, table: string, candidates: RawBuilder<unknown>): Promise<number> {
+  const rows = await query(em, sql<{ n: number }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(${candidates})) returning 1) select count(*)::int as n from gone`);
+  return rows[0]!.n;
+}

@@ -13,18 +13,8 @@ ensure_temporal
 ensure_secrets
 trap stop_started EXIT
 
-pg_psql -d postgres -qc "drop database if exists memsvc_bench with (force)"
-ensure_database memsvc_bench
-export DATABASE_URL="$(database_url memsvc_bench)" WRITE_RATE_LIMIT_PER_MINUTE=0 SIGNUPS_PER_ADDRESS_PER_HOUR=0 LOG_LEVEL=warn PORT=3099 DATABASE_POOL_MAX=20
-export TEMPORAL_ADDRESS=127.0.0.1:7299 TEMPORAL_TASK_QUEUE=bench
-BENCH_DIR="$(mktemp -d)"
-start_temporal 7299 8299 "$BENCH_DIR/temporal.db"
-node infra/migrate.ts
-nice -n "$WORKER_NICE" node temporal/worker-main.ts & STARTED_PIDS+=("$!")
-export BENCH_WORKER_PID="$!"
-node api/main.ts & STARTED_PIDS+=("$!")
-export BENCH_API_PID="$!"
-wait_for_port 127.0.0.1 3099 "API"
+export DATABASE_POOL_MAX=20
+start_own_stack memsvc_bench 3099 7299 8299 bench
 
 # BENCH_SUITES picks what runs (default all), e.g. BENCH_SUITES=memories while tuning saves.
 suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase},"

@@ -15,22 +15,14 @@ ensure_schemathesis
 ensure_stripe_mock
 trap stop_started EXIT
 
-pg_psql -d postgres -qc "drop database if exists memsvc_fuzz with (force)"
-ensure_database memsvc_fuzz
-export DATABASE_URL="$(database_url memsvc_fuzz)" WRITE_RATE_LIMIT_PER_MINUTE=0 SIGNUPS_PER_ADDRESS_PER_HOUR=0 LOG_LEVEL=warn PORT=3098
-export TEMPORAL_ADDRESS=127.0.0.1:7298 TEMPORAL_TASK_QUEUE=fuzz
 FUZZ_TMP="$(mktemp -d)"
-start_temporal 7298 8298 "$FUZZ_TMP/temporal.db"
 # The LLM providers and the payment processor as local stand-ins, so that chat, billing and enrichment answer
 # as they do in production instead of 503 `..._not_configured`.
 node test/support/providers-main.ts "$FUZZ_TMP/providers.env" & STARTED_PIDS+=("$!")
 for _ in $(seq 1 100); do [ -s "$FUZZ_TMP/providers.env" ] && break; sleep 0.1; done
 [ -s "$FUZZ_TMP/providers.env" ] || die "the provider stand-ins did not start"
 set -a && source "$FUZZ_TMP/providers.env" && set +a
-node infra/migrate.ts
-node temporal/worker-main.ts & STARTED_PIDS+=("$!")
-node api/main.ts & STARTED_PIDS+=("$!")
-wait_for_port 127.0.0.1 3098 "API"
+start_own_stack memsvc_fuzz 3098 7298 8298 fuzz
 
 api=http://127.0.0.1:3098
 token="$(curl -sf -XPOST "$api/api/auth/signup" -H 'content-type: application/json' \

@@ -238,6 +238,24 @@ ensure_schemathesis() {
   export SCHEMATHESIS_VENV
 }
 
+# A stack of its own for a benchmark or a fuzzing run: a fresh database DB, Temporal on TEMPORAL_PORT (Web UI
+# on UI_PORT, state in a temporary directory), migrations, the worker and the API on API_PORT, with the write
+# and sign-up limits off. Exports STACK_WORKER_PID and STACK_API_PID; environment set before it reaches both.
+start_own_stack() {
+  local db="$1" api_port="$2" temporal_port="$3" ui_port="$4" queue="$5"
+  pg_psql -d postgres -qc "drop database if exists $db with (force)"
+  ensure_database "$db"
+  export DATABASE_URL="$(database_url "$db")" WRITE_RATE_LIMIT_PER_MINUTE=0 SIGNUPS_PER_ADDRESS_PER_HOUR=0 LOG_LEVEL=warn PORT="$api_port"
+  export TEMPORAL_ADDRESS="127.0.0.1:$temporal_port" TEMPORAL_TASK_QUEUE="$queue"
+  start_temporal "$temporal_port" "$ui_port" "$(mktemp -d)/temporal.db"
+  node infra/migrate.ts
+  nice -n "$WORKER_NICE" node temporal/worker-main.ts & STARTED_PIDS+=("$!")
+  export STACK_WORKER_PID="$!"
+  node api/main.ts & STARTED_PIDS+=("$!")
+  export STACK_API_PID="$!"
+  wait_for_port 127.0.0.1 "$api_port" "API"
+}
+
 # The optional fourth argument is the codec endpoint the Web UI decrypts history through.
 start_temporal() {
   local port="$1" ui_port="$2" db_file="$3" codec_endpoint="${4:-}"

@@ -6,7 +6,7 @@ import type { AppContext, AppState } from './state.ts';
 // so a write that rides on it must come from this service's own pages. Browsers say where a request comes
 // from in Sec-Fetch-Site and Origin; a client that sends neither is not a browser and cannot be tricked
 // into a cross-site request. Bearer tokens are never sent on their own and are not checked.
-// Applied to writes only (route.ts `write`): a POST that only reads, such as a search, changes nothing.
+// Applied to writes only (route.ts `write`), and to /mcp: a POST that only reads, such as a search, changes nothing.
 export function crossSiteAllowed(ctx: AppContext, trustedOrigin: string): boolean {
   const site = ctx.get('sec-fetch-site');
   if (site === 'same-origin' || site === 'none') return true;
@@ -24,7 +24,7 @@ export function refuseCrossSiteWrites(publicBaseUrl: string): Middleware<AppStat
       throw new AppError(
         'forbidden',
         'cross_site_request',
-        `a write with a session cookie must come from ${trustedOrigin} itself (Origin or Sec-Fetch-Site says otherwise); other clients send a bearer token`,
+        `a write or MCP call with a session cookie must come from ${trustedOrigin} itself (Origin or Sec-Fetch-Site says otherwise); other clients send a bearer token`,
       );
     }
     await next();

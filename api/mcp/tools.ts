@@ -37,7 +37,8 @@ export function toolResult(answer: ApiAnswer, ok: (body: unknown) => Record<stri
 // The memory tools, each a thin call of one API route with the route's own request and answer schemas.
 export function createMcpServer(call: ApiCall): McpServer {
   const server = new McpServer({ name: 'memory-service', version: '1.0.0' });
-  const memory = (body: unknown) => body as Record<string, unknown>;
+  // Most tools answer the route's JSON as it is.
+  const asIs = (body: unknown) => body as Record<string, unknown>;
   server.registerTool(
     'add_memory',
     {
@@ -47,7 +48,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       outputSchema: memorySchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async (input) => toolResult(await call('POST', '/api/memories', input), memory),
+    async (input) => toolResult(await call('POST', '/api/memories', input), asIs),
   );
   server.registerTool(
     'search_memories',
@@ -58,12 +59,12 @@ export function createMcpServer(call: ApiCall): McpServer {
       outputSchema: z.object({ hits: z.array(scoredMemorySchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (input) => toolResult(await call('POST', '/api/memories/search', input), memory),
+    async (input) => toolResult(await call('POST', '/api/memories/search', input), asIs),
   );
   server.registerTool(
     'get_memory',
     { title: 'Read a memory', description: 'One memory by id.', inputSchema: id, outputSchema: memorySchema, annotations: { readOnlyHint: true, openWorldHint: false } },
-    async ({ id }) => toolResult(await call('GET', `/api/memories/${id}`), memory),
+    async ({ id }) => toolResult(await call('GET', `/api/memories/${id}`), asIs),
   );
   server.registerTool(
     'update_memory',
@@ -74,7 +75,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       outputSchema: memorySchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async ({ id, ...patch }) => toolResult(await call('PATCH', `/api/memories/${id}`, patch), memory),
+    async ({ id, ...patch }) => toolResult(await call('PATCH', `/api/memories/${id}`, patch), asIs),
   );
   server.registerTool(
     'delete_memory',
@@ -96,7 +97,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       outputSchema: z.object({ memories: z.array(memorySchema), limit: z.number().int(), offset: z.number().int(), total: z.number().int().nullable() }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (input) => toolResult(await call('POST', '/api/memories/list', input), memory),
+    async (input) => toolResult(await call('POST', '/api/memories/list', input), asIs),
   );
   server.registerTool(
     'list_projects',
@@ -106,7 +107,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       outputSchema: z.object({ projects: z.array(projectSchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async () => toolResult(await call('GET', '/api/projects'), memory),
+    async () => toolResult(await call('GET', '/api/projects'), asIs),
   );
   server.registerTool(
     'find_runbooks',
@@ -119,7 +120,7 @@ export function createMcpServer(call: ApiCall): McpServer {
     },
     async (input) => {
       const query = new URLSearchParams(Object.entries(input).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])));
-      return toolResult(await call('GET', `/api/procedural?${query}`), memory);
+      return toolResult(await call('GET', `/api/procedural?${query}`), asIs);
     },
   );
   server.registerTool(
@@ -131,7 +132,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       outputSchema: runbookSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async ({ id, ...outcome }) => toolResult(await call('POST', `/api/procedural/${id}`, outcome), memory),
+    async ({ id, ...outcome }) => toolResult(await call('POST', `/api/procedural/${id}`, outcome), asIs),
   );
   server.registerTool(
     'log_recall',
@@ -142,7 +143,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       outputSchema: recallOutcome,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async (input) => toolResult(await call('POST', '/api/recall', input), memory),
+    async (input) => toolResult(await call('POST', '/api/recall', input), asIs),
   );
   registerResources(server, call);
   return server;

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict } from '../errors.ts';
+import { readCounters } from '../counters.ts';
 import { ORG_COUNTERS } from '../memories/counters.ts';
 import { scheduleOrgErasure } from '../orgs/erase.ts';
 import { query, sql } from '../sql.ts';
@@ -70,9 +71,9 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
     const counts: DeletionCounts = { orgs_deleted: 0, memories_deleted: 0, memberships_removed: 0, api_tokens_deleted: creds!.api, sessions_ended: creds!.sessions };
     for (const m of memberships) {
       if (m.members === 1) {
-        const [live] = await query(tx, sql<{ n: string }>`select coalesce(sum(value), 0) as n from counters where scope_id = ${m.org_id} and name = ${ORG_COUNTERS.live}`);
-        scheduleOrgErasure(tx, m.org_id, Number(live!.n));
-        counts.memories_deleted += Number(live!.n);
+        const live = (await readCounters(tx, m.org_id)).get(ORG_COUNTERS.live) ?? 0;
+        scheduleOrgErasure(tx, m.org_id, live);
+        counts.memories_deleted += live;
         counts.orgs_deleted += 1;
       } else {
         await recordAudit(tx, { orgId: m.org_id, action: 'org.member.remove', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId }, details: { reason: 'account deleted' } });

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
 import { IDEMPOTENCY_WINDOW_HOURS } from '../memories/idempotency.ts';
-import { query, sql } from '../sql.ts';
+import { deleteByCtid, sql } from '../sql.ts';
 
 // Rows whose purpose has passed: working state nobody reads once it is done, and the records an org reads
 // (audit log, webhook deliveries, exports, mail) once past their retention (docs/api-decisions.md).
@@ -68,12 +68,7 @@ export interface Sweep {
 export async function sweepOnce(em: EntityManager): Promise<Sweep> {
   const counts: SweepCounts = {};
   for (const [table, rule] of Object.entries(RULES)) {
-    const deleted = await query(
-      em,
-      sql<{ n: number }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(${rule})) returning 1)
-        select count(*)::int as n from gone`,
-    );
-    counts[table] = deleted[0]!.n;
+    counts[table] = await deleteByCtid(em, table, rule);
   }
   return { counts, more: Object.values(counts).some((n) => n >= SWEEP_BATCH) };
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { enqueueJob } from '../outbox/enqueue.ts';
-import { query, sql } from '../sql.ts';
+import { deleteByCtid, query, sql } from '../sql.ts';
 
 export const ORG_ERASE_JOB = 'orgErase';
 export const ERASE_ROWS = 5000;
@@ -13,9 +13,8 @@ export function scheduleOrgErasure(em: EntityManager, orgId: string, memories: n
   enqueueJob(em, { orgId, jobType: ORG_ERASE_JOB, jobKey: orgEraseWorkflowId(orgId), args: [orgId], description: `erase deleted org ${orgId} (${memories} memories)` });
 }
 
-const byOrg = (table: string, orgId: string) =>
-  sql<{ n: number }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(select ctid from ${sql.table(table)} where org_id = ${orgId} limit ${ERASE_ROWS})) returning 1)
-    select count(*)::int as n from gone`;
+const byOrg = (em: EntityManager, table: string, orgId: string): Promise<number> =>
+  deleteByCtid(em, table, sql`select ctid from ${sql.table(table)} where org_id = ${orgId} limit ${ERASE_ROWS}`);
 
 // One batch of a deleted org's rows; returns how many went, 0 once the org is gone. Tables written by each
 // save carry no foreign key (see 0002_memories), so they go first, batch by batch; a memory's links and
@@ -23,7 +22,7 @@ const byOrg = (table: string, orgId: string) =>
 // is left (namespaces, entities, runbooks, chats, webhooks, exports...): all small by then or bounded per org.
 export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<number> {
   return em.transactional(async (tx) => {
-    const postings = (await query(tx, byOrg('memory_terms', orgId)))[0]!.n;
+    const postings = await byOrg(tx, 'memory_terms', orgId);
     if (postings > 0) return postings;
     const memories = await query(tx, sql<{ id: string }>`delete from memories where id in (select id from memories where org_id = ${orgId} limit ${ERASE_ROWS}) returning id`);
     if (memories.length > 0) {
@@ -31,7 +30,7 @@ export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<n
       return memories.length;
     }
     for (const table of ['events', 'audit_events', 'idempotency_keys', 'outbox']) {
-      const n = (await query(tx, byOrg(table, orgId)))[0]!.n;
+      const n = await byOrg(tx, table, orgId);
       if (n > 0) return n;
     }
     await query(tx, sql`delete from counters where scope_id = ${orgId} or scope_id in (select id from namespaces where org_id = ${orgId})`);

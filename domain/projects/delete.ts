@@ -2,13 +2,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
-import { bumpCounters } from '../counters.ts';
+import { bumpCounters, readCounters } from '../counters.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
 import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
-import { termFrequencies } from '../search/analyzer.ts';
+import { unindexMemories } from '../search/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
 
 export const PROJECT_ERASE_JOB = 'projectErase';
@@ -29,14 +29,10 @@ export const projectEraseWorkflowId = (namespaceId: string): string => `project-
 // The org's memory counts fall as the batches go.
 export async function deleteProject(em: EntityManager, caller: Caller, id: string): Promise<{ memories: number }> {
   return em.transactional(async (tx) => {
-    const project = await queryOne(
-      tx,
-      sql<{ name: string; memories: string }>`select n.name, coalesce((select sum(value) from counters c where c.scope_id = n.id and c.name = ${NAMESPACE_MEMORIES}), 0) as memories
-        from namespaces n where n.id = ${id} and n.org_id = ${caller.orgId} for update of n`,
-    );
+    const project = await queryOne(tx, sql<{ name: string }>`select name from namespaces where id = ${id} and org_id = ${caller.orgId} for update`);
     if (!project) throw notFound();
     requireRole(caller, 'admin');
-    const memories = Number(project.memories);
+    const memories = (await readCounters(tx, id)).get(NAMESPACE_MEMORIES) ?? 0;
     await query(tx, sql`delete from counters where scope_id = ${id}`);
     await query(tx, sql`delete from namespaces where id = ${id}`);
     const erasure: ProjectErasure = { orgId: caller.orgId, namespaceId: id, name: project.name };
@@ -65,16 +61,10 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
         returning id, content, content_bytes, doc_len, superseded_by`,
     );
     if (rows.length === 0) return 0;
-    const terms: string[] = [];
-    const owners: string[] = [];
     let bytes = 0;
     let docLen = 0;
     let live = 0;
     for (const row of rows) {
-      for (const term of termFrequencies(row.content).terms.keys()) {
-        terms.push(term);
-        owners.push(row.id);
-      }
       bytes += row.content_bytes;
       // Superseded memories left the live counts when they were merged.
       if (!row.superseded_by) {
@@ -82,11 +72,7 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
         docLen += row.doc_len;
       }
     }
-    await query(
-      tx,
-      sql`delete from memory_terms mt using unnest(${terms}::text[], ${owners}::uuid[]) as u(t, m)
-           where mt.org_id = ${job.orgId} and mt.term = u.t and mt.memory_id = u.m`,
-    );
+    await unindexMemories(tx, job.orgId, rows);
     await forgetEmbeddings(tx, rows.map((r) => r.id));
     await recordEvents(tx, rows.map((r) => ({ orgId: job.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: job.name } })));
     await bumpCounters(tx, [

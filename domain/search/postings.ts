@@ -30,3 +30,17 @@ export async function unindexContent(em: EntityManager, orgId: string, memoryId:
   if (terms.size === 0) return;
   await query(em, sql`delete from memory_terms where org_id = ${orgId} and term = any(${[...terms.keys()]}::text[]) and memory_id = ${memoryId}`);
 }
+
+// unindexContent for many memories in one statement (a batch of an erasure).
+export async function unindexMemories(em: EntityManager, orgId: string, memories: { id: string; content: string }[]): Promise<void> {
+  const terms: string[] = [];
+  const owners: string[] = [];
+  for (const memory of memories) {
+    for (const term of termFrequencies(memory.content).terms.keys()) {
+      terms.push(term);
+      owners.push(memory.id);
+    }
+  }
+  if (terms.length === 0) return;
+  await query(em, sql`delete from memory_terms mt using unnest(${terms}::text[], ${owners}::uuid[]) as u(t, m) where mt.org_id = ${orgId} and mt.term = u.t and mt.memory_id = u.m`);
+}

@@ -1,7 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query, sql } from '../../domain/sql.ts';
-import { eventually, signUp, startStack, type Stack } from '../support/stack.ts';
+import { eventually, lockWaiters, signUp, startStack, type Stack } from '../support/stack.ts';
 
 // A pool of 4: bulk searches of all requests share one search slot (bulkSearchSlots), the rest is left to
 // everything else.
@@ -17,10 +16,7 @@ describe('bulk search and the connection pool', () => {
     for (const word of ['alpha', 'beta', 'gamma', 'delta']) await stack.api.post('/api/memories', { token: a.token, body: { content: `${word} memory` } });
     const gate = new pg.Client({ connectionString: stack.config.DATABASE_URL });
     await gate.connect();
-    // Asked on another connection: inside the gate's transaction, pg_stat_activity would stay the snapshot
-    // of its first read.
-    const lockWaits = async () =>
-      (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))[0]!.n;
+    const lockWaits = () => lockWaiters(stack);
     // Every search now waits in the database, holding its connection.
     await gate.query('begin; lock table memory_terms in access exclusive mode');
     const bulks = Array.from({ length: 3 }, () =>

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
 import pg from 'pg';
 import { ORG_ID } from '../../temporal/search-attributes.ts';
-import { eventually, signUp, startStack, withRelay, type Stack } from '../support/stack.ts';
+import { eventually, lockWaiters, signUp, startStack, withRelay, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -79,12 +79,7 @@ describe('DELETE /api/auth/me', () => {
       await gate.query('begin');
       await gate.query('select id from users where id = any($1::uuid[]) for update', [[first.user.id, second.user.id]]);
       const pending = Promise.all([first, second].map((who) => stack.api.delete('/api/auth/me', { token: who.token, body: { password: who.password } })));
-      // Asked on another connection: inside the gate's transaction, pg_stat_activity would stay the snapshot
-      // of its first read.
-      await eventually(async () => {
-        const waiting = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
-        return waiting[0]!.n >= 2;
-      });
+      await eventually(async () => (await lockWaiters(stack)) >= 2);
       await gate.query('commit');
       await gate.end();
       const answers = await pending;

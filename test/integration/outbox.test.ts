@@ -11,11 +11,10 @@ import { query, sql } from '../../domain/sql.ts';
 import { VERIFICATION_MAIL_JOB } from '../../domain/accounts/verification.ts';
 import { migrate, openOrm } from '../../infra/orm.ts';
 import { JOB_WORKFLOWS } from '../../temporal/jobs.ts';
-import { MAX_ATTEMPTS, OutboxRelay } from '../../temporal/outbox-relay.ts';
+import { MAX_ATTEMPTS } from '../../temporal/outbox-relay.ts';
 import { ORG_ID } from '../../temporal/search-attributes.ts';
 import { startOnce } from '../../temporal/start.ts';
-import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
-import { createLogger } from '../../infra/logger.ts';
+import { eventually, newRelay, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 import { postFrom } from '../support/from-address.ts';
 import { PrivatePostgres } from '../support/private-postgres.ts';
 
@@ -28,9 +27,8 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-const logger = createLogger('silent', 'test');
-const newRelay = () =>
-  new OutboxRelay({ orm: stack.orm, client: stack.temporal, taskQueue: stack.config.TEMPORAL_TASK_QUEUE, databaseUrl: stack.config.DATABASE_URL, logger, pollIntervalMs: 100, webhookRetrySchedule: stack.config.WEBHOOK_RETRY_SCHEDULE });
+// Polling every 100 ms, so that tests waiting on the poll finish quickly.
+const quickRelay = () => newRelay(stack, { pollIntervalMs: 100 });
 
 // Each resend from an address of its own: mail requests are throttled per client address.
 let resends = 0;
@@ -61,7 +59,7 @@ describe('outbox relay', () => {
     expect(await executionsOf(row.jobKey)).toBe(0);
     expect(await mailsFor(row)).toBe(0);
 
-    const relay = newRelay();
+    const relay = quickRelay();
     await relay.start();
     try {
       await eventually(async () => (await mailsFor(row)) === 1);
@@ -83,7 +81,7 @@ describe('outbox relay', () => {
     await stack.temporal.workflow.getHandle(row.jobKey).result();
     expect(await mailsFor(row)).toBe(1);
 
-    const relay = newRelay();
+    const relay = quickRelay();
     await relay.start();
     try {
       await eventually(async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined);
@@ -98,7 +96,7 @@ describe('outbox relay', () => {
     // Six accounts: verification mails are throttled to 3 per account an hour.
     const rows = [];
     for (let i = 0; i < 6; i++) rows.push(await queuedResend(await signUp(stack.api)));
-    const relays = [newRelay(), newRelay()];
+    const relays = [quickRelay(), quickRelay()];
     await Promise.all(relays.map((r) => r.start()));
     try {
       for (const row of rows) await eventually(async () => (await mailsFor(row)) === 1);
@@ -167,7 +165,7 @@ describe('rows that cannot be dispatched', () => {
   it('back off, are parked as failed after the last attempt, and never hold up the rows behind them', async () => {
     const bad = await insertRow('no_such_job', `no-such-job-${Date.now()}`);
     const good = await queuedResend(await signUp(stack.api));
-    const relay = newRelay();
+    const relay = quickRelay();
     await relay.start();
     try {
       // The row behind the bad one goes out at once.
@@ -209,7 +207,7 @@ describe('rows that cannot be dispatched', () => {
     const address = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
     // No client-side retries: once it is gone, the call fails at once instead of after the retry schedule.
     const unreachable = new Client({ connection: Connection.lazy({ address, connectTimeout: 60_000, interceptors: [] }), namespace: 'default' });
-    const relay = new OutboxRelay({ orm: stack.orm, client: unreachable, taskQueue: stack.config.TEMPORAL_TASK_QUEUE, databaseUrl: stack.config.DATABASE_URL, logger, webhookRetrySchedule: [0] });
+    const relay = newRelay(stack, { client: unreachable, webhookRetrySchedule: [0] });
 
     const a = await signUp(stack.api);
     const row = await queuedResend(a);
@@ -235,7 +233,7 @@ describe('rows that cannot be dispatched', () => {
     await unreachable.connection.close().catch(() => undefined);
 
     // A relay that can reach Temporal sends it.
-    const working = newRelay();
+    const working = quickRelay();
     await working.start();
     try {
       await eventually(async () => (await mailsFor(row)) === 1);
@@ -258,7 +256,7 @@ describe('relay across a PostgreSQL restart', () => {
     orm = await openOrm({ databaseUrl: server.url, poolMax: 2 });
     await migrate(orm);
     const taskQueue = `${stack.config.TEMPORAL_TASK_QUEUE}-restart`;
-    const relay = new OutboxRelay({ orm, client: stack.temporal, taskQueue, databaseUrl: server.url, logger, pollIntervalMs: 600_000, webhookRetrySchedule: [0] });
+    const relay = newRelay(stack, { orm, taskQueue, databaseUrl: server.url, pollIntervalMs: 600_000, webhookRetrySchedule: [0] });
     const insert = async (label: string) => {
       const key = `restart-${label}-${randomUUID()}`;
       await query(orm!.em.fork(), sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)

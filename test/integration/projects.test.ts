@@ -6,7 +6,7 @@ import type { MemoryView } from '../../domain/memories/model.ts';
 import { writeSaves } from '../../domain/memories/save-batch.ts';
 import { deleteProject } from '../../domain/projects/delete.ts';
 import { ORG_ID } from '../../temporal/search-attributes.ts';
-import { eventually, signUp, startStack, subscribeToMemoryEvents, withRelay, type SignedUp, type Stack } from '../support/stack.ts';
+import { eventually, lockWaiters, signUp, startStack, subscribeToMemoryEvents, withRelay, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 let a: SignedUp;
@@ -183,8 +183,7 @@ describe('project roles', () => {
     const orphans = async (orgId: string) =>
       (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memories m where m.org_id = ${orgId}
         and not exists (select 1 from namespaces n where n.id = m.namespace_id)`))[0]!.n;
-    const lockWaits = async () =>
-      (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))[0]!.n;
+    const lockWaits = () => lockWaiters(stack);
     const callerOf = (who: SignedUp): Caller => ({ userId: who.user.id, orgId: who.org.id, role: 'owner', plan: 'team', credentialId: who.tokenId, credentialKind: 'api' });
 
     it('saved first, it is deleted with the project: the deletion waits for it to commit', async () => {

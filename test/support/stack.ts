@@ -14,7 +14,7 @@ import { createLogger } from '../../infra/logger.ts';
 import { createMailer } from '../../infra/mailer.ts';
 import { openOrm } from '../../infra/orm.ts';
 import { connectClient } from '../../temporal/client.ts';
-import { OutboxRelay } from '../../temporal/outbox-relay.ts';
+import { OutboxRelay, type RelayOptions } from '../../temporal/outbox-relay.ts';
 import { installTemporalRuntime } from '../../temporal/runtime.ts';
 import { createWorker } from '../../temporal/worker.ts';
 import { ApiClient } from './api-client.ts';
@@ -110,7 +110,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const workerHandle = options.worker === false ? null : await startWorker();
-  const relay = options.relay === false ? null : new OutboxRelay({ orm, client: temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, pollIntervalMs: 200, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
+  const relay = options.relay === false ? null : newRelay({ orm, temporal, config }, { logger });
   await relay?.start();
 
   const app = createApp({ config, orm, temporal, logger, localCaller, llm, embedder, validateResponses: true });
@@ -173,7 +173,18 @@ export async function subscribeToMemoryEvents(stack: Stack, orgId: string): Prom
 // For files whose stack runs without the relay: dispatches the outbox while `fn` runs (for example until a
 // background erasure has finished).
 export async function withRelay<T>(stack: Stack, fn: () => Promise<T>): Promise<T> {
-  const relay = new OutboxRelay({
+  const relay = newRelay(stack);
+  await relay.start();
+  try {
+    return await fn();
+  } finally {
+    await relay.stop();
+  }
+}
+
+// An outbox relay over a stack's database, Temporal and task queue (polling every 200 ms unless told).
+export function newRelay(stack: Pick<Stack, 'orm' | 'temporal' | 'config'>, options: Partial<RelayOptions> = {}): OutboxRelay {
+  return new OutboxRelay({
     orm: stack.orm,
     client: stack.temporal,
     taskQueue: stack.config.TEMPORAL_TASK_QUEUE,
@@ -181,13 +192,13 @@ export async function withRelay<T>(stack: Stack, fn: () => Promise<T>): Promise<
     logger: createLogger('silent', 'test'),
     pollIntervalMs: 200,
     webhookRetrySchedule: stack.config.WEBHOOK_RETRY_SCHEDULE,
+    ...options,
   });
-  await relay.start();
-  try {
-    return await fn();
-  } finally {
-    await relay.stop();
-  }
+}
+
+export async function lockWaiters(stack: Stack): Promise<number> {
+  const rows = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+  return rows[0]!.n;
 }
 
 export async function eventually<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
