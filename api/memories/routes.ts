@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { batchUpdate } from '../../domain/memories/batch.ts';
 import { createMemory } from '../../domain/memories/create.ts';
+import { MAX_PROJECTS_PER_ORG } from '../../domain/memories/namespaces.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';
@@ -112,7 +113,11 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
         'Partial update: content (a change appends to metadata.history and is re-indexed at once), tags (replaced), namespace (moved; created if missing), metadata (merged; null removes a key). Fires memory.updated.',
       params: idParams,
       body: patchBody,
-      responses: { 200: { description: 'The updated memory', schema: memorySchema }, 404: { description: 'No such memory in this org' } },
+      responses: {
+        200: { description: 'The updated memory', schema: memorySchema },
+        404: { description: 'No such memory in this org' },
+        409: { description: `\`project_limit\`: the move would make the org's project number ${MAX_PROJECTS_PER_ORG + 1}` },
+      },
       handler: async (ctx, { params, body }) => {
         patchable.assert(body);
         ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, body, { upgradeUrl, llm }));
@@ -133,7 +138,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       responses: {
         201: { description: 'Created (or replayed)', schema: memorySchema },
         402: { description: '`memory_quota_exceeded` or `storage_quota_exceeded` (free plan), with quota and upgrade_url' },
-        409: { description: '`idempotency_key_reused`' },
+        409: { description: `\`idempotency_key_reused\`, or \`project_limit\`: the save names a new project and the org holds ${MAX_PROJECTS_PER_ORG} already` },
         413: { description: '`memory_too_large` with max_bytes and received_bytes' },
       },
       handler: async (ctx, { body }) => {

@@ -3,7 +3,8 @@ import { deleteProject } from '../../domain/projects/delete.ts';
 import { getProject, listProjects, updateProject, type ProjectView } from '../../domain/projects/projects.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, patchGuard } from '../http/schemas.ts';
+import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
+import { MAX_PROJECTS_PER_ORG } from '../../domain/memories/namespaces.ts';
 import { metadata, namespaceName } from '../memories/schemas.ts';
 
 export const projectSchema = z
@@ -47,10 +48,14 @@ export function projectRoutes(): AnyRoute[] {
       path: '/api/projects',
       tag: 'projects',
       access: 'caller',
-      summary: 'Projects (namespaces) of the org, most recently active first',
+      summary: 'Projects (namespaces) of the org, most recently active first; every one unless `limit` is given',
+      query: z.object({
+        limit: intParam(1, MAX_PROJECTS_PER_ORG).default(MAX_PROJECTS_PER_ORG).meta({ description: `page size; an org holds at most ${MAX_PROJECTS_PER_ORG} projects` }),
+        offset: intParam(0, MAX_PROJECTS_PER_ORG).default(0),
+      }),
       responses: { 200: { description: 'Projects', schema: z.object({ projects: z.array(projectSchema) }) } },
-      handler: async (ctx) => {
-        ctx.body = { projects: (await listProjects(ctx.state.em, callerOf(ctx).orgId)).map(projectJson) };
+      handler: async (ctx, { query }) => {
+        ctx.body = { projects: (await listProjects(ctx.state.em, callerOf(ctx).orgId, query)).map(projectJson) };
       },
     }),
     defineRoute({

@@ -5,6 +5,7 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
 import { NAMESPACE_MEMORIES } from '../memories/counters.ts';
+import { MAX_PROJECTS_PER_ORG } from '../memories/namespaces.ts';
 import { isUniqueViolation, query, sql, toDate, toDateOrNull } from '../sql.ts';
 import { Namespace } from './entities.ts';
 
@@ -33,7 +34,8 @@ interface ProjectRow {
 }
 
 // Recent activity is the latest of the project's own update and its newest memory write.
-async function projects(em: EntityManager, orgId: string, id?: string): Promise<ProjectView[]> {
+async function projects(em: EntityManager, orgId: string, page: { id?: string; limit?: number; offset?: number }): Promise<ProjectView[]> {
+  const { id, limit = MAX_PROJECTS_PER_ORG, offset = 0 } = page;
   const rows = await query(
     em,
     sql<ProjectRow>`select n.id, n.name, n.description, n.metadata, n.archived_at, n.created_at, n.updated_at,
@@ -41,7 +43,8 @@ async function projects(em: EntityManager, orgId: string, id?: string): Promise<
           greatest(n.updated_at, (select m.updated_at from memories m where m.namespace_id = n.id order by m.updated_at desc limit 1)) as last_activity_at
         from namespaces n
        where n.org_id = ${orgId} ${id ? sql`and n.id = ${id}` : sql``}
-       order by last_activity_at desc, n.id`,
+       order by last_activity_at desc, n.id
+       limit ${limit} offset ${offset}`,
   );
   return rows.map((r) => ({
     id: r.id,
@@ -56,10 +59,10 @@ async function projects(em: EntityManager, orgId: string, id?: string): Promise<
   }));
 }
 
-export const listProjects = (em: EntityManager, orgId: string): Promise<ProjectView[]> => projects(em, orgId);
+export const listProjects = (em: EntityManager, orgId: string, page: { limit: number; offset: number }): Promise<ProjectView[]> => projects(em, orgId, page);
 
 export async function getProject(em: EntityManager, orgId: string, id: string): Promise<ProjectView> {
-  const [project] = await projects(em, orgId, id);
+  const [project] = await projects(em, orgId, { id });
   if (!project) throw notFound();
   return project;
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
 import type { Caller } from '../../domain/accounts/caller.ts';
 import { newId } from '../../domain/ids.ts';
+import { MAX_PROJECTS_PER_ORG } from '../../domain/memories/namespaces.ts';
 import type { MemoryView } from '../../domain/memories/model.ts';
 import { writeSaves } from '../../domain/memories/save-batch.ts';
 import { deleteProject } from '../../domain/projects/delete.ts';
@@ -44,6 +45,29 @@ describe('/api/projects', () => {
     list = await projects(b.token);
     expect(Object.fromEntries(list.map((p) => [p.name, p.memory_count]))).toEqual({ 'p-old': 3, 'p-new': 2 });
     expect((await projects(a.token)).map((p) => p.name)).not.toContain('p-old');
+  });
+
+  it('pages the list and caps an org at MAX_PROJECTS_PER_ORG projects', async () => {
+    const b = await signUp(stack.api);
+    await save({ content: 'first', namespace: 'p-first' }, b.token);
+    // The rest of the cap is inserted directly: 10,000 saves would test the API's speed, not the cap.
+    await query(
+      stack.orm.em.fork(),
+      sql`insert into namespaces (id, org_id, name, metadata, created_at, updated_at)
+          select gen_random_uuid(), ${b.org.id}, 'bulk-' || i, '{}', now() - make_interval(hours => 1, secs => i), now() - make_interval(hours => 1, secs => i)
+            from generate_series(1, ${MAX_PROJECTS_PER_ORG - 1}) as i`,
+    );
+    expect((await projects(b.token)).length).toBe(MAX_PROJECTS_PER_ORG);
+    const page = await stack.api.get('/api/projects?limit=2&offset=1', { token: b.token });
+    expect(page.body.projects.map((p: { name: string }) => p.name)).toEqual(['bulk-1', 'bulk-2']);
+    const refused = await save({ content: 'one too many', namespace: 'p-new' }, b.token);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ error: 'project_limit' });
+    const moved = await stack.api.patch(`/api/memories/${(await save({ content: 'fits', namespace: 'p-first' }, b.token)).body.id}`, { token: b.token, body: { namespace: 'p-new' } });
+    expect(moved.status).toBe(409);
+    expect((await save({ content: 'an existing project still takes memories', namespace: 'bulk-7' }, b.token)).status).toBe(201);
+    await stack.api.delete(`/api/projects/${page.body.projects[0].id}`, { token: b.token });
+    expect((await save({ content: 'room again', namespace: 'p-new' }, b.token)).status).toBe(201);
   });
 
   it('gets one project, 404 across orgs', async () => {

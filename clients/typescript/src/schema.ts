@@ -531,7 +531,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Projects (namespaces) of the org, most recently active first */
+        /** Projects (namespaces) of the org, most recently active first; every one unless `limit` is given */
         get: operations["getApiProjects"];
         put?: never;
         post?: never;
@@ -3049,7 +3049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `idempotency_key_reused` */
+            /** @description `idempotency_key_reused`, or `project_limit`: the save names a new project and the org holds 10000 already */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3531,6 +3531,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `project_limit`: the move would make the org's project number 10001 */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -3681,6 +3688,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `project_limit`: the move would make the org's project number 10001 */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -3768,7 +3782,11 @@ export interface operations {
     };
     getApiProjects: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description page size; an org holds at most 10000 projects */
+                limit?: number;
+                offset?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
