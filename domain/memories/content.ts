@@ -1,5 +1,5 @@
 import { AppError, invalid } from '../errors.ts';
-import { redactSecrets } from './redaction.ts';
+import { redactSecrets } from './redaction/redact.ts';
 import { BYOK_KEYS, byteLength, MAX_CONTENT_BYTES, SERVER_METADATA_KEYS } from './limits.ts';
 import type { Metadata } from './model.ts';
 

@@ -2,31 +2,41 @@ import { Buffer } from 'node:buffer';
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { issueSecret } from '../../domain/accounts/secrets.ts';
-import { REDACTION_KINDS, redactSecrets } from '../../domain/memories/redaction.ts';
+import { REDACTION_KINDS, redactSecrets } from '../../domain/memories/redaction/redact.ts';
+import { corpus } from '../support/redaction-corpus.ts';
 
 // Every fake secret is assembled at run time from pieces, so this file never holds a literal that a
 // secret scanner (or a push-protection hook) would flag.
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
+// Issued keys are random; a repeated pattern is what gitleaks' entropy thresholds (rightly) take for a
+// placeholder. A seeded generator keeps the values random-looking and the test deterministic.
+let seed = 0x5eed;
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const rand = (length: number, alphabet = ALNUM): string =>
+  Array.from({ length }, () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return alphabet[(seed >>> 8) % alphabet.length];
+  }).join('');
 const b64url = (s: string): string => Buffer.from(s).toString('base64url');
 const PK = 'PRIVATE' + ' KEY';
 const pemBody = (seed: string): string => [seed.repeat(16), seed.repeat(16), seed.slice(0, 3).repeat(7) + '=='].join('\n');
 
-const AWS_ID_1 = 'AKIA' + 'Z7Q2'.repeat(4);
-const AWS_ID_2 = 'ASIA' + 'QX4M'.repeat(4);
+const AWS_ID_1 = 'AKIA' + rand(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567');
+const AWS_ID_2 = 'ASIA' + rand(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567');
 const AWS_SECRET_1 = 'wJalrXu7' + 'K/Mn+P9q'.repeat(4);
 const AWS_SECRET_2 = 'Zq9' + 'x8W7v6U5t4'.repeat(3) + 'Rs3/Q+p';
-const GOOGLE_1 = 'AIza' + 'Sy' + 'B7x-k2Q_'.repeat(4) + 'z';
-const GOOGLE_2 = 'AIza' + 'SyD' + 'mN3pQ4rS5t'.repeat(3) + 'U6';
+const GOOGLE_1 = 'AIza' + 'Sy' + rand(15) + '-' + rand(8) + '_' + rand(8);
+const GOOGLE_2 = 'AIza' + 'SyD' + rand(32);
 const GOCSPX_1 = 'GOCSPX' + '-' + 'aB3d_E5f-G7h'.repeat(2) + 'Ij9k';
 const GOCSPX_2 = 'GOCSPX' + '-' + 'Zy8Xw7Vu6Ts5'.repeat(2) + 'Rq4P';
-const GH_1 = 'ghp_' + 'A1b2'.repeat(9);
-const GH_2 = 'gho_' + 'Zz9Y'.repeat(9);
-const GH_3 = 'github_' + 'pat_' + '11AB2CD3EF4GH5IJ6KL7MN' + '_' + 'x9Y8w7V6u5'.repeat(5) + 'T4s3R2q1p';
-const GL_1 = 'glpat' + '-' + 'xY9_zW8-vU7tS6rQ5pO4';
-const GL_2 = 'glpat' + '-' + 'Ab1Cd2Ef3Gh4Ij5Kl6Mn';
-const SLACK_1 = 'xoxb' + '-' + '123456789012-1234567890123-' + 'AbCdEfGhIjKlMnOpQrStUvWx';
-const SLACK_2 = 'xoxp' + '-' + '2222222222-3333333333-4444444444-' + 'a1b2c3d4e5f6'.repeat(3);
+const GH_1 = 'ghp_' + rand(36);
+const GH_2 = 'gho_' + rand(36);
+const GH_3 = 'github_' + 'pat_' + '11AB2CD3E' + rand(13) + '_' + rand(59);
+const GL_1 = 'glpat' + '-' + rand(8) + '_' + rand(5) + '-' + rand(5);
+const GL_2 = 'glpat' + '-' + rand(20);
+const SLACK_1 = 'xoxb' + '-' + rand(12, '0123456789') + '-' + rand(13, '0123456789') + '-' + rand(24);
+const SLACK_2 = 'xoxp' + '-' + rand(10, '0123456789') + '-' + rand(10, '0123456789') + '-' + rand(10, '0123456789') + '-' + rand(32, 'abcdef0123456789');
 const HOOK_1 = 'T0' + '1ABCDEFG/B0' + '2HIJKLMN/' + 'aBcDeFgHiJkLmNoPqRsTuVwX';
 const HOOK_2 = 'T9' + 'ZYXWVUT/B8' + 'QPONMLK/' + 'zYxWvUtSrQpOnMlKjIhGfEdC';
 const DISCORD_1 = 'MTA' + 'xMjM0NTY3ODkwMTIzNDU2Nz' + '.' + 'GhIjKl' + '.' + 'aB3_cD4-eF5gH6iJ7kL8mN9oP0qRs';
@@ -37,16 +47,25 @@ const STRIPE_1 = 'sk_' + 'live_' + '51Hx' + 'Ab12Cd34'.repeat(3);
 const STRIPE_2 = 'rk_' + 'test_' + 'Qw9Er8Ty7Ui6'.repeat(2);
 const WHSEC_1 = 'whsec' + '_' + 'Ab1Cd2Ef'.repeat(4);
 const WHSEC_2 = 'whsec' + '_' + 'z9Y8x7W6v5U4'.repeat(3);
-const ANT_1 = 'sk-' + 'ant-' + 'api03-' + 'Ab1_Cd2-Ef3G'.repeat(8) + 'AA';
-const ANT_2 = 'sk-' + 'ant-' + 'admin01-' + 'Zy9Xw8Vu7Ts6'.repeat(6);
+const ANT_1 = 'sk-' + 'ant-' + 'api03-' + rand(40) + '_' + rand(30) + '-' + rand(21) + 'AA';
+const ANT_2 = 'sk-' + 'ant-' + 'admin01-' + rand(93) + 'AA';
 const OAI_1 = 'sk-' + 'proj-' + 'Ab1Cd2_Ef3-Gh4'.repeat(10);
 const OAI_2 = 'sk-' + 'Ab1Cd2Ef3Gh4'.repeat(4);
-const HF_1 = 'hf_' + 'AbCdEfGhIjKlMnOpQrStUvWxYz' + 'AbCdEfGh';
-const HF_2 = 'hf_' + 'q1W2e3R4t5Y6u7I8o9P0'.repeat(2);
-const NPM_1 = 'npm_' + 'Ab1Cd2Ef3'.repeat(4);
-const NPM_2 = 'npm_' + 'Z9y8X7w6V5u4'.repeat(3);
-const SG_1 = 'SG' + '.' + 'Ab1Cd2Ef3Gh4Ij5Kl6Mn7O' + '.' + 'Pq8Rs9Tu0V'.repeat(4) + 'w1X';
-const SG_2 = 'SG' + '.' + 'z_9y-8x7w6v5u4t3s2r1q0' + '.' + 'Mn-Op_Qr3St'.repeat(3) + 'Uv4Wx5Yz6A';
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const HF_1 = 'hf_' + rand(34, LETTERS);
+const HF_2 = 'hf_' + rand(34, LETTERS);
+const NPM_1 = 'npm_' + rand(36);
+const NPM_2 = 'npm_' + rand(36);
+const SG_1 = 'SG' + '.' + rand(22) + '.' + rand(43);
+const SG_2 = 'SG' + '.' + rand(10) + '_' + rand(11) + '.' + rand(20) + '-' + rand(22);
+const GROQ_1 = 'gsk_' + rand(52);
+const GROQ_2 = 'gsk_' + rand(52);
+const OPENROUTER_1 = 'sk-' + 'or-v1-' + rand(64, '0123456789abcdef');
+const OPENROUTER_2 = 'sk-' + 'or-v1-' + rand(64, '0123456789abcdef');
+const REPLICATE_1 = 'r8_' + rand(37);
+const REPLICATE_2 = 'r8_' + rand(37);
+const XAI_1 = 'xai-' + rand(80);
+const XAI_2 = 'xai-' + rand(80);
 const SVC_1 = 'svc_' + 'Ab1-Cd2_Ef3'.repeat(3) + 'Gh4Ij5Kl6M';
 const SVC_2 = issueSecret().raw;
 const JWT_1 =
@@ -121,6 +140,15 @@ const CATCH: Case[] = [
   caseOf('openai_api_key', OAI_1, (s) => `client = OpenAI(api_key="${s}")`),
   caseOf('openai_api_key', OAI_2, (s) => `My old key was ${s} but I revoked it.`),
 
+  caseOf('groq_api_key', GROQ_1, (s) => `export GROQ_API_KEY=${s}`),
+  caseOf('groq_api_key', GROQ_2, (s) => `client = Groq(api_key="${s}")`),
+  caseOf('openrouter_api_key', OPENROUTER_1, (s) => `curl https://openrouter.ai/api/v1/chat/completions -H "Authorization: Bearer ${s}"`),
+  caseOf('openrouter_api_key', OPENROUTER_2, (s) => `OPENROUTER_API_KEY=${s}`),
+  caseOf('replicate_api_token', REPLICATE_1, (s) => `export REPLICATE_API_TOKEN=${s}`),
+  caseOf('replicate_api_token', REPLICATE_2, (s) => `The Replicate token ${s} runs the image model.`),
+  caseOf('xai_api_key', XAI_1, (s) => `XAI_API_KEY="${s}"`),
+  caseOf('xai_api_key', XAI_2, (s) => `curl https://api.x.ai/v1/chat/completions -H "Authorization: Bearer ${s}"`),
+
   caseOf('huggingface_token', HF_1, (s) => `huggingface-cli login --token ${s}`),
   caseOf('huggingface_token', HF_2, (s) => `{"hf_token": "${s}"}`),
   caseOf('npm_token', NPM_1, (s) => `//registry.npmjs.org/:_authToken=${s}`),
@@ -144,6 +172,8 @@ const CATCH: Case[] = [
   caseOf('bearer_token', BEARER_2, (s) => `headers = {"Authorization": "bearer ${s}"}`),
   caseOf('bearer_token', BEARER_1, (s) => `Send the request with Bearer ${s}.`),
 
+  caseOf('bearer_token', BEARER_1, (s) => `requests.get(url, headers={"Authorization": "Token ${s}"})`),
+
   caseOf('basic_auth', BASIC_1, (s) => `curl -H "Authorization: Basic ${s}" https://ci.example.com/api/json`),
   caseOf('basic_auth', BASIC_2, (s) => `Proxy-Authorization: basic ${s}\r\nHost: proxy.internal`),
 
@@ -154,6 +184,9 @@ const CATCH: Case[] = [
   caseOf('generic_secret', 'abcDEF123456', (s) => `Callback was https://app.example.com/cb?state=xyz&token=${s}&page=2`),
   caseOf('generic_secret', 'correcthorsebatterystaple', (s) => `The wifi password: ${s}. Don't forget it.`),
   caseOf('generic_secret', 'd7f3K9m2Q8', (s) => `SECRET_KEY = '${s}'`),
+  caseOf('generic_secret', 'q7Xv2LmN9pR4sT8w', (s) => `<settings><apiKey>${s}</apiKey><region>eu</region></settings>`),
+  caseOf('generic_secret', 'Zk4-Wq9_Lp2!', (s) => `API_KEY ::= "${s}"`),
+  caseOf('generic_secret', 'Rt5yUi8oPq2w', (s) => `props.setProperty("password", "${s}");`),
 ];
 
 const LOOK_ALIKES: string[] = [
@@ -191,6 +224,19 @@ const LOOK_ALIKES: string[] = [
   '@mikro-orm/postgresql @temporalio/workflow eslint-plugin-react-hooks',
   'hf_hub_download(npm_config_registry, gh_pages, svc_session, sk_live_mode, xoxb-token-format)',
   'arn:aws:iam::123456789012:role/Admin',
+  // the false positives issue 15 found: a Maven coordinate and an Objective-C selector
+  'implementation "io.jsonwebtoken:jjwt-api:0.12.3"',
+  'notes = "Maven - io.jsonwebtoken:jjwt-jackson-0.11.2"',
+  '- (id)hf_requiredCharacteristicTypesForDisplayMetadata;',
+  // documented examples and masked values
+  'aws_access_key_id = AKIAIOSFODNN7EXAMPLE',
+  'key = AKIAXXXXXXXXXXXXXXXX',
+  '-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----',
+  'export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHM6...',
+  'csrf-token=Mj2qykJO5rELyHgezQ69nzUX0i3OH67V7+V4eUrLfpuyOuxmiW9rhROG/Whikle15syazJOkrjJa3U2AbhIvUw==',
+  'publicToken = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"',
+  '<publicKey>9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit</publicKey>',
+  'The Authorization: Token header carries it; Token expired at noon.',
   // placeholders are not secrets
   'API_KEY=<your-key-here>',
   'password=changeme',
@@ -242,8 +288,13 @@ describe('redactSecrets: secrets that must be caught', () => {
     expect(result.kinds).toEqual([kind]);
   });
 
-  it('has at least two cases for every kind the module can emit, and no others', () => {
-    for (const kind of REDACTION_KINDS) expect(CATCH.filter((c) => c.kind === kind).length, kind).toBeGreaterThanOrEqual(2);
+  it('has cases for every kind the module can emit (two here for each of ours, else gitleaks samples), and no others', () => {
+    const corpusCases = (kind: string) => corpus.rules.filter((r) => r.kind === kind && !r.notRun).reduce((n, r) => n + r.truePositives.length, 0);
+    for (const kind of REDACTION_KINDS) {
+      const here = CATCH.filter((c) => c.kind === kind).length;
+      if (here > 0) expect(here, kind).toBeGreaterThanOrEqual(2);
+      else expect(corpusCases(kind), kind).toBeGreaterThanOrEqual(1);
+    }
     for (const c of CATCH) expect(REDACTION_KINDS).toContain(c.kind);
   });
 
@@ -353,6 +404,13 @@ describe('redactSecrets: adversarial input', () => {
     'telegram-ish': fill('123456789:AA'),
     'discord-ish': fill('M' + 'a'.repeat(24) + '.abcdef.'),
     'mixed punctuation': fill('a-=_.:/@+ '),
+    // gitleaks' patterns, written for a linear-time engine: identifiers, curl flags, generic assignments
+    'repeated okta_': fill('okta_'),
+    'repeated vendor identifier assignments': fill('bedrock-api-key-= '),
+    'generic assignment soup': fill('api_key=abcdefghij1234567890 '),
+    'curl then thousands of -u': 'curl ' + fill(' -u a:bcd'),
+    'thousands of curl -H': fill('curl -H "Authorization: Bearer abcdefgh12" '),
+    'curl with no flag on a huge line': fill('curl '),
   };
 
   it.each(Object.entries(inputs))('handles 256 KB of %s', (_name, input) => {

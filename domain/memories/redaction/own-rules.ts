@@ -1,8 +1,11 @@
 import { Buffer } from 'node:buffer';
+import { shannonEntropy } from './entropy.ts';
+import type { Finding } from './finding.ts';
 
-// Memories are written by agents that paste whatever they were looking at: config files, curl commands,
-// stack traces. Secrets are replaced before anything is stored, so a leaked credential never reaches the
-// database, its backups or a search index.
+// The service's own rules, run beside gitleaks' (see redact.ts). They cover what gitleaks' rules miss
+// or judge worse for text an agent pastes: truncated PEM keys, passwords in URLs, Basic credentials
+// (checked by decoding), our own API tokens, LLM providers gitleaks has no rule for, and assignments
+// where a value must look random rather than merely be long.
 //
 // Safety rules every pattern below follows, because content can be 256 KB and JS regexes backtrack:
 // - a token pattern starts with a literal prefix guarded by a lookbehind that rejects the token's own
@@ -10,14 +13,7 @@ import { Buffer } from 'node:buffer';
 // - every repetition in the table has an upper bound, so no single attempt can run away;
 // - no repetition nests another that can match the same text.
 
-export interface RedactionResult {
-  text: string;
-  count: number;
-  /** Distinct kinds that were redacted, sorted. */
-  kinds: string[];
-}
-
-interface Rule {
+export interface Rule {
   readonly kind: string;
   /**
    * Global regex with a named group `secret`, the only text replaced. Context that must survive goes in a
@@ -33,10 +29,17 @@ interface MatchContext {
   readonly pre: string;
   /** The character right after the secret, or ''. */
   readonly after: string;
+  /** Up to three characters after the secret. */
+  readonly following: string;
+  /** Up to 16 characters before the match. */
+  readonly before: string;
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Judgement helpers
+
+// `abc123...` or `abc123…`: an abbreviated value in documentation or a log, not the secret itself.
+export const isAbbreviated = (following: string): boolean => following.startsWith('..') || following.startsWith('\u2026');
 
 // Issued tokens are random, so they mix character classes; identifiers of the same shape rarely do.
 function mixesClasses(value: string): boolean {
@@ -51,11 +54,12 @@ const PLACEHOLDER_WORDS = new Set([
 
 // Documentation, templates and examples are full of these; redacting them would only make memories
 // harder to read, since they protect nothing.
-function isPlaceholder(value: string): boolean {
+export function isPlaceholder(value: string): boolean {
   if (/^(?:\$|%|<|\{\{|\[)/.test(value)) return true; // $VAR, ${VAR}, %VAR%, <your-key>, {{ var }}
   if (/\$\{|\{\{|%\(/.test(value)) return true; // templated part inside the value
   if (/^[x*.#_-]+$/i.test(value)) return true; // xxxx, ****, xxxx-xxxx
   if (/your|example|placeholder|change_?me|replace_?me|insert_?here|redacted|xxxx|\*\*\*/i.test(value)) return true;
+  if (/0123456789|1234567890|abcdefghij/i.test(value)) return true; // a counted-out sample, not a random value
   return PLACEHOLDER_WORDS.has(value.toLowerCase().replace(/[^a-z0-9]/g, ''));
 }
 
@@ -71,9 +75,14 @@ function isWordOrIdentifier(value: string): boolean {
 // Generic `password = ...` assignments have no vendor prefix to go by, so the value must carry the
 // evidence: long enough, and not a word, identifier, number, code reference, path or URL (those are
 // what such keys hold in prose, type annotations and code far more often than a credential).
-function looksLikeSecret(value: string, { after }: MatchContext): boolean {
-  if (value.length < 8 || isPlaceholder(value)) return false;
-  if (after === '(' || after === '<') return false; // a call or a generic type: getToken(), Promise<T>
+function looksLikeSecret(value: string, { pre, after, following, before }: MatchContext): boolean {
+  if (value.length < 10 || isPlaceholder(value) || shannonEntropy(value) < 2.5) return false;
+  // A call or a generic type: getToken(), Promise<T> (but `</` closes an XML element around the value).
+  if (after === '(' || (after === '<' && !following.startsWith('</'))) return false;
+  if (isAbbreviated(following)) return false;
+  // publicToken, publishable_key, csrf_token: meant to be seen. jsonwebtoken: a word, not a key name.
+  if (/(?:public|publishable|csrf|xsrf)[_.-]?(?:api[_-]?)?(?:key|token)/i.test(before + pre)) return false;
+  if (/[a-z]$/.test(before) && /^[a-z]/.test(pre)) return false;
   if (/^[0-9]+$/.test(value)) return false; // counts, limits, ports
   if (isWordOrIdentifier(value)) return false;
   if (/^[A-Za-z_$][A-Za-z_$]*(?:[?!]?\.[A-Za-z_$][A-Za-z0-9_$]*)+!?$/.test(value)) return false; // process.env.X, a?.b!
@@ -106,7 +115,7 @@ function isBasicCredential(encoded: string): boolean {
 // PASSWORD_FILE or token_count are not keys.
 
 const KEY = String.raw`(?:passw(?:or)?d|passphrase|pwd|secret|(?:api|access|secret|private|signing|encryption|master|client)[_-]?key|apikey|token)`;
-const ASSIGN = String.raw`${KEY}\\?["'\x60]?[ \t]{0,16}(?::=|=>|[:=])[ \t]{0,16}`;
+const ASSIGN = String.raw`${KEY}\\?["'\x60]?[ \t]{0,16}(?:::=|:=|=>|\?=|[:=])[ \t]{0,16}`;
 
 // A quoted value ends at its quote; values with spaces are left alone, as they are prose far more often
 // than passphrases.
@@ -121,19 +130,27 @@ const UNQUOTED_ASSIGNMENT = new RegExp(
   String.raw`(?<pre>${ASSIGN})(?<secret>(?:[^\s"'\x60\\,;.&<>()\[\]{}]|[.,;](?![\s"'\x60.,;]|$)|&(?![A-Za-z0-9_.-]{1,64}=)){1,256})`,
   'gi',
 );
+// `<apiKey>...</apiKey>` on one line (gitleaks' generic rule takes the element spread over lines).
+const XML_ELEMENT = new RegExp(
+  String.raw`(?<pre><(?<tag>(?:[A-Za-z_][\w.:-]{0,64}?)?${KEY})>[ \t]{0,16})(?<secret>[^<\s]{1,256})(?=[ \t]{0,16}</\k<tag>>)`,
+  'gi',
+);
 
 // ---------------------------------------------------------------------------------------------------
-// The table. Order matters: a rule only sees what earlier rules left, so the most specific shapes go
-// first (a PEM block before anything that could match inside it, Anthropic's `sk-ant-` before OpenAI's
-// `sk-`, JWTs before the Bearer heuristic that would otherwise claim them as plain bearer tokens, vendor
-// tokens before the generic assignments that would report them under a vaguer kind).
+// The tables. Order matters: a rule only sees what earlier rules left, so the most specific shapes go
+// first (a PEM block before anything that could match inside it, JWTs before the Bearer heuristic that would otherwise claim them as plain bearer tokens, vendor
+// tokens before the generic assignments that would report them under a vaguer kind). Vendors whose
+// gitleaks rule catches as much (AWS key ids, GitHub, GitLab, Slack, Google, npm, SendGrid, Hugging
+// Face, Anthropic) have no rule here: gitleaks' allowlists know their published examples.
 
-const RULES: readonly Rule[] = [
+export const VENDOR_RULES: readonly Rule[] = [
   {
     kind: 'private_key',
     // The body stops at the next BEGIN, so several unterminated headers cost one pass, not one each.
     pattern:
       /(?<secret>-----BEGIN (?<label>(?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY(?: BLOCK)?)-----(?:(?!-----BEGIN )[\s\S]){0,65536}?-----END \k<label>-----)/g,
+    // `-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----` in documentation holds no key.
+    accept: (block) => /[A-Za-z0-9+/]{32}/.test(block),
   },
   {
     kind: 'private_key',
@@ -141,50 +158,27 @@ const RULES: readonly Rule[] = [
     // after it (newlines may be literal `\n`, as in service-account JSON). Each line must be taken whole,
     // so consecutive lines cannot be split two ways.
     pattern:
-      /(?<secret>-----BEGIN (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:(?:\r?\n|\\n|[ \t]){0,2}(?:[A-Za-z0-9+/=]{16,16384}(?![A-Za-z0-9+/=])|(?:Proc-Type|DEK-Info): [^\r\n\\]{1,128})){0,1024})/g,
+      /(?<secret>-----BEGIN (?:[A-Z0-9]{1,16} ){0,3}PRIVATE KEY(?: BLOCK)?-----(?:(?:\r?\n|\\n|[ \t]){0,2}(?:[A-Za-z0-9+/=]{16,16384}(?![A-Za-z0-9+/=])|(?:Proc-Type|DEK-Info): [^\r\n\\]{1,128})){1,1024})/g,
   },
   {
     kind: 'jwt',
     // The signature may be empty (alg "none"), the two dots may not.
     pattern: /(?<![A-Za-z0-9_.-])(?<secret>eyJ[A-Za-z0-9_-]{8,2048}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,2048})(?![A-Za-z0-9_-])/g,
   },
-  { kind: 'aws_access_key_id', pattern: /(?<![A-Za-z0-9])(?<secret>(?:AKIA|ASIA)[A-Z0-9]{16})(?![A-Za-z0-9])/g },
   {
     kind: 'aws_secret_access_key',
     // 40 base64 characters are everywhere (hashes, ids), so only the assignment context is trusted.
     pattern:
       /(?<pre>(?:aws[_-]?secret(?:[_-]?access)?[_-]?key|secret[_-]?access[_-]?key)\\?["']?[ \t]{0,16}(?::=|=>|[:=])[ \t]{0,16}\\?["']?)(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi,
   },
-  { kind: 'google_api_key', pattern: /(?<![A-Za-z0-9_-])(?<secret>AIza[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])/g },
   {
     kind: 'google_oauth_client_secret',
     pattern: /(?<![A-Za-z0-9_-])(?<secret>GOCSPX-[A-Za-z0-9_-]{24,40})(?![A-Za-z0-9_-])/g,
   },
   {
-    kind: 'github_token',
-    pattern: /(?<![A-Za-z0-9_])(?<secret>gh[pousr]_[A-Za-z0-9]{36,251})(?![A-Za-z0-9_])/g,
-    accept: mixesClasses,
-  },
-  {
-    kind: 'github_token',
-    pattern: /(?<![A-Za-z0-9_])(?<secret>github_pat_[A-Za-z0-9_]{40,251})(?![A-Za-z0-9_])/g,
-    accept: mixesClasses,
-  },
-  {
-    kind: 'gitlab_token',
-    pattern: /(?<![A-Za-z0-9_-])(?<secret>gl(?:pat|dt|rt|ptt|soat|cbt)-[A-Za-z0-9_-]{20,250})(?![A-Za-z0-9_-])/g,
-    accept: mixesClasses,
-  },
-  {
     kind: 'slack_webhook_url',
     // The host stays so the memory still says what the URL was.
     pattern: /(?<pre>hooks\.slack\.com\/(?:services|workflows|triggers)\/)(?<secret>[A-Za-z0-9_/-]{16,250})(?![A-Za-z0-9_/-])/g,
-  },
-  {
-    kind: 'slack_token',
-    // A digit is required so hyphenated words after a `xoxb-` mention are not taken for a token.
-    pattern: /(?<![A-Za-z0-9_-])(?<secret>(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,250})(?![A-Za-z0-9_-])/g,
-    accept: (token) => /[0-9]/.test(token),
   },
   {
     kind: 'discord_bot_token',
@@ -199,17 +193,13 @@ const RULES: readonly Rule[] = [
   },
   {
     kind: 'stripe_key',
-    pattern: /(?<![A-Za-z0-9_])(?<secret>[rs]k_(?:live|test)_[A-Za-z0-9]{24,250})(?![A-Za-z0-9_])/g,
-    accept: mixesClasses,
+    // gitleaks' rule wants a quote, space or end after the key; Stripe's own docs write `-u sk_live_...:`.
+    pattern: /(?<![A-Za-z0-9_])(?<secret>[rs]k_(?:live|test|prod)_[A-Za-z0-9]{24,250})(?![A-Za-z0-9_])/g,
+    accept: (key) => mixesClasses(key) && !isPlaceholder(key),
   },
   {
     kind: 'stripe_webhook_secret',
     pattern: /(?<![A-Za-z0-9_])(?<secret>whsec_[A-Za-z0-9]{32,250})(?![A-Za-z0-9_])/g,
-    accept: mixesClasses,
-  },
-  {
-    kind: 'anthropic_api_key',
-    pattern: /(?<![A-Za-z0-9_-])(?<secret>sk-ant-[A-Za-z0-9_-]{32,250})(?![A-Za-z0-9_-])/g,
     accept: mixesClasses,
   },
   {
@@ -224,19 +214,25 @@ const RULES: readonly Rule[] = [
     pattern: /(?<![A-Za-z0-9_-])(?<secret>sk-[A-Za-z0-9]{32,250})(?![A-Za-z0-9_-])/g,
     accept: mixesClasses,
   },
+  // LLM providers gitleaks has no rule for (as of the version in gitleaks-rules.ts).
   {
-    kind: 'huggingface_token',
-    pattern: /(?<![A-Za-z0-9_])(?<secret>hf_[A-Za-z0-9]{34,250})(?![A-Za-z0-9_])/g,
+    kind: 'groq_api_key',
+    pattern: /(?<![A-Za-z0-9_])(?<secret>gsk_[A-Za-z0-9]{52})(?![A-Za-z0-9_])/g,
     accept: mixesClasses,
   },
   {
-    kind: 'npm_token',
-    pattern: /(?<![A-Za-z0-9_])(?<secret>npm_[A-Za-z0-9]{36})(?![A-Za-z0-9_])/g,
+    kind: 'openrouter_api_key',
+    pattern: /(?<![A-Za-z0-9_-])(?<secret>sk-or-v1-[a-f0-9]{64})(?![A-Za-z0-9_-])/g,
+  },
+  {
+    kind: 'replicate_api_token',
+    pattern: /(?<![A-Za-z0-9_])(?<secret>r8_[A-Za-z0-9]{37})(?![A-Za-z0-9_])/g,
     accept: mixesClasses,
   },
   {
-    kind: 'sendgrid_api_key',
-    pattern: /(?<![A-Za-z0-9_.-])(?<secret>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g,
+    kind: 'xai_api_key',
+    pattern: /(?<![A-Za-z0-9_-])(?<secret>xai-[A-Za-z0-9]{80})(?![A-Za-z0-9_-])/g,
+    accept: mixesClasses,
   },
   {
     kind: 'service_token',
@@ -244,6 +240,11 @@ const RULES: readonly Rule[] = [
     pattern: /(?<![A-Za-z0-9_-])(?<secret>svc_[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g,
     accept: mixesClasses,
   },
+];
+
+// Shapes without a vendor prefix: they run after every vendor rule (ours and gitleaks'), so a vendor token
+// in a URL, a header or an assignment is reported under its vendor's kind.
+export const HEURISTIC_RULES: readonly Rule[] = [
   {
     kind: 'url_credentials',
     // Only the password goes: scheme, user and host keep the memory readable. The password may hold an
@@ -260,55 +261,35 @@ const RULES: readonly Rule[] = [
     accept: bearerLooksReal,
   },
   {
+    kind: 'bearer_token',
+    // `Authorization: Token <value>` (Django REST framework, GitHub's older form): "Token" alone is an
+    // ordinary word, so only in the header.
+    pattern:
+      /(?<pre>\bAuthorization["']?[ \t]{0,16}[:=][ \t]{0,16}["']?Token[ \t]{1,16})(?<secret>[A-Za-z0-9._~+/-]{15,4095}[A-Za-z0-9_~+/-]={0,2})(?![A-Za-z0-9_~+/=-]|\.[A-Za-z0-9_~+/-])/gi,
+    accept: bearerLooksReal,
+  },
+  {
     kind: 'basic_auth',
     pattern: /(?<pre>\bBasic[ \t]{1,16})(?<secret>[A-Za-z0-9+/]{4,4096}={0,2})(?![A-Za-z0-9+/=])/gi,
     accept: isBasicCredential,
   },
   { kind: 'generic_secret', pattern: QUOTED_ASSIGNMENT, accept: looksLikeSecret },
   { kind: 'generic_secret', pattern: UNQUOTED_ASSIGNMENT, accept: looksLikeSecret },
+  { kind: 'generic_secret', pattern: XML_ELEMENT, accept: looksLikeSecret },
 ];
 
-export const REDACTION_KINDS: readonly string[] = Object.freeze([...new Set(RULES.map((rule) => rule.kind))].sort());
-
-const marker = (kind: string): string => `[REDACTED:${kind}]`;
-const MARKER = /\[REDACTED:[a-z0-9_]+\]/g;
-
-// Where markers sit in `text`, so a later rule can refuse to match across one (a URL password or a
-// generic value could otherwise swallow `[REDACTED:...]` and report it a second time).
-function markerSpans(text: string): [number, number][] {
-  if (!text.includes('[REDACTED:')) return [];
-  return [...text.matchAll(MARKER)].map((m) => [m.index, m.index + m[0].length]);
-}
-
-export function redactSecrets(input: string): RedactionResult {
-  let text = input;
-  let count = 0;
-  const kinds = new Set<string>();
-
-  for (const rule of RULES) {
-    const spans = markerSpans(text);
-    let next = 0; // replace visits matches left to right, so one cursor over the spans suffices
-    const touchesMarker = (start: number, end: number): boolean => {
-      while (next < spans.length && spans[next]![1] <= start) next++;
-      const span = spans[next];
-      return span !== undefined && span[0] < end;
-    };
-
-    text = text.replace(rule.pattern, (match: string, ...rest: unknown[]) => {
-      const groups = rest.at(-1) as Record<string, string | undefined>;
-      const whole = rest.at(-2) as string;
-      const offset = rest.at(-3) as number;
-      const secret = groups['secret'];
-      if (secret === undefined) return match;
-      const pre = groups['pre'] ?? '';
-      const start = offset + pre.length;
-      if (touchesMarker(start, start + secret.length)) return match;
-      if (rule.accept && !rule.accept(secret, { pre, after: whole.charAt(start + secret.length) })) return match;
-      count++;
-      kinds.add(rule.kind);
-      return pre + marker(rule.kind) + match.slice(pre.length + secret.length);
-    });
+// A rule's matches as findings: only the `secret` group is replaced, and `accept` may refuse a match.
+export function ownFindings(rule: Rule, text: string): Finding[] {
+  const findings: Finding[] = [];
+  for (const m of text.matchAll(rule.pattern)) {
+    const secret = m.groups?.['secret'];
+    if (secret === undefined) continue;
+    const pre = m.groups?.['pre'] ?? '';
+    const start = m.index + pre.length;
+    const end = start + secret.length;
+    const context = { pre, after: text.charAt(end), following: text.slice(end, end + 3), before: text.slice(Math.max(0, m.index - 16), m.index) };
+    if (rule.accept && !rule.accept(secret, context)) continue;
+    findings.push({ start, end, kind: rule.kind });
   }
-
-  return { text, count, kinds: [...kinds].sort() };
+  return findings;
 }
