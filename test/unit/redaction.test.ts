@@ -58,6 +58,12 @@ const NPM_1 = 'npm_' + rand(36);
 const NPM_2 = 'npm_' + rand(36);
 const SG_1 = 'SG' + '.' + rand(22) + '.' + rand(43);
 const SG_2 = 'SG' + '.' + rand(10) + '_' + rand(11) + '.' + rand(20) + '-' + rand(22);
+// Shapes issue 15 found missed before gitleaks' rules ran.
+const HF_ORG = 'api_' + 'org_' + rand(34, LETTERS);
+const GLOAS = 'gloas' + '-' + rand(64);
+const GLAGENT = 'glagent' + '-' + rand(50);
+const AWS_ID_ABIA = 'ABIA' + rand(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567');
+const STRIPE_PROD = 'sk_' + 'prod_' + rand(32);
 const GROQ_1 = 'gsk_' + rand(52);
 const GROQ_2 = 'gsk_' + rand(52);
 const OPENROUTER_1 = 'sk-' + 'or-v1-' + rand(64, '0123456789abcdef');
@@ -139,6 +145,16 @@ const CATCH: Case[] = [
   caseOf('anthropic_api_key', ANT_2, (s) => `curl https://api.anthropic.com/v1/messages -H "x-api-key: ${s}"`),
   caseOf('openai_api_key', OAI_1, (s) => `client = OpenAI(api_key="${s}")`),
   caseOf('openai_api_key', OAI_2, (s) => `My old key was ${s} but I revoked it.`),
+
+  caseOf('huggingface_token', HF_ORG, (s) => `HF_ORG_TOKEN="${s}"`),
+  caseOf('gitlab_token', GLOAS, (s) => `gitlab_oauth:\n  secret: ${s}`),
+  caseOf('gitlab_token', GLAGENT, (s) => `helm install agent --set config.token=${s}`),
+  caseOf('aws_access_key_id', AWS_ID_ABIA, (s) => `The STS key ${s} expired.`),
+  caseOf('stripe_key', STRIPE_PROD, (s) => `STRIPE_SECRET_KEY=${s}`),
+  caseOf('basic_auth', 'deploy:Wq8-zLp3_Vn7', (s) => `curl -u ${s} https://ci.example.com/job/build`),
+  caseOf('generic_secret', 'mB7xQ2vK9pL4wZ8n', (s) => `https://api.example.com/v2/items?api_key=${s}`),
+  caseOf('generic_secret', 'Hq3Lw9Xz2Vb8Nk5R', (s) => `API_KEY ?= ${s}`),
+  caseOf('generic_secret', 'Pz6Yt1Rw4Qs9Lm3K', (s) => `var apiToken string = "${s}"`),
 
   caseOf('groq_api_key', GROQ_1, (s) => `export GROQ_API_KEY=${s}`),
   caseOf('groq_api_key', GROQ_2, (s) => `client = Groq(api_key="${s}")`),
@@ -301,6 +317,19 @@ describe('redactSecrets: secrets that must be caught', () => {
   it('lists its kinds once each, sorted, in snake_case', () => {
     expect([...REDACTION_KINDS]).toEqual([...new Set(REDACTION_KINDS)].sort());
     for (const kind of REDACTION_KINDS) expect(kind).toMatch(/^[a-z][a-z0-9_]*$/);
+  });
+});
+
+describe('redactSecrets: the families issue 15 asked for', () => {
+  it('has a kind for each', () => {
+    const families = [
+      'cohere_api_token', 'perplexity_api_key', 'groq_api_key', 'openrouter_api_key', 'replicate_api_token', 'xai_api_key',
+      'aws_amazon_bedrock_api_key_long_lived', 'azure_ad_client_secret', 'digitalocean_pat', 'cloudflare_api_key', 'heroku_api_key',
+      'vault_service_token', 'onepassword_service_account_token', 'bitbucket_client_secret', 'pypi_upload_token', 'rubygems_api_token',
+      'jfrog_api_key', 'microsoft_teams_webhook', 'twilio_api_key', 'square_access_token', 'shopify_access_token', 'plaid_secret_key',
+      'sentry_user_token', 'grafana_service_account_token', 'databricks_api_token', 'notion_api_token', 'linear_api_key',
+    ];
+    for (const kind of families) expect(REDACTION_KINDS, kind).toContain(kind);
   });
 });
 
