@@ -32,25 +32,56 @@ const connect = async () => {
   return client;
 };
 
-// Interleaved, one at a time, after a warm-up of each.
+// Interleaved, one at a time, after a warm-up of each: the search over HTTP, as an MCP tool call through
+// the official client, and as the same JSON-RPC request sent with plain fetch (which tells the server's
+// share of the difference from the client SDK's). What MCP adds is the median of the per-query
+// differences, steadier than a difference of two medians on a machine whose speed drifts.
 const mcp = await connect();
+const rpc = async (body: unknown) => {
+  const res = await fetch(new URL('/mcp', baseUrl), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_memories', arguments: body } }),
+  });
+  const answer = (await res.json()) as { result?: { isError?: boolean } };
+  if (!answer.result || answer.result.isError) throw new Error(`JSON-RPC search failed: ${JSON.stringify(answer)}`);
+};
 const http: number[] = [];
 const viaMcp: number[] = [];
-for (const [i, query] of queries.entries()) {
+const viaFetch: number[] = [];
+const time = async (fn: () => Promise<unknown>): Promise<number> => {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+};
+for (const [i, query] of [...queries, ...queries].entries()) {
   const body = { query, k: 10, mode: 'lexical' as const };
-  let t = performance.now();
-  const res = await api.post('/api/memories/search', { token, body });
-  if (i >= 20) http.push(performance.now() - t);
-  if (res.status !== 200) throw new Error(`search answered ${res.status}`);
-  t = performance.now();
-  const result = await mcp.callTool({ name: 'search_memories', arguments: body });
-  if (i >= 20) viaMcp.push(performance.now() - t);
-  if (result.isError) throw new Error(`search_memories failed: ${JSON.stringify(result.content)}`);
+  const times = [
+    await time(async () => {
+      const res = await api.post('/api/memories/search', { token, body });
+      if (res.status !== 200) throw new Error(`search answered ${res.status}`);
+    }),
+    await time(async () => {
+      const result = await mcp.callTool({ name: 'search_memories', arguments: body });
+      if (result.isError) throw new Error(`search_memories failed: ${JSON.stringify(result.content)}`);
+    }),
+    await time(() => rpc(body)),
+  ];
+  if (i < 20) continue;
+  http.push(times[0]!);
+  viaMcp.push(times[1]!);
+  viaFetch.push(times[2]!);
 }
 await mcp.close();
 const h = summarize(http);
 const m = summarize(viaMcp);
-console.log(`search one at a time, ${http.length} queries: HTTP p50 ${h.p50} ms p95 ${h.p95}; MCP p50 ${m.p50} ms p95 ${m.p95}; MCP adds ${Math.round((m.p50 - h.p50) * 10) / 10} ms at p50`);
+const f = summarize(viaFetch);
+const added = summarize(viaMcp.map((t, i) => t - http[i]!));
+const serverAdded = summarize(viaFetch.map((t, i) => t - http[i]!));
+console.log(
+  `search one at a time, ${http.length} queries: HTTP p50 ${h.p50} ms p95 ${h.p95}; MCP p50 ${m.p50} ms p95 ${m.p95}; ` +
+    `MCP adds ${added.p50} ms at p50 (median per-query difference; ${serverAdded.p50} ms of it with plain fetch instead of the client SDK, JSON-RPC p50 ${f.p50} ms)`,
+);
 
 // Many sessions at once.
 let errors = 0;

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { resolveCredential } from '../../domain/accounts/authenticate.ts';
 import type { Caller } from '../../domain/accounts/caller.ts';
@@ -19,10 +20,16 @@ export async function resolveCaller(ctx: AppContext): Promise<Caller | null> {
   return null;
 }
 
+// Requests the service sends itself, in-process (the MCP tools' calls of the API), with the caller their
+// outer request was authenticated as: they skip a second credential lookup. Keyed by the request object,
+// which only in-process code holds, so nothing a client sends can claim an entry.
+const inProcessCallers = new WeakMap<IncomingMessage, Caller>();
+export const actAs = (req: IncomingMessage, caller: Caller): void => void inProcessCallers.set(req, caller);
+
 // In local mode every call acts as the one implicit user; otherwise a credential is required.
 export function requireCaller(localCaller: Caller | null): Middleware<AppState> {
   return async (ctx, next) => {
-    const caller = localCaller ?? (await resolveCaller(ctx));
+    const caller = localCaller ?? inProcessCallers.get(ctx.req) ?? (await resolveCaller(ctx));
     if (!caller) throw unauthenticated();
     ctx.state.caller = caller;
     await next();

@@ -108,7 +108,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Authenticated, but the role does not allow this (or `cross_site_request`: a cookie-authenticated write from another site)',
   404: 'Not found, or belongs to another organization',
   409: 'Conflict',
-  413: 'Payload too large',
+  413: 'The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise)',
   415: 'The body is not `application/json`',
   429: 'Write rate limit hit; `Retry-After` gives the seconds to wait',
 };
@@ -124,7 +124,7 @@ export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
         ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } } } : {}),
       };
     }
-    const implied = [400, ...(route.access === 'caller' ? [401] : []), ...(isWrite(route) ? [403, 429] : []), ...(route.params ? [404] : []), ...(route.body ? [415] : [])];
+    const implied = [400, ...(route.access === 'caller' ? [401] : []), ...(isWrite(route) ? [403, 429] : []), ...(route.params ? [404] : []), ...(route.body ? [413, 415] : [])];
     for (const status of implied) {
       const key = String(status) as `4${string}`;
       responses[key] ??= { description: STATUS_TEXT[status]!, content: { 'application/json': { schema: errorBody } } };

@@ -154,6 +154,41 @@ describe('MCP server at /mcp', () => {
     expect(((await anonymous.json()) as { error: string }).error).toBe('unauthorized');
   });
 
+  it('keeps concurrent requests of different orgs apart (servers are reused between requests)', async () => {
+    const orgs = await Promise.all([signUp(stack.api), signUp(stack.api), signUp(stack.api)]);
+    const own = await Promise.all(orgs.map(async (org) => (await stack.api.post('/api/memories', { token: org.token, body: { content: `only for ${org.org.id}` } })).body.id as string));
+    const clients = await Promise.all(orgs.map((org) => connect(org.token)));
+    const rounds = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => clients[i % 3]!.callTool({ name: 'list_memories', arguments: {} }).then((r) => [i % 3, r] as const)),
+    );
+    for (const [org, result] of rounds) {
+      const ids = ((result.structuredContent as { memories: { id: string }[] }).memories ?? []).map((m) => m.id);
+      expect(ids).toEqual([own[org]]);
+    }
+    await Promise.all(clients.map((c) => c.close()));
+  });
+
+  it('answers malformed, oversized and non-POST requests without a server error', async () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(new URL('/mcp', stack.baseUrl), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+      });
+    const malformed = await post('{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const oversized = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(3 * 1024 * 1024) } }));
+    expect(oversized.status).toBe(413);
+    expect(((await oversized.json()) as { error: string }).error).toBe('payload_too_large');
+    // Stateless: there is no session to stream notifications from, and no session to end.
+    for (const method of ['GET', 'DELETE']) {
+      const answer = await fetch(new URL('/mcp', stack.baseUrl), { method, headers: { authorization: `Bearer ${a.token}`, accept: 'text/event-stream' } });
+      expect(answer.status, method).toBe(405);
+      expect(answer.headers.get('allow')).toBe('POST');
+    }
+  });
+
   it('serves the same tools over stdio for desktop agents, calling the service with the token from the environment', async () => {
     const s = await signUp(stack.api);
     const client = new Client({ name: 'memory-service-tests', version: '1.0.0' });

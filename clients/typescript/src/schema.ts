@@ -1621,6 +1621,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -1696,6 +1705,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -1853,6 +1871,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -1917,6 +1944,15 @@ export interface operations {
             };
             /** @description Authenticated, but the role does not allow this (or `cross_site_request`: a cookie-authenticated write from another site) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2003,6 +2039,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -2059,6 +2104,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -2107,6 +2161,15 @@ export interface operations {
             };
             /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2170,6 +2233,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -2430,6 +2502,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -2672,6 +2753,15 @@ export interface operations {
             };
             /** @description Authenticated, but the role does not allow this (or `cross_site_request`: a cookie-authenticated write from another site) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3161,6 +3251,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -3229,6 +3328,15 @@ export interface operations {
             };
             /** @description Missing or invalid credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3319,6 +3427,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -3390,6 +3507,15 @@ export interface operations {
             };
             /** @description Authenticated, but the role does not allow this (or `cross_site_request`: a cookie-authenticated write from another site) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3537,6 +3663,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -3694,6 +3829,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -4006,6 +4150,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -4265,6 +4418,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -4493,6 +4655,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -4632,6 +4803,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -4759,6 +4939,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -4930,6 +5119,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -5091,6 +5289,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -5256,6 +5463,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -5376,6 +5592,15 @@ export interface operations {
             };
             /** @description Authenticated, but the role does not allow this (or `cross_site_request`: a cookie-authenticated write from another site) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5582,6 +5807,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -5660,6 +5894,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -5795,6 +6038,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -5942,6 +6194,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -6146,6 +6407,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -6279,6 +6549,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is not `application/json` */
             415: {
@@ -6654,6 +6933,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -6737,6 +7025,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is not `application/json` */
             415: {
                 headers: {
@@ -6806,6 +7103,15 @@ export interface operations {
             };
             /** @description `operator_required` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
