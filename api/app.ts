@@ -29,6 +29,7 @@ import { requestContext } from './http/request-context.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
 import type { AppState } from './http/state.ts';
+import { dashboardRoutes } from './dashboard/routes.ts';
 import { docsRoutes } from './system/openapi.ts';
 import { codecCors, codecRoutes } from './temporal/codec.ts';
 import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
@@ -37,7 +38,7 @@ import { checkResponses } from './http/response-check.ts';
 
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
   const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
-  return [...routes, ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
+  return [...routes, ...dashboardRoutes(), ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 
 // Each route runs: caller resolution (401 first) -> write limit -> JSON body (per-route size limit) -> validation -> handler.

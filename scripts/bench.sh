@@ -2,7 +2,8 @@
 # The data-plane benchmark: a fresh memsvc_bench database, a Temporal dev server, the worker and the API as
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
 # BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs
-# (saves and mcp, not in the default set: save throughput alone with each process's CPU; MCP's cost over HTTP).
+# (saves, mcp and dashboard, not in the default set: save throughput alone with each process's CPU; MCP's cost
+# over HTTP; the dashboard's loads in Chromium).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -11,6 +12,7 @@ ensure_postgres
 ensure_embedding_model
 ensure_temporal
 ensure_secrets
+ensure_dashboard
 trap stop_started EXIT
 
 export DATABASE_POOL_MAX=20
@@ -25,6 +27,11 @@ fi
 if [[ "$suites" == *,mcp,* ]]; then
   log "MCP over HTTP: the cost of a tool call, and many sessions at once"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/mcp.ts
+fi
+if [[ "$suites" == *,dashboard,* ]]; then
+  log "the dashboard in Chromium: first loads, and the memories page of a large org"
+  ensure_chromium
+  BENCH_API_URL=http://127.0.0.1:3099 node bench/dashboard.ts
 fi
 if [[ "$suites" == *,memories,* ]]; then
   log "data-plane benchmark"

@@ -11,6 +11,7 @@ ensure_postgres
 ensure_embedding_model
 ensure_temporal
 ensure_secrets
+ensure_dashboard
 ensure_schemathesis
 ensure_stripe_mock
 trap stop_started EXIT

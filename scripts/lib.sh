@@ -193,6 +193,12 @@ ensure_embedding_model() {
   export ORT_DISABLE_TELEMETRY=1
 }
 
+# The dashboard's static build (dashboard/dist), which the API serves at /dashboard; skipped when nothing it
+# is built from changed (dashboard/build.ts keeps a fingerprint).
+ensure_dashboard() {
+  node dashboard/build.ts
+}
+
 # Debian's Chromium, for the tests that run code in a real browser (driven by playwright-core, whose own
 # browser downloads are not used). Installed with apt-get when missing, which needs root (or sudo).
 ensure_chromium() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the whole service with working defaults: PostgreSQL, the Temporal dev server (Web UI on :8233),
-# migrations, the worker (with the outbox relay) and the API on http://127.0.0.1:3000. Ctrl-C stops what
+# migrations, the worker (with the outbox relay) and the API on http://127.0.0.1:3000, which serves the
+# dashboard (built here) at /dashboard. Ctrl-C stops what
 # this script started.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
@@ -11,6 +12,7 @@ ensure_embedding_model
 ensure_database memsvc
 ensure_temporal
 ensure_secrets
+ensure_dashboard
 trap stop_started EXIT
 trap 'exit 130' INT TERM
 
@@ -29,5 +31,5 @@ nice -n "$WORKER_NICE" node temporal/worker-main.ts &
 STARTED_PIDS+=("$!")
 node api/main.ts &
 STARTED_PIDS+=("$!")
-log "API http://${HOST:-127.0.0.1}:${PORT:-3000}  docs /api/docs  Temporal UI http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}"
+log "API http://${HOST:-127.0.0.1}:${PORT:-3000}  dashboard /dashboard  docs /api/docs  Temporal UI http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}"
 wait -n "${STARTED_PIDS[@]}"

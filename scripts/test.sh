@@ -11,6 +11,7 @@ ensure_embedding_model
 ensure_temporal
 ensure_secrets
 ensure_stripe_mock
+ensure_dashboard
 ensure_chromium
 ensure_node20
 trap stop_started EXIT
@@ -20,5 +21,6 @@ export DATABASE_URL="$(database_url memsvc_test)"
 
 log "type-checking"
 tsc -p tsconfig.json
+tsc -p dashboard/tsconfig.json
 log "running vitest"
 vitest run "$@"

@@ -4,16 +4,16 @@ import pg from 'pg';
 import type { ApiClient } from '../../test/support/api-client.ts';
 
 // A fresh org on a paid plan (past the free plan's 500 memories), set directly as the billing webhook would.
-export async function paidOrg(api: ApiClient, label: string): Promise<{ orgId: string; token: string }> {
-  const signup = await api.post('/api/auth/signup', {
-    body: { email: `${label}-${Date.now()}@example.test`, password: 'quality-password', name: 'Quality', org_name: label },
-  });
+export async function paidOrg(api: ApiClient, label: string): Promise<{ orgId: string; token: string; email: string; password: string }> {
+  const email = `${label}-${Date.now()}@example.test`;
+  const password = 'quality-password';
+  const signup = await api.post('/api/auth/signup', { body: { email, password, name: 'Quality', org_name: label } });
   if (signup.status !== 201) throw new Error(`signup answered ${signup.status}: ${signup.text}`);
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   await db.query(`update orgs set plan = 'team' where id = $1`, [signup.body.org.id]);
   await db.end();
-  return { orgId: signup.body.org.id, token: signup.body.api_token.raw };
+  return { orgId: signup.body.org.id, token: signup.body.api_token.raw, email, password };
 }
 
 // Waits until the org's curator has embedded every memory (semantic results mean little before), printing progress.

@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/browser.ts';
 import type { ScenarioResult } from '../support/client-scenario.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -86,11 +86,7 @@ describe('the TypeScript client in its runtimes', () => {
       req.pipe(upstream);
     });
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-    const browser = await chromium.launch({
-      executablePath: required('CHROMIUM_PATH'),
-      // This machine's network is closed: without these, Chromium keeps trying to reach Google's services.
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    const browser = await launchChromium();
     try {
       const tab = await browser.newPage();
       await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`);

@@ -124,7 +124,8 @@ export class MemoryClient {
   }
 }
 
-async function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): Promise<T> {
+// The data of a `client.api` call, or its error answer thrown as a MemoryServiceError.
+export async function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): Promise<T> {
   if (result.response.ok) return result.data as T;
   const retryAfter = result.response.headers.get('retry-after');
   throw new MemoryServiceError(result.response.status, (result.error ?? {}) as Record<string, unknown>, retryAfter ? Number(retryAfter) : undefined);

@@ -1,0 +1,69 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
+import { MemoryPage } from './pages/memory.tsx';
+import { Memories } from './pages/memories.tsx';
+import { SignIn } from './pages/signin.tsx';
+import { SignUp } from './pages/signup.tsx';
+import { Tokens } from './pages/tokens.tsx';
+import { Link, navigate, usePath } from './router.tsx';
+import { ErrorNote, Loading } from './ui.tsx';
+
+const PUBLIC = ['/signin', '/signup'];
+
+export function App() {
+  const { path } = usePath();
+  // undefined while asking the API who is signed in; null when nobody is.
+  const [account, setAccount] = useState<Account | null | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api.GET('/api/auth/me').then(unwrap).then(setAccount, (err: unknown) => {
+      if (err instanceof MemoryServiceError && err.status === 401) setAccount(null);
+      else setError(messageOf(err));
+    });
+  }, []);
+  useEffect(() => {
+    if (account === null && !PUBLIC.includes(path)) navigate('/signin', true);
+  }, [account, path]);
+
+  if (error) return <ErrorNote error={`The service could not be reached: ${error}`} />;
+  if (account === undefined) return <Loading what="your account" />;
+  if (path === '/signin') return <SignIn onSignedIn={setAccount} />;
+  if (path === '/signup') return <SignUp onSignedIn={setAccount} />;
+  if (account === null) return null;
+
+  const memory = /^\/memories\/([\w-]+)$/.exec(path);
+  const page = path === '/tokens' ? <Tokens /> : memory ? <MemoryPage id={memory[1]!} /> : <Memories />;
+  return (
+    <>
+      <a class="skip" href="#content">
+        Skip to content
+      </a>
+      <header>
+        <strong class="brand">Memory service</strong>
+        <nav aria-label="Sections">
+          <Link to="/" current={path === '/' || memory !== null}>
+            Memories
+          </Link>
+          <Link to="/tokens" current={path === '/tokens'}>
+            API tokens
+          </Link>
+        </nav>
+        <span class="who">
+          {account.user.name} · {account.org.name} ({account.org.role})
+        </span>
+        <button
+          type="button"
+          class="secondary"
+          onClick={async () => {
+            await api.POST('/api/auth/logout');
+            setAccount(null);
+            navigate('/signin', true);
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <div id="content">{page}</div>
+    </>
+  );
+}

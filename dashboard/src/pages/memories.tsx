@@ -1,0 +1,206 @@
+import { useEffect, useState } from 'preact/hooks';
+import { client, messageOf, type Memory } from '../api.ts';
+import { Link } from '../router.tsx';
+import { Empty, ErrorNote, Loading, useAction, when } from '../ui.tsx';
+
+const PAGE = 25;
+type Mode = 'lexical' | 'semantic' | 'hybrid';
+interface Filters {
+  namespace: string;
+  tags: string;
+  order: 'updated_desc' | 'newest' | 'oldest' | 'updated_asc';
+}
+type Shown = { kind: 'list'; memories: Memory[]; total: number | null } | { kind: 'search'; query: string; hits: Hit[] };
+
+const tagsOf = (text: string): string[] | undefined => {
+  const tags = text.split(',').map((t) => t.trim()).filter(Boolean);
+  return tags.length ? tags : undefined;
+};
+
+export function Memories() {
+  const [filters, setFilters] = useState<Filters>({ namespace: '', tags: '', order: 'updated_desc' });
+  const [offset, setOffset] = useState(0);
+  const [shown, setShown] = useState<Shown | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [reload, setReload] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    setError(null);
+    client.api
+      .POST('/api/memories/list', { body: { namespace: filters.namespace || undefined, tags: tagsOf(filters.tags), order: filters.order, limit: PAGE, offset } })
+      .then(({ data, error: failed }) => {
+        if (!live) return;
+        if (data) setShown({ kind: 'list', memories: data.memories, total: data.total });
+        else setError((failed as { message?: string } | undefined)?.message ?? 'the list could not be loaded');
+      }, (err: unknown) => live && setError(messageOf(err)));
+    return () => {
+      live = false;
+    };
+  }, [filters, offset, reload]);
+
+  return (
+    <main>
+      <h1>Memories</h1>
+      <AddMemory onAdded={() => setReload((n) => n + 1)} />
+      <Search
+        onResults={(query, hits) => setShown({ kind: 'search', query, hits })}
+        onError={setError}
+        filters={filters}
+        onClear={() => setReload((n) => n + 1)}
+      />
+      <form
+        class="filters"
+        aria-label="Filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+          const form = new FormData(event.currentTarget);
+          setOffset(0);
+          setFilters({ namespace: String(form.get('namespace')).trim(), tags: String(form.get('tags')), order: form.get('order') as Filters['order'] });
+        }}
+      >
+        <label>
+          Project <input name="namespace" defaultValue={filters.namespace} placeholder="any" />
+        </label>
+        <label>
+          Tags (all of) <input name="tags" defaultValue={filters.tags} placeholder="ops, deploy" />
+        </label>
+        <label>
+          Order
+          <select name="order" defaultValue={filters.order}>
+            <option value="updated_desc">Changed last</option>
+            <option value="newest">Newest</option>
+            <option value="oldest">Oldest</option>
+            <option value="updated_asc">Changed first</option>
+          </select>
+        </label>
+        <button type="submit">Apply</button>
+      </form>
+      <ErrorNote error={error} />
+      {shown === null && !error ? <Loading what="memories" /> : null}
+      {shown?.kind === 'search' ? (
+        <section aria-label="Search results">
+          <h2>
+            {shown.hits.length} {shown.hits.length === 1 ? 'result' : 'results'} for “{shown.query}”
+          </h2>
+          <button type="button" class="secondary" onClick={() => setReload((n) => n + 1)}>
+            Show all memories
+          </button>
+          {shown.hits.length === 0 ? <Empty>Nothing matches. Try other words, or the “meaning” mode to find memories that say it differently.</Empty> : <MemoryList memories={shown.hits} />}
+        </section>
+      ) : null}
+      {shown?.kind === 'list' ? (
+        <section aria-label="All memories">
+          {shown.memories.length === 0 ? (
+            <Empty>{offset === 0 ? 'No memories here yet. Add one above, or let an agent save some with an API token.' : 'No more memories.'}</Empty>
+          ) : (
+            <MemoryList memories={shown.memories} />
+          )}
+          <nav class="pager" aria-label="Pages">
+            <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+              Previous
+            </button>
+            <span>
+              {shown.memories.length ? `${offset + 1}–${offset + shown.memories.length}` : '0'} of {shown.total ?? 'many'}
+            </span>
+            <button type="button" disabled={shown.memories.length < PAGE} onClick={() => setOffset(offset + PAGE)}>
+              Next
+            </button>
+          </nav>
+        </section>
+      ) : null}
+    </main>
+  );
+}
+
+function MemoryList({ memories }: { memories: (Memory & { score?: number; found_by?: string[] })[] }) {
+  return (
+    <ul class="memories">
+      {memories.map((m) => (
+        <li key={m.id}>
+          <Link to={`/memories/${m.id}`}>{m.content.length > 240 ? `${m.content.slice(0, 240)}…` : m.content}</Link>
+          <p class="meta">
+            <span>{m.namespace}</span>
+            {m.tags.map((t) => (
+              <span class="tag" key={t}>
+                {t}
+              </span>
+            ))}
+            <span>{when(m.updated_at)}</span>
+            {m.found_by ? <span>found by {m.found_by.join(' and ')}</span> : null}
+          </p>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function AddMemory({ onAdded }: { onAdded: () => void }) {
+  const { busy, error, run } = useAction();
+  return (
+    <form
+      class="add"
+      aria-label="Add a memory"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        const formElement = event.currentTarget;
+        const form = new FormData(formElement);
+        await run(async () => {
+          await client.addMemory({ content: String(form.get('content')), namespace: String(form.get('namespace')).trim() || undefined, tags: tagsOf(String(form.get('tags'))) });
+          formElement.reset();
+          onAdded();
+        });
+      }}
+    >
+      <label class="wide">
+        New memory <textarea name="content" rows={2} required placeholder="Deploys to production happen on Tuesdays" />
+      </label>
+      <label>
+        Project <input name="namespace" placeholder="default" />
+      </label>
+      <label>
+        Tags <input name="tags" placeholder="ops, deploy" />
+      </label>
+      <button type="submit" disabled={busy}>
+        {busy ? 'Saving…' : 'Save'}
+      </button>
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+type Hit = Memory & { score: number; found_by: string[] };
+
+function Search(props: { onResults: (query: string, hits: Hit[]) => void; onError: (error: string | null) => void; onClear: () => void; filters: Filters }) {
+  const { onResults, onError, onClear, filters } = props;
+  const { busy, error, run } = useAction();
+  useEffect(() => onError(error), [error]);
+  return (
+    <form
+      class="search"
+      role="search"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        const form = new FormData(event.currentTarget);
+        const query = String(form.get('query')).trim();
+        if (!query) return onClear();
+        await run(async () => onResults(query, await client.searchMemories({ query, k: 25, mode: form.get('mode') as Mode, namespace: filters.namespace || undefined, tags: tagsOf(filters.tags) })));
+      }}
+    >
+      <label class="wide">
+        Search <input name="query" type="search" placeholder="when do we ship releases" />
+      </label>
+      <label>
+        By
+        <select name="mode" defaultValue="hybrid">
+          <option value="hybrid">words and meaning</option>
+          <option value="lexical">words</option>
+          <option value="semantic">meaning</option>
+        </select>
+      </label>
+      <button type="submit" disabled={busy}>
+        {busy ? 'Searching…' : 'Search'}
+      </button>
+    </form>
+  );
+}

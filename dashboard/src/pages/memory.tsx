@@ -1,0 +1,118 @@
+import { useEffect, useState } from 'preact/hooks';
+import { client, messageOf, type Memory } from '../api.ts';
+import { Link, navigate } from '../router.tsx';
+import { ErrorNote, Loading, when } from '../ui.tsx';
+
+// What the service records of each content edit (the previous text itself is not kept).
+interface Revision {
+  at: number;
+  prev_content_len: number;
+}
+
+export function MemoryPage({ id }: { id: string }) {
+  const [memory, setMemory] = useState<Memory | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [editing, setEditing] = useState(false);
+  useEffect(() => {
+    client.getMemory(id).then(setMemory, (err: unknown) => setError(messageOf(err)));
+  }, [id]);
+  if (!memory) {
+    return (
+      <main>
+        <p>
+          <Link to="/">← Memories</Link>
+        </p>
+        {error ? <ErrorNote error={error} /> : <Loading what="the memory" />}
+      </main>
+    );
+  }
+  const history = (Array.isArray(memory.metadata.history) ? memory.metadata.history : []) as Revision[];
+  const metadata = Object.fromEntries(Object.entries(memory.metadata).filter(([key]) => key !== 'history'));
+  return (
+    <main>
+      <p>
+        <Link to="/">← Memories</Link>
+      </p>
+      <h1>Memory</h1>
+      {editing ? (
+        <form
+          aria-label="Edit the memory"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            const form = new FormData(event.currentTarget);
+            setError(null);
+            try {
+              const tags = String(form.get('tags')).split(',').map((t) => t.trim()).filter(Boolean);
+              setMemory(await client.updateMemory(memory.id, { content: String(form.get('content')), tags }));
+              setEditing(false);
+            } catch (err) {
+              setError(messageOf(err));
+            }
+          }}
+        >
+          <label class="wide">
+            Content <textarea name="content" rows={6} required defaultValue={memory.content} />
+          </label>
+          <label>
+            Tags <input name="tags" defaultValue={memory.tags.join(', ')} />
+          </label>
+          <button type="submit">Save</button>
+          <button type="button" class="secondary" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        </form>
+      ) : (
+        <article>
+          <p class="content">{memory.content}</p>
+          <dl class="facts">
+            <dt>Project</dt>
+            <dd>{memory.namespace}</dd>
+            <dt>Tags</dt>
+            <dd>{memory.tags.length ? memory.tags.join(', ') : 'none'}</dd>
+            <dt>Source</dt>
+            <dd>{memory.source}</dd>
+            <dt>Created</dt>
+            <dd>{when(memory.created_at)}</dd>
+            <dt>Changed</dt>
+            <dd>{when(memory.updated_at)}</dd>
+          </dl>
+          <h2>Metadata</h2>
+          <pre>{JSON.stringify(metadata, null, 2)}</pre>
+          <h2>History</h2>
+          {history.length === 0 ? (
+            <p class="muted">Never edited.</p>
+          ) : (
+            <ol class="history">
+              {history.map((revision, i) => (
+                <li key={i}>
+                  Content changed {when(revision.at)} (it had {revision.prev_content_len} characters before)
+                </li>
+              ))}
+            </ol>
+          )}
+          <div class="actions">
+            <button type="button" onClick={() => setEditing(true)}>
+              Edit
+            </button>
+            <button
+              type="button"
+              class="danger"
+              onClick={async () => {
+                if (!confirm('Delete this memory? This cannot be undone.')) return;
+                try {
+                  await client.deleteMemory(memory.id);
+                  navigate('/');
+                } catch (err) {
+                  setError(messageOf(err));
+                }
+              }}
+            >
+              Delete
+            </button>
+          </div>
+        </article>
+      )}
+      <ErrorNote error={error} />
+    </main>
+  );
+}

@@ -1,0 +1,46 @@
+// Pages live under /dashboard/...; links change the URL without reloading, and Back and Forward work.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+
+const BASE = '/dashboard';
+const listeners = new Set<() => void>();
+
+export function navigate(path: string, replace = false): void {
+  const url = BASE + (path === '/' ? '' : path);
+  if (replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
+  for (const listener of listeners) listener();
+}
+
+/** The path below /dashboard, e.g. `/memories/0190...`, and its query. */
+export function usePath(): { path: string; query: URLSearchParams } {
+  const read = () => ({ path: location.pathname.slice(BASE.length) || '/', query: new URLSearchParams(location.search) });
+  const [state, setState] = useState(read);
+  useEffect(() => {
+    const update = () => setState(read());
+    listeners.add(update);
+    addEventListener('popstate', update);
+    return () => {
+      listeners.delete(update);
+      removeEventListener('popstate', update);
+    };
+  }, []);
+  return state;
+}
+
+export function Link({ to, children, class: className, current }: { to: string; children: ComponentChildren; class?: string; current?: boolean }) {
+  return (
+    <a
+      href={BASE + (to === '/' ? '' : to)}
+      class={className}
+      aria-current={current ? 'page' : undefined}
+      onClick={(event) => {
+        if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+        event.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}

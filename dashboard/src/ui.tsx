@@ -1,0 +1,67 @@
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { messageOf } from './api.ts';
+
+/** One action a person starts (a form sent, a button pressed): busy while it runs, its error shown after. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const run = async (work: () => Promise<void>): Promise<void> => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run };
+}
+
+/** An error from the API, read out by screen readers as it appears. */
+export function ErrorNote({ error }: { error: string | null }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="muted" role="status" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <div class="empty">{children}</div>;
+}
+
+/** A secret shown once: it is in the page only until the person leaves it. */
+export function SecretOnce({ label, value }: { label: string; value: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="secret" role="region" aria-label={label}>
+      <p>
+        <strong>{label}.</strong> Copy it now: it is shown only this once.
+      </p>
+      <code data-testid="secret">{value}</code>
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard.writeText(value).catch(() => undefined);
+          setCopied(true);
+        }}
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  );
+}
+
+export const when = (ms: number): string => new Date(ms).toLocaleString();
