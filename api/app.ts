@@ -36,8 +36,14 @@ import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
 import { systemRoutes } from './system/routes.ts';
 import { checkResponses } from './http/response-check.ts';
 
+// The API's routes: what /api/openapi.json documents and the TypeScript client is generated from.
+export function apiRoutes(deps: ApiDeps): AnyRoute[] {
+  return [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
+}
+
+// Everything the app serves: the API, the dashboard's pages, and the API's own documentation.
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes: AnyRoute[] = [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
+  const routes = apiRoutes(deps);
   return [...routes, ...dashboardRoutes(), ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 
