@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
+import { Exports } from './pages/exports.tsx';
 import { MemoryPage } from './pages/memory.tsx';
+import { Projects } from './pages/projects.tsx';
 import { Memories } from './pages/memories.tsx';
 import { SignIn } from './pages/signin.tsx';
 import { SignUp } from './pages/signup.tsx';
@@ -32,7 +34,13 @@ export function App() {
   if (account === null) return null;
 
   const memory = /^\/memories\/([\w-]+)$/.exec(path);
-  const page = path === '/tokens' ? <Tokens /> : memory ? <MemoryPage id={memory[1]!} /> : <Memories />;
+  const canManage = account.org.role !== 'member';
+  const page =
+    path === '/tokens' ? <Tokens />
+    : path === '/exports' ? <Exports />
+    : path === '/projects' ? <Projects canManage={canManage} />
+    : memory ? <MemoryPage id={memory[1]!} />
+    : <Memories />;
   return (
     <>
       <a class="skip" href="#content">
@@ -43,6 +51,12 @@ export function App() {
         <nav aria-label="Sections">
           <Link to="/" current={path === '/' || memory !== null}>
             Memories
+          </Link>
+          <Link to="/projects" current={path === '/projects'}>
+            Projects
+          </Link>
+          <Link to="/exports" current={path === '/exports'}>
+            Exports
           </Link>
           <Link to="/tokens" current={path === '/tokens'}>
             API tokens

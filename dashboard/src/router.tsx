@@ -5,8 +5,11 @@ import { useEffect, useState } from 'preact/hooks';
 const BASE = '/dashboard';
 const listeners = new Set<() => void>();
 
+// `/` is /dashboard itself, and `/?q=1` is /dashboard?q=1 (no trailing slash).
+const hrefOf = (path: string): string => BASE + (path.startsWith('/?') || path === '/' ? path.slice(1) : path);
+
 export function navigate(path: string, replace = false): void {
-  const url = BASE + (path === '/' ? '' : path);
+  const url = hrefOf(path);
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
   for (const listener of listeners) listener();
@@ -31,7 +34,7 @@ export function usePath(): { path: string; query: URLSearchParams } {
 export function Link({ to, children, class: className, current }: { to: string; children: ComponentChildren; class?: string; current?: boolean }) {
   return (
     <a
-      href={BASE + (to === '/' ? '' : to)}
+      href={hrefOf(to)}
       class={className}
       aria-current={current ? 'page' : undefined}
       onClick={(event) => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
@@ -7,7 +8,7 @@ import { startStack, type Stack } from '../support/stack.ts';
 let stack: Stack;
 let browser: Browser;
 beforeAll(async () => {
-  [stack, browser] = await Promise.all([startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } }), launchChromium()]);
+  [stack, browser] = await Promise.all([startStack({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } }), launchChromium()]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -22,6 +23,7 @@ const shot = async (page: Page, name: string): Promise<void> => {
 };
 
 let people = 0;
+// Signs a new person up through the pages; their first API token is read off the page that shows it once.
 async function signUp(page: Page): Promise<{ email: string; token: string }> {
   const email = `person${++people}-${Date.now()}@example.com`;
   await page.goto(`${stack.baseUrl}/dashboard`);
@@ -87,6 +89,80 @@ describe('the dashboard', () => {
       await shot(page, `memory-${width}`);
       await context.close();
     }
+  });
+
+  it('lists projects, renames, archives and deletes one after its name is typed; a member only reads them', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    const owner = await signUp(page);
+    for (const [content, project] of [['the billing service retries twice', 'billing'], ['invoices go out monthly', 'billing'], ['the search index rebuilds nightly', 'search']] as const) {
+      await page.getByLabel('New memory').fill(content);
+      await page.getByRole('form', { name: 'Add a memory' }).getByLabel('Project').fill(project);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('link', { name: content }).waitFor();
+    }
+    await page.getByRole('link', { name: 'Projects' }).click();
+    const billing = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'billing' }) });
+    await billing.getByText('2 memories').waitFor();
+    await shot(page, 'projects-1280');
+
+    await billing.getByRole('button', { name: 'Rename or describe' }).click();
+    await billing.getByLabel('Name').fill('payments');
+    await billing.getByLabel('Description').fill('money in and out');
+    await billing.getByRole('button', { name: 'Save' }).click();
+    const payments = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'payments' }) });
+    await payments.getByText('money in and out').waitFor();
+    await payments.getByRole('button', { name: 'Archive' }).click();
+    await payments.getByText('archived').waitFor();
+
+    // A member of the org sees the projects but no control that would change them.
+    const member = await browser.newContext({ viewport: { width: 390, height: 860 } });
+    const memberPage = await member.newPage();
+    const { email } = await signUp(memberPage);
+    const ownerToken = owner.token;
+    const me = (await (await fetch(`${stack.baseUrl}/api/auth/me`, { headers: { authorization: `Bearer ${ownerToken}` } })).json()) as { org: { id: string } };
+    expect((await fetch(`${stack.baseUrl}/api/orgs/${me.org.id}/members`, { method: 'POST', headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ email, role: 'member' }) })).status).toBe(201);
+    await memberPage.evaluate(async (orgId) => {
+      await fetch('/api/auth/switch-org', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ org_id: orgId }) });
+    }, me.org.id);
+    await memberPage.goto(`${stack.baseUrl}/dashboard/projects`);
+    await memberPage.getByRole('heading', { name: 'payments' }).waitFor();
+    await memberPage.getByText('Your role lets you read projects').waitFor();
+    expect(await memberPage.getByRole('button', { name: /Delete|Archive|Rename/ }).count()).toBe(0);
+    await member.close();
+
+    // Deleting asks for the project's name first.
+    const search = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'search' }) });
+    await search.getByRole('button', { name: 'Delete…' }).click();
+    await search.getByLabel('Project name').fill('wrong name');
+    // The browser refuses to send the form: the field must match the name.
+    expect(await search.getByLabel('Project name').evaluate((field) => (field as unknown as { validity: { valid: boolean } }).validity.valid)).toBe(false);
+    await search.getByLabel('Project name').fill('search');
+    await search.getByRole('button', { name: 'Delete for good' }).click();
+    await page.getByRole('heading', { name: 'search' }).waitFor({ state: 'detached' });
+    await context.close();
+  });
+
+  it('starts an export, shows it running until done, and downloads the file', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
+    const page = await context.newPage();
+    await signUp(page);
+    for (const content of ['alpha: the staging database is Postgres 18', 'beta: backups run nightly', 'gamma: on-call rotates weekly']) {
+      await page.getByLabel('New memory').fill(content);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('link', { name: content }).waitFor();
+    }
+    await page.getByRole('link', { name: 'Exports' }).click();
+    await page.getByText('No exports yet.').waitFor();
+    await page.getByRole('button', { name: 'Start export' }).click();
+    const download = page.getByRole('link', { name: 'Download' });
+    await download.waitFor({ timeout: 30_000 });
+    await shot(page, 'exports-1280');
+    expect(await page.getByRole('cell', { name: '3', exact: true }).count()).toBe(1);
+    const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+    const lines = (await readFile(await file.path(), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { content: string });
+    expect(lines.map((l) => l.content).sort()).toEqual(['alpha: the staging database is Postgres 18', 'beta: backups run nightly', 'gamma: on-call rotates weekly']);
+    await context.close();
   });
 
   it('creates an API token, shows it once with a copy button, and revokes it', async () => {

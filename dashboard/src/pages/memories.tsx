@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { client, messageOf, type Memory } from '../api.ts';
-import { Link } from '../router.tsx';
+import { Link, usePath } from '../router.tsx';
 import { Empty, ErrorNote, Loading, useAction, when } from '../ui.tsx';
 
 const PAGE = 25;
@@ -18,7 +18,9 @@ const tagsOf = (text: string): string[] | undefined => {
 };
 
 export function Memories() {
-  const [filters, setFilters] = useState<Filters>({ namespace: '', tags: '', order: 'updated_desc' });
+  // A project's page links here with ?namespace=<project>.
+  const { query } = usePath();
+  const [filters, setFilters] = useState<Filters>({ namespace: query.get('namespace') ?? '', tags: '', order: 'updated_desc' });
   const [offset, setOffset] = useState(0);
   const [shown, setShown] = useState<Shown | null>(null);
   const [error, setError] = useState<string | null>(null);
