@@ -27,6 +27,17 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
+      path: '/api/auth/methods',
+      tag: 'auth',
+      access: 'public',
+      summary: 'How people can sign in here: e-mail and password always; the identity provider when one is configured',
+      responses: { 200: { description: 'Sign-in methods', schema: z.object({ password: z.literal(true), identity_provider: z.boolean().meta({ description: 'GET /api/auth/oauth/idp/start leads to it' }) }) } },
+      handler: async (ctx) => {
+        ctx.body = { password: true, identity_provider: oidc !== null };
+      },
+    }),
+    defineRoute({
+      method: 'get',
       path: '/api/auth/oauth/idp/start',
       tag: 'auth',
       access: 'public',

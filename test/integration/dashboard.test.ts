@@ -28,6 +28,8 @@ async function signUp(page: Page): Promise<{ email: string; token: string }> {
   const email = `person${++people}-${Date.now()}@example.com`;
   await page.goto(`${stack.baseUrl}/dashboard`);
   await page.waitForURL('**/dashboard/signin');
+  // This stack has no identity provider, so the page offers none (dashboard-idp.test.ts has one).
+  expect(await page.getByRole('link', { name: /identity provider/ }).count()).toBe(0);
   await page.getByRole('link', { name: 'Sign up' }).click();
   await page.getByLabel('Your name').fill('Ada Lovelace');
   await page.getByLabel('E-mail').fill(email);

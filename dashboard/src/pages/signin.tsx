@@ -1,9 +1,14 @@
+import { useEffect, useState } from 'preact/hooks';
 import { api, unwrap, type Account } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
 import { ErrorNote, useAction } from '../ui.tsx';
 
 export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void }) {
   const { busy, error, run } = useAction();
+  const [identityProvider, setIdentityProvider] = useState(false);
+  useEffect(() => {
+    api.GET('/api/auth/methods').then(({ data }) => setIdentityProvider(data?.identity_provider ?? false), () => undefined);
+  }, []);
   return (
     <main class="narrow">
       <h1>Sign in</h1>
@@ -28,6 +33,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void 
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      {identityProvider ? (
+        <p>
+          {/* A full page load: the provider's pages come next, and it sends the browser back to the API. */}
+          <a class="button secondary" href="/api/auth/oauth/idp/start">
+            Sign in with your identity provider
+          </a>
+        </p>
+      ) : null}
       <p>
         No account yet? <Link to="/signup">Sign up</Link>
       </p>
