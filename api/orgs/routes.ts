@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ROLES } from '../../domain/accounts/entities.ts';
-import { addMember, createOrg, getOrg, listMembers, removeMember, updateOrg } from '../../domain/orgs/orgs.ts';
+import { addMember, createOrg, getOrg, listMembers, listOwnOrgs, removeMember, updateOrg } from '../../domain/orgs/orgs.ts';
 import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -18,6 +18,17 @@ const orgPatch = z.object({ name: orgName.optional(), slug: slug.optional() });
 
 export function orgRoutes(): AnyRoute[] {
   return [
+    defineRoute({
+      method: 'get',
+      path: '/api/orgs',
+      tag: 'orgs',
+      access: 'caller',
+      summary: "The organizations the caller's user belongs to, with the user's role in each (oldest membership first)",
+      responses: { 200: { description: 'Organizations', schema: z.object({ orgs: z.array(orgSchema) }) } },
+      handler: async (ctx) => {
+        ctx.body = { orgs: (await listOwnOrgs(ctx.state.em, callerOf(ctx))).map(orgJson) };
+      },
+    }),
     defineRoute({
       method: 'post',
       path: '/api/orgs',

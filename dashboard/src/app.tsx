@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
 import { Exports } from './pages/exports.tsx';
 import { MemoryPage } from './pages/memory.tsx';
+import { Organization } from './pages/organization.tsx';
 import { Projects } from './pages/projects.tsx';
 import { Memories } from './pages/memories.tsx';
 import { SignIn } from './pages/signin.tsx';
@@ -39,6 +40,7 @@ export function App() {
     path === '/tokens' ? <Tokens />
     : path === '/exports' ? <Exports />
     : path === '/projects' ? <Projects canManage={canManage} />
+    : path === '/organization' ? <Organization account={account} onAccount={setAccount} />
     : memory ? <MemoryPage id={memory[1]!} />
     : <Memories />;
   return (
@@ -60,6 +62,9 @@ export function App() {
           </Link>
           <Link to="/tokens" current={path === '/tokens'}>
             API tokens
+          </Link>
+          <Link to="/organization" current={path === '/organization'}>
+            Organization
           </Link>
         </nav>
         <span class="who">

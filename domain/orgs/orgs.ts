@@ -14,6 +14,14 @@ function sameOrg(caller: Caller, orgId: string): void {
   if (caller.orgId !== orgId) throw notFound();
 }
 
+// Every org the caller's user belongs to, with the user's role in each, oldest membership first: what a
+// person may switch a cookie session to (POST /api/auth/switch-org).
+export async function listOwnOrgs(em: EntityManager, caller: Caller): Promise<OrgView[]> {
+  const memberships = await em.find(Membership, { userId: caller.userId }, { orderBy: { createdAt: 'asc' } });
+  const orgs = new Map((await em.find(Org, { id: { $in: memberships.map((m) => m.orgId) } })).map((o) => [o.id, o]));
+  return memberships.flatMap((m) => (orgs.has(m.orgId) ? [orgView(orgs.get(m.orgId)!, m.role)] : []));
+}
+
 export async function getOrg(em: EntityManager, caller: Caller, orgId: string): Promise<OrgView> {
   sameOrg(caller, orgId);
   const org = await em.findOne(Org, { id: orgId });

@@ -24,8 +24,9 @@ const shot = async (page: Page, name: string): Promise<void> => {
 
 let people = 0;
 // Signs a new person up through the pages; their first API token is read off the page that shows it once.
-async function signUp(page: Page): Promise<{ email: string; token: string }> {
+async function signUp(page: Page): Promise<{ email: string; token: string; org: string }> {
   const email = `person${++people}-${Date.now()}@example.com`;
+  const org = `Analytical Engines ${people}`;
   await page.goto(`${stack.baseUrl}/dashboard`);
   await page.waitForURL('**/dashboard/signin');
   // This stack has no identity provider, so the page offers none (dashboard-idp.test.ts has one).
@@ -34,13 +35,13 @@ async function signUp(page: Page): Promise<{ email: string; token: string }> {
   await page.getByLabel('Your name').fill('Ada Lovelace');
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByLabel('Organization').fill('Analytical Engines');
+  await page.getByLabel('Organization').fill(org);
   await page.getByRole('button', { name: 'Create account' }).click();
   const token = (await page.getByTestId('secret').textContent()) ?? '';
   await shot(page, `signed-up-${page.viewportSize()?.width}`);
   await page.getByRole('button', { name: 'Continue to your memories' }).click();
   await page.getByRole('heading', { name: 'Memories' }).waitFor();
-  return { email, token };
+  return { email, token, org };
 }
 
 describe('the dashboard', () => {
@@ -143,6 +144,40 @@ describe('the dashboard', () => {
     await search.getByRole('button', { name: 'Delete for good' }).click();
     await page.getByRole('heading', { name: 'search' }).waitFor({ state: 'detached' });
     await context.close();
+  });
+
+  it('lets owners rename the organization and manage members; a member switches in and sees no such control', async () => {
+    const ownerContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const owner = await ownerContext.newPage();
+    await signUp(owner);
+    const memberContext = await browser.newContext({ viewport: { width: 390, height: 860 } });
+    const member = await memberContext.newPage();
+    const joining = await signUp(member);
+
+    await owner.getByRole('link', { name: 'Organization' }).click();
+    await owner.getByRole('form', { name: 'Organization name' }).getByLabel('Name').fill('Difference Engines');
+    await owner.getByRole('form', { name: 'Organization name' }).getByRole('button', { name: 'Save' }).click();
+    await owner.getByText('Difference Engines (owner)').waitFor();
+    await owner.getByLabel('E-mail of an existing account').fill('nobody-here@example.com');
+    await owner.getByRole('button', { name: 'Add member' }).click();
+    expect(await owner.getByRole('form', { name: 'Add a member' }).getByRole('alert').textContent()).toMatch(/user|account|found/i);
+    await owner.getByLabel('E-mail of an existing account').fill(joining.email);
+    await owner.getByRole('button', { name: 'Add member' }).click();
+    await owner.getByRole('cell', { name: joining.email, exact: true }).waitFor();
+    await shot(owner, 'organization-1280');
+
+    await member.getByRole('link', { name: 'Organization' }).click();
+    await member.getByRole('button', { name: 'Switch to Difference Engines' }).click();
+    await member.getByText('Difference Engines (member)').waitFor();
+    await member.getByText('Only owners rename the organization').waitFor();
+    expect(await member.getByRole('form', { name: 'Organization name' }).getByLabel('Name').isDisabled()).toBe(true);
+    expect(await member.getByRole('button', { name: /Remove|Add member/ }).count()).toBe(0);
+
+    owner.once('dialog', (dialog) => void dialog.accept());
+    await owner.getByRole('button', { name: `Remove ${joining.email}` }).click();
+    await owner.getByRole('cell', { name: joining.email, exact: true }).waitFor({ state: 'detached' });
+    await ownerContext.close();
+    await memberContext.close();
   });
 
   it('starts an export, shows it running until done, and downloads the file', async () => {

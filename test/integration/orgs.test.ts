@@ -58,6 +58,23 @@ describe('POST /api/orgs', () => {
   });
 });
 
+describe('GET /api/orgs', () => {
+  it("lists the organizations of the caller's user with the user's role in each, and nobody else's", async () => {
+    const a = await signUp(stack.api);
+    const b = await signUp(stack.api);
+    const second = (await stack.api.post('/api/orgs', { cookie: a.cookie, body: { name: 'Side Project' } })).body;
+    expect((await stack.api.post(`/api/orgs/${b.org.id}/members`, { token: b.token, body: { email: a.user.email, role: 'admin' } })).status).toBe(201);
+    const listed = await stack.api.get('/api/orgs', { token: a.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.orgs.map((o: { id: string; role: string }) => [o.id, o.role])).toEqual([
+      [a.org.id, 'owner'],
+      [second.id, 'owner'],
+      [b.org.id, 'admin'],
+    ]);
+    expect((await stack.api.get('/api/orgs', { token: b.token })).body.orgs.map((o: { id: string }) => o.id)).toEqual([b.org.id]);
+  });
+});
+
 describe('members', () => {
   it('adds, lists and removes members with every rule of 4.4', async () => {
     const owner = await signUp(stack.api);

@@ -820,7 +820,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The organizations the caller's user belongs to, with the user's role in each (oldest membership first) */
+        get: operations["getApiOrgs"];
         put?: never;
         /**
          * Create an organization with the caller as its owner
@@ -5827,6 +5828,46 @@ export interface operations {
             };
             /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiOrgs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Organizations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        orgs: components["schemas"]["Organization"][];
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
