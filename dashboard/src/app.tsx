@@ -8,6 +8,7 @@ import { Memories } from './pages/memories.tsx';
 import { SignIn } from './pages/signin.tsx';
 import { SignUp } from './pages/signup.tsx';
 import { Tokens } from './pages/tokens.tsx';
+import { Webhooks } from './pages/webhooks.tsx';
 import { Link, navigate, usePath } from './router.tsx';
 import { ErrorNote, Loading } from './ui.tsx';
 
@@ -41,6 +42,7 @@ export function App() {
     : path === '/exports' ? <Exports />
     : path === '/projects' ? <Projects canManage={canManage} />
     : path === '/organization' ? <Organization account={account} onAccount={setAccount} />
+    : path === '/webhooks' ? <Webhooks canManage={canManage} />
     : memory ? <MemoryPage id={memory[1]!} />
     : <Memories />;
   return (
@@ -59,6 +61,9 @@ export function App() {
           </Link>
           <Link to="/exports" current={path === '/exports'}>
             Exports
+          </Link>
+          <Link to="/webhooks" current={path === '/webhooks'}>
+            Webhooks
           </Link>
           <Link to="/tokens" current={path === '/tokens'}>
             API tokens

@@ -3,16 +3,24 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
 import { startStack, type Stack } from '../support/stack.ts';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // The dashboard in a real browser (Debian's Chromium) against the real stack: what a person does first.
 let stack: Stack;
 let browser: Browser;
+let receiver: WebhookReceiver;
 beforeAll(async () => {
-  [stack, browser] = await Promise.all([startStack({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } }), launchChromium()]);
+  receiver = new WebhookReceiver();
+  await receiver.start();
+  [stack, browser] = await Promise.all([
+    startStack({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1' } }),
+    launchChromium(),
+  ]);
 });
 afterAll(async () => {
   await browser?.close();
   await stack?.close();
+  await receiver?.close();
 });
 
 // With DASHBOARD_SCREENSHOTS set to a folder, the test run photographs each page it reaches there
@@ -178,6 +186,34 @@ describe('the dashboard', () => {
     await owner.getByRole('cell', { name: joining.email, exact: true }).waitFor({ state: 'detached' });
     await ownerContext.close();
     await memberContext.close();
+  });
+
+  it('adds a webhook endpoint (its secret shown once), shows a failed delivery and sends it again', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    await signUp(page);
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByRole('checkbox', { name: 'memory.deleted' }).uncheck();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    expect((await page.getByTestId('secret').textContent()) ?? '').toMatch(/^whsec_/);
+
+    // The receiver fails both attempts of the first delivery, then answers 200.
+    receiver.script.push(500, 500);
+    const before = receiver.received.length;
+    await page.getByRole('link', { name: 'Memories', exact: true }).click();
+    await page.getByLabel('New memory').fill('webhooks tell the warehouse about new memories');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('link', { name: 'webhooks tell the warehouse about new memories' }).waitFor();
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    await page.getByRole('button', { name: 'Deliveries' }).click();
+    await page.getByRole('cell', { name: 'failed', exact: true }).waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Send memory.saved again' }).click();
+    await page.getByRole('cell', { name: 'succeeded', exact: true }).waitFor({ timeout: 30_000 });
+    await shot(page, 'webhooks-1280');
+    expect(receiver.received.length - before).toBe(3);
+    expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ type: 'memory.saved' });
+    await context.close();
   });
 
   it('starts an export, shows it running until done, and downloads the file', async () => {
