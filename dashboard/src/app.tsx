@@ -1,5 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
+import { Account as AccountPage } from './pages/account.tsx';
+import { Audit } from './pages/audit.tsx';
 import { Exports } from './pages/exports.tsx';
 import { MemoryPage } from './pages/memory.tsx';
 import { Organization } from './pages/organization.tsx';
@@ -43,6 +45,8 @@ export function App() {
     : path === '/projects' ? <Projects canManage={canManage} />
     : path === '/organization' ? <Organization account={account} onAccount={setAccount} />
     : path === '/webhooks' ? <Webhooks canManage={canManage} />
+    : path === '/audit' ? <Audit />
+    : path === '/account' ? <AccountPage account={account} onAccount={setAccount} />
     : memory ? <MemoryPage id={memory[1]!} />
     : <Memories />;
   return (
@@ -71,9 +75,15 @@ export function App() {
           <Link to="/organization" current={path === '/organization'}>
             Organization
           </Link>
+          <Link to="/audit" current={path === '/audit'}>
+            Audit log
+          </Link>
         </nav>
         <span class="who">
-          {account.user.name} · {account.org.name} ({account.org.role})
+          <Link to="/account" current={path === '/account'}>
+            {account.user.name}
+          </Link>{' '}
+          · {account.org.name} ({account.org.role})
         </span>
         <button
           type="button"

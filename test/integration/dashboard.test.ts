@@ -216,6 +216,28 @@ describe('the dashboard', () => {
     await context.close();
   });
 
+  it("renames the person, and deletes the account only with the right password", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 860 } });
+    const page = await context.newPage();
+    const { email } = await signUp(page);
+    await page.getByRole('link', { name: 'Ada Lovelace' }).click();
+    await page.getByRole('form', { name: 'Your name' }).getByLabel('Name').fill('Augusta Ada King');
+    await page.getByRole('form', { name: 'Your name' }).getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('link', { name: 'Augusta Ada King' }).waitFor();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.getByLabel('Your password').fill('not my password');
+    await page.getByRole('button', { name: 'Delete my account' }).click();
+    expect(await page.getByRole('form', { name: 'Delete the account' }).getByRole('alert').textContent()).toMatch(/password/i);
+    await page.getByLabel('Your password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Delete my account' }).click();
+    await page.waitForURL('**/dashboard/signin');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    await context.close();
+  });
+
   it('starts an export, shows it running until done, and downloads the file', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     const page = await context.newPage();
@@ -260,6 +282,18 @@ describe('the dashboard', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'API tokens' }).waitFor();
     expect(await page.getByTestId('secret').count()).toBe(0);
+
+    // The audit log has both, and its filters narrow it.
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByLabel('Action starts with').fill('token.');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('cell', { name: 'token.revoke', exact: true }).waitFor();
+    // Newest first: the revocation, the token made here, and the one sign-up made.
+    expect(await page.getByRole('cell', { name: /^token\./ }).allTextContents()).toEqual(['token.revoke', 'token.create', 'token.create']);
+    await shot(page, 'audit-1280');
+    await page.getByLabel('Action starts with').fill('webhook.');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Nothing recorded matches these filters.').waitFor();
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL('**/dashboard/signin');
