@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
 import { Account as AccountPage } from './pages/account.tsx';
 import { Audit } from './pages/audit.tsx';
+import { Consolidation } from './pages/consolidation.tsx';
 import { Exports } from './pages/exports.tsx';
 import { MemoryPage } from './pages/memory.tsx';
 import { Organization } from './pages/organization.tsx';
@@ -46,6 +47,7 @@ export function App() {
     : path === '/organization' ? <Organization account={account} onAccount={setAccount} />
     : path === '/webhooks' ? <Webhooks canManage={canManage} />
     : path === '/audit' ? <Audit />
+    : path === '/consolidation' ? <Consolidation />
     : path === '/account' ? <AccountPage account={account} onAccount={setAccount} />
     : memory ? <MemoryPage id={memory[1]!} />
     : <Memories />;
@@ -62,6 +64,9 @@ export function App() {
           </Link>
           <Link to="/projects" current={path === '/projects'}>
             Projects
+          </Link>
+          <Link to="/consolidation" current={path === '/consolidation'}>
+            Consolidation
           </Link>
           <Link to="/exports" current={path === '/exports'}>
             Exports

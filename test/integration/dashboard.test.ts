@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
+import { shot, signUp } from '../support/dashboard-pages.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -23,35 +24,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-// With DASHBOARD_SCREENSHOTS set to a folder, the test run photographs each page it reaches there
-// (docs/dashboard.md shows them: `DASHBOARD_SCREENSHOTS=docs/dashboard bash scripts/test.sh test/integration/dashboard.test.ts`).
-const shot = async (page: Page, name: string): Promise<void> => {
-  const folder = process.env.DASHBOARD_SCREENSHOTS;
-  if (folder) await page.screenshot({ path: `${folder}/${name}.png`, fullPage: true });
-};
-
-let people = 0;
-// Signs a new person up through the pages; their first API token is read off the page that shows it once.
-async function signUp(page: Page): Promise<{ email: string; token: string; org: string }> {
-  const email = `person${++people}-${Date.now()}@example.com`;
-  const org = `Analytical Engines ${people}`;
-  await page.goto(`${stack.baseUrl}/dashboard`);
-  await page.waitForURL('**/dashboard/signin');
-  // This stack has no identity provider, so the page offers none (dashboard-idp.test.ts has one).
-  expect(await page.getByRole('link', { name: /identity provider/ }).count()).toBe(0);
-  await page.getByRole('link', { name: 'Sign up' }).click();
-  await page.getByLabel('Your name').fill('Ada Lovelace');
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByLabel('Organization').fill(org);
-  await page.getByRole('button', { name: 'Create account' }).click();
-  const token = (await page.getByTestId('secret').textContent()) ?? '';
-  await shot(page, `signed-up-${page.viewportSize()?.width}`);
-  await page.getByRole('button', { name: 'Continue to your memories' }).click();
-  await page.getByRole('heading', { name: 'Memories' }).waitFor();
-  return { email, token, org };
-}
-
 describe('the dashboard', () => {
   it('is served with a policy that allows no inline script, and assets cached for good', async () => {
     const page = await fetch(`${stack.baseUrl}/dashboard/memories`);
@@ -71,7 +43,7 @@ describe('the dashboard', () => {
     for (const width of [1280, 390]) {
       const context = await browser.newContext({ viewport: { width, height: 860 } });
       const page = await context.newPage();
-      const { token } = await signUp(page);
+      const { token } = await signUp(page, stack.baseUrl);
       expect(token).toMatch(/^svc_/);
       await page.getByText('No memories here yet', { exact: false }).waitFor();
 
@@ -105,7 +77,7 @@ describe('the dashboard', () => {
   it('lists projects, renames, archives and deletes one after its name is typed; a member only reads them', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();
-    const owner = await signUp(page);
+    const owner = await signUp(page, stack.baseUrl);
     for (const [content, project] of [['the billing service retries twice', 'billing'], ['invoices go out monthly', 'billing'], ['the search index rebuilds nightly', 'search']] as const) {
       await page.getByLabel('New memory').fill(content);
       await page.getByRole('form', { name: 'Add a memory' }).getByLabel('Project').fill(project);
@@ -129,7 +101,7 @@ describe('the dashboard', () => {
     // A member of the org sees the projects but no control that would change them.
     const member = await browser.newContext({ viewport: { width: 390, height: 860 } });
     const memberPage = await member.newPage();
-    const { email } = await signUp(memberPage);
+    const { email } = await signUp(memberPage, stack.baseUrl);
     const ownerToken = owner.token;
     const me = (await (await fetch(`${stack.baseUrl}/api/auth/me`, { headers: { authorization: `Bearer ${ownerToken}` } })).json()) as { org: { id: string } };
     expect((await fetch(`${stack.baseUrl}/api/orgs/${me.org.id}/members`, { method: 'POST', headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ email, role: 'member' }) })).status).toBe(201);
@@ -157,10 +129,10 @@ describe('the dashboard', () => {
   it('lets owners rename the organization and manage members; a member switches in and sees no such control', async () => {
     const ownerContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const owner = await ownerContext.newPage();
-    await signUp(owner);
+    await signUp(owner, stack.baseUrl);
     const memberContext = await browser.newContext({ viewport: { width: 390, height: 860 } });
     const member = await memberContext.newPage();
-    const joining = await signUp(member);
+    const joining = await signUp(member, stack.baseUrl);
 
     await owner.getByRole('link', { name: 'Organization' }).click();
     await owner.getByRole('form', { name: 'Organization name' }).getByLabel('Name').fill('Difference Engines');
@@ -191,7 +163,7 @@ describe('the dashboard', () => {
   it('adds a webhook endpoint (its secret shown once), shows a failed delivery and sends it again', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();
-    await signUp(page);
+    await signUp(page, stack.baseUrl);
     await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
     await page.getByLabel('URL').fill(receiver.url);
     await page.getByRole('checkbox', { name: 'memory.deleted' }).uncheck();
@@ -219,7 +191,7 @@ describe('the dashboard', () => {
   it("renames the person, and deletes the account only with the right password", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 860 } });
     const page = await context.newPage();
-    const { email } = await signUp(page);
+    const { email } = await signUp(page, stack.baseUrl);
     await page.getByRole('link', { name: 'Ada Lovelace' }).click();
     await page.getByRole('form', { name: 'Your name' }).getByLabel('Name').fill('Augusta Ada King');
     await page.getByRole('form', { name: 'Your name' }).getByRole('button', { name: 'Save' }).click();
@@ -241,7 +213,7 @@ describe('the dashboard', () => {
   it('starts an export, shows it running until done, and downloads the file', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     const page = await context.newPage();
-    await signUp(page);
+    await signUp(page, stack.baseUrl);
     for (const content of ['alpha: the staging database is Postgres 18', 'beta: backups run nightly', 'gamma: on-call rotates weekly']) {
       await page.getByLabel('New memory').fill(content);
       await page.getByRole('button', { name: 'Save' }).click();
@@ -263,7 +235,7 @@ describe('the dashboard', () => {
   it('creates an API token, shows it once with a copy button, and revokes it', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();
-    await signUp(page);
+    await signUp(page, stack.baseUrl);
     await page.getByRole('link', { name: 'API tokens' }).click();
     await page.getByRole('heading', { name: 'API tokens' }).waitFor();
     await page.getByLabel('Name').fill('ci agent');

@@ -1,0 +1,55 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query, sql } from '../../domain/sql.ts';
+import { launchChromium } from '../support/browser.ts';
+import { shot, signUp } from '../support/dashboard-pages.ts';
+import { llmEnv } from '../support/llm-env.ts';
+import { LlmServer } from '../support/llm-server.ts';
+import { startStack, type Stack } from '../support/stack.ts';
+
+// Consolidation in the dashboard, in Chromium: duplicates found, a proposal approved, its merge (written by
+// the local server that speaks the LLM providers' protocols) watched until done, and the merged memory.
+const llm = new LlmServer();
+let stack: Stack;
+let browser: Browser;
+beforeAll(async () => {
+  await llm.start();
+  [stack, browser] = await Promise.all([startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', ...llmEnv(llm) } }), launchChromium()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+  await llm.close();
+});
+
+describe('consolidation in the dashboard', () => {
+  it('finds duplicates, approves one, merges it and shows the merged memory', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await signUp(page, stack.baseUrl);
+    const me = await page.evaluate(async () => (await (await fetch('/api/auth/me')).json()) as { org: { id: string } });
+    await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${me.org.id}`);
+    for (const content of [
+      'The deploy pipeline for the billing service runs on GitHub Actions and takes twelve minutes.',
+      'The deploy pipeline for the billing service runs on GitHub Actions, and takes twelve minutes!',
+    ]) {
+      await page.getByLabel('New memory').fill(content);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('link', { name: content }).waitFor();
+    }
+    const merged = 'The billing service deploys through GitHub Actions in twelve minutes.';
+    llm.respond((call) => (call.tool?.name === 'merge_memories' ? { merged, had_conflict: false } : undefined));
+
+    await page.getByRole('link', { name: 'Consolidation' }).click();
+    await page.getByRole('button', { name: 'Find proposals' }).click();
+    await page.getByText(/new proposals/).waitFor();
+    const proposal = page.getByRole('listitem', { name: 'duplicate proposal' });
+    await proposal.getByRole('button', { name: 'Approve' }).click();
+    await proposal.getByRole('button', { name: 'Merge' }).click();
+    await proposal.getByRole('link', { name: 'the new memory' }).waitFor({ timeout: 30_000 });
+    await shot(page, 'consolidation-1280');
+    await proposal.getByRole('link', { name: 'the new memory' }).click();
+    await page.getByRole('heading', { name: 'Memory' }).waitFor();
+    expect(await page.locator('.content').textContent()).toBe(merged);
+    await page.close();
+  });
+});
