@@ -54,7 +54,8 @@ const page = (path: string, params?: z.ZodObject) =>
   });
 
 const section = z.string().regex(/^[a-z-]{1,40}$/);
-const id = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/);
+// A memory id, or a thread's parent_ref (any text the API accepts there).
+const id = z.string().min(1).max(500);
 
 export function dashboardRoutes(): AnyRoute[] {
   return [

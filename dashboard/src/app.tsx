@@ -7,9 +7,11 @@ import { Exports } from './pages/exports.tsx';
 import { MemoryPage } from './pages/memory.tsx';
 import { Organization } from './pages/organization.tsx';
 import { Projects } from './pages/projects.tsx';
+import { Runbooks } from './pages/runbooks.tsx';
 import { Memories } from './pages/memories.tsx';
 import { SignIn } from './pages/signin.tsx';
 import { SignUp } from './pages/signup.tsx';
+import { Thread, Threads } from './pages/threads.tsx';
 import { Tokens } from './pages/tokens.tsx';
 import { Webhooks } from './pages/webhooks.tsx';
 import { Link, navigate, usePath } from './router.tsx';
@@ -39,6 +41,7 @@ export function App() {
   if (account === null) return null;
 
   const memory = /^\/memories\/([\w-]+)$/.exec(path);
+  const thread = /^\/threads\/(.+)$/.exec(path);
   const canManage = account.org.role !== 'member';
   const page =
     path === '/tokens' ? <Tokens />
@@ -48,6 +51,9 @@ export function App() {
     : path === '/webhooks' ? <Webhooks canManage={canManage} />
     : path === '/audit' ? <Audit />
     : path === '/consolidation' ? <Consolidation />
+    : path === '/runbooks' ? <Runbooks />
+    : path === '/threads' ? <Threads />
+    : thread ? <Thread parentRef={decodeURIComponent(thread[1]!)} />
     : path === '/account' ? <AccountPage account={account} onAccount={setAccount} />
     : memory ? <MemoryPage id={memory[1]!} />
     : <Memories />;
@@ -64,6 +70,12 @@ export function App() {
           </Link>
           <Link to="/projects" current={path === '/projects'}>
             Projects
+          </Link>
+          <Link to="/threads" current={path === '/threads' || thread !== null}>
+            Threads
+          </Link>
+          <Link to="/runbooks" current={path === '/runbooks'}>
+            Runbooks
           </Link>
           <Link to="/consolidation" current={path === '/consolidation'}>
             Consolidation

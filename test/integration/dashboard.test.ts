@@ -210,6 +210,52 @@ describe('the dashboard', () => {
     await context.close();
   });
 
+  it('adds a runbook with its steps, records how it went, and finds it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    await signUp(page, stack.baseUrl);
+    await page.getByRole('link', { name: 'Runbooks' }).click();
+    await page.getByText('No runbooks yet.', { exact: false }).waitFor();
+    await page.getByLabel('Title').fill('Roll back a bad deploy');
+    await page.getByLabel('Summary').fill('When the error rate jumps after a release');
+    await page.getByLabel('Trigger phrases').fill('deploy failed, rollback');
+    await page.getByLabel('Steps, one per line').fill('Find the last good release\nRedeploy it\nWatch the error rate for ten minutes');
+    await page.getByRole('button', { name: 'Add runbook' }).click();
+    const runbook = page.getByRole('listitem', { name: 'Roll back a bad deploy' });
+    await runbook.getByText('Watch the error rate for ten minutes').waitFor();
+    await runbook.getByRole('button', { name: 'It worked' }).click();
+    await runbook.getByText('worked 1, failed 0').waitFor();
+    await runbook.getByRole('button', { name: 'It failed' }).click();
+    await runbook.getByText('worked 1, failed 1').waitFor();
+    await shot(page, 'runbooks-1280');
+    await page.getByLabel('Find runbooks').fill('error rate');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await runbook.waitFor();
+    await page.getByLabel('Find runbooks').fill('kubernetes');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByText('No runbook matches.').waitFor();
+    await context.close();
+  });
+
+  it("groups a conversation's memories into a thread, in chunk order, that a reload keeps", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 860 } });
+    const page = await context.newPage();
+    await signUp(page, stack.baseUrl);
+    // An agent's chunks of one conversation (saved out of order), through the API with the page's session.
+    await page.evaluate(async () => {
+      for (const [content, chunk] of [['second: the user prefers dark mode', 1], ['first: the user asked about themes', 0]] as const) {
+        await fetch('/api/memories', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content, metadata: { parent_ref: 'conv:42', chunk_index: chunk, title: 'Themes chat' } }) });
+      }
+    });
+    await page.getByRole('link', { name: 'Threads' }).click();
+    await page.getByRole('link', { name: 'Themes chat' }).click();
+    await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
+    expect(await page.getByRole('listitem').allTextContents()).toEqual(['first: the user asked about themes', 'second: the user prefers dark mode']);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
+    await context.close();
+  });
+
   it('starts an export, shows it running until done, and downloads the file', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     const page = await context.newPage();

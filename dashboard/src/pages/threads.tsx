@@ -1,0 +1,76 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, messageOf, unwrap } from '../api.ts';
+import { Link } from '../router.tsx';
+import { Empty, ErrorNote, Loading, when } from '../ui.tsx';
+
+const PAGE = 50;
+type Summary = { parent_ref: string; namespace: string; count: number; first_at: number; last_at: number; title: string; has_chunks: boolean };
+type Chunk = { id: string; content: string; metadata: Record<string, unknown> };
+
+// Conversation threads: memories sharing metadata.parent_ref, newest thread first.
+export function Threads() {
+  const [offset, setOffset] = useState(0);
+  const [threads, setThreads] = useState<Summary[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api.GET('/api/threads', { params: { query: { limit: PAGE, offset } } }).then(unwrap).then(setThreads, (err: unknown) => setError(messageOf(err)));
+  }, [offset]);
+  return (
+    <main>
+      <h1>Threads</h1>
+      <ErrorNote error={error} />
+      {threads === null && !error ? <Loading what="threads" /> : null}
+      {threads?.length === 0 ? <Empty>No threads: memories saved with `metadata.parent_ref` are grouped here.</Empty> : null}
+      <ul class="memories">
+        {threads?.map((thread) => (
+          <li key={thread.parent_ref}>
+            <Link to={`/threads/${encodeURIComponent(thread.parent_ref)}`}>{thread.title}</Link>
+            <p class="meta">
+              <span>{thread.namespace}</span>
+              <span>
+                {thread.count} {thread.count === 1 ? 'memory' : 'memories'}
+              </span>
+              <span>last {when(thread.last_at)}</span>
+            </p>
+          </li>
+        ))}
+      </ul>
+      <nav class="pager" aria-label="Pages">
+        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+          Previous
+        </button>
+        <button type="button" disabled={(threads?.length ?? 0) < PAGE} onClick={() => setOffset(offset + PAGE)}>
+          Next
+        </button>
+      </nav>
+    </main>
+  );
+}
+
+export function Thread({ parentRef }: { parentRef: string }) {
+  const [chunks, setChunks] = useState<Chunk[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api
+      .GET('/api/threads/{ref}', { params: { path: { ref: parentRef } } })
+      .then(unwrap)
+      .then((answer) => setChunks(answer.chunks), (err: unknown) => setError(messageOf(err)));
+  }, [parentRef]);
+  return (
+    <main>
+      <p>
+        <Link to="/threads">← Threads</Link>
+      </p>
+      <h1>Thread {parentRef}</h1>
+      <ErrorNote error={error} />
+      {chunks === null && !error ? <Loading what="the thread" /> : null}
+      <ol class="memories">
+        {chunks?.map((chunk) => (
+          <li key={chunk.id}>
+            <Link to={`/memories/${chunk.id}`}>{chunk.content}</Link>
+          </li>
+        ))}
+      </ol>
+    </main>
+  );
+}
