@@ -3,6 +3,7 @@ import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.
 import { Account as AccountPage } from './pages/account.tsx';
 import { Audit } from './pages/audit.tsx';
 import { Consolidation } from './pages/consolidation.tsx';
+import { ResetPassword, VerifyEmail } from './pages/email-links.tsx';
 import { Exports } from './pages/exports.tsx';
 import { MemoryPage } from './pages/memory.tsx';
 import { Organization } from './pages/organization.tsx';
@@ -17,7 +18,7 @@ import { Webhooks } from './pages/webhooks.tsx';
 import { Link, navigate, usePath } from './router.tsx';
 import { ErrorNote, Loading } from './ui.tsx';
 
-const PUBLIC = ['/signin', '/signup'];
+const PUBLIC = ['/signin', '/signup', '/verify-email', '/reset-password'];
 
 export function App() {
   const { path } = usePath();
@@ -38,6 +39,8 @@ export function App() {
   if (account === undefined) return <Loading what="your account" />;
   if (path === '/signin') return <SignIn onSignedIn={setAccount} />;
   if (path === '/signup') return <SignUp onSignedIn={setAccount} />;
+  if (path === '/verify-email') return <VerifyEmail />;
+  if (path === '/reset-password') return <ResetPassword />;
   if (account === null) return null;
 
   const memory = /^\/memories\/([\w-]+)$/.exec(path);

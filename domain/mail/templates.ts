@@ -1,7 +1,7 @@
 import type { OutgoingMail } from './mailer.ts';
 
 export function passwordResetMail(to: string, publicBaseUrl: string, rawToken: string): OutgoingMail {
-  const link = `${publicBaseUrl}/reset-password?token=${encodeURIComponent(rawToken)}`;
+  const link = `${publicBaseUrl}/dashboard/reset-password?token=${encodeURIComponent(rawToken)}`;
   return {
     to,
     subject: 'Reset your password',
@@ -17,7 +17,7 @@ export function passwordResetMail(to: string, publicBaseUrl: string, rawToken: s
 }
 
 export function verificationMail(to: string, publicBaseUrl: string, rawToken: string): OutgoingMail {
-  const link = `${publicBaseUrl}/verify-email?token=${encodeURIComponent(rawToken)}`;
+  const link = `${publicBaseUrl}/dashboard/verify-email?token=${encodeURIComponent(rawToken)}`;
   return {
     to,
     subject: 'Confirm your e-mail address',

@@ -3,7 +3,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
 import { shot, signUp } from '../support/dashboard-pages.ts';
-import { startStack, type Stack } from '../support/stack.ts';
+import { MailMessage } from '../../domain/mail/entities.ts';
+import { eventually, startStack, type Stack } from '../support/stack.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // The dashboard in a real browser (Debian's Chromium) against the real stack: what a person does first.
@@ -253,6 +254,37 @@ describe('the dashboard', () => {
     expect(await page.getByRole('listitem').allTextContents()).toEqual(['first: the user asked about themes', 'second: the user prefers dark mode']);
     await page.reload();
     await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
+    await context.close();
+  });
+
+  it('confirms the e-mail address and resets the password through the links the mails carry', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 860 } });
+    const page = await context.newPage();
+    const { email } = await signUp(page, stack.baseUrl);
+    const linkIn = async (kind: string): Promise<string> => {
+      const mail = await eventually(async () => (await stack.orm.em.fork().find(MailMessage, { toAddress: email, kind }))[0]);
+      // The mail names PUBLIC_BASE_URL, which this stack does not listen on: its path and query are the link.
+      const link = new URL(/(http\S+\/dashboard\/\S+token=\S+)/.exec(mail.textBody)![1]!);
+      return `${stack.baseUrl}${link.pathname}${link.search}`;
+    };
+    await page.goto(await linkIn('email_verification'));
+    await page.getByText('Your e-mail address is confirmed.').waitFor();
+
+    await page.goto(`${stack.baseUrl}/dashboard`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByRole('button', { name: 'Send the link' }).click();
+    await page.getByText('a mail with a link to choose a new password is on its way', { exact: false }).waitFor();
+    await page.goto(await linkIn('password_reset'));
+    await page.getByLabel('New password').fill('a brand new passphrase');
+    await page.getByRole('button', { name: 'Change the password' }).click();
+    await page.getByText('Your password is changed.', { exact: false }).waitFor();
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('a brand new passphrase');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Memories' }).waitFor();
     await context.close();
   });
 

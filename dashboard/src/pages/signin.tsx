@@ -42,6 +42,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void 
         </p>
       ) : null}
       <p>
+        <Link to="/reset-password">Forgot your password?</Link>
+      </p>
+      <p>
         No account yet? <Link to="/signup">Sign up</Link>
       </p>
     </main>
