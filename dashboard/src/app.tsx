@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
 import { Account as AccountPage } from './pages/account.tsx';
 import { Audit } from './pages/audit.tsx';
+import { Chat } from './pages/chat.tsx';
 import { Consolidation } from './pages/consolidation.tsx';
 import { ResetPassword, VerifyEmail } from './pages/email-links.tsx';
 import { Exports } from './pages/exports.tsx';
@@ -55,6 +56,7 @@ export function App() {
     : path === '/audit' ? <Audit />
     : path === '/consolidation' ? <Consolidation />
     : path === '/runbooks' ? <Runbooks />
+    : path === '/chat' ? <Chat />
     : path === '/threads' ? <Threads />
     : thread ? <Thread parentRef={decodeURIComponent(thread[1]!)} />
     : path === '/account' ? <AccountPage account={account} onAccount={setAccount} />
@@ -70,6 +72,9 @@ export function App() {
         <nav aria-label="Sections">
           <Link to="/" current={path === '/' || memory !== null}>
             Memories
+          </Link>
+          <Link to="/chat" current={path === '/chat'}>
+            Chat
           </Link>
           <Link to="/projects" current={path === '/projects'}>
             Projects

@@ -1,31 +1,41 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { messageOf } from './api.ts';
+import { messageOf, MemoryServiceError } from './api.ts';
 
 /** One action a person starts (a form sent, a button pressed): busy while it runs, its error shown after. */
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // A 402 carries where to upgrade: the error note links there.
+  const [upgradeUrl, setUpgradeUrl] = useState<string | null>(null);
   const run = async (work: () => Promise<void>): Promise<void> => {
     setBusy(true);
     setError(null);
+    setUpgradeUrl(null);
     try {
       await work();
     } catch (err) {
       setError(messageOf(err));
+      if (err instanceof MemoryServiceError && err.status === 402) setUpgradeUrl(err.upgradeUrl ?? null);
     } finally {
       setBusy(false);
     }
   };
-  return { busy, error, run };
+  return { busy, error, upgradeUrl, run };
 }
 
 /** An error from the API, read out by screen readers as it appears. */
-export function ErrorNote({ error }: { error: string | null }) {
+export function ErrorNote({ error, upgradeUrl }: { error: string | null; upgradeUrl?: string | null }) {
   if (!error) return null;
   return (
     <p class="error" role="alert">
       {error}
+      {upgradeUrl ? (
+        <>
+          {' '}
+          <a href={upgradeUrl}>Upgrade your plan</a>
+        </>
+      ) : null}
     </p>
   );
 }

@@ -7,8 +7,8 @@ import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer } from '../support/llm-server.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 
-// Consolidation in the dashboard, in Chromium: duplicates found, a proposal approved, its merge (written by
-// the local server that speaks the LLM providers' protocols) watched until done, and the merged memory.
+// The dashboard's pages that need a language model, in Chromium, with the local server that speaks the LLM
+// providers' protocols: consolidation (a merge watched until done) and chat (sessions and citations).
 const llm = new LlmServer();
 let stack: Stack;
 let browser: Browser;
@@ -22,7 +22,7 @@ afterAll(async () => {
   await llm.close();
 });
 
-describe('consolidation in the dashboard', () => {
+describe('the dashboard with a language model', () => {
   it('finds duplicates, approves one, merges it and shows the merged memory', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     await signUp(page, stack.baseUrl);
@@ -50,6 +50,36 @@ describe('consolidation in the dashboard', () => {
     await proposal.getByRole('link', { name: 'the new memory' }).click();
     await page.getByRole('heading', { name: 'Memory' }).waitFor();
     expect(await page.locator('.content').textContent()).toBe(merged);
+    await page.close();
+  });
+
+  it('chats in a session grounded on the memories, citing them; on the free plan it leads to the upgrade', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await signUp(page, stack.baseUrl);
+    await page.getByLabel('New memory').fill('The staging database runs PostgreSQL 18 on port 5433.');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('link', { name: 'The staging database runs PostgreSQL 18 on port 5433.' }).waitFor();
+    llm.reset();
+    await page.getByRole('link', { name: 'Chat', exact: true }).click();
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.getByLabel('Your message').fill('Which port does the staging database use?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('link', { name: 'Upgrade your plan' }).waitFor();
+
+    const me = await page.evaluate(async () => (await (await fetch('/api/auth/me')).json()) as { org: { id: string } });
+    await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${me.org.id}`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    const conversation = page.getByRole('region', { name: 'Conversation' });
+    await conversation.getByText('Echo: Which port does the staging database use?').waitFor();
+    await shot(page, 'chat-1280');
+    await conversation.getByRole('link', { name: 'The staging database runs PostgreSQL 18 on port 5433.' }).click();
+    await page.getByRole('heading', { name: 'Memory' }).waitFor();
+    // The session keeps both turns.
+    await page.getByRole('link', { name: 'Chat', exact: true }).click();
+    await page.getByRole('region', { name: 'Sessions' }).getByRole('button').nth(1).click();
+    const turns = page.getByRole('region', { name: 'Conversation' }).locator('.message .content');
+    await turns.nth(1).waitFor();
+    expect(await turns.allTextContents()).toEqual(['Which port does the staging database use?', 'Echo: Which port does the staging database use?']);
     await page.close();
   });
 });
