@@ -70,7 +70,8 @@ export function Chat() {
                 const history = current.messages.map((m) => ({ role: m.role, content: m.content }));
                 await unwrap(await api.POST('/api/chat', { body: { messages: [...history, { role: 'user', content }], session_id: current.id } }));
                 formElement.reset();
-                await open(current.id);
+                // The first question names the session: the list shows the new title.
+                await Promise.all([open(current.id), loadSessions()]);
               });
             }}
           >
