@@ -7,4 +7,5 @@ export const byokFields = {
   byok_alternate_key: z.string().min(1).max(1000).optional().meta({ description: 'your own key for the alternate LLM provider; used for this call only, never stored' }),
 };
 
-export const upgradeUrlOf = (config: Config): string => `${config.publicBaseUrl}/billing/upgrade`;
+// Where a 402 sends people: the dashboard's billing page (plan, usage, checkout).
+export const upgradeUrlOf = (config: Config): string => `${config.publicBaseUrl}/dashboard/billing`;

@@ -1,12 +1,15 @@
 import type Stripe from 'stripe';
 import { z } from 'zod';
+import { PLANS } from '../../domain/accounts/entities.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
 import { receiveEvent, type ProcessorEvent } from '../../domain/billing/events.ts';
+import { usageOf } from '../../domain/memories/quota.ts';
 import { AppError, invalid } from '../../domain/errors.ts';
 import { queryOne, sql } from '../../domain/sql.ts';
 import { createStripe } from '../../infra/stripe.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
+import { upgradeUrlOf } from '../llm.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { AppContext } from '../http/state.ts';
 
@@ -30,6 +33,40 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
   const urlSchema = z.object({ url: z.url() });
 
   return [
+    defineRoute({
+      method: 'get',
+      path: '/api/billing',
+      tag: 'billing',
+      access: 'caller',
+      summary: "The org's plan and what it used of it (any member)",
+      responses: {
+        200: {
+          description: 'Plan and usage; limits are null on paid plans, which have none',
+          schema: z.object({
+            plan: z.enum(PLANS),
+            memories_created: z.number().int().meta({ description: 'memories ever created (deleting gives none back)' }),
+            memory_limit: z.number().int().nullable(),
+            storage_bytes: z.number().int().meta({ description: 'bytes of memory content held now' }),
+            storage_limit_bytes: z.number().int().nullable(),
+            billing_configured: z.boolean().meta({ description: 'whether checkout and the portal are available' }),
+            upgrade_url: z.string(),
+          }),
+        },
+      },
+      handler: async (ctx) => {
+        const caller = callerOf(ctx);
+        const usage = await usageOf(ctx.state.em, caller.orgId, caller.plan);
+        ctx.body = {
+          plan: caller.plan,
+          memories_created: usage.memoriesCreated,
+          memory_limit: usage.memoryLimit,
+          storage_bytes: usage.storageBytes,
+          storage_limit_bytes: usage.storageLimitBytes,
+          billing_configured: stripe !== null,
+          upgrade_url: upgradeUrlOf(config),
+        };
+      },
+    }),
     defineRoute({
       method: 'post',
       path: '/api/billing/checkout',

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
 import { Account as AccountPage } from './pages/account.tsx';
 import { Audit } from './pages/audit.tsx';
+import { BillingPage } from './pages/billing.tsx';
 import { Chat } from './pages/chat.tsx';
 import { Consolidation } from './pages/consolidation.tsx';
 import { ResetPassword, VerifyEmail } from './pages/email-links.tsx';
@@ -54,6 +55,7 @@ export function App() {
     : path === '/organization' ? <Organization account={account} onAccount={setAccount} />
     : path === '/webhooks' ? <Webhooks canManage={canManage} />
     : path === '/audit' ? <Audit />
+    : path === '/billing' ? <BillingPage isOwner={account.org.role === 'owner'} />
     : path === '/consolidation' ? <Consolidation />
     : path === '/runbooks' ? <Runbooks />
     : path === '/chat' ? <Chat />
@@ -102,6 +104,9 @@ export function App() {
           </Link>
           <Link to="/audit" current={path === '/audit'}>
             Audit log
+          </Link>
+          <Link to="/billing" current={path === '/billing'}>
+            Billing
           </Link>
         </nav>
         <span class="who">

@@ -39,3 +39,22 @@ export async function checkStorageGrowth(em: EntityManager, orgId: string, plan:
   if (plan !== 'free') return;
   checkStorage(await lockedUsage(em, orgId), addedBytes, plan, upgradeUrl);
 }
+
+// What a plan allows and what the org used, for people to see (no lock: a reading, not a check).
+export interface Usage {
+  memoriesCreated: number;
+  memoryLimit: number | null;
+  storageBytes: number;
+  storageLimitBytes: number | null;
+}
+
+export async function usageOf(em: EntityManager, orgId: string, plan: Plan): Promise<Usage> {
+  const usage = await readCounters(em, orgId);
+  const free = plan === 'free';
+  return {
+    memoriesCreated: usage.get(ORG_COUNTERS.created) ?? 0,
+    memoryLimit: free ? FREE_MEMORY_QUOTA : null,
+    storageBytes: usage.get(ORG_COUNTERS.bytes) ?? 0,
+    storageLimitBytes: free ? FREE_STORAGE_QUOTA_BYTES : null,
+  };
+}

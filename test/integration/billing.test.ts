@@ -49,6 +49,26 @@ describe('billing', () => {
     expect((await bare.api.post('/api/billing/checkout', { token: b.token })).body.error).toBe('billing_not_configured');
   });
 
+  it('tells any member the plan and its usage: limits on the free plan, none on a paid one', async () => {
+    const a = await signUp(stack.api);
+    await stack.api.post('/api/memories', { token: a.token, body: { content: 'twelve bytes' } });
+    const free = await stack.api.get('/api/billing', { token: a.token });
+    expect(free.status).toBe(200);
+    expect(free.body).toEqual({
+      plan: 'free',
+      memories_created: 1,
+      memory_limit: 500,
+      storage_bytes: 12,
+      storage_limit_bytes: 50 * 1024 * 1024,
+      billing_configured: true,
+      upgrade_url: expect.stringMatching(/\/dashboard\/billing$/),
+    });
+    await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${a.org.id}`);
+    expect((await stack.api.get('/api/billing', { token: a.token })).body).toMatchObject({ plan: 'team', memory_limit: null, storage_limit_bytes: null });
+    // The same org seen by an API process without the processor's keys.
+    expect((await bare.api.get('/api/billing', { token: a.token })).body.billing_configured).toBe(false);
+  });
+
   it('opens the portal only for an org with a payment customer', async () => {
     const a = await signUp(stack.api);
     const none = await stack.api.post('/api/billing/portal', { token: a.token });

@@ -87,7 +87,7 @@ describe('POST /api/chat', () => {
   it('needs a paid plan unless the call carries a BYOK key, which is used for that call only', async () => {
     const refused = await ask('hello', {}).then(() => chat({ messages: [{ role: 'user', content: 'hello' }] }, free.token));
     expect(refused.status).toBe(402);
-    expect(refused.body).toMatchObject({ error: 'plan_required', upgrade_url: expect.stringContaining('/billing/upgrade') });
+    expect(refused.body).toMatchObject({ error: 'plan_required', upgrade_url: expect.stringContaining('/dashboard/billing') });
     llm.reset();
     const byok = await chat({ messages: [{ role: 'user', content: 'hello' }], byok_primary_key: 'sk-ant-callers-own' }, free.token);
     expect(byok.status).toBe(200);

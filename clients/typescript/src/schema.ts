@@ -961,6 +961,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The org's plan and what it used of it (any member) */
+        get: operations["getApiBilling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/billing/checkout": {
         parameters: {
             query?: never;
@@ -6792,6 +6809,56 @@ export interface operations {
             };
             /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiBilling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Plan and usage; limits are null on paid plans, which have none */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        plan: "free" | "personal" | "team" | "enterprise";
+                        /** @description memories ever created (deleting gives none back) */
+                        memories_created: number;
+                        memory_limit: number | null;
+                        /** @description bytes of memory content held now */
+                        storage_bytes: number;
+                        storage_limit_bytes: number | null;
+                        /** @description whether checkout and the portal are available */
+                        billing_configured: boolean;
+                        upgrade_url: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,58 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query, sql } from '../../domain/sql.ts';
+import { launchChromium } from '../support/browser.ts';
+import { shot, signUp } from '../support/dashboard-pages.ts';
+import { startStack, type Stack } from '../support/stack.ts';
+import { startStripeMock } from '../support/stripe-mock.ts';
+
+// The billing page in Chromium, with stripe-mock as the payment processor: the plan, the free plan's
+// quota as bars, and the way to the processor's checkout and portal.
+let stack: Stack;
+let browser: Browser;
+let mock: Awaited<ReturnType<typeof startStripeMock>>;
+beforeAll(async () => {
+  mock = await startStripeMock();
+  [stack, browser] = await Promise.all([
+    startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_WEBHOOK_SECRET: 'whsec_dashboard', STRIPE_API_BASE: mock.url } }),
+    launchChromium(),
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+  mock?.stop();
+});
+
+describe('the billing page', () => {
+  it("shows the plan and its quota as bars, and sends an owner to the processor's checkout, then its portal", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    // The processor's hosted pages are elsewhere; here they answer with a stand-in page.
+    await page.route((url) => !url.href.startsWith(stack.baseUrl), (route) => route.fulfill({ contentType: 'text/html', body: '<title>processor</title>' }));
+    await signUp(page, stack.baseUrl);
+    await page.getByLabel('New memory').fill('billing is per organization');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('link', { name: 'billing is per organization' }).waitFor();
+
+    await page.getByRole('link', { name: 'Billing', exact: true }).click();
+    await page.getByText('Memories created: 1 of 500').waitFor();
+    expect(await page.getByRole('progressbar', { name: 'Memories created' }).getAttribute('value')).toBe('1');
+    await page.getByRole('progressbar', { name: 'Storage' }).waitFor();
+    await shot(page, 'billing-1280');
+    await page.getByRole('button', { name: 'Upgrade' }).click();
+    await page.waitForURL((url) => !url.href.startsWith(stack.baseUrl));
+    expect(page.url()).toMatch(/^https?:\/\//);
+
+    // Paid, with a payment customer: no bars, and the portal instead of the checkout.
+    await page.goto(`${stack.baseUrl}/dashboard/billing?checkout=success`);
+    await page.getByText('Thank you').waitFor();
+    const me = await page.evaluate(async () => (await (await fetch('/api/auth/me')).json()) as { org: { id: string } });
+    await query(stack.orm.em.fork(), sql`update orgs set plan = 'team', stripe_customer_id = 'cus_dashboard' where id = ${me.org.id}`);
+    await page.reload();
+    await page.getByText('Memories created: 1 (no limit on this plan)').waitFor();
+    expect(await page.getByRole('progressbar').count()).toBe(0);
+    await page.getByRole('button', { name: 'Manage the subscription' }).click();
+    await page.waitForURL((url) => !url.href.startsWith(stack.baseUrl));
+    await page.close();
+  });
+});
