@@ -6,6 +6,7 @@ import { BillingPage } from './pages/billing.tsx';
 import { Chat } from './pages/chat.tsx';
 import { Consolidation } from './pages/consolidation.tsx';
 import { ResetPassword, VerifyEmail } from './pages/email-links.tsx';
+import { Entities } from './pages/entities.tsx';
 import { Exports } from './pages/exports.tsx';
 import { MemoryPage } from './pages/memory.tsx';
 import { Organization } from './pages/organization.tsx';
@@ -60,6 +61,7 @@ export function App() {
     : path === '/runbooks' ? <Runbooks />
     : path === '/chat' ? <Chat />
     : path === '/threads' ? <Threads />
+    : path === '/entities' ? <Entities />
     : thread ? <Thread parentRef={decodeURIComponent(thread[1]!)} />
     : path === '/account' ? <AccountPage account={account} onAccount={setAccount} />
     : memory ? <MemoryPage id={memory[1]!} />
@@ -83,6 +85,9 @@ export function App() {
           </Link>
           <Link to="/threads" current={path === '/threads' || thread !== null}>
             Threads
+          </Link>
+          <Link to="/entities" current={path === '/entities'}>
+            Entities
           </Link>
           <Link to="/runbooks" current={path === '/runbooks'}>
             Runbooks

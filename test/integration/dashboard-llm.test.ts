@@ -14,7 +14,7 @@ let stack: Stack;
 let browser: Browser;
 beforeAll(async () => {
   await llm.start();
-  [stack, browser] = await Promise.all([startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', ...llmEnv(llm) } }), launchChromium()]);
+  [stack, browser] = await Promise.all([startStack({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', ...llmEnv(llm) } }), launchChromium()]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -50,6 +50,35 @@ describe('the dashboard with a language model', () => {
     await proposal.getByRole('link', { name: 'the new memory' }).click();
     await page.getByRole('heading', { name: 'Memory' }).waitFor();
     expect(await page.locator('.content').textContent()).toBe(merged);
+    await page.close();
+  });
+
+  it('lists the entities extraction found, with the memories that mention them, and renames one', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await signUp(page, stack.baseUrl);
+    const me = await page.evaluate(async () => (await (await fetch('/api/auth/me')).json()) as { org: { id: string } });
+    await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${me.org.id}`);
+    llm.reset();
+    await page.evaluate(async () => {
+      await fetch('/api/memories', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'Meeting with Grace Hopper about the compiler.', metadata: { extract_entities: true } }) });
+    });
+    await page.getByRole('link', { name: 'Entities', exact: true }).click();
+    // Extraction runs in the background: the page shows the entity once it is there.
+    await expect
+      .poll(async () => {
+        await page.reload();
+        await page.getByRole('heading', { name: 'Entities' }).waitFor();
+        return page.getByRole('heading', { name: 'Grace Hopper' }).count();
+      }, { timeout: 30_000, interval: 500 })
+      .toBe(1);
+    const grace = page.getByRole('listitem', { name: 'Grace Hopper' });
+    await grace.getByRole('button', { name: 'Memories' }).click();
+    await grace.getByRole('link', { name: 'Meeting with Grace Hopper about the compiler.' }).waitFor();
+    await grace.getByRole('button', { name: 'Rename' }).click();
+    await grace.getByLabel('Name', { exact: true }).fill('Rear Admiral Grace Hopper');
+    await grace.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('heading', { name: 'Rear Admiral Grace Hopper' }).waitFor();
+    await shot(page, 'entities-1280');
     await page.close();
   });
 
