@@ -136,6 +136,13 @@ describe('POST /api/chat', () => {
     expect((await chat({ messages: [{ role: 'assistant', content: 'only me' }] })).status).toBe(400);
     expect((await chat({ messages: [{ role: 'robot', content: 'x' }] })).status).toBe(400);
     expect((await chat({ messages: [{ role: 'user', content: 'x' }], session_id: 'nope' })).status).toBe(400);
+    // A key that cannot travel in an HTTP header is the caller's mistake, not a provider outage (the fuzzer
+    // found it answered 503 llm_unavailable).
+    for (const key of ['sk-ünïcode', 'sk two words', 'sk-\u0085']) {
+      const refused = await chat({ messages: [{ role: 'user', content: 'x' }], byok_primary_key: key });
+      expect(refused.status, key).toBe(400);
+      expect(JSON.stringify(refused.body.issues)).toContain('byok_primary_key');
+    }
     expect((await stack.api.post('/api/chat', { body: { messages: [{ role: 'user', content: 'x' }] } })).status).toBe(401);
   });
 
