@@ -75,3 +75,37 @@ export function SecretOnce({ label, value }: { label: string; value: string }) {
 }
 
 export const when = (ms: number): string => new Date(ms).toLocaleString();
+
+/** Previous and Next over a list read `page` rows at a time; a page shorter than that is the last. */
+export function Pager({ offset, page, shown, onOffset, children }: { offset: number; page: number; shown: number; onOffset: (offset: number) => void; children?: ComponentChildren }) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={offset === 0} onClick={() => onOffset(Math.max(0, offset - page))}>
+        Previous
+      </button>
+      {children}
+      <button type="button" disabled={shown < page} onClick={() => onOffset(offset + page)}>
+        Next
+      </button>
+    </nav>
+  );
+}
+
+/** One search field that sends its trimmed words when submitted. */
+export function FindForm({ label, placeholder, onFind }: { label: string; placeholder: string; onFind: (words: string) => void }) {
+  return (
+    <form
+      class="search"
+      role="search"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onFind(String(new FormData(event.currentTarget).get('q')).trim());
+      }}
+    >
+      <label class="wide">
+        {label} <input name="q" type="search" placeholder={placeholder} />
+      </label>
+      <button type="submit">Find</button>
+    </form>
+  );
+}

@@ -104,12 +104,13 @@ export const GITLEAKS_GLOBAL_ALLOWLISTS: readonly GitleaksAllowlist[] = [
 
 export const GITLEAKS_RULES: readonly GitleaksRule[] = [
 ${run
+  .map((r) => ({ ...r, ...withoutContext(r.regex) }))
   .map(
     (r) => `  {
     id: '${r.id}',
     kind: '${kindOf(r.id)}',
-    pattern: ${js(withoutContext(r.regex).regex)},
-    context: ${withoutContext(r.regex).context},
+    pattern: ${js(r.regex)},
+    context: ${r.context},
     secretGroup: ${r.secretGroup},
     entropy: ${r.entropy},
     keywords: ${JSON.stringify([...new Set(r.keywords.map((k) => k.toLowerCase()))])},

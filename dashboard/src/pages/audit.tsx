@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/src/index.ts';
 import { api, messageOf, unwrap } from '../api.ts';
-import { Empty, ErrorNote, Loading, when } from '../ui.tsx';
+import { Empty, ErrorNote, Loading, Pager, when } from '../ui.tsx';
 
 type AuditEvent = components['schemas']['AuditEvent'];
 const PAGE = 50;
@@ -88,14 +88,7 @@ export function Audit() {
           </tbody>
         </table>
       ) : null}
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-          Previous
-        </button>
-        <button type="button" disabled={(events?.length ?? 0) < PAGE} onClick={() => setOffset(offset + PAGE)}>
-          Next
-        </button>
-      </nav>
+      <Pager offset={offset} page={PAGE} shown={events?.length ?? 0} onOffset={setOffset} />
     </main>
   );
 }

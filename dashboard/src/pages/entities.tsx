@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/src/index.ts';
 import { api, messageOf, unwrap } from '../api.ts';
 import { Link } from '../router.tsx';
-import { Empty, ErrorNote, Loading, useAction } from '../ui.tsx';
+import { Empty, ErrorNote, FindForm, Loading, Pager, useAction } from '../ui.tsx';
 
 type Entity = components['schemas']['Entity'];
 const PAGE = 50;
@@ -23,20 +23,14 @@ export function Entities() {
   return (
     <main>
       <h1>Entities</h1>
-      <form
-        class="search"
-        role="search"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <FindForm
+        label="Find entities"
+        placeholder="a name or an alias"
+        onFind={(words) => {
           setOffset(0);
-          setQ(String(new FormData(event.currentTarget).get('q')).trim());
+          setQ(words);
         }}
-      >
-        <label class="wide">
-          Find entities <input name="q" type="search" placeholder="a name or an alias" />
-        </label>
-        <button type="submit">Find</button>
-      </form>
+      />
       <ErrorNote error={error} />
       {entities === null && !error ? <Loading what="entities" /> : null}
       {entities?.length === 0 ? <Empty>{q ? 'No entity matches.' : 'No entities yet: they are extracted from memories in the background (paid plans, or your own LLM key).'}</Empty> : null}
@@ -45,14 +39,7 @@ export function Entities() {
           <EntityItem key={entity.id} initial={entity} onDeleted={load} />
         ))}
       </ul>
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-          Previous
-        </button>
-        <button type="button" disabled={(entities?.length ?? 0) < PAGE} onClick={() => setOffset(offset + PAGE)}>
-          Next
-        </button>
-      </nav>
+      <Pager offset={offset} page={PAGE} shown={entities?.length ?? 0} onOffset={setOffset} />
     </main>
   );
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { client, messageOf, type Memory } from '../api.ts';
 import { Link, usePath } from '../router.tsx';
-import { Empty, ErrorNote, Loading, useAction, when } from '../ui.tsx';
+import { Empty, ErrorNote, Loading, Pager, useAction, when } from '../ui.tsx';
 
 const PAGE = 25;
 type Mode = 'lexical' | 'semantic' | 'hybrid';
@@ -98,17 +98,11 @@ export function Memories() {
           ) : (
             <MemoryList memories={shown.memories} />
           )}
-          <nav class="pager" aria-label="Pages">
-            <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-              Previous
-            </button>
+          <Pager offset={offset} page={PAGE} shown={shown.memories.length} onOffset={setOffset}>
             <span>
               {shown.memories.length ? `${offset + 1}–${offset + shown.memories.length}` : '0'} of {shown.total ?? 'many'}
             </span>
-            <button type="button" disabled={shown.memories.length < PAGE} onClick={() => setOffset(offset + PAGE)}>
-              Next
-            </button>
-          </nav>
+          </Pager>
         </section>
       ) : null}
     </main>

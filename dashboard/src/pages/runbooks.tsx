@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/src/index.ts';
 import { api, messageOf, unwrap } from '../api.ts';
-import { Empty, ErrorNote, Loading, useAction, when } from '../ui.tsx';
+import { Empty, ErrorNote, FindForm, Loading, Pager, useAction, when } from '../ui.tsx';
 
 type Runbook = components['schemas']['Runbook'];
 const PAGE = 50;
@@ -60,20 +60,14 @@ export function Runbooks() {
         </button>
         <ErrorNote error={create.error} />
       </form>
-      <form
-        class="search"
-        role="search"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <FindForm
+        label="Find runbooks"
+        placeholder="words of the title or summary"
+        onFind={(words) => {
           setOffset(0);
-          setQ(String(new FormData(event.currentTarget).get('q')).trim());
+          setQ(words);
         }}
-      >
-        <label class="wide">
-          Find runbooks <input name="q" type="search" placeholder="words of the title or summary" />
-        </label>
-        <button type="submit">Find</button>
-      </form>
+      />
       <ErrorNote error={error} />
       {runbooks === null && !error ? <Loading what="runbooks" /> : null}
       {runbooks?.length === 0 ? <Empty>{q ? 'No runbook matches.' : 'No runbooks yet. Agents add them, or add one above.'}</Empty> : null}
@@ -82,14 +76,7 @@ export function Runbooks() {
           <RunbookItem key={runbook.id} initial={runbook} onDeleted={load} />
         ))}
       </ul>
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-          Previous
-        </button>
-        <button type="button" disabled={(runbooks?.length ?? 0) < PAGE} onClick={() => setOffset(offset + PAGE)}>
-          Next
-        </button>
-      </nav>
+      <Pager offset={offset} page={PAGE} shown={runbooks?.length ?? 0} onOffset={setOffset} />
     </main>
   );
 }

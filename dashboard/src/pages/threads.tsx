@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, unwrap } from '../api.ts';
 import { Link } from '../router.tsx';
-import { Empty, ErrorNote, Loading, when } from '../ui.tsx';
+import { Empty, ErrorNote, Loading, Pager, when } from '../ui.tsx';
 
 const PAGE = 50;
 type Summary = { parent_ref: string; namespace: string; count: number; first_at: number; last_at: number; title: string; has_chunks: boolean };
@@ -35,14 +35,7 @@ export function Threads() {
           </li>
         ))}
       </ul>
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-          Previous
-        </button>
-        <button type="button" disabled={(threads?.length ?? 0) < PAGE} onClick={() => setOffset(offset + PAGE)}>
-          Next
-        </button>
-      </nav>
+      <Pager offset={offset} page={PAGE} shown={threads?.length ?? 0} onOffset={setOffset} />
     </main>
   );
 }
