@@ -138,7 +138,7 @@ describe('the dashboard', () => {
     await owner.getByRole('link', { name: 'Organization' }).click();
     await owner.getByRole('form', { name: 'Organization name' }).getByLabel('Name').fill('Difference Engines');
     await owner.getByRole('form', { name: 'Organization name' }).getByRole('button', { name: 'Save' }).click();
-    await owner.getByText('Difference Engines (owner)').waitFor();
+    await owner.locator('header').getByText('Difference Engines (owner)').waitFor();
     await owner.getByLabel('E-mail of an existing account').fill('nobody-here@example.com');
     await owner.getByRole('button', { name: 'Add member' }).click();
     expect(await owner.getByRole('form', { name: 'Add a member' }).getByRole('alert').textContent()).toMatch(/user|account|found/i);
@@ -149,7 +149,7 @@ describe('the dashboard', () => {
 
     await member.getByRole('link', { name: 'Organization' }).click();
     await member.getByRole('button', { name: 'Switch to Difference Engines' }).click();
-    await member.getByText('Difference Engines (member)').waitFor();
+    await member.locator('header').getByText('Difference Engines (member)').waitFor();
     await member.getByText('Only owners rename the organization').waitFor();
     expect(await member.getByRole('form', { name: 'Organization name' }).getByLabel('Name').isDisabled()).toBe(true);
     expect(await member.getByRole('button', { name: /Remove|Add member/ }).count()).toBe(0);
