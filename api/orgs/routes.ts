@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ROLES } from '../../domain/accounts/entities.ts';
-import { addMember, createOrg, getOrg, listMembers, listOwnOrgs, removeMember, updateOrg } from '../../domain/orgs/orgs.ts';
+import { addMember, changeMemberRole, createOrg, getOrg, listMembers, listOwnOrgs, removeMember, updateOrg, type MemberView } from '../../domain/orgs/orgs.ts';
 import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -13,6 +13,9 @@ const orgParams = z.object({ id: z.uuid() });
 const memberSchema = z
   .object({ id: z.uuid(), email: z.string(), name: z.string(), role: z.enum(ROLES), last_login_at: epochMs.nullable(), created_at: epochMs })
   .meta({ id: 'Member' });
+
+const memberJson = (m: MemberView) => ({ id: m.id, email: m.email, name: m.name, role: m.role, last_login_at: m.lastLoginAt, created_at: m.createdAt });
+const memberParams = z.object({ id: z.uuid(), userId: z.uuid() });
 
 const orgPatch = z.object({ name: orgName.optional(), slug: slug.optional() });
 
@@ -79,7 +82,7 @@ export function orgRoutes(): AnyRoute[] {
       responses: { 200: { description: 'Members', schema: z.object({ members: z.array(memberSchema) }) } },
       handler: async (ctx, { params }) => {
         const members = await listMembers(ctx.state.em, callerOf(ctx), params.id);
-        ctx.body = { members: members.map((m) => ({ id: m.id, email: m.email, name: m.name, role: m.role, last_login_at: m.lastLoginAt, created_at: m.createdAt })) };
+        ctx.body = { members: members.map(memberJson) };
       },
     }),
     defineRoute({
@@ -103,12 +106,30 @@ export function orgRoutes(): AnyRoute[] {
       },
     }),
     defineRoute({
+      method: 'patch',
+      path: '/api/orgs/:id/members/:userId',
+      tag: 'orgs',
+      access: 'caller',
+      summary: "Change a member's role (owners only); their credentials act with the new role from their next request",
+      params: memberParams,
+      body: z.object({ role: z.enum(ROLES) }),
+      responses: {
+        200: { description: 'The member with the new role', schema: memberSchema },
+        403: { description: 'Not an owner' },
+        404: { description: 'Not a member' },
+        409: { description: '`last_owner`: the organization would be left without an owner' },
+      },
+      handler: async (ctx, { params, body }) => {
+        ctx.body = memberJson(await changeMemberRole(ctx.state.em, callerOf(ctx), params.id, params.userId, body.role));
+      },
+    }),
+    defineRoute({
       method: 'delete',
       path: '/api/orgs/:id/members/:userId',
       tag: 'orgs',
       access: 'caller',
       summary: 'Remove a member (owners only); their credentials for this org stop working at once',
-      params: z.object({ id: z.uuid(), userId: z.uuid() }),
+      params: memberParams,
       responses: { 204: { description: 'Removed' }, 403: { description: 'Not an owner' }, 404: { description: 'Not a member' }, 409: { description: '`last_owner`' } },
       handler: async (ctx, { params }) => {
         await removeMember(ctx.state.em, callerOf(ctx), params.id, params.userId);

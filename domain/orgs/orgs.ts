@@ -101,17 +101,42 @@ export async function addMember(em: EntityManager, caller: Caller, orgId: string
   });
 }
 
+// Changes a member's role; their credentials act with the new role from their next request on (the role is
+// read with every credential lookup).
+export async function changeMemberRole(em: EntityManager, caller: Caller, orgId: string, userId: string, role: Role): Promise<MemberView> {
+  sameOrg(caller, orgId);
+  requireRole(caller, 'owner');
+  return em.transactional(async (tx) => {
+    const members = await lockMembers(tx, orgId);
+    const target = members.find((m) => m.user_id === userId);
+    if (!target) throw notFound();
+    if (target.role !== role) {
+      if (target.role === 'owner') assertNotLastOwner(members);
+      await query(tx, sql`update memberships set role = ${role} where org_id = ${orgId} and user_id = ${userId}`);
+      await recordAudit(tx, { orgId, action: 'org.member.role', targetId: userId, actor: actorOf(caller), details: { from: target.role, to: role } });
+    }
+    return (await listMembers(tx, caller, orgId)).find((m) => m.id === userId)!;
+  });
+}
+
+// Locks the org's memberships (in user order, as account deletion does) so that two concurrent removals or
+// demotions cannot each leave the other as the last owner.
+async function lockMembers(tx: EntityManager, orgId: string): Promise<{ user_id: string; role: Role }[]> {
+  return query(tx, sql<{ user_id: string; role: Role }>`select user_id, role from memberships where org_id = ${orgId} order by user_id for update`);
+}
+
+function assertNotLastOwner(members: { role: Role }[]): void {
+  if (members.filter((m) => m.role === 'owner').length <= 1) throw conflict('last_owner', 'an organization keeps at least one owner');
+}
+
 export async function removeMember(em: EntityManager, caller: Caller, orgId: string, userId: string): Promise<void> {
   sameOrg(caller, orgId);
   requireRole(caller, 'owner');
   await em.transactional(async (tx) => {
-    // Lock the org's memberships so two concurrent removals cannot each leave the other as the last owner.
-    const members = await query(tx, sql<{ user_id: string; role: Role }>`select user_id, role from memberships where org_id = ${orgId} order by user_id for update`);
+    const members = await lockMembers(tx, orgId);
     const target = members.find((m) => m.user_id === userId);
     if (!target) throw notFound();
-    if (target.role === 'owner' && members.filter((m) => m.role === 'owner').length === 1) {
-      throw conflict('last_owner', 'an organization keeps at least one owner');
-    }
+    if (target.role === 'owner') assertNotLastOwner(members);
     await query(tx, sql`delete from memberships where org_id = ${orgId} and user_id = ${userId}`);
     await recordAudit(tx, { orgId, action: 'org.member.remove', targetId: userId, actor: actorOf(caller) });
   });

@@ -127,7 +127,7 @@ describe('the dashboard', () => {
     await context.close();
   });
 
-  it('lets owners rename the organization and manage members; a member switches in and sees no such control', async () => {
+  it('lets owners rename the organization and manage members and their roles; a member switches in and sees no such control', async () => {
     const ownerContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const owner = await ownerContext.newPage();
     await signUp(owner, stack.baseUrl);
@@ -153,6 +153,19 @@ describe('the dashboard', () => {
     await member.getByText('Only owners rename the organization').waitFor();
     expect(await member.getByRole('form', { name: 'Organization name' }).getByLabel('Name').isDisabled()).toBe(true);
     expect(await member.getByRole('button', { name: /Remove|Add member/ }).count()).toBe(0);
+    expect(await member.getByRole('combobox', { name: /^Role of / }).count()).toBe(0);
+
+    // The owner makes the member an admin; the member's next page load shows the new role.
+    const patched = owner.waitForResponse((res) => res.request().method() === 'PATCH' && res.url().includes('/members/'));
+    await owner.getByRole('combobox', { name: `Role of ${joining.email}`, exact: true }).selectOption('admin');
+    expect((await patched).status()).toBe(200);
+    await member.reload();
+    await member.locator('header').getByText('Difference Engines (admin)').waitFor();
+    // The only owner cannot step down: the API's message shows, and the owner's role stays.
+    owner.once('dialog', (dialog) => void dialog.accept());
+    await owner.getByRole('combobox', { name: /^Role of /, exact: false }).first().selectOption('member');
+    expect(await owner.getByRole('alert').first().textContent()).toMatch(/at least one owner/);
+    await owner.locator('header').getByText('Difference Engines (owner)').waitFor();
 
     owner.once('dialog', (dialog) => void dialog.accept());
     await owner.getByRole('button', { name: `Remove ${joining.email}` }).click();

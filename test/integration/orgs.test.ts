@@ -125,4 +125,41 @@ describe('members', () => {
     expect(actions.filter((a: string) => a === 'org.member.add')).toHaveLength(3);
     expect(actions.filter((a: string) => a === 'org.member.remove')).toHaveLength(3);
   });
+
+  it("changes a member's role: owners only, effective on the member's next request, never leaving no owner", async () => {
+    const owner = await signUp(stack.api);
+    const bob = await signUp(stack.api);
+    const stranger = await signUp(stack.api);
+    await stack.api.post(`/api/orgs/${owner.org.id}/members`, { token: owner.token, body: { email: bob.user.email } });
+    const bobSession = await loginInto(bob, owner.org.id);
+    const setRole = (userId: string, body: unknown, auth: { token?: string; cookie?: string } = { token: owner.token }) =>
+      stack.api.patch(`/api/orgs/${owner.org.id}/members/${userId}`, { ...auth, body });
+
+    // A member may not change roles, not even their own.
+    expect((await setRole(bob.user.id, { role: 'owner' }, { cookie: bobSession })).status).toBe(403);
+
+    const promoted = await setRole(bob.user.id, { role: 'admin' });
+    expect(promoted.status).toBe(200);
+    expect(promoted.body).toMatchObject({ id: bob.user.id, email: bob.user.email, role: 'admin' });
+    // Bob's existing session acts as an admin now, without signing in again.
+    expect((await stack.api.get('/api/auth/me', { cookie: bobSession })).body.org.role).toBe('admin');
+
+    expect((await setRole(bob.user.id, { role: 'king' })).status).toBe(400);
+    expect((await setRole(bob.user.id, {})).status).toBe(400);
+    expect((await setRole(stranger.user.id, { role: 'admin' })).status).toBe(404);
+    expect((await stack.api.patch(`/api/orgs/${stranger.org.id}/members/${stranger.user.id}`, { token: owner.token, body: { role: 'member' } })).status).toBe(404);
+
+    // The only owner cannot step down; with a second owner, either may.
+    const alone = await setRole(owner.user.id, { role: 'member' });
+    expect(alone.status).toBe(409);
+    expect(alone.body.error).toBe('last_owner');
+    expect((await setRole(bob.user.id, { role: 'owner' })).body.role).toBe('owner');
+    expect((await setRole(owner.user.id, { role: 'admin' })).body.role).toBe('admin');
+    // The former owner's token is an admin's now: owner routes answer 403.
+    expect((await setRole(bob.user.id, { role: 'member' })).status).toBe(403);
+    expect((await setRole(bob.user.id, { role: 'member' }, { cookie: bobSession })).status).toBe(409);
+
+    const events = (await stack.api.get('/api/events?action=org.member.role', { cookie: bobSession })).body.events;
+    expect(events.map((e: { target_id: string }) => e.target_id)).toEqual([owner.user.id, bob.user.id, bob.user.id]);
+  });
 });

@@ -4,9 +4,10 @@ import { api, messageOf, unwrap, type Account } from '../api.ts';
 import { Empty, ErrorNote, Loading, useAction, when } from '../ui.tsx';
 
 type Org = components['schemas']['Organization'];
-type Member = { id: string; email: string; name: string; role: 'owner' | 'admin' | 'member'; last_login_at: number | null; created_at: number };
+type Member = components['schemas']['Member'];
+const ROLES: Member['role'][] = ['member', 'admin', 'owner'];
 
-// The organization: its name, its members and their roles (owners change them), and the person's other
+// The organization: its name, its members and their roles (owners change them, add and remove members), and the person's other
 // organizations to switch to.
 export function Organization({ account, onAccount }: { account: Account; onAccount: (account: Account) => void }) {
   const org = account.org;
@@ -21,7 +22,7 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
   const load = () =>
     Promise.all([api.GET('/api/orgs/{id}/members', path).then(unwrap), api.GET('/api/orgs').then(unwrap)]).then(
       ([m, o]) => {
-        setMembers(m.members as Member[]);
+        setMembers(m.members);
         setOrgs(o.orgs);
       },
       (err: unknown) => setError(messageOf(err)),
@@ -82,7 +83,33 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
               <tr key={member.id}>
                 <td>{member.name}</td>
                 <td>{member.email}</td>
-                <td>{member.role}</td>
+                <td>
+                  {isOwner ? (
+                    <select
+                      aria-label={`Role of ${member.email}`}
+                      value={member.role}
+                      disabled={change.busy}
+                      onChange={(event) => {
+                        const select = event.currentTarget;
+                        const role = select.value as Member['role'];
+                        select.value = member.role; // the list shows the role the API answers, not the wish
+                        void change.run(async () => {
+                          if (member.id === account.user.id && !confirm(`Give up the owner role in ${org.name}? Only another owner can give it back.`)) return;
+                          await unwrap(await api.PATCH('/api/orgs/{id}/members/{userId}', { params: { path: { id: org.id, userId: member.id } }, body: { role } }));
+                          // Stepping down changes what this page may do: the account's role comes from the API again.
+                          if (member.id === account.user.id) onAccount(await unwrap(await api.GET('/api/auth/me')));
+                          await load();
+                        });
+                      }}
+                    >
+                      {ROLES.map((role) => (
+                        <option value={role}>{role}</option>
+                      ))}
+                    </select>
+                  ) : (
+                    member.role
+                  )}
+                </td>
                 <td>{member.last_login_at ? when(member.last_login_at) : 'never'}</td>
                 <td>
                   {isOwner && member.id !== account.user.id ? (
@@ -129,9 +156,9 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
           <label>
             Role
             <select name="role" defaultValue="member">
-              <option value="member">member</option>
-              <option value="admin">admin</option>
-              <option value="owner">owner</option>
+              {ROLES.map((role) => (
+                <option value={role}>{role}</option>
+              ))}
             </select>
           </label>
           <button type="submit" disabled={add.busy}>
