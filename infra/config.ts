@@ -92,6 +92,9 @@ const envSchema = z.object({
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   CAPTCHA_SECRET: z.string().min(1).optional(),
   CAPTCHA_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  // A finished export's file travels inline in GET /api/memories/exports/:id only up to this size; a larger
+  // one is served by download_url alone, so polling a job stays cheap at any size.
+  EXPORT_INLINE_MAX_BYTES: z.coerce.number().int().min(0).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
   WRITE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
   // Sign-ups per client address in a rolling hour (0: no limit).
   SIGNUPS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(0).max(1_000_000).default(20),

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { EXPORT_FORMATS, exportChunks, getExport, listExports, requestExport, type ExportView } from '../../domain/exports/exports.ts';
+import { EXPORT_FORMATS, exportChunks, exportSize, getExport, listExports, requestExport, type ExportView } from '../../domain/exports/exports.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
@@ -69,17 +69,31 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       path: '/api/memories/exports/:id',
       tag: 'exports',
       access: 'caller',
-      summary: 'One export job, with the inline payload once completed',
+      summary: 'One export job, with the inline payload once completed (up to a size; the file itself at download_url)',
+      description: `\`size_bytes\` is the finished file's size. \`payload\` carries the file inline only when it is at most ${deps.config.EXPORT_INLINE_MAX_BYTES} bytes (EXPORT_INLINE_MAX_BYTES); a larger file has \`payload: null\` and is read from \`download_url\`, streamed.`,
       params,
-      responses: { 200: { description: 'The job', schema: exportSchema.extend({ payload: z.string().nullable() }) }, 404: { description: 'Not in this org' } },
+      responses: {
+        200: {
+          description: 'The job',
+          schema: exportSchema.extend({
+            payload: z.string().nullable().meta({ description: 'the file inline once completed, or null above the inline limit (see download_url)' }),
+            size_bytes: z.number().int().nullable().meta({ description: "the finished file's size in bytes; null until completed" }),
+          }),
+        },
+        404: { description: 'Not in this org' },
+      },
       handler: async (ctx, { params: p }) => {
         const job = await getExport(ctx.state.em, callerOf(ctx).orgId, p.id);
         let payload: string | null = null;
+        let size: number | null = null;
         if (job.status === 'completed') {
-          payload = '';
-          for await (const chunk of exportChunks(ctx.state.em, job.id)) payload += chunk;
+          size = await exportSize(ctx.state.em, job.id);
+          if (size <= deps.config.EXPORT_INLINE_MAX_BYTES) {
+            payload = '';
+            for await (const chunk of exportChunks(ctx.state.em, job.id)) payload += chunk;
+          }
         }
-        ctx.body = { ...json(job), payload };
+        ctx.body = { ...json(job), payload, size_bytes: size };
       },
     }),
     defineRoute({

@@ -74,6 +74,12 @@ export async function listExports(em: EntityManager, orgId: string): Promise<Exp
   return rows.map(view);
 }
 
+// The finished file's size in bytes, without reading it: octet_length of a stored text reads its header only.
+export async function exportSize(em: EntityManager, exportId: string): Promise<number> {
+  const row = await queryOne(em, sql<{ bytes: string }>`select coalesce(sum(octet_length(data)), 0) as bytes from export_chunks where export_id = ${exportId}`);
+  return Number(row!.bytes);
+}
+
 // The output, chunk by chunk in order, for streaming or for the inline payload.
 export async function* exportChunks(em: EntityManager, exportId: string): AsyncGenerator<string> {
   let seq = -1;

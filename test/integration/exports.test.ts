@@ -41,6 +41,28 @@ describe('exports', () => {
     expect(file.headers.get('content-type')).toMatch(/application\/x-ndjson/);
     expect(file.headers.get('content-disposition')).toMatch(/attachment; filename="memories-.*\.ndjson"/);
     expect(await file.text()).toBe(done.payload);
+    expect(done.size_bytes).toBe(Buffer.byteLength(done.payload));
+  });
+
+  it('carries the file inline up to EXPORT_INLINE_MAX_BYTES, and above it only at download_url', async () => {
+    const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'ndjson', filters: { namespace: 'odd' } } });
+    const done = await waitDone(started.body.id);
+    const size: number = done.size_bytes;
+    expect(size).toBe(Buffer.byteLength(done.payload));
+    // Two more API processes over the same database, one whose limit is exactly the file's size, one a byte less.
+    for (const [limit, inline] of [[size, true], [size - 1, false]] as const) {
+      const api = await startStack({ databaseUrl: stack.config.DATABASE_URL, worker: false, relay: false, env: { EXPORT_INLINE_MAX_BYTES: String(limit) } });
+      try {
+        const polled = await api.api.get(`/api/memories/exports/${done.id}`, { token: a.token });
+        expect(polled.status).toBe(200);
+        expect(polled.body).toMatchObject({ status: 'completed', size_bytes: size, download_url: done.download_url });
+        expect(polled.body.payload).toBe(inline ? done.payload : null);
+        const file = await fetch(`${api.baseUrl}${new URL(done.download_url).pathname}`, { headers: { authorization: `Bearer ${a.token}` } });
+        expect(await file.text()).toBe(done.payload);
+      } finally {
+        await api.close();
+      }
+    }
   });
 
   it('exports real CSV with the list filters', async () => {

@@ -339,7 +339,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One export job, with the inline payload once completed */
+        /**
+         * One export job, with the inline payload once completed (up to a size; the file itself at download_url)
+         * @description `size_bytes` is the finished file's size. `payload` carries the file inline only when it is at most 8388608 bytes (EXPORT_INLINE_MAX_BYTES); a larger file has `payload: null` and is read from `download_url`, streamed.
+         */
         get: operations["getApiMemoriesExportsId"];
         put?: never;
         post?: never;
@@ -2841,7 +2844,10 @@ export interface operations {
                         /** @description epoch milliseconds, UTC */
                         created_at: number;
                         completed_at: number | null;
+                        /** @description the file inline once completed, or null above the inline limit (see download_url) */
                         payload: string | null;
+                        /** @description the finished file's size in bytes; null until completed */
+                        size_bytes: number | null;
                     };
                 };
             };
