@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Embedder } from '../domain/embeddings/port.ts';
 import { embedMemories, embedPage, noOutcome, type EmbedOutcome } from '../domain/embeddings/store.ts';
+import { embeddingsComputed } from '../infra/metrics.ts';
 
 export interface CuratorActivityDeps {
   orm: MikroORM;
@@ -24,11 +25,15 @@ export function curatorActivities(deps: CuratorActivityDeps) {
   return {
     async embedMemories(input: { orgId: string; ids: string[] }): Promise<EmbedOutcome> {
       const embedder = model();
-      return embedder ? embedMemories(deps.orm.em.fork(), embedder, input.orgId, input.ids) : noOutcome();
+      const outcome = embedder ? await embedMemories(deps.orm.em.fork(), embedder, input.orgId, input.ids) : noOutcome();
+      embeddingsComputed.inc(outcome.embedded);
+      return outcome;
     },
     async embedPage(input: { orgId: string; cursor: string | null }): Promise<{ outcome: EmbedOutcome; next: string | null }> {
       const embedder = model();
-      return embedder ? embedPage(deps.orm.em.fork(), embedder, input.orgId, input.cursor, BACKFILL_PAGE) : { outcome: noOutcome(), next: null };
+      const page = embedder ? await embedPage(deps.orm.em.fork(), embedder, input.orgId, input.cursor, BACKFILL_PAGE) : { outcome: noOutcome(), next: null };
+      embeddingsComputed.inc(page.outcome.embedded);
+      return page;
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { deliveryToAttempt, recordAttempt, type Next } from '../domain/webhooks/deliveries.ts';
 import { signWebhook } from '../domain/webhooks/signature.ts';
+import { webhookAttempts, webhookGaveUp, webhookLag } from '../infra/metrics.ts';
 import { postWebhook } from '../infra/webhook-sender.ts';
 
 export interface WebhookActivityDeps {
@@ -22,7 +23,11 @@ export function webhookActivities({ orm, allowPrivateTargets }: WebhookActivityD
         'webhook-signature': signWebhook(delivery.secret, delivery.id, timestamp, delivery.body),
       };
       const result = await postWebhook(delivery.url, headers, delivery.body, allowPrivateTargets);
-      return recordAttempt(em, delivery, input.attempt, result, input.final);
+      const next = await recordAttempt(em, delivery, input.attempt, result, input.final);
+      webhookAttempts.inc({ outcome: next === 'done' ? 'delivered' : 'failed' });
+      if (next === 'done') webhookLag.observe((Date.now() - delivery.createdAt.getTime()) / 1000);
+      if (next === 'stop') webhookGaveUp.inc();
+      return next;
     },
   };
 }

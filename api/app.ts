@@ -34,6 +34,7 @@ import { docsRoutes } from './system/openapi.ts';
 import { codecCors, codecRoutes } from './temporal/codec.ts';
 import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
 import { systemRoutes } from './system/routes.ts';
+import { metricsRoutes } from './system/metrics.ts';
 import { checkResponses } from './http/response-check.ts';
 
 // The API's routes: what /api/openapi.json documents and the TypeScript client is generated from.
@@ -41,10 +42,10 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   return [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
 }
 
-// Everything the app serves: the API, the dashboard's pages, and the API's own documentation.
+// Everything the app serves: the API, Prometheus metrics, the dashboard's pages, and the API's own documentation.
 export function buildRoutes(deps: ApiDeps): AnyRoute[] {
   const routes = apiRoutes(deps);
-  return [...routes, ...dashboardRoutes(), ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
+  return [...routes, ...metricsRoutes(deps), ...dashboardRoutes(), ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 
 // Each route runs: caller resolution (401 first) -> write limit -> JSON body (per-route size limit) -> validation -> handler.

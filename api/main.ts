@@ -1,5 +1,7 @@
 import { ensureLocalAccount } from '../domain/accounts/local.ts';
 import { loadConfigOrExit } from '../infra/config.ts';
+import { watchPool } from '../infra/metrics.ts';
+import { installTracing } from '../infra/tracing.ts';
 import { createEmbedder } from '../infra/embeddings/index.ts';
 import { createLlm } from '../infra/llm/router.ts';
 import { createLogger } from '../infra/logger.ts';
@@ -8,9 +10,11 @@ import { onShutdown } from '../infra/shutdown.ts';
 import { connectClient } from '../temporal/client.ts';
 import { createApp, listen } from './app.ts';
 
+const tracing = installTracing('memsvc-api');
 const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'api');
 const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+watchPool(await orm.em.getConnection().getNativeClient());
 const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
@@ -23,4 +27,5 @@ onShutdown(logger, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await temporal.connection.close();
   await orm.close();
+  await tracing.shutdown();
 });

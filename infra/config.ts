@@ -45,6 +45,12 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: optionalUrl,
   TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // A workflow bundle built beforehand (bundleWorkflowCode with WORKFLOW_INTERCEPTORS_PATH); without it the
+  // worker bundles workflows/ when it starts, which takes seconds of CPU.
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  // Prometheus: the API serves /metrics on its own port, the worker on this one (HOST as the address).
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  METRICS_TOKEN: z.string().min(16).optional(),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
   STRIPE_SECRET_KEY: z.string().min(1).optional(),

@@ -278,7 +278,7 @@ start_own_stack() {
   pg_psql -d postgres -qc "drop database if exists $db with (force)"
   ensure_database "$db"
   export DATABASE_URL="$(database_url "$db")" WRITE_RATE_LIMIT_PER_MINUTE=0 SIGNUPS_PER_ADDRESS_PER_HOUR=0 LOG_LEVEL=warn PORT="$api_port"
-  export TEMPORAL_ADDRESS="127.0.0.1:$temporal_port" TEMPORAL_TASK_QUEUE="$queue"
+  export TEMPORAL_ADDRESS="127.0.0.1:$temporal_port" TEMPORAL_TASK_QUEUE="$queue" WORKER_METRICS_PORT="$((api_port + 1000))"
   start_temporal "$temporal_port" "$ui_port" "$(mktemp -d)/temporal.db"
   node infra/migrate.ts
   nice -n "$WORKER_NICE" node temporal/worker-main.ts & STARTED_PIDS+=("$!")

@@ -1,4 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { context, propagation, ROOT_CONTEXT } from '@opentelemetry/api';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -14,6 +15,7 @@ interface OutboxRow {
   job_key: string;
   args: unknown[];
   description: string;
+  trace_context: Record<string, string> | null;
   // As the driver hands timestamps over here: text.
   created_at: string;
 }
@@ -181,7 +183,7 @@ export class OutboxRelay {
             and (claimed_until is null or claimed_until < now())
             and (next_attempt_at is null or next_attempt_at <= now())
           order by created_at, id limit ${this.opts.batchSize} for update skip locked)
-        returning id, org_id, job_type, job_key, args, description, created_at`,
+        returning id, org_id, job_type, job_key, args, description, trace_context, created_at`,
     );
     rows.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
     // Rows bound for one org's long-lived workflow become one signal; every other row starts its own workflow.
@@ -201,7 +203,8 @@ export class OutboxRelay {
     for (const [index, group] of groups.entries()) {
       const ids = group.rows.map((r) => r.id);
       try {
-        await group.send();
+        // The Temporal call continues the trace of the request that wrote the row (a signal, of its first row).
+        await context.with(propagation.extract(ROOT_CONTEXT, group.rows[0]!.trace_context ?? {}), group.send);
         await query(em, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null, claimed_until = null where id = any(${ids}::uuid[])`);
       } catch (err) {
         if (err instanceof TemporalUnreachable) {

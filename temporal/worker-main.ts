@@ -1,4 +1,6 @@
 import { loadConfigOrExit } from '../infra/config.ts';
+import { serveMetrics } from '../infra/metrics.ts';
+import { installTracing } from '../infra/tracing.ts';
 import { backfillLagging } from '../domain/embeddings/backfill.ts';
 import { createEmbedder } from '../infra/embeddings/index.ts';
 import { createLlm } from '../infra/llm/router.ts';
@@ -11,7 +13,9 @@ import { OutboxRelay } from './outbox-relay.ts';
 import { ensureMaintenanceSchedule } from './schedules.ts';
 import { installTemporalRuntime } from './runtime.ts';
 import { createWorker } from './worker.ts';
+import { watchWorkerState } from './worker-metrics.ts';
 
+const tracing = installTracing('memsvc-worker');
 const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'worker');
 installTemporalRuntime(logger, config.LOG_LEVEL);
@@ -27,7 +31,11 @@ const { worker, connection } = await createWorker({
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   codecKeys: config.codecKeys,
   deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm: createLlm(config, logger), escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none' },
+  tracing,
+  ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
 });
+await watchWorkerState(orm, embedder?.model ?? null);
+const metricsServer = await serveMetrics(config.WORKER_METRICS_PORT, config.HOST, config.METRICS_TOKEN);
 const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
 await relay.start();
 await ensureMaintenanceSchedule(client, config.TEMPORAL_TASK_QUEUE);
@@ -35,7 +43,7 @@ if (embedder) {
   const orgs = await backfillLagging(orm.em.fork(), embedder.model);
   if (orgs > 0) logger.info({ orgs, model: embedder.model }, 'backfilling embeddings of orgs whose vectors lag');
 }
-logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker and outbox relay running');
+logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, metrics: `http://${config.HOST}:${config.WORKER_METRICS_PORT}/metrics` }, 'worker and outbox relay running');
 
 onShutdown(logger, async () => {
   await relay.stop();
@@ -43,6 +51,8 @@ onShutdown(logger, async () => {
   if (worker.getState() === 'RUNNING') worker.shutdown();
 });
 await worker.run();
+metricsServer.close();
+await tracing.shutdown();
 await connection.close();
 await client.connection.close();
 await orm.close();

@@ -1,10 +1,20 @@
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createActivities, type ActivityDeps } from '../activities/index.ts';
+import type { Tracing } from '../infra/tracing.ts';
 import { dataConverter } from './data-converter.ts';
 import type { CodecKey } from './payload-codec.ts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+// OpenTelemetry's workflow interceptors, bundled with the workflows: each workflow and each activity it
+// schedules continues the trace its start or signal carried in its headers.
+export const WORKFLOW_INTERCEPTORS_PATH = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
 export interface WorkerOptions {
   address: string;
@@ -12,7 +22,9 @@ export interface WorkerOptions {
   taskQueue: string;
   codecKeys: CodecKey[];
   deps: ActivityDeps;
-  // A prebuilt bundle (tests build one per run); without it the worker bundles workflows/ itself.
+  tracing: Tracing;
+  // A prebuilt bundle (tests build one per run; WORKFLOW_BUNDLE_PATH), made with WORKFLOW_INTERCEPTORS_PATH;
+  // without it the worker bundles workflows/ itself.
   workflowBundle?: WorkflowBundleOption;
 }
 
@@ -24,6 +36,12 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     taskQueue: options.taskQueue,
     dataConverter: dataConverter(options.codecKeys),
     activities: createActivities(options.deps),
+    interceptors: {
+      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      workflowModules: [WORKFLOW_INTERCEPTORS_PATH],
+    },
+    // Workflow code cannot export spans itself: it hands them to this sink, outside the sandbox.
+    sinks: { exporter: makeWorkflowExporter(options.tracing.processor, options.tracing.resource) },
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
   });
   return { worker, connection };

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { AppError, type ErrorKind } from '../../domain/errors.ts';
+import { rateLimitRefusals } from '../../infra/metrics.ts';
 import type { AppState } from './state.ts';
 
 const STATUS: Record<ErrorKind, number> = {
@@ -51,7 +52,10 @@ export const errorHandler: Middleware<AppState> = async (ctx, next) => {
     if (err instanceof AppError) {
       ctx.status = statusOf(err.kind);
       ctx.body = { error: err.error, ...(err.detail !== undefined ? { message: err.detail } : {}), ...err.extra };
-      if (err.kind === 'rate_limited' && typeof err.extra.retry_after === 'number') ctx.set('Retry-After', String(err.extra.retry_after));
+      if (err.kind === 'rate_limited') {
+        rateLimitRefusals.inc({ limit: err.error });
+        if (typeof err.extra.retry_after === 'number') ctx.set('Retry-After', String(err.extra.retry_after));
+      }
       return;
     }
     const e = err as HttpishError;

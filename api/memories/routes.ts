@@ -13,6 +13,7 @@ import { updateMemory } from '../../domain/memories/update.ts';
 import { invalid } from '../../domain/errors.ts';
 import pLimit from 'p-limit';
 import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
+import { memoriesSaved, searches } from '../../infra/metrics.ts';
 import { needsVector, queryVectors, searchMemories, SEARCH_MODES } from '../../domain/search/search.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
@@ -151,6 +152,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
           { upgradeUrl, batcher, llm, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
         );
         if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
+        else memoriesSaved.inc();
         ctx.status = 201;
         ctx.body = memoryJson(created.memory);
       },
@@ -167,6 +169,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
         const { orgId } = callerOf(ctx);
         const filters = toFilters(q);
         if (q.q !== undefined) {
+          searches.inc({ mode: 'lexical' });
           const hits = await searchMemories(ctx.state.em, orgId, { text: q.q, k: Math.min(q.offset + q.limit, LIST_LIMIT_MAX), mode: 'lexical', filters });
           // The legacy shape: rows with score, without found_by (always lexical here).
           ctx.body = hits.slice(q.offset, q.offset + q.limit).map(({ foundBy: _, ...hit }) => memoryJson(hit));
@@ -211,6 +214,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       },
       handler: async (ctx, { body }) => {
         const vector = needsVector(body.mode) ? queryVectors(deps.embedder, [body.query]).then(([v]) => v!) : undefined;
+        searches.inc({ mode: body.mode });
         const hits = await searchMemories(ctx.state.em, callerOf(ctx).orgId, { text: body.query, k: body.k, mode: body.mode, filters: toFilters(body) }, vector);
         ctx.body = { hits: hits.map(memoryJson) };
       },
@@ -229,6 +233,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
+        searches.inc({ mode: body.mode }, body.queries.length);
         const vectors = needsVector(body.mode) ? queryVectors(deps.embedder, body.queries) : undefined;
         const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, { k: body.k, mode: body.mode, filters: toFilters(body), vectors, slots: bulkSlots });
         ctx.body = { results: body.queries.map((query, i) => ({ query, hits: hits[i]!.map(memoryJson) })) };

@@ -125,6 +125,18 @@ export interface EmbeddingStatus {
   embedded: number;
 }
 
+// Memories of every org still waiting for a vector of this model (the sum of each org's `pending`), for the
+// worker's metrics.
+export async function embeddingBacklog(em: EntityManager, model: string): Promise<number> {
+  const row = await queryOne(
+    em,
+    sql<{ backlog: string }>`select
+        (select coalesce(sum(value), 0) from counters where name = ${ORG_COUNTERS.live})
+        - (select count(*) from memory_embeddings e join memories m on m.id = e.memory_id where e.model = ${model} and m.superseded_by is null) as backlog`,
+  );
+  return Math.max(0, Number(row!.backlog));
+}
+
 export async function embeddingStatus(em: EntityManager, orgId: string, model: string | null): Promise<EmbeddingStatus> {
   const row = await queryOne(
     em,

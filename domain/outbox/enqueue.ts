@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { context, propagation } from '@opentelemetry/api';
 import type { RawBuilder } from 'kysely';
 import { sql } from '../sql.ts';
 import { newId } from '../ids.ts';
@@ -15,6 +16,13 @@ export interface JobRequest {
   description: string;
 }
 
+// The active trace context (traceparent, baggage) as text headers, or null outside any trace.
+function traceCarrier(): Record<string, string> | null {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return Object.keys(carrier).length > 0 ? carrier : null;
+}
+
 // Called inside the transaction of the write that causes the work: the work exists exactly when the write does.
 export function enqueueJob(em: EntityManager, request: JobRequest): void {
   em.create(OutboxMessage, {
@@ -28,13 +36,15 @@ export function enqueueJob(em: EntityManager, request: JobRequest): void {
     dispatchedAt: null,
     attempts: 0,
     lastError: null,
+    traceContext: traceCarrier(),
   });
 }
 
 // The same rows as one INSERT, for hot write paths that commit everything in a single statement.
 export function outboxInsert(requests: JobRequest[]): RawBuilder<unknown> {
-  return sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
-    select i, o, t, k, a, d, now() from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId)}::uuid[],
+  const trace = traceCarrier();
+  return sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at, trace_context)
+    select i, o, t, k, a, d, now(), ${trace === null ? null : JSON.stringify(trace)}::jsonb from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId)}::uuid[],
       ${requests.map((r) => r.jobType)}::text[], ${requests.map((r) => r.jobKey)}::text[], ${requests.map((r) => JSON.stringify(r.args))}::jsonb[],
       ${requests.map((r) => r.description)}::text[]) as r(i, o, t, k, a, d)`;
 }

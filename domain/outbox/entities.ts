@@ -21,6 +21,8 @@ export const OutboxMessage = defineEntity({
     // After a failed dispatch: not before then. After the last attempt: parked, with last_error.
     nextAttemptAt: p.datetime().nullable(),
     failedAt: p.datetime().nullable(),
+    // The W3C trace context (and baggage) of the write that caused the job, for the workflow to continue.
+    traceContext: p.json<Record<string, string>>().nullable(),
   },
 });
 export type OutboxMessage = InstanceType<typeof OutboxMessage.class>;

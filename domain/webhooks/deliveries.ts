@@ -8,6 +8,8 @@ export interface PendingDelivery {
   endpointId: string;
   url: string;
   secret: string;
+  // When the delivery was made from its event: the start of its lag.
+  createdAt: Date;
 }
 
 export type AttemptResult = { statusCode: number; error?: undefined; durationMs: number } | { statusCode?: undefined; error: string; durationMs: number };
@@ -17,8 +19,8 @@ export type Next = 'done' | 'retry' | 'stop';
 export async function deliveryToAttempt(em: EntityManager, deliveryId: string): Promise<PendingDelivery | null> {
   const row = await queryOne(
     em,
-    sql<{ id: string; body: string; endpoint_id: string; url: string; secret: string; enabled: boolean }>`
-      select d.id, d.body, d.endpoint_id, e.url, e.secret, e.enabled from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+    sql<{ id: string; body: string; endpoint_id: string; url: string; secret: string; enabled: boolean; created_at: string }>`
+      select d.id, d.body, d.endpoint_id, e.url, e.secret, e.enabled, d.created_at from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
        where d.id = ${deliveryId} and d.status = 'pending'`,
   );
   if (!row) return null;
@@ -26,7 +28,7 @@ export async function deliveryToAttempt(em: EntityManager, deliveryId: string): 
     await query(em, sql`update webhook_deliveries set status = 'cancelled', completed_at = now() where id = ${deliveryId}`);
     return null;
   }
-  return { id: row.id, body: row.body, endpointId: row.endpoint_id, url: row.url, secret: row.secret };
+  return { id: row.id, body: row.body, endpointId: row.endpoint_id, url: row.url, secret: row.secret, createdAt: toDate(row.created_at) };
 }
 
 // An endpoint that has failed every attempt for this long (and at least this many times) is disabled.

@@ -4,6 +4,7 @@ import proto from '@temporalio/proto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { freePort } from '../support/ports.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MailMessage } from '../../domain/mail/entities.ts';
 import { OutboxMessage } from '../../domain/outbox/entities.ts';
@@ -109,10 +110,18 @@ describe('outbox relay', () => {
 
 describe('worker process stopped between commit and dispatch', () => {
   let child: ChildProcess | undefined;
-  const startWorkerProcess = () => {
+  const startWorkerProcess = async () => {
     child = spawn(process.execPath, ['temporal/worker-main.ts'], {
       // Without the model, as this file's stack runs: loading it would only slow the restart down.
-      env: { ...process.env, DATABASE_URL: stack.config.DATABASE_URL, TEMPORAL_ADDRESS: stack.config.TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: `${stack.config.TEMPORAL_TASK_QUEUE}-proc`, LOG_LEVEL: 'warn', EMBEDDING_PROVIDER: 'none' },
+      env: {
+        ...process.env,
+        DATABASE_URL: stack.config.DATABASE_URL,
+        TEMPORAL_ADDRESS: stack.config.TEMPORAL_ADDRESS,
+        TEMPORAL_TASK_QUEUE: `${stack.config.TEMPORAL_TASK_QUEUE}-proc`,
+        LOG_LEVEL: 'warn',
+        EMBEDDING_PROVIDER: 'none',
+        WORKER_METRICS_PORT: String(await freePort()),
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     return child;
@@ -123,7 +132,7 @@ describe('worker process stopped between commit and dispatch', () => {
 
   it('delivers what was committed while the process was down, once, after it restarts', async () => {
     const a = await signUp(stack.api);
-    const running = startWorkerProcess();
+    const running = await startWorkerProcess();
     // Let the real process come up (its worker polls its task queue), then kill it without any chance to clean up.
     await eventually(async () => {
       const queue = await stack.temporal.workflowService.describeTaskQueue({
@@ -141,7 +150,7 @@ describe('worker process stopped between commit and dispatch', () => {
     expect((await stack.orm.em.fork().findOneOrFail(OutboxMessage, { id: row.id })).dispatchedAt).toBeNull();
     expect(await executionsOf(row.jobKey)).toBe(0);
 
-    startWorkerProcess();
+    await startWorkerProcess();
     await eventually(async () => (await mailsFor(row)) === 1, 30_000);
     await eventually(async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined);
     expect(await executionsOf(row.jobKey)).toBe(1);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../support/ports.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -49,10 +50,12 @@ describe('webhook deliveries survive restarts', () => {
   it('completes a retrying delivery after the worker process is SIGKILLed and started again', async () => {
     // The real worker process (worker + relay) on a task queue of its own, over this file's database.
     const queue = `${stack.config.TEMPORAL_TASK_QUEUE}-proc`;
+    const metricsPort = String(await freePort());
     const spawnWorker = () =>
       spawn(process.execPath, ['temporal/worker-main.ts'], {
         env: {
           ...process.env,
+          WORKER_METRICS_PORT: metricsPort,
           DATABASE_URL: stack.config.DATABASE_URL,
           TEMPORAL_ADDRESS: temporal.address,
           TEMPORAL_TASK_QUEUE: queue,

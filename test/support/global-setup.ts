@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openOrm, migrate } from '../../infra/orm.ts';
-import { WORKFLOWS_PATH } from '../../temporal/worker.ts';
+import { WORKFLOW_INTERCEPTORS_PATH, WORKFLOWS_PATH } from '../../temporal/worker.ts';
 import { TemporalDevServer } from './temporal-server.ts';
 
 declare module 'vitest' {
@@ -44,7 +44,7 @@ export default async function setup(project: TestProject) {
 
   const dir = await mkdtemp(join(tmpdir(), 'memsvc-test-'));
   const temporal = await TemporalDevServer.create(temporalBin, join(dir, 'temporal.db'));
-  const [bundle] = await Promise.all([bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: new DefaultLogger('WARN') }), temporal.start()]);
+  const [bundle] = await Promise.all([bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_PATH], failureConverterPath: FAILURE_CONVERTER_PATH, logger: new DefaultLogger('WARN') }), temporal.start()]);
   const workflowBundlePath = join(dir, 'workflow-bundle.js');
   await writeFile(workflowBundlePath, bundle.code);
 

@@ -16,6 +16,7 @@ import { openOrm } from '../../infra/orm.ts';
 import { connectClient } from '../../temporal/client.ts';
 import { OutboxRelay, type RelayOptions } from '../../temporal/outbox-relay.ts';
 import { installTemporalRuntime } from '../../temporal/runtime.ts';
+import { installTracing } from '../../infra/tracing.ts';
 import { createWorker } from '../../temporal/worker.ts';
 import { ApiClient } from './api-client.ts';
 import { createTestDatabase } from './database.ts';
@@ -92,6 +93,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       codecKeys: config.codecKeys,
       deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none' },
+      tracing: installTracing('memsvc-test'),
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     const running = worker.run();
