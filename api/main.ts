@@ -15,7 +15,7 @@ const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'api');
 const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 watchPool(await orm.em.getConnection().getNativeClient());
-const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE, config.codecKeys);
+const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
 const embedder = await createEmbedder(config, logger);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_MAX_INPUT_CHARS, DEFAULT_QUERY_TIMEOUT_MS } from './embeddings/openai.ts';
 
@@ -41,6 +42,13 @@ const envSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('memory-service'),
+  // Temporal over TLS (a self-hosted cluster behind TLS, or Temporal Cloud): any of these turns TLS on.
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_TLS_CA_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
   SERVICE_MODE: z.enum(['hosted', 'local']).default('hosted'),
   PUBLIC_BASE_URL: optionalUrl,
   TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).optional(),
@@ -121,6 +129,33 @@ export interface Config extends Env {
   codecKeys: { id: string; key: Buffer }[];
   // Origin of the Temporal Web UI allowed to call the codec endpoint from the browser.
   temporalUiOrigin: string;
+  temporal: TemporalEndpoint;
+}
+
+// How to reach Temporal: the frontend's address, TLS (false, or what to verify the server with and what to
+// present as a client for mTLS, read from the files once at start), and an API key sent with every call.
+export interface TemporalEndpoint {
+  address: string;
+  tls: false | { ca?: Buffer; cert?: Buffer; key?: Buffer; serverName?: string };
+  apiKey?: string;
+}
+
+function temporalEndpoint(env: Env): TemporalEndpoint {
+  const file = (name: 'TEMPORAL_TLS_CA_PATH' | 'TEMPORAL_TLS_CERT_PATH' | 'TEMPORAL_TLS_KEY_PATH'): Buffer | undefined => {
+    const path = env[name];
+    if (path === undefined) return undefined;
+    try {
+      return readFileSync(path);
+    } catch (err) {
+      throw new ConfigError(`invalid configuration:\n  ${name}=${JSON.stringify(path)}: cannot be read (${(err as Error).message})`);
+    }
+  };
+  if ((env.TEMPORAL_TLS_CERT_PATH === undefined) !== (env.TEMPORAL_TLS_KEY_PATH === undefined)) {
+    throw new ConfigError('invalid configuration:\n  TEMPORAL_TLS_CERT_PATH, TEMPORAL_TLS_KEY_PATH: mTLS needs both the client certificate and its key');
+  }
+  const tlsOn = env.TEMPORAL_TLS || [env.TEMPORAL_TLS_CA_PATH, env.TEMPORAL_TLS_CERT_PATH, env.TEMPORAL_TLS_SERVER_NAME, env.TEMPORAL_API_KEY].some((v) => v !== undefined);
+  const tls = tlsOn ? { ca: file('TEMPORAL_TLS_CA_PATH'), cert: file('TEMPORAL_TLS_CERT_PATH'), key: file('TEMPORAL_TLS_KEY_PATH'), serverName: env.TEMPORAL_TLS_SERVER_NAME } : false;
+  return { address: env.TEMPORAL_ADDRESS, tls, ...(env.TEMPORAL_API_KEY ? { apiKey: env.TEMPORAL_API_KEY } : {}) };
 }
 
 export class ConfigError extends Error {}
@@ -155,7 +190,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   // Behind HTTPS the API usually sits behind one TLS-terminating proxy; over plain HTTP, nothing is trusted.
   const publicHttps = publicBaseUrl.startsWith('https:');
   const trustedProxies = env.TRUSTED_PROXIES ?? (publicHttps ? 1 : 0);
-  return { ...env, publicBaseUrl, publicHttps, trustedProxies, byokEscrowKey, codecKeys, temporalUiOrigin };
+  return { ...env, publicBaseUrl, publicHttps, trustedProxies, byokEscrowKey, codecKeys, temporalUiOrigin, temporal: temporalEndpoint(env) };
 }
 
 // For entry points: print the variable at fault and stop, rather than a stack trace.

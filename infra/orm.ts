@@ -1,5 +1,6 @@
 import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import { parse } from 'pg-connection-string';
 import { entities } from './entities.ts';
 import { migrations } from '../migrations/index.ts';
 
@@ -13,8 +14,12 @@ export interface OrmOptions {
 }
 
 export async function openOrm(options: OrmOptions): Promise<MikroORM> {
+  // MikroORM reads host, port, user and database from the URL and drops its other parameters: TLS is taken
+  // from them here, as libpq and node-postgres spell it (sslmode, sslrootcert, sslcert, sslkey).
+  const { ssl } = parse(options.databaseUrl);
   return MikroORM.init({
     clientUrl: options.databaseUrl,
+    ...(ssl === undefined ? {} : { driverOptions: { ssl } }),
     entities,
     extensions: [Migrator],
     pool: { min: 0, max: options.poolMax ?? 10 },

@@ -20,13 +20,13 @@ const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'worker');
 installTemporalRuntime(logger, config.LOG_LEVEL);
 const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-const client = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE, config.codecKeys);
+const client = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
 
 const embedder = await createEmbedder(config, logger);
 
 const { worker, connection } = await createWorker({
-  address: config.TEMPORAL_ADDRESS,
+  endpoint: config.temporal,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   codecKeys: config.codecKeys,

@@ -7,7 +7,9 @@ import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createActivities, type ActivityDeps } from '../activities/index.ts';
+import type { TemporalEndpoint } from '../infra/config.ts';
 import type { Tracing } from '../infra/tracing.ts';
+import { connectionOptions } from './client.ts';
 import { dataConverter } from './data-converter.ts';
 import type { CodecKey } from './payload-codec.ts';
 
@@ -17,7 +19,7 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 export const WORKFLOW_INTERCEPTORS_PATH = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
 export interface WorkerOptions {
-  address: string;
+  endpoint: TemporalEndpoint;
   namespace: string;
   taskQueue: string;
   codecKeys: CodecKey[];
@@ -29,7 +31,7 @@ export interface WorkerOptions {
 }
 
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect({ address: options.address });
+  const connection = await NativeConnection.connect(connectionOptions(options.endpoint));
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,

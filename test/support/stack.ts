@@ -80,7 +80,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const logger = createLogger(config.LOG_LEVEL, 'test');
   installTemporalRuntime(logger, config.LOG_LEVEL);
   const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-  const temporal = connectClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE, config.codecKeys);
+  const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
   const llm = createLlm(config, logger);
   const embedder = await createEmbedder(config, logger);
@@ -88,7 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const startWorker = async (): Promise<WorkerHandle> => {
     const { worker, connection } = await createWorker({
-      address: config.TEMPORAL_ADDRESS,
+      endpoint: config.temporal,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       codecKeys: config.codecKeys,

@@ -25,6 +25,17 @@ describe('configuration', () => {
     expect(config.temporalUiOrigin).toBe('http://127.0.0.1:8233');
   });
 
+  it('reaches Temporal over TLS when any TLS setting or an API key is given, reading the files once', () => {
+    expect(loadConfig(secrets).temporal).toEqual({ address: '127.0.0.1:7233', tls: false });
+    expect(loadConfig({ ...secrets, TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({ ca: undefined, cert: undefined, key: undefined, serverName: undefined });
+    const cloud = loadConfig({ ...secrets, TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_NAMESPACE: 'acme.a1b2c', TEMPORAL_API_KEY: 'key-1' });
+    expect(cloud.temporal).toMatchObject({ address: 'us-east-1.aws.api.temporal.io:7233', apiKey: 'key-1', tls: { serverName: undefined } });
+    const withCa = loadConfig({ ...secrets, TEMPORAL_TLS_CA_PATH: 'package.json', TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' });
+    expect(withCa.temporal.tls).toMatchObject({ ca: expect.any(Buffer), serverName: 'temporal.internal' });
+    expect(() => loadConfig({ ...secrets, TEMPORAL_TLS_CERT_PATH: 'package.json' })).toThrow(/mTLS needs both/);
+    expect(() => loadConfig({ ...secrets, TEMPORAL_TLS_CA_PATH: '/nonexistent/ca.pem' })).toThrow(/TEMPORAL_TLS_CA_PATH="\/nonexistent\/ca.pem": cannot be read/);
+  });
+
   it('refuses to run hosted on keys derived from the database address', () => {
     expect(() => loadConfig({})).toThrow(/BYOK_ESCROW_KEY="".*hosted mode needs its own secret[\s\S]*TEMPORAL_CODEC_KEYS=""/);
     expect(() => loadConfig({ BYOK_ESCROW_KEY: secrets.BYOK_ESCROW_KEY })).toThrow(/TEMPORAL_CODEC_KEYS=""/);
