@@ -77,7 +77,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         let payload: string | null = null;
         if (job.status === 'completed') {
           payload = '';
-          for await (const chunk of exportChunks(ctx.state.em, job.id)) payload += chunk;
+          for await (const chunk of exportChunks(ctx.state.em, callerOf(ctx).orgId, job.id)) payload += chunk;
         }
         ctx.body = { ...json(job), payload };
       },
@@ -95,7 +95,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         if (job.status !== 'completed') throw new AppError('conflict', 'export_not_ready', `the export is ${job.status}`);
         ctx.type = CONTENT_TYPES[job.format];
         ctx.set('Content-Disposition', `attachment; filename="memories-${job.id}.${job.format}"`);
-        ctx.body = Readable.from(exportChunks(ctx.state.em, job.id));
+        ctx.body = Readable.from(exportChunks(ctx.state.em, callerOf(ctx).orgId, job.id));
       },
     }),
   ];

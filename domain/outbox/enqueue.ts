@@ -4,6 +4,11 @@ import { sql } from '../sql.ts';
 import { newId } from '../ids.ts';
 import { OutboxMessage } from './entities.ts';
 
+// The outbox is distributed by org like the writes that fill it (docs/operations.md), and a distribution
+// column holds no nulls: the jobs of no org (a password reset mail, a payment event of an unknown customer)
+// are filed under the nil uuid.
+export const NO_ORG = '00000000-0000-0000-0000-000000000000';
+
 export interface JobRequest {
   orgId: string | null;
   jobType: string;
@@ -19,7 +24,7 @@ export interface JobRequest {
 export function enqueueJob(em: EntityManager, request: JobRequest): void {
   em.create(OutboxMessage, {
     id: newId(),
-    orgId: request.orgId,
+    orgId: request.orgId ?? NO_ORG,
     jobType: request.jobType,
     jobKey: request.jobKey,
     args: request.args,
@@ -34,7 +39,7 @@ export function enqueueJob(em: EntityManager, request: JobRequest): void {
 // The same rows as one INSERT, for hot write paths that commit everything in a single statement.
 export function outboxInsert(requests: JobRequest[]): RawBuilder<unknown> {
   return sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
-    select i, o, t, k, a, d, now() from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId)}::uuid[],
+    select i, o, t, k, a, d, now() from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId ?? NO_ORG)}::uuid[],
       ${requests.map((r) => r.jobType)}::text[], ${requests.map((r) => r.jobKey)}::text[], ${requests.map((r) => JSON.stringify(r.args))}::jsonb[],
       ${requests.map((r) => r.description)}::text[]) as r(i, o, t, k, a, d)`;
 }
