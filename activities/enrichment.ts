@@ -53,8 +53,8 @@ export function enrichmentActivities(deps: LlmActivityDeps) {
         return stored ? 'stored' : 'skipped';
       });
     },
-    async releaseLlmKeys(input: { escrowId: string }): Promise<void> {
-      await releaseKeys(orm.em.fork(), input.escrowId);
+    async releaseLlmKeys(input: { orgId: string; escrowId: string }): Promise<void> {
+      await releaseKeys(orm.em.fork(), input.orgId, input.escrowId);
     },
   };
 }

@@ -202,7 +202,7 @@ for (const target of checkpoints) {
 }
 // Freshness is measured from an empty backlog (the measurement's own 5,000 saves are embedded first).
 await embedded(tokens[0]!);
-const fresh = await freshness(tokens[0]!);
+const fresh = await freshness(tokens[0]!, orgId);
 process.stdout.write(`\nfrom a save's 201 to its vector (found semantically) at 50 saves/s: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves)\n`);
 const recall = await filteredRecall(tokens[0]!, orgId);
 process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);
@@ -210,14 +210,14 @@ process.stdout.write(`API ${memoryOf(process.env.STACK_API_PID)}; worker ${memor
 
 // Saves at a steady 50 per second (open loop) for 20 s; each save's time from its 201 until its vector is in
 // the database, polled every 10 ms (a vector in place is what semantic search finds).
-async function freshness(token: string): Promise<Summary> {
+async function freshness(token: string, orgId: string): Promise<Summary> {
   const db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 4 });
   const lags: number[] = [];
   const one = async () => {
     const res = await api.post('/api/memories', { token, body: memoryBody() });
     expectOk(res.status, 'save');
     const saved = performance.now();
-    while ((await db.query('select 1 from memory_embeddings where memory_id = $1', [res.body.id])).rowCount === 0) await new Promise((r) => setTimeout(r, 10));
+    while ((await db.query('select 1 from memory_embeddings where org_id = $1 and memory_id = $2', [orgId, res.body.id])).rowCount === 0) await new Promise((r) => setTimeout(r, 10));
     lags.push(performance.now() - saved);
   };
   const pending: Promise<void>[] = [];
@@ -249,7 +249,7 @@ async function filteredRecall(token: string, orgId: string): Promise<{ recall: n
     const got = new Set((res.body.hits as { id: string }[]).map((h) => h.id));
     const [vector] = await embedder.embedQueries([query]);
     const exact = await db.query<{ memory_id: string }>(
-      `select e.memory_id from memory_embeddings e join memories m on m.id = e.memory_id join namespaces n on n.id = m.namespace_id
+      `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
         where m.org_id = $4 and n.name = $1 and m.tags @> array[$2] and m.superseded_by is null
         order by (e.embedding <=> $3::vector) + 0 limit 10`,
       [namespace, tag, vectorLiteral(vector!), orgId],

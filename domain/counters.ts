@@ -4,7 +4,9 @@ import { query, sql } from './sql.ts';
 
 export const COUNTER_SHARDS = 64;
 
+// A counter belongs to an org; its scope is the org itself or one of its namespaces.
 export interface CounterDelta {
+  orgId: string;
   scopeId: string;
   name: string;
   delta: number;
@@ -27,10 +29,11 @@ export function countersUpsert(deltas: CounterDelta[]): RawBuilder<unknown> | nu
   const live = deltas.filter((d) => d.delta !== 0).sort((a, b) => (a.scopeId + a.name < b.scopeId + b.name ? -1 : 1));
   if (live.length === 0) return null;
   const shard = Math.floor(Math.random() * COUNTER_SHARDS);
-  return sql`insert into counters (scope_id, name, shard, value)
-      select s, n, ${shard}, v from unnest(${live.map((d) => d.scopeId)}::uuid[], ${live.map((d) => d.name)}::text[], ${live.map((d) => d.delta)}::bigint[]) with ordinality as u(s, n, v, i)
+  return sql`insert into counters (org_id, scope_id, name, shard, value)
+      select o, s, n, ${shard}, v from unnest(${live.map((d) => d.orgId)}::uuid[], ${live.map((d) => d.scopeId)}::uuid[], ${live.map((d) => d.name)}::text[],
+        ${live.map((d) => d.delta)}::bigint[]) with ordinality as u(o, s, n, v, i)
       order by i
-      on conflict (scope_id, name, shard) do update set value = counters.value + excluded.value`;
+      on conflict (org_id, scope_id, name, shard) do update set value = counters.value + excluded.value`;
 }
 
 export async function bumpCounters(em: EntityManager, deltas: CounterDelta[]): Promise<void> {
@@ -38,7 +41,10 @@ export async function bumpCounters(em: EntityManager, deltas: CounterDelta[]): P
   if (statement) await query(em, statement);
 }
 
-export async function readCounters(em: EntityManager, scopeId: string): Promise<Map<string, number>> {
-  const rows = await query(em, sql<{ name: string; value: string }>`select name, sum(value)::bigint as value from counters where scope_id = ${scopeId} group by name`);
+export async function readCounters(em: EntityManager, orgId: string, scopeId = orgId): Promise<Map<string, number>> {
+  const rows = await query(
+    em,
+    sql<{ name: string; value: string }>`select name, sum(value)::bigint as value from counters where org_id = ${orgId} and scope_id = ${scopeId} group by name`,
+  );
   return new Map(rows.map((r) => [r.name, Number(r.value)]));
 }

@@ -11,6 +11,7 @@ import { Migration0009Billing } from './0009_billing.ts';
 import { Migration0010Intelligence } from './0010_intelligence.ts';
 import { Migration0011Embeddings } from './0011_embeddings.ts';
 import { Migration0012OutboxLeases } from './0012_outbox_leases.ts';
+import { Migration0013TenantKeys } from './0013_tenant_keys.ts';
 import { Migration0014OutboxTraceContext } from './0014_outbox_trace_context.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
@@ -27,5 +28,6 @@ export const migrations: MigrationObject[] = [
   { name: '0010_intelligence', class: Migration0010Intelligence },
   { name: '0011_embeddings', class: Migration0011Embeddings },
   { name: '0012_outbox_leases', class: Migration0012OutboxLeases },
+  { name: '0013_tenant_keys', class: Migration0013TenantKeys },
   { name: '0014_outbox_trace_context', class: Migration0014OutboxTraceContext },
 ];

@@ -3,6 +3,7 @@ import { context, propagation, ROOT_CONTEXT } from '@opentelemetry/api';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { NO_ORG } from '../domain/outbox/enqueue.ts';
 import { query, sql } from '../domain/sql.ts';
 import { fanOutEvents } from '../domain/webhooks/fanout.ts';
 import { JOB_WORKFLOWS, SIGNAL_JOBS } from './jobs.ts';
@@ -10,7 +11,7 @@ import { signalWithStart, startOnce } from './start.ts';
 
 interface OutboxRow {
   id: string;
-  org_id: string | null;
+  org_id: string;
   job_type: string;
   job_key: string;
   args: unknown[];
@@ -23,6 +24,9 @@ interface OutboxRow {
 // A claimed row is this relay's for this long; a relay that dies with rows claimed leaves them to the next
 // one after it. A dispatch (one Temporal call) takes milliseconds, so the lease is generous.
 const LEASE_SECONDS = 60;
+// Rows by their key, (org_id, id): the outbox is keyed by org first (0013_tenant_keys).
+const keyed = (rows: OutboxRow[]) => sql`(org_id, id) in (select * from unnest(${rows.map((r) => r.org_id)}::uuid[], ${rows.map((r) => r.id)}::uuid[]))`;
+const orgOf = (row: OutboxRow): string | null => (row.org_id === NO_ORG ? null : row.org_id);
 // A row whose dispatch fails for a reason of its own (Temporal refused it) is tried again after 1, 2, 4 ...
 // seconds, at most 10 minutes apart, and parked as failed after its last attempt: about 2 hours in all.
 export const MAX_ATTEMPTS = 14;
@@ -177,8 +181,8 @@ export class OutboxRelay {
     const rows = await query(
       em,
       sql<OutboxRow>`update outbox set claimed_until = now() + make_interval(secs => ${LEASE_SECONDS})
-        where id in (
-          select id from outbox
+        where (org_id, id) in (
+          select org_id, id from outbox
           where dispatched_at is null and failed_at is null
             and (claimed_until is null or claimed_until < now())
             and (next_attempt_at is null or next_attempt_at <= now())
@@ -191,7 +195,7 @@ export class OutboxRelay {
     const signals = new Map<string, OutboxRow[]>();
     for (const row of rows) {
       const key = `${row.job_type}/${row.org_id}`;
-      if (SIGNAL_JOBS[row.job_type] && row.org_id) {
+      if (SIGNAL_JOBS[row.job_type] && orgOf(row)) {
         if (!signals.has(key)) signals.set(key, []);
         signals.get(key)!.push(row);
       } else {
@@ -201,15 +205,14 @@ export class OutboxRelay {
     for (const group of signals.values()) groups.unshift({ rows: group, send: () => this.signalJob(group) });
 
     for (const [index, group] of groups.entries()) {
-      const ids = group.rows.map((r) => r.id);
       try {
         // The Temporal call continues the trace of the request that wrote the row (a signal, of its first row).
         await context.with(propagation.extract(ROOT_CONTEXT, group.rows[0]!.trace_context ?? {}), group.send);
-        await query(em, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null, claimed_until = null where id = any(${ids}::uuid[])`);
+        await query(em, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null, claimed_until = null where ${keyed(group.rows)}`);
       } catch (err) {
         if (err instanceof TemporalUnreachable) {
-          const rest = groups.slice(index).flatMap((g) => g.rows.map((r) => r.id));
-          await query(em, sql`update outbox set claimed_until = null, last_error = ${String(err.cause)} where id = any(${rest}::uuid[])`);
+          const rest = groups.slice(index).flatMap((g) => g.rows);
+          await query(em, sql`update outbox set claimed_until = null, last_error = ${String(err.cause)} where ${keyed(rest)}`);
           this.opts.logger.warn({ err: err.cause }, 'Temporal unreachable; outbox rows stay queued');
           return 0;
         }
@@ -220,13 +223,12 @@ export class OutboxRelay {
   }
 
   private async recordFailure(em: EntityManager, rows: OutboxRow[], err: unknown): Promise<void> {
-    const ids = rows.map((r) => r.id);
     const failed = await query(
       em,
       sql<{ job_key: string; attempts: number; failed: boolean }>`update outbox set attempts = attempts + 1, last_error = ${String(err)}, claimed_until = null,
           next_attempt_at = now() + make_interval(secs => least(${MAX_BACKOFF_SECONDS}, power(2, attempts))),
           failed_at = case when attempts + 1 >= ${MAX_ATTEMPTS} then now() end
-        where id = any(${ids}::uuid[]) returning job_key, attempts, failed_at is not null as failed`,
+        where ${keyed(rows)} returning job_key, attempts, failed_at is not null as failed`,
     );
     const parked = failed.filter((r) => r.failed).map((r) => r.job_key);
     if (parked.length > 0) this.opts.logger.error({ err, jobKeys: parked, attempts: MAX_ATTEMPTS }, 'outbox rows failed for good; parked (outbox.failed_at)');
@@ -236,13 +238,13 @@ export class OutboxRelay {
   private async startJob(row: OutboxRow): Promise<void> {
     const workflowType = JOB_WORKFLOWS[row.job_type];
     if (!workflowType) throw new Error(`no workflow for job type ${row.job_type}`);
-    const started = await this.call(() => startOnce(this.opts.client, this.opts.taskQueue, workflowType, { workflowId: row.job_key, orgId: row.org_id, description: row.description, args: row.args }));
+    const started = await this.call(() => startOnce(this.opts.client, this.opts.taskQueue, workflowType, { workflowId: row.job_key, orgId: orgOf(row), description: row.description, args: row.args }));
     this.opts.logger.debug({ workflowId: row.job_key, started }, 'outbox row dispatched');
   }
 
   private async signalJob(group: OutboxRow[]): Promise<void> {
     const job = SIGNAL_JOBS[group[0]!.job_type]!;
-    const orgId = group[0]!.org_id!;
+    const orgId = group[0]!.org_id;
     await this.call(() =>
       signalWithStart(this.opts.client, this.opts.taskQueue, job.workflowType, job.signal, [job.merge(group.map((r) => r.args[0]))], {
         workflowId: job.workflowId(orgId),

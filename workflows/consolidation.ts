@@ -54,6 +54,6 @@ export async function consolidationMergeWorkflow(args: MergeArgs): Promise<Merge
     await recordMergeFailure({ orgId: args.caller.orgId, proposalId: args.proposalId, error });
     throw err;
   } finally {
-    if (args.escrowId) await releaseLlmKeys({ escrowId: args.escrowId });
+    if (args.escrowId) await releaseLlmKeys({ orgId: args.caller.orgId, escrowId: args.escrowId });
   }
 }

@@ -215,7 +215,7 @@ async function enrich(args: EnrichmentArgs, inFlight: (rest: EnrichmentArgs | nu
     }
   } finally {
     inFlight(null);
-    if (args.escrowId) await releaseLlmKeys({ escrowId: args.escrowId });
+    if (args.escrowId) await releaseLlmKeys({ orgId: args.orgId, escrowId: args.escrowId });
   }
   return report;
 }

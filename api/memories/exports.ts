@@ -87,10 +87,10 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         let payload: string | null = null;
         let size: number | null = null;
         if (job.status === 'completed') {
-          size = await exportSize(ctx.state.em, job.id);
+          size = await exportSize(ctx.state.em, callerOf(ctx).orgId, job.id);
           if (size <= deps.config.EXPORT_INLINE_MAX_BYTES) {
             payload = '';
-            for await (const chunk of exportChunks(ctx.state.em, job.id)) payload += chunk;
+            for await (const chunk of exportChunks(ctx.state.em, callerOf(ctx).orgId, job.id)) payload += chunk;
           }
         }
         ctx.body = { ...json(job), payload, size_bytes: size };
@@ -109,7 +109,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         if (job.status !== 'completed') throw new AppError('conflict', 'export_not_ready', `the export is ${job.status}`);
         ctx.type = CONTENT_TYPES[job.format];
         ctx.set('Content-Disposition', `attachment; filename="memories-${job.id}.${job.format}"`);
-        ctx.body = Readable.from(exportChunks(ctx.state.em, job.id));
+        ctx.body = Readable.from(exportChunks(ctx.state.em, callerOf(ctx).orgId, job.id));
       },
     }),
   ];

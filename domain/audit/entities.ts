@@ -4,8 +4,8 @@ export const AuditEvent = defineEntity({
   name: 'AuditEvent',
   tableName: 'audit_events',
   properties: {
+    orgId: p.uuid().primary(),
     id: p.uuid().primary(),
-    orgId: p.uuid(),
     action: p.text(),
     targetId: p.text().nullable(),
     actorUserId: p.uuid().nullable(),

@@ -73,8 +73,8 @@ export async function listSessions(em: EntityManager, caller: Caller, limit: num
     em,
     sql<{ id: string; title: string; message_count: number; last_message_preview: string | null; created_at: string; updated_at: string }>`
       select s.id, s.title, s.created_at, s.updated_at,
-             (select count(*)::int from chat_messages m where m.session_id = s.id) as message_count,
-             (select left(m.content, ${CHAT_PREVIEW_CHARS}) from chat_messages m where m.session_id = s.id order by m.id desc limit 1) as last_message_preview
+             (select count(*)::int from chat_messages m where m.org_id = s.org_id and m.session_id = s.id) as message_count,
+             (select left(m.content, ${CHAT_PREVIEW_CHARS}) from chat_messages m where m.org_id = s.org_id and m.session_id = s.id order by m.id desc limit 1) as last_message_preview
         from chat_sessions s
        where ${owned(caller)}
        order by s.updated_at desc, s.id desc
@@ -109,7 +109,7 @@ export async function getSession(em: EntityManager, caller: Caller, id: string):
   const messages = await query(
     em,
     sql<{ role: ChatRole; content: string; citations: ChatCitation[]; created_at: string }>`
-      select role, content, citations, created_at from chat_messages where session_id = ${id} order by id`,
+      select role, content, citations, created_at from chat_messages where org_id = ${caller.orgId} and session_id = ${id} order by id`,
   );
   return {
     id: session.id,
@@ -158,8 +158,8 @@ export async function appendTurns(em: EntityManager, caller: Caller, sessionId: 
     if (turns.length > 0) {
       await query(
         tx,
-        sql`insert into chat_messages (session_id, role, content, citations, created_at)
-            select ${sessionId}, t.role, t.content, t.citations, now()
+        sql`insert into chat_messages (org_id, session_id, role, content, citations, created_at)
+            select ${caller.orgId}, ${sessionId}, t.role, t.content, t.citations, now()
               from unnest(${turns.map((t) => t.role)}::text[], ${turns.map((t) => t.content)}::text[], ${turns.map((t) => JSON.stringify(t.citations ?? []))}::jsonb[])
                    with ordinality as t(role, content, citations, ord)
              order by t.ord`,
@@ -168,7 +168,7 @@ export async function appendTurns(em: EntityManager, caller: Caller, sessionId: 
     const firstUser = turns.find((t) => t.role === 'user');
     const derived = firstUser ? titleFromMessage(firstUser.content) : '';
     const title = session.title === DEFAULT_CHAT_TITLE && derived !== '' ? derived : session.title;
-    await query(tx, sql`update chat_sessions set title = ${title}, ${bumped} where id = ${sessionId}`);
+    await query(tx, sql`update chat_sessions set title = ${title}, ${bumped} where org_id = ${caller.orgId} and id = ${sessionId}`);
     return { id: sessionId, title };
   });
 }

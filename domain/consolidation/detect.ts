@@ -102,8 +102,12 @@ function exactDuplicates(items: Scanned[]): { representatives: Scanned[]; pairs:
 }
 
 // The scanned memories' vectors of `model`, as unit vectors by memory id.
-async function vectorsOf(em: EntityManager, ids: string[], model: string): Promise<Map<string, Float32Array>> {
-  const rows = await query(em, sql<{ memory_id: string; embedding: string }>`select memory_id, embedding::text as embedding from memory_embeddings where memory_id = any(${ids}::uuid[]) and model = ${model}`);
+async function vectorsOf(em: EntityManager, orgId: string, ids: string[], model: string): Promise<Map<string, Float32Array>> {
+  const rows = await query(
+    em,
+    sql<{ memory_id: string; embedding: string }>`select memory_id, embedding::text as embedding from memory_embeddings
+      where org_id = ${orgId} and memory_id = any(${ids}::uuid[]) and model = ${model}`,
+  );
   return new Map(rows.map((r) => [r.memory_id, Float32Array.from(JSON.parse(r.embedding) as number[])]));
 }
 
@@ -170,7 +174,7 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
   for (const [i, j] of overlappingPairs(exact.representatives).values()) judge(exact.representatives[i]!, exact.representatives[j]!);
   if (model) {
     const judged = new Set([...proposals, ...contradictions].map((p) => `${p.memoryAId}/${p.memoryBId}`));
-    for (const { x, y, cosine } of similarPairs(exact.representatives, await vectorsOf(em, exact.representatives.map((s) => s.id), model), Math.max(threshold, SEMANTIC_DUPLICATE_MIN))) {
+    for (const { x, y, cosine } of similarPairs(exact.representatives, await vectorsOf(em, orgId, exact.representatives.map((s) => s.id), model), Math.max(threshold, SEMANTIC_DUPLICATE_MIN))) {
       const [a, b] = ordered(x, y);
       const key = `${a.id}/${b.id}`;
       if (judged.has(key)) continue;

@@ -9,7 +9,7 @@ import { escrowInsert, seal } from '../llm/escrow.ts';
 import type { ByokKeys } from '../llm/port.ts';
 import { prepareContent, withRedaction } from '../memories/content.ts';
 import { supersededDeltas } from '../memories/counters.ts';
-import { MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
 import { writeSaves } from '../memories/save-batch.ts';
 import { enqueueJob, type JobRequest } from '../outbox/enqueue.ts';
 import { unindexContent } from '../search/postings.ts';
@@ -58,13 +58,13 @@ export async function startMerge(em: EntityManager, caller: Caller, proposalId: 
     if (row.merge_state === 'running') {
       // Joins the attempt an earlier request queued, even if that request died before starting it.
       const workflowId = mergeWorkflowId(proposalId, row.merge_attempts);
-      const queued = await queryOne(tx, sql<{ args: unknown[]; description: string }>`select args, description from outbox where job_key = ${workflowId}`);
+      const queued = await queryOne(tx, sql<{ args: unknown[]; description: string }>`select args, description from outbox where org_id = ${caller.orgId} and job_key = ${workflowId}`);
       if (queued) return { job: { orgId: caller.orgId, jobType: MERGE_JOB, jobKey: workflowId, args: queued.args, description: queued.description } };
     }
     const updated = await queryOne(
       tx,
       sql<{ merge_attempts: number }>`update consolidation_proposals set merge_state = 'running', merge_error = null, merge_attempts = merge_attempts + 1
-        where id = ${proposalId} returning merge_attempts`,
+        where org_id = ${caller.orgId} and id = ${proposalId} returning merge_attempts`,
     );
     const escrow = byok ? seal(escrowKey, newId(), caller.orgId, byok) : null;
     if (escrow) await query(tx, escrowInsert([escrow]));
@@ -84,7 +84,7 @@ async function pairRows(em: EntityManager, orgId: string, a: string, b: string, 
   const rows = await query(
     em,
     sql<MemoryRow & { namespace_id: string; content_bytes: number; doc_len: number }>`select ${MEMORY_COLUMNS}, m.namespace_id, m.content_bytes, m.doc_len
-      from memories m join namespaces n on n.id = m.namespace_id where m.org_id = ${orgId} and m.id in (${a}, ${b}) ${lock ? sql`for update of m` : sql``}`,
+      from ${MEMORIES_IN_NAMESPACES} where m.org_id = ${orgId} and m.id in (${a}, ${b}) ${lock ? sql`for update of m` : sql``}`,
   );
   const first = rows.find((r) => r.id === a);
   const second = rows.find((r) => r.id === b);
@@ -132,12 +132,12 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
     const superseded = await query(
       tx,
       sql<MemoryRow>`update memories m set superseded_by = ${memory.id}, updated_at = greatest(now(), m.updated_at + interval '1 millisecond')
-        from namespaces n where n.id = m.namespace_id and m.id in (${a.id}, ${b.id}) returning ${MEMORY_COLUMNS}`,
+        from namespaces n where n.org_id = m.org_id and n.id = m.namespace_id and m.org_id = ${caller.orgId} and m.id in (${a.id}, ${b.id}) returning ${MEMORY_COLUMNS}`,
     );
     for (const r of [a, b]) await unindexContent(tx, caller.orgId, r.id, r.content);
     await bumpCounters(tx, sumDeltas([a, b].flatMap((r) => supersededDeltas({ orgId: caller.orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }))));
     await recordEvents(tx, superseded.map((r) => ({ orgId: caller.orgId, type: 'memory.updated' as const, data: memoryRecord(memoryView(r)) })));
-    await query(tx, sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where id = ${proposalId}`);
+    await query(tx, sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`);
     await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.merge', targetId: proposalId, actor: actorOf(caller), details: { merged_memory_id: memory.id, merged_from: [a.id, b.id] } });
     return { proposalId, mergedMemoryId: memory.id, mergedContent: memory.content, hadConflict: draft.hadConflict };
   });

@@ -92,7 +92,7 @@ export async function reviewProposal(em: EntityManager, caller: Caller, id: stri
     const updated = await queryOne(
       tx,
       sql<ProposalRow>`update consolidation_proposals set status = ${decision}, reviewed_at = now(), reviewed_by = ${caller.userId},
-          note = coalesce(${note ?? null}, note) where id = ${id} returning *`,
+          note = coalesce(${note ?? null}, note) where org_id = ${caller.orgId} and id = ${id} returning *`,
     );
     await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.review', targetId: id, actor: actorOf(caller), details: { decision } });
     return proposalView(updated!);
@@ -117,8 +117,8 @@ export async function recordProposals(em: EntityManager, orgId: string, proposal
       select gen_random_uuid(), ${orgId}, n, k, a, b, s, t, now()
         from unnest(${proposals.map((p) => p.namespaceId)}::uuid[], ${proposals.map((p) => p.kind)}::text[], ${proposals.map((p) => p.memoryAId)}::uuid[],
                     ${proposals.map((p) => p.memoryBId)}::uuid[], ${proposals.map((p) => p.score)}::float8[], ${proposals.map((p) => p.note)}::text[]) as u(n, k, a, b, s, t)
-        where exists (select 1 from memories m where m.id = u.a and m.superseded_by is null)
-          and exists (select 1 from memories m where m.id = u.b and m.superseded_by is null)
+        where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.a and m.superseded_by is null)
+          and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.b and m.superseded_by is null)
       on conflict (org_id, memory_a_id, memory_b_id) do nothing returning id`,
   );
   return { created: inserted.length, alreadyKnown: proposals.length - inserted.length };

@@ -22,7 +22,7 @@ export async function backfillLagging(em: EntityManager, model: string): Promise
   const rows = await query(
     em,
     sql<{ org_id: string }>`with live as (
-        select scope_id as org_id, sum(value) as n from counters where name = ${ORG_COUNTERS.live} and scope_id in (select id from orgs) group by scope_id having sum(value) > 0),
+        select org_id, sum(value) as n from counters where name = ${ORG_COUNTERS.live} and scope_id = org_id group by org_id having sum(value) > 0),
       have as (select org_id, count(*) as n from memory_embeddings where model = ${model} group by org_id)
       select live.org_id from live left join have using (org_id) where coalesce(have.n, 0) < live.n`,
   );

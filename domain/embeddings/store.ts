@@ -60,7 +60,7 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const have = await query(
     em,
     sql<{ memory_id: string; content_hash: string }>`select memory_id, content_hash from memory_embeddings
-      where memory_id = any(${rows.map((r) => r.id)}::uuid[]) and model = ${model}`,
+      where org_id = ${orgId} and memory_id = any(${rows.map((r) => r.id)}::uuid[]) and model = ${model}`,
   );
   const currentHash = new Map(have.map((h) => [h.memory_id, h.content_hash]));
   const todo = rows.filter((r) => currentHash.get(r.id) !== r.hash);
@@ -94,7 +94,7 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
       select u.id, ${orgId}, ${model}, u.h, u.v::vector
         from unnest(${stored.map((r) => r.id)}::uuid[], ${stored.map((r) => r.hash)}::text[], ${stored.map((r) => vectorOf.get(r.hash)!)}::text[]) as u(id, h, v)
         join memories m on m.id = u.id and m.org_id = ${orgId} and md5(m.content) = u.h
-      on conflict (memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`,
+      on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`,
   );
   return outcome;
 }
@@ -114,8 +114,8 @@ async function embedRefusing(embedder: Embedder, texts: string[]): Promise<(Floa
 }
 
 // In the transaction of an edit of the content or of a delete: the old vector goes with the old text.
-export async function forgetEmbeddings(em: EntityManager, ids: string[]): Promise<void> {
-  if (ids.length > 0) await query(em, sql`delete from memory_embeddings where memory_id = any(${ids}::uuid[])`);
+export async function forgetEmbeddings(em: EntityManager, orgId: string, ids: string[]): Promise<void> {
+  if (ids.length > 0) await query(em, sql`delete from memory_embeddings where org_id = ${orgId} and memory_id = any(${ids}::uuid[])`);
 }
 
 export interface EmbeddingStatus {
@@ -132,7 +132,7 @@ export async function embeddingBacklog(em: EntityManager, model: string): Promis
     em,
     sql<{ backlog: string }>`select
         (select coalesce(sum(value), 0) from counters where name = ${ORG_COUNTERS.live})
-        - (select count(*) from memory_embeddings e join memories m on m.id = e.memory_id where e.model = ${model} and m.superseded_by is null) as backlog`,
+        - (select count(*) from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id where e.model = ${model} and m.superseded_by is null) as backlog`,
   );
   return Math.max(0, Number(row!.backlog));
 }
@@ -141,8 +141,8 @@ export async function embeddingStatus(em: EntityManager, orgId: string, model: s
   const row = await queryOne(
     em,
     sql<{ total: string; embedded: string }>`select
-        (select coalesce(sum(value), 0) from counters where scope_id = ${orgId} and name = ${ORG_COUNTERS.live}) as total,
-        (select count(*) from memory_embeddings e join memories m on m.id = e.memory_id
+        (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}) as total,
+        (select count(*) from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
           where e.org_id = ${orgId} and e.model = ${model ?? ''} and m.superseded_by is null) as embedded`,
   );
   return { model, total: Number(row?.total ?? 0), embedded: Number(row?.embedded ?? 0) };

@@ -74,13 +74,14 @@ export async function listEntities(em: EntityManager, orgId: string, q: EntityLi
   return rows.map(view);
 }
 
-async function entityMemories(em: EntityManager, entityId: string): Promise<EntityMemoryView[]> {
+async function entityMemories(em: EntityManager, orgId: string, entityId: string): Promise<EntityMemoryView[]> {
   const rows = await query(
     em,
     sql<{ id: string; content: string; namespace: string; created_at: string; linked_via: string }>`
       select m.id, m.content, n.name as namespace, m.created_at, me.linked_via
-        from memory_entities me join memories m on m.id = me.memory_id join namespaces n on n.id = m.namespace_id
-       where me.entity_id = ${entityId}
+        from memory_entities me join memories m on m.org_id = me.org_id and m.id = me.memory_id
+        join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
+       where me.org_id = ${orgId} and me.entity_id = ${entityId}
        order by m.created_at desc, m.id desc
        limit ${ENTITY_MEMORY_LIMIT}`,
   );
@@ -91,7 +92,7 @@ export async function getEntity(em: EntityManager, orgId: string, id: string, in
   const row = await queryOne(em, sql<EntityRow>`select ${COLUMNS} from entities where id = ${id} and org_id = ${orgId}`);
   if (!row) throw notFound();
   const entity = view(row);
-  if (includeMemories) entity.memories = await entityMemories(em, id);
+  if (includeMemories) entity.memories = await entityMemories(em, orgId, id);
   return entity;
 }
 
@@ -135,7 +136,7 @@ export async function updateEntity(em: EntityManager, caller: Caller, id: string
              normalized_aliases = coalesce(${aliases?.normalized ?? null}::text[], normalized_aliases),
              metadata = ${JSON.stringify(patch.metadata === undefined ? current.metadata : patchObject(current.metadata, patch.metadata))}::jsonb,
              updated_at = now()
-           where id = ${id}
+           where org_id = ${caller.orgId} and id = ${id}
            returning ${COLUMNS}`,
       );
       const fields = Object.entries(AUDIT_FIELDS).flatMap(([key, field]) => (patch[key as keyof EntityPatch] === undefined ? [] : [field]));
@@ -153,8 +154,8 @@ export async function deleteEntity(em: EntityManager, caller: Caller, id: string
   await em.transactional(async (tx) => {
     const entity = await queryOne(tx, sql<{ display_name: string }>`select display_name from entities where id = ${id} and org_id = ${caller.orgId} for update`);
     if (!entity) throw notFound();
-    const links = await query(tx, sql<{ memory_id: string }>`delete from memory_entities where entity_id = ${id} returning memory_id`);
-    await query(tx, sql`delete from entities where id = ${id}`);
+    const links = await query(tx, sql<{ memory_id: string }>`delete from memory_entities where org_id = ${caller.orgId} and entity_id = ${id} returning memory_id`);
+    await query(tx, sql`delete from entities where org_id = ${caller.orgId} and id = ${id}`);
     await recordAudit(tx, { orgId: caller.orgId, action: 'entity.delete', targetId: id, actor: actorOf(caller), details: { display_name: entity.display_name, unlinked: links.length } });
   });
 }

@@ -119,7 +119,7 @@ async function link(em: EntityManager, orgId: string, memoryId: string, entityId
          normalized_aliases = e.normalized_aliases || coalesce((select array_agg(norm order by ord) from names where norm <> e.normalized_name and not norm = any(e.normalized_aliases)), '{}'),
          updated_at = now()
         from link
-       where e.id = link.entity_id
+       where e.org_id = ${orgId} and e.id = link.entity_id
        returning e.id`,
   );
   return row !== undefined;
@@ -165,17 +165,17 @@ export async function unlinkExtraction(em: EntityManager, orgId: string, memoryI
     );
     if (links.length === 0) return { unlinked: 0 };
     const ids = links.map((l) => l.entity_id);
-    await query(tx, sql`select id from entities where id = any(${ids}::uuid[]) order by id for no key update`);
+    await query(tx, sql`select id from entities where org_id = ${orgId} and id = any(${ids}::uuid[]) order by id for no key update`);
     const gone = await query(
       tx,
       sql<{ entity_id: string }>`delete from memory_entities
-         where memory_id = ${memoryId} and entity_id = any(${ids}::uuid[]) and linked_via = 'extraction'
+         where org_id = ${orgId} and memory_id = ${memoryId} and entity_id = any(${ids}::uuid[]) and linked_via = 'extraction'
          returning entity_id`,
     );
     await query(
       tx,
       sql`update entities set mention_count = greatest(mention_count - 1, 0), updated_at = now()
-           where id = any(${gone.map((g) => g.entity_id)}::uuid[])`,
+           where org_id = ${orgId} and id = any(${gone.map((g) => g.entity_id)}::uuid[])`,
     );
     return { unlinked: gone.length };
   });

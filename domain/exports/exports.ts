@@ -5,7 +5,7 @@ import { recordAudit } from '../audit/record.ts';
 import { invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
-import { MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 
@@ -75,16 +75,16 @@ export async function listExports(em: EntityManager, orgId: string): Promise<Exp
 }
 
 // The finished file's size in bytes, without reading it: octet_length of a stored text reads its header only.
-export async function exportSize(em: EntityManager, exportId: string): Promise<number> {
-  const row = await queryOne(em, sql<{ bytes: string }>`select coalesce(sum(octet_length(data)), 0) as bytes from export_chunks where export_id = ${exportId}`);
+export async function exportSize(em: EntityManager, orgId: string, exportId: string): Promise<number> {
+  const row = await queryOne(em, sql<{ bytes: string }>`select coalesce(sum(octet_length(data)), 0) as bytes from export_chunks where org_id = ${orgId} and export_id = ${exportId}`);
   return Number(row!.bytes);
 }
 
 // The output, chunk by chunk in order, for streaming or for the inline payload.
-export async function* exportChunks(em: EntityManager, exportId: string): AsyncGenerator<string> {
+export async function* exportChunks(em: EntityManager, orgId: string, exportId: string): AsyncGenerator<string> {
   let seq = -1;
   for (;;) {
-    const rows = await query(em, sql<{ seq: number; data: string }>`select seq, data from export_chunks where export_id = ${exportId} and seq > ${seq} order by seq limit 20`);
+    const rows = await query(em, sql<{ seq: number; data: string }>`select seq, data from export_chunks where org_id = ${orgId} and export_id = ${exportId} and seq > ${seq} order by seq limit 20`);
     if (rows.length === 0) return;
     for (const r of rows) yield r.data;
     seq = rows[rows.length - 1]!.seq;
@@ -110,6 +110,7 @@ export interface PageCursor {
 // rows, in one transaction; idempotent for a given cursor. Returns the next cursor, or null when done.
 export async function exportPage(em: EntityManager, exportId: string, cursor: PageCursor): Promise<PageCursor | null> {
   return em.transactional(async (tx) => {
+    // By id alone (export_jobs_id_idx): the workflow carries only the id. The org's key from here on.
     const job = await queryOne(tx, sql<JobRow>`select * from export_jobs where id = ${exportId} for update`);
     if (!job || job.status !== 'pending') return null;
     let filters: Awaited<ReturnType<typeof compileFilters>>;
@@ -123,18 +124,18 @@ export async function exportPage(em: EntityManager, exportId: string, cursor: Pa
       cursor.afterCreatedAt === null ? sql`true` : sql`(m.created_at, m.id) > (${new Date(cursor.afterCreatedAt).toISOString()}::timestamptz, ${cursor.afterId}::uuid)`;
     const rows = await query(
       tx,
-      sql<MemoryRow>`select ${MEMORY_COLUMNS} from memories m join namespaces n on n.id = m.namespace_id
+      sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES}
           where ${filters.where} and ${after} order by m.created_at, m.id limit ${EXPORT_PAGE_SIZE}`,
     );
     if (rows.length === 0 && cursor.seq > 0) return null;
     const memories = rows.map(memoryView);
     await query(
       tx,
-      sql`insert into export_chunks (export_id, seq, data) values (${exportId}, ${cursor.seq}, ${render(job.format, memories, cursor.seq === 0)})
-          on conflict (export_id, seq) do nothing`,
+      sql`insert into export_chunks (org_id, export_id, seq, data) values (${job.org_id}, ${exportId}, ${cursor.seq}, ${render(job.format, memories, cursor.seq === 0)})
+          on conflict (org_id, export_id, seq) do nothing`,
     );
     // Pages before this one were full, so the count is exact; the dashboard polls it while the export runs.
-    await query(tx, sql`update export_jobs set row_count = ${cursor.seq * EXPORT_PAGE_SIZE + rows.length} where id = ${exportId}`);
+    await query(tx, sql`update export_jobs set row_count = ${cursor.seq * EXPORT_PAGE_SIZE + rows.length} where org_id = ${job.org_id} and id = ${exportId}`);
     if (rows.length < EXPORT_PAGE_SIZE) return null;
     const last = memories[memories.length - 1]!;
     return { seq: cursor.seq + 1, afterCreatedAt: last.createdAt, afterId: last.id };

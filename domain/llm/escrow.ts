@@ -45,7 +45,7 @@ export async function withdrawKeys(em: EntityManager, key: Buffer, id: string, o
   return row ? open(key, { id, orgId, sealed: row.sealed }) : null;
 }
 
-// Also sweeps rows whose work never came for them.
-export async function releaseKeys(em: EntityManager, id: string): Promise<void> {
-  await query(em, sql`delete from llm_key_escrow where id = ${id} or expires_at < now()`);
+// Rows whose work never came for them expire, and maintenance sweeps them (domain/maintenance/sweep.ts).
+export async function releaseKeys(em: EntityManager, orgId: string, id: string): Promise<void> {
+  await query(em, sql`delete from llm_key_escrow where org_id = ${orgId} and id = ${id}`);
 }

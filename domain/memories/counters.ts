@@ -14,14 +14,14 @@ export const NAMESPACE_MEMORIES = 'memories';
 
 function deltas(f: Footprint, sign: 1 | -1): CounterDelta[] {
   return [
-    { scopeId: f.orgId, name: ORG_COUNTERS.live, delta: sign },
-    { scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: sign * f.bytes },
-    { scopeId: f.orgId, name: ORG_COUNTERS.docLen, delta: sign * f.docLen },
-    { scopeId: f.namespaceId, name: NAMESPACE_MEMORIES, delta: sign },
+    { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.live, delta: sign },
+    { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: sign * f.bytes },
+    { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.docLen, delta: sign * f.docLen },
+    { orgId: f.orgId, scopeId: f.namespaceId, name: NAMESPACE_MEMORIES, delta: sign },
   ];
 }
 
-export const createdDeltas = (f: Footprint): CounterDelta[] => [...deltas(f, 1), { scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 }];
+export const createdDeltas = (f: Footprint): CounterDelta[] => [...deltas(f, 1), { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 }];
 
 export async function countReplaced(em: EntityManager, before: Footprint, after: Footprint): Promise<void> {
   await bumpCounters(em, sumDeltas([...deltas(before, -1), ...deltas(after, 1)]));
@@ -29,7 +29,7 @@ export async function countReplaced(em: EntityManager, before: Footprint, after:
 
 // A superseded memory already left the live counts when it was merged (supersededDeltas); only its bytes remain.
 export async function countDeleted(em: EntityManager, f: Footprint, superseded = false): Promise<void> {
-  await bumpCounters(em, superseded ? [{ scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: -f.bytes }] : deltas(f, -1));
+  await bumpCounters(em, superseded ? [{ orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: -f.bytes }] : deltas(f, -1));
 }
 
 // A memory merged away leaves search and the live counts but still occupies storage.

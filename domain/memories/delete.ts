@@ -7,6 +7,7 @@ import { forgetEmbeddings } from '../embeddings/store.ts';
 import { unindexContent } from '../search/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { countDeleted } from './counters.ts';
+import { MEMORIES_IN_NAMESPACES } from './model.ts';
 
 // Deletes one memory with its postings and vector; memory.deleted and the audit row commit with it. A retry after a
 // successful delete finds the audit row and succeeds again, so DELETE is safe to repeat.
@@ -16,7 +17,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
       tx,
       sql<{ content: string; content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null }>`
         select m.content, m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by
-          from memories m join namespaces n on n.id = m.namespace_id
+          from ${MEMORIES_IN_NAMESPACES}
          where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
     );
     if (!row) {
@@ -28,8 +29,8 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
       throw notFound();
     }
     await unindexContent(tx, caller.orgId, id, row.content);
-    await forgetEmbeddings(tx, [id]);
-    await query(tx, sql`delete from memories where id = ${id}`);
+    await forgetEmbeddings(tx, caller.orgId, [id]);
+    await query(tx, sql`delete from memories where org_id = ${caller.orgId} and id = ${id}`);
     await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len }, row.superseded_by !== null);
     await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.deleted', data: { id, namespace: row.namespace } }]);
     await recordAudit(tx, { orgId: caller.orgId, action: 'memory.delete', targetId: id, actor: actorOf(caller), details: { namespace: row.namespace } });

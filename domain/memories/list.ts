@@ -4,7 +4,7 @@ import { query, queryOne, sql } from '../sql.ts';
 import { NAMESPACE_MEMORIES, ORG_COUNTERS } from './counters.ts';
 import { compileFilters, type MemoryFilters } from './filters.ts';
 import { LIST_TOTAL_CAP } from './limits.ts';
-import { MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from './model.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from './model.ts';
 
 export const LIST_ORDERS = ['newest', 'oldest', 'updated_desc', 'updated_asc'] as const;
 export type ListOrder = (typeof LIST_ORDERS)[number];
@@ -32,7 +32,7 @@ export async function listMemories(em: EntityManager, orgId: string, q: ListQuer
   if (!filters.satisfiable) return { memories: [], total: 0 };
   const rows = await query(
     em,
-    sql<MemoryRow>`select ${MEMORY_COLUMNS} from memories m join namespaces n on n.id = m.namespace_id
+    sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES}
         where ${filters.where} order by ${ORDER_BY[q.order]} limit ${q.limit} offset ${q.offset}`,
   );
   return { memories: rows.map(memoryView), total: await countMatching(em, orgId, filters) };
@@ -42,7 +42,7 @@ export async function listMemories(em: EntityManager, orgId: string, q: ListQuer
 // reported as unknown (null) rather than making a large org's list slow.
 async function countMatching(em: EntityManager, orgId: string, filters: Awaited<ReturnType<typeof compileFilters>>): Promise<number | null> {
   if (filters.trivial) {
-    const counters = await readCounters(em, filters.namespaceId ?? orgId);
+    const counters = await readCounters(em, orgId, filters.namespaceId ?? orgId);
     return counters.get(filters.namespaceId ? NAMESPACE_MEMORIES : ORG_COUNTERS.live) ?? 0;
   }
   const row = await queryOne(

@@ -32,7 +32,10 @@ export interface MemoryRow {
   superseded_by: string | null;
 }
 
-// Selected from `memories m join namespaces n on n.id = m.namespace_id`.
+// A memory with its namespace, joined by org and id (the namespaces' key, 0013_tenant_keys).
+export const MEMORIES_IN_NAMESPACES = sql`memories m join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id`;
+
+// Selected from MEMORIES_IN_NAMESPACES.
 export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata, m.created_at, m.updated_at, m.superseded_by`;
 
 // The memory row as the API, webhooks and exports show it (snake_case, epoch ms).

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { notFound } from '../errors.ts';
 import { queryOne, sql } from '../sql.ts';
-import { MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from './model.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from './model.ts';
 
 export async function findMemory(em: EntityManager, orgId: string, id: string): Promise<MemoryView | null> {
   const row = await queryOne(
     em,
-    sql<MemoryRow>`select ${MEMORY_COLUMNS} from memories m join namespaces n on n.id = m.namespace_id where m.id = ${id} and m.org_id = ${orgId}`,
+    sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES} where m.id = ${id} and m.org_id = ${orgId}`,
   );
   return row ? memoryView(row) : null;
 }

@@ -14,7 +14,7 @@ import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { countReplaced } from './counters.ts';
-import { memoryRecord, type Metadata, type MemoryView } from './model.ts';
+import { MEMORIES_IN_NAMESPACES, memoryRecord, type Metadata, type MemoryView } from './model.ts';
 import { ensureNamespace } from './namespaces.ts';
 import { checkStorageGrowth } from './quota.ts';
 
@@ -52,7 +52,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   const current = await queryOne(
     tx,
     sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id, n.name as namespace, m.created_at, m.superseded_by
-        from memories m join namespaces n on n.id = m.namespace_id
+        from ${MEMORIES_IN_NAMESPACES}
         where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
   );
   if (!current) throw notFound();
@@ -77,7 +77,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
       docLen = await indexContent(tx, caller.orgId, namespaceId, id, prepared.content);
       reindexed = true;
       // Semantic search forgets the old text now and learns the new one when the curator has embedded it.
-      await forgetEmbeddings(tx, [id]);
+      await forgetEmbeddings(tx, caller.orgId, [id]);
       const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
       const history: unknown[] = Array.isArray(current.metadata.history) ? current.metadata.history : [];
       // A synopsis and facts describe the text they were drawn from, so they go with it.
@@ -104,7 +104,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
     tx,
     sql<{ updated_at: string }>`update memories set content = ${content}, content_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
           namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb, updated_at = greatest(now(), updated_at + interval '1 millisecond')
-        where id = ${id} returning updated_at`,
+        where org_id = ${caller.orgId} and id = ${id} returning updated_at`,
   );
   await countReplaced(
     tx,

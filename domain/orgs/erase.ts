@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { forgetEmbeddings } from '../embeddings/store.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { deleteByCtid, query, sql } from '../sql.ts';
 
@@ -24,16 +25,16 @@ export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<n
   return em.transactional(async (tx) => {
     const postings = await byOrg(tx, 'memory_terms', orgId);
     if (postings > 0) return postings;
-    const memories = await query(tx, sql<{ id: string }>`delete from memories where id in (select id from memories where org_id = ${orgId} limit ${ERASE_ROWS}) returning id`);
+    const memories = await query(tx, sql<{ id: string }>`delete from memories where org_id = ${orgId} and id in (select id from memories where org_id = ${orgId} limit ${ERASE_ROWS}) returning id`);
     if (memories.length > 0) {
-      await query(tx, sql`delete from memory_embeddings where memory_id = any(${memories.map((m) => m.id)}::uuid[])`);
+      await forgetEmbeddings(tx, orgId, memories.map((m) => m.id));
       return memories.length;
     }
     for (const table of ['events', 'audit_events', 'idempotency_keys', 'outbox']) {
       const n = await byOrg(tx, table, orgId);
       if (n > 0) return n;
     }
-    await query(tx, sql`delete from counters where scope_id = ${orgId} or scope_id in (select id from namespaces where org_id = ${orgId})`);
+    await query(tx, sql`delete from counters where org_id = ${orgId}`);
     await query(tx, sql`update users set last_org_id = null where last_org_id = ${orgId}`);
     await query(tx, sql`delete from orgs where id = ${orgId}`);
     return 0;

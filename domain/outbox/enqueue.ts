@@ -5,6 +5,11 @@ import { sql } from '../sql.ts';
 import { newId } from '../ids.ts';
 import { OutboxMessage } from './entities.ts';
 
+// The outbox is distributed by org like the writes that fill it (docs/operations.md), and a distribution
+// column holds no nulls: the jobs of no org (a password reset mail, a payment event of an unknown customer)
+// are filed under the nil uuid.
+export const NO_ORG = '00000000-0000-0000-0000-000000000000';
+
 export interface JobRequest {
   orgId: string | null;
   jobType: string;
@@ -27,7 +32,7 @@ function traceCarrier(): Record<string, string> | null {
 export function enqueueJob(em: EntityManager, request: JobRequest): void {
   em.create(OutboxMessage, {
     id: newId(),
-    orgId: request.orgId,
+    orgId: request.orgId ?? NO_ORG,
     jobType: request.jobType,
     jobKey: request.jobKey,
     args: request.args,
@@ -44,7 +49,7 @@ export function enqueueJob(em: EntityManager, request: JobRequest): void {
 export function outboxInsert(requests: JobRequest[]): RawBuilder<unknown> {
   const trace = traceCarrier();
   return sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at, trace_context)
-    select i, o, t, k, a, d, now(), ${trace === null ? null : JSON.stringify(trace)}::jsonb from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId)}::uuid[],
+    select i, o, t, k, a, d, now(), ${trace === null ? null : JSON.stringify(trace)}::jsonb from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId ?? NO_ORG)}::uuid[],
       ${requests.map((r) => r.jobType)}::text[], ${requests.map((r) => r.jobKey)}::text[], ${requests.map((r) => JSON.stringify(r.args))}::jsonb[],
       ${requests.map((r) => r.description)}::text[]) as r(i, o, t, k, a, d)`;
 }

@@ -6,8 +6,9 @@ export const OutboxMessage = defineEntity({
   name: 'OutboxMessage',
   tableName: 'outbox',
   properties: {
+    // NO_ORG (enqueue.ts) for the jobs of no org.
+    orgId: p.uuid().primary(),
     id: p.uuid().primary(),
-    orgId: p.uuid().nullable(),
     jobType: p.text(),
     jobKey: p.text().unique(),
     args: p.json<unknown[]>(),

@@ -32,9 +32,9 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
     const project = await queryOne(tx, sql<{ name: string }>`select name from namespaces where id = ${id} and org_id = ${caller.orgId} for update`);
     if (!project) throw notFound();
     requireRole(caller, 'admin');
-    const memories = (await readCounters(tx, id)).get(NAMESPACE_MEMORIES) ?? 0;
-    await query(tx, sql`delete from counters where scope_id = ${id}`);
-    await query(tx, sql`delete from namespaces where id = ${id}`);
+    const memories = (await readCounters(tx, caller.orgId, id)).get(NAMESPACE_MEMORIES) ?? 0;
+    await query(tx, sql`delete from counters where org_id = ${caller.orgId} and scope_id = ${id}`);
+    await query(tx, sql`delete from namespaces where org_id = ${caller.orgId} and id = ${id}`);
     const erasure: ProjectErasure = { orgId: caller.orgId, namespaceId: id, name: project.name };
     enqueueJob(tx, {
       orgId: caller.orgId,
@@ -57,7 +57,7 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
     const rows = await query(
       tx,
       sql<{ id: string; content: string; content_bytes: number; doc_len: number; superseded_by: string | null }>`
-        delete from memories where id in (select id from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH})
+        delete from memories where org_id = ${job.orgId} and id in (select id from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH})
         returning id, content, content_bytes, doc_len, superseded_by`,
     );
     if (rows.length === 0) return 0;
@@ -73,12 +73,12 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
       }
     }
     await unindexMemories(tx, job.orgId, rows);
-    await forgetEmbeddings(tx, rows.map((r) => r.id));
+    await forgetEmbeddings(tx, job.orgId, rows.map((r) => r.id));
     await recordEvents(tx, rows.map((r) => ({ orgId: job.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: job.name } })));
     await bumpCounters(tx, [
-      { scopeId: job.orgId, name: ORG_COUNTERS.live, delta: -live },
-      { scopeId: job.orgId, name: ORG_COUNTERS.bytes, delta: -bytes },
-      { scopeId: job.orgId, name: ORG_COUNTERS.docLen, delta: -docLen },
+      { orgId: job.orgId, scopeId: job.orgId, name: ORG_COUNTERS.live, delta: -live },
+      { orgId: job.orgId, scopeId: job.orgId, name: ORG_COUNTERS.bytes, delta: -bytes },
+      { orgId: job.orgId, scopeId: job.orgId, name: ORG_COUNTERS.docLen, delta: -docLen },
     ]);
     return rows.length;
   });

@@ -5,8 +5,9 @@ export const Namespace = defineEntity({
   name: 'Namespace',
   tableName: 'namespaces',
   properties: {
+    // The key is (org_id, id) as in the schema (0013_tenant_keys), so the ORM's updates name the org too.
+    orgId: p.uuid().primary(),
     id: p.uuid().primary(),
-    orgId: p.uuid(),
     name: p.text(),
     description: p.text().nullable(),
     metadata: p.json<Record<string, unknown>>(),

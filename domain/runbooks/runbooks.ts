@@ -137,7 +137,7 @@ export async function updateRunbook(em: EntityManager, caller: Caller, id: strin
         sql<RunbookRow>`update runbooks set title = ${patch.title ?? current.title}, summary = ${patch.summary ?? current.summary},
               trigger_phrases = ${patch.triggerPhrases ?? current.trigger_phrases}::text[], steps = ${JSON.stringify(patch.steps ?? current.steps)}::jsonb,
               metadata = ${JSON.stringify(metadata)}::jsonb, updated_at = greatest(now(), updated_at + interval '1 millisecond')
-            where id = ${id} returning ${COLUMNS}`,
+            where org_id = ${caller.orgId} and id = ${id} returning ${COLUMNS}`,
       );
       const fields = Object.keys(patch).filter((k) => patch[k as keyof RunbookPatch] !== undefined);
       await recordAudit(tx, { orgId: caller.orgId, action: 'runbook.update', targetId: id, actor: actorOf(caller), details: { fields } });

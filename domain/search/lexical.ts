@@ -27,7 +27,7 @@ export async function lexicalRanking(em: EntityManager, orgId: string, text: str
     stats as materialized (
       select coalesce(sum(value) filter (where name = ${ORG_COUNTERS.live}), 0)::float8 as n,
              coalesce(sum(value) filter (where name = ${ORG_COUNTERS.docLen}), 0)::float8 as total
-        from counters where scope_id = ${orgId} and name in (${ORG_COUNTERS.live}, ${ORG_COUNTERS.docLen})
+        from counters where org_id = ${orgId} and scope_id = ${orgId} and name in (${ORG_COUNTERS.live}, ${ORG_COUNTERS.docLen})
     ),
     df as materialized (
       select q.t, q.w, (select count(*) from memory_terms c where c.org_id = ${orgId} and c.term = q.t)::float8 as df from q
@@ -50,7 +50,7 @@ export async function lexicalRanking(em: EntityManager, orgId: string, text: str
     : await query(
         em,
         sql<RankRow>`${scored}
-          select scored.memory_id as id, scored.score from scored join memories m on m.id = scored.memory_id
+          select scored.memory_id as id, scored.score from scored join memories m on m.org_id = ${orgId} and m.id = scored.memory_id
            where ${compiled.where} order by scored.score desc, m.id limit ${n}`,
       );
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { embeddingsUnavailable, type Embedder } from '../embeddings/port.ts';
 import { AppError } from '../errors.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
-import { MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
 import { query, sql } from '../sql.ts';
 import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
 import { lexicalRanking } from './lexical.ts';
@@ -78,7 +78,7 @@ async function withRows(em: EntityManager, orgId: string, ranked: Fused[]): Prom
   if (ranked.length === 0) return [];
   const rows = await query(
     em,
-    sql<MemoryRow>`select ${MEMORY_COLUMNS} from memories m join namespaces n on n.id = m.namespace_id
+    sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES}
       where m.org_id = ${orgId} and m.id = any(${ranked.map((r) => r.id)}::uuid[])`,
   );
   const byId = new Map(rows.map((r) => [r.id, memoryView(r)]));

@@ -16,7 +16,7 @@ export async function semanticRanking(em: EntityManager, orgId: string, vector: 
   const q = vectorLiteral(vector);
   const candidates = (exact: boolean) => sql<{ id: string; distance: number | string }>`
     select e.memory_id as id, e.embedding <=> ${q}::vector as distance
-      from memory_embeddings e join memories m on m.id = e.memory_id
+      from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
      where e.org_id = ${orgId} and e.model = ${model} and ${compiled.where}
      order by ${exact ? sql`(e.embedding <=> ${q}::vector) + 0` : sql`e.embedding <=> ${q}::vector`} limit ${n}`;
   const rows = await em.transactional(async (tx) => {

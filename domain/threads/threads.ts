@@ -41,7 +41,7 @@ export async function listThreads(em: EntityManager, orgId: string, q: { namespa
              count(*) as count, min(t.created_at) as first_at, max(t.created_at) as last_at,
              (array_agg(coalesce(t.metadata->>'title', left(t.content, ${TITLE_LENGTH})) order by t.created_at, t.id))[1] as title,
              bool_or(t.metadata ? 'chunk_index') as has_chunks
-        from t join namespaces n on n.id = t.namespace_id
+        from t join namespaces n on n.org_id = ${orgId} and n.id = t.namespace_id
        group by ref
        order by max(t.created_at) desc, ref
        limit ${q.limit} offset ${q.offset}`,

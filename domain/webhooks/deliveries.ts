@@ -4,6 +4,7 @@ import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 
 export interface PendingDelivery {
   id: string;
+  orgId: string;
   body: string;
   endpointId: string;
   url: string;
@@ -19,16 +20,18 @@ export type Next = 'done' | 'retry' | 'stop';
 export async function deliveryToAttempt(em: EntityManager, deliveryId: string): Promise<PendingDelivery | null> {
   const row = await queryOne(
     em,
-    sql<{ id: string; body: string; endpoint_id: string; url: string; secret: string; enabled: boolean; created_at: string }>`
-      select d.id, d.body, d.endpoint_id, e.url, e.secret, e.enabled, d.created_at from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+    // By id alone (webhook_deliveries_id_idx): the workflow carries only the id. The org's key from here on.
+    sql<{ id: string; org_id: string; body: string; endpoint_id: string; url: string; secret: string; enabled: boolean; created_at: string }>`
+      select d.id, d.org_id, d.body, d.endpoint_id, e.url, e.secret, e.enabled, d.created_at
+        from webhook_deliveries d join webhook_endpoints e on e.org_id = d.org_id and e.id = d.endpoint_id
        where d.id = ${deliveryId} and d.status = 'pending'`,
   );
   if (!row) return null;
   if (!row.enabled) {
-    await query(em, sql`update webhook_deliveries set status = 'cancelled', completed_at = now() where id = ${deliveryId}`);
+    await query(em, sql`update webhook_deliveries set status = 'cancelled', completed_at = now() where org_id = ${row.org_id} and id = ${deliveryId}`);
     return null;
   }
-  return { id: row.id, body: row.body, endpointId: row.endpoint_id, url: row.url, secret: row.secret, createdAt: toDate(row.created_at) };
+  return { id: row.id, orgId: row.org_id, body: row.body, endpointId: row.endpoint_id, url: row.url, secret: row.secret, createdAt: toDate(row.created_at) };
 }
 
 // An endpoint that has failed every attempt for this long (and at least this many times) is disabled.
@@ -41,14 +44,14 @@ export async function recordAttempt(em: EntityManager, delivery: PendingDelivery
   return em.transactional(async (tx) => {
     await query(
       tx,
-      sql`insert into webhook_attempts (id, delivery_id, attempt, status_code, error, duration_ms, created_at)
-          values (${newId()}, ${delivery.id}, ${attempt}, ${result.statusCode ?? null}, ${result.error ?? null}, ${Math.round(result.durationMs)}, now())`,
+      sql`insert into webhook_attempts (id, org_id, delivery_id, attempt, status_code, error, duration_ms, created_at)
+          values (${newId()}, ${delivery.orgId}, ${delivery.id}, ${attempt}, ${result.statusCode ?? null}, ${result.error ?? null}, ${Math.round(result.durationMs)}, now())`,
     );
     const ok = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;
     if (ok) {
-      await query(tx, sql`update webhook_endpoints set last_success_at = now(), consecutive_failures = 0 where id = ${delivery.endpointId}`);
-      await query(tx, sql`update webhook_deliveries set status = 'succeeded', attempt_count = ${attempt}, completed_at = now() where id = ${delivery.id}`);
+      await query(tx, sql`update webhook_endpoints set last_success_at = now(), consecutive_failures = 0 where org_id = ${delivery.orgId} and id = ${delivery.endpointId}`);
+      await query(tx, sql`update webhook_deliveries set status = 'succeeded', attempt_count = ${attempt}, completed_at = now() where org_id = ${delivery.orgId} and id = ${delivery.id}`);
       return 'done';
     }
     await query(
@@ -56,12 +59,12 @@ export async function recordAttempt(em: EntityManager, delivery: PendingDelivery
       sql`update webhook_endpoints set last_failure_at = now(), consecutive_failures = consecutive_failures + 1,
             enabled = enabled and not ${gone} and not (consecutive_failures + 1 >= ${DISABLE_AFTER_FAILURES}
               and coalesce(last_success_at, created_at) < now() - make_interval(days => ${DISABLE_AFTER_DAYS}))
-          where id = ${delivery.endpointId}`,
+          where org_id = ${delivery.orgId} and id = ${delivery.endpointId}`,
     );
     const stop = final || gone;
     await query(
       tx,
-      sql`update webhook_deliveries set attempt_count = ${attempt}, status = ${stop ? 'failed' : 'pending'}, completed_at = ${stop ? sql`now()` : sql`null`} where id = ${delivery.id}`,
+      sql`update webhook_deliveries set attempt_count = ${attempt}, status = ${stop ? 'failed' : 'pending'}, completed_at = ${stop ? sql`now()` : sql`null`} where org_id = ${delivery.orgId} and id = ${delivery.id}`,
     );
     return stop ? 'stop' : 'retry';
   });
@@ -84,7 +87,7 @@ export async function listDeliveries(em: EntityManager, orgId: string, endpointI
     sql<{ id: string; event_id: string; event_type: string; status: string; attempt_count: number; created_at: string; completed_at: string | null; attempts: { attempt: number; status_code: number | null; error: string | null; duration_ms: number; created_at: string }[] }>`
       select d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.created_at, d.completed_at,
              coalesce((select jsonb_agg(jsonb_build_object('attempt', a.attempt, 'status_code', a.status_code, 'error', a.error, 'duration_ms', a.duration_ms, 'created_at', a.created_at) order by a.attempt)
-                         from webhook_attempts a where a.delivery_id = d.id), '[]') as attempts
+                         from webhook_attempts a where a.org_id = d.org_id and a.delivery_id = d.id), '[]') as attempts
         from webhook_deliveries d where d.endpoint_id = ${endpointId} and d.org_id = ${orgId}
        order by d.created_at desc, d.id desc limit ${limit}`,
   );

@@ -7,8 +7,9 @@ export const WebhookEndpoint = defineEntity({
   name: 'WebhookEndpoint',
   tableName: 'webhook_endpoints',
   properties: {
+    // The key is (org_id, id) as in the schema (0013_tenant_keys), so the ORM's updates name the org too.
+    orgId: p.uuid().primary(),
     id: p.uuid().primary(),
-    orgId: p.uuid(),
     url: p.text(),
     events: p.array<string>(),
     description: p.text(),

@@ -47,7 +47,7 @@ export async function fanOutEvents(em: EntityManager, schedule: number[], limit 
         });
       }
     }
-    await query(tx, sql`update events set dispatched_at = now() where id = any(${events.map((e) => e.id)}::bigint[])`);
+    await query(tx, sql`update events set dispatched_at = now() where (org_id, id) in (select * from unnest(${events.map((e) => e.org_id)}::uuid[], ${events.map((e) => e.id)}::bigint[]))`);
     return events.length;
   });
 }

@@ -79,7 +79,7 @@ describe('hourly maintenance', () => {
         sql<{ id: string }>`insert into webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, body, status, created_at)
           values (gen_random_uuid(), ${free.org.id}, ${endpoint!.id}, 1, 'memory.saved', '{}', ${status}, now() - make_interval(days => ${days})) returning id`,
       );
-      await query(db(), sql`insert into webhook_attempts (id, delivery_id, attempt, status_code, duration_ms, created_at) values (gen_random_uuid(), ${d!.id}, 1, 200, 5, now())`);
+      await query(db(), sql`insert into webhook_attempts (id, org_id, delivery_id, attempt, status_code, duration_ms, created_at) values (gen_random_uuid(), ${free.org.id}, ${d!.id}, 1, 200, 5, now())`);
       return d!.id;
     };
     const oldDone = await delivery('succeeded', 31);

@@ -137,7 +137,7 @@ describe('MCP server at /mcp', () => {
 
     // A free org past its quota: 402 as a tool error that says where to upgrade.
     const free = await signUp(stack.api);
-    await bumpCounters(stack.orm.em.fork(), [{ scopeId: free.org.id, name: 'memories_created', delta: 500 }]);
+    await bumpCounters(stack.orm.em.fork(), [{ orgId: free.org.id, scopeId: free.org.id, name: 'memories_created', delta: 500 }]);
     const quota = await connect(free.token);
     const refused = await quota.callTool({ name: 'add_memory', arguments: { content: 'one too many' } });
     expect(refused.isError).toBe(true);

@@ -7,6 +7,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { freePort } from '../support/ports.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MailMessage } from '../../domain/mail/entities.ts';
+import { NO_ORG } from '../../domain/outbox/enqueue.ts';
 import { OutboxMessage } from '../../domain/outbox/entities.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { VERIFICATION_MAIL_JOB } from '../../domain/accounts/verification.ts';
@@ -159,7 +160,7 @@ describe('worker process stopped between commit and dispatch', () => {
 });
 
 describe('rows that cannot be dispatched', () => {
-  const insertRow = async (jobType: string, jobKey: string, orgId: string | null = null) => {
+  const insertRow = async (jobType: string, jobKey: string, orgId = NO_ORG) => {
     const [row] = await query(
       stack.orm.em.fork(),
       sql<{ id: string }>`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
@@ -269,7 +270,7 @@ describe('relay across a PostgreSQL restart', () => {
     const insert = async (label: string) => {
       const key = `restart-${label}-${randomUUID()}`;
       await query(orm!.em.fork(), sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
-        values (gen_random_uuid(), null, ${VERIFICATION_MAIL_JOB}, ${key}, '["00000000-0000-0000-0000-000000000000"]'::jsonb, 'restart probe', now())`);
+        values (gen_random_uuid(), ${NO_ORG}, ${VERIFICATION_MAIL_JOB}, ${key}, '["00000000-0000-0000-0000-000000000000"]'::jsonb, 'restart probe', now())`);
       return key;
     };
     const dispatched = (key: string) =>

@@ -15,7 +15,7 @@ describe('free plan quotas', () => {
   it('allows 500 memories over the lifetime of the org: deleting gives none back', async () => {
     const a = await signUp(stack.api);
     // Stand in for 498 earlier creations (the counters are what the check reads).
-    await bumpCounters(stack.orm.em.fork(), [{ scopeId: a.org.id, name: 'memories_created', delta: 498 }]);
+    await bumpCounters(stack.orm.em.fork(), [{ orgId: a.org.id, scopeId: a.org.id, name: 'memories_created', delta: 498 }]);
     const m1 = await save(a.token);
     expect(m1.status).toBe(201);
     expect((await stack.api.delete(`/api/memories/${m1.body.id}`, { token: a.token })).status).toBe(204);
@@ -31,7 +31,7 @@ describe('free plan quotas', () => {
 
   it('stays exact under concurrent creates', async () => {
     const a = await signUp(stack.api);
-    await bumpCounters(stack.orm.em.fork(), [{ scopeId: a.org.id, name: 'memories_created', delta: 495 }]);
+    await bumpCounters(stack.orm.em.fork(), [{ orgId: a.org.id, scopeId: a.org.id, name: 'memories_created', delta: 495 }]);
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => save(a.token, `concurrent ${i}`)));
     expect(results.filter((r) => r.status === 201)).toHaveLength(5);
     expect(results.filter((r) => r.status === 402)).toHaveLength(7);
@@ -42,7 +42,7 @@ describe('free plan quotas', () => {
   it('caps storage at 50 MiB of content held now, on create and on growing updates', async () => {
     const a = await signUp(stack.api);
     const limit = 50 * 1024 * 1024;
-    await bumpCounters(stack.orm.em.fork(), [{ scopeId: a.org.id, name: 'content_bytes', delta: limit - 100 }]);
+    await bumpCounters(stack.orm.em.fork(), [{ orgId: a.org.id, scopeId: a.org.id, name: 'content_bytes', delta: limit - 100 }]);
     const small = await save(a.token, 'a'.repeat(90));
     expect(small.status).toBe(201);
     const refused = await save(a.token, 'b'.repeat(20));
@@ -57,7 +57,7 @@ describe('free plan quotas', () => {
 
   it('does not apply to paid plans, and a plan change takes effect at once', async () => {
     const a = await signUp(stack.api);
-    await bumpCounters(stack.orm.em.fork(), [{ scopeId: a.org.id, name: 'memories_created', delta: 500 }]);
+    await bumpCounters(stack.orm.em.fork(), [{ orgId: a.org.id, scopeId: a.org.id, name: 'memories_created', delta: 500 }]);
     expect((await save(a.token)).status).toBe(402);
     await setPlan(a.org.id, 'team');
     expect((await save(a.token)).status).toBe(201);

@@ -20,12 +20,11 @@ const historyOf = async (workflowId: string) => {
   return res.history!;
 };
 
-// Every payload anywhere in the history, found by walking the decoded protobuf objects.
-// Search attributes (OrgId) stay plain: the server indexes them, and they hold ids only.
-function payloadsIn(value: unknown, found: Payload[] = [], path = ''): Payload[] {
+// Every payload anywhere in the history, found by walking the decoded protobuf objects, with its path.
+function payloadsIn(value: unknown, found: { path: string; payload: Payload }[] = [], path = ''): { path: string; payload: Payload }[] {
   if (value instanceof Uint8Array || value === null || typeof value !== 'object') return found;
   if ('metadata' in value && 'data' in value && (value as { data: unknown }).data instanceof Uint8Array) {
-    if (!path.includes('searchAttributes')) found.push(value as Payload);
+    found.push({ path, payload: value as Payload });
     return found;
   }
   for (const [k, v] of Object.entries(value)) payloadsIn(v, found, `${path}.${k}`);
@@ -48,7 +47,13 @@ describe('workflow payloads in Temporal', () => {
     expect(raw.includes(user!.password_hash)).toBe(false);
     expect(raw.includes(token!.secret_hash)).toBe(false);
 
-    const payloads = payloadsIn(history);
+    // Two kinds stay plain, and hold no user data: search attributes (OrgId), which the server indexes, and the
+    // OpenTelemetry interceptors' header (W3C trace context and baggage: the trace and request ids).
+    const all = payloadsIn(history);
+    const traceHeaders = all.filter((p) => p.path.endsWith('header.fields._tracer-data'));
+    expect(traceHeaders.length).toBeGreaterThan(0);
+    for (const { payload } of traceHeaders) expect(Object.keys(JSON.parse(Buffer.from(payload.data!).toString())).sort()).toEqual(['baggage', 'traceparent']);
+    const payloads = all.filter((p) => !p.path.includes('searchAttributes') && !traceHeaders.includes(p)).map((p) => p.payload);
     expect(payloads.length).toBeGreaterThan(2);
     for (const p of payloads) expect(Buffer.from(p.metadata!.encoding!).toString()).toBe('binary/encrypted');
   });
@@ -58,7 +63,9 @@ describe('workflow payloads in Temporal', () => {
     expect(operator.status).toBe(200);
     const opUser = (await stack.api.get('/api/auth/me', { cookie: operator.cookie })).body.user;
     const history = await historyOf(`signup-${(await stack.api.get('/api/auth/me', { cookie: operator.cookie })).body.org.id}`);
-    const payloads = payloadsIn(history).map(asJson);
+    const payloads = payloadsIn(history)
+      .filter((p) => !p.path.includes('searchAttributes') && !p.path.endsWith('_tracer-data'))
+      .map((p) => asJson(p.payload));
     const decode = (auth: { cookie?: string; token?: string }, headers: Record<string, string> = {}) =>
       stack.api.post('/api/temporal/codec/decode', { ...auth, body: { payloads }, headers: { 'x-namespace': 'default', ...headers } });
 
