@@ -1,7 +1,7 @@
 import { context, propagation, trace, type Context } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, BatchSpanProcessor, NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 export interface Tracing {
@@ -23,7 +23,9 @@ export function installTracing(serviceName: string, env: NodeJS.ProcessEnv = pro
   const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== 'true';
   const processor = exporting ? new BatchSpanProcessor(new OTLPTraceExporter()) : new NoopSpanProcessor();
   const resource = new Resource({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName });
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  // Without an exporter, spans are not recorded (attributes, timings): they still get ids, which propagate.
+  // With one, OTEL_TRACES_SAMPLER decides (by default every trace the caller did not mark unsampled).
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor], ...(exporting ? {} : { sampler: new AlwaysOffSampler() }) });
   provider.register();
   installed = { processor, resource, shutdown: () => provider.shutdown() };
   return installed;
