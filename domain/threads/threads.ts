@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { notFound } from '../errors.ts';
 import { namespaceIdOf } from '../memories/namespaces.ts';
+import type { RawBuilder } from 'kysely';
 import { query, sql, toDate } from '../sql.ts';
 
 export interface ThreadSummary {
@@ -22,19 +23,36 @@ const TITLE_LENGTH = 80;
 
 // Memories sharing metadata.parent_ref form a thread; a memory without one is a thread of its own, keyed
 // by its id. The title is metadata.title of the thread's first memory, else the start of its content.
+// Threads come newest activity first (ties by ref).
+//
+// Cost grows with the page, not with the org: a thread's last activity is its newest memory, so walking the
+// org's memories newest first (an index range) meets the threads in page order; the walk reads twice as far
+// each time until it has met offset + limit threads whose order nothing unread can change. Only the page's
+// threads are then aggregated, by their ref (parent_ref index, or the id of a solo memory).
 export async function listThreads(em: EntityManager, orgId: string, q: { namespace?: string | undefined; limit: number; offset: number }): Promise<ThreadSummary[]> {
-  let namespaceFilter = sql``;
+  let inNamespace = sql``;
   if (q.namespace !== undefined) {
     const id = await namespaceIdOf(em, orgId, q.namespace);
     if (!id) return [];
-    namespaceFilter = sql`and m.namespace_id = ${id}`;
+    inNamespace = sql`and m.namespace_id = ${id}`;
   }
+  const refs = await pageRefs(em, orgId, inNamespace, q.offset + q.limit);
+  const page = refs.slice(q.offset);
+  if (page.length === 0) return [];
+  const solo = page.filter((ref) => UUID.test(ref));
   const rows = await query(
     em,
     sql<{ parent_ref: string; namespace: string; count: string; first_at: string; last_at: string; title: string; has_chunks: boolean }>`
       with t as (
-        select coalesce(m.metadata->>'parent_ref', m.id::text) as ref, m.id, m.namespace_id, m.content, m.metadata, m.created_at
-          from memories m where m.org_id = ${orgId} and m.superseded_by is null ${namespaceFilter}
+        select m.metadata->>'parent_ref' as ref, m.namespace_id, m.content, m.metadata, m.created_at, m.id
+          from memories m
+         where m.org_id = ${orgId} and m.superseded_by is null ${inNamespace}
+           and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = any(${page}::text[])
+        union all
+        select m.id::text, m.namespace_id, m.content, m.metadata, m.created_at, m.id
+          from memories m
+         where m.org_id = ${orgId} and m.superseded_by is null ${inNamespace}
+           and m.id = any(${solo}::uuid[]) and m.metadata->>'parent_ref' is null
       )
       select ref as parent_ref,
              (array_agg(n.name order by t.created_at, t.id))[1] as namespace,
@@ -43,8 +61,7 @@ export async function listThreads(em: EntityManager, orgId: string, q: { namespa
              bool_or(t.metadata ? 'chunk_index') as has_chunks
         from t join namespaces n on n.org_id = ${orgId} and n.id = t.namespace_id
        group by ref
-       order by max(t.created_at) desc, ref
-       limit ${q.limit} offset ${q.offset}`,
+       order by max(t.created_at) desc, ref`,
   );
   return rows.map((r) => ({
     parentRef: r.parent_ref,
@@ -55,6 +72,28 @@ export async function listThreads(em: EntityManager, orgId: string, q: { namespa
     title: r.title,
     hasChunks: r.has_chunks,
   }));
+}
+
+// The first `needed` thread refs in page order (last activity desc, then ref).
+async function pageRefs(em: EntityManager, orgId: string, inNamespace: RawBuilder<unknown>, needed: number): Promise<string[]> {
+  for (let scan = Math.max(64, needed * 4); ; scan *= 2) {
+    const rows = await query(
+      em,
+      sql<{ ref: string; last_at: string; oldest: string | null; scanned: string }>`
+        with recent as (
+          select coalesce(m.metadata->>'parent_ref', m.id::text) as ref, m.created_at
+            from memories m where m.org_id = ${orgId} and m.superseded_by is null ${inNamespace}
+           order by m.created_at desc, m.id desc limit ${scan}
+        )
+        select ref, max(created_at) as last_at, (select min(created_at) from recent) as oldest, (select count(*) from recent) as scanned
+          from recent group by ref order by max(created_at) desc, ref limit ${needed}`,
+    );
+    const exhausted = rows.length === 0 || Number(rows[0]!.scanned) < scan;
+    // A thread not met yet has no memory newer than the oldest one read: it can only come after the threads
+    // whose last activity is strictly newer than that.
+    const settled = exhausted ? rows : rows.filter((r) => toDate(r.last_at).getTime() > toDate(r.oldest!).getTime());
+    if (exhausted || settled.length >= needed) return settled.map((r) => r.ref);
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

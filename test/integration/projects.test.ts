@@ -164,6 +164,60 @@ describe('/api/threads', () => {
   });
 });
 
+describe('thread listing', () => {
+  // The exhaustive grouping of every memory, as listThreads ran before it walked only the newest memories.
+  const oracle = (orgId: string, namespace: string | null, limit: number, offset: number) =>
+    query(
+      stack.orm.em.fork(),
+      sql<{ parent_ref: string; count: string; title: string; namespace: string }>`
+        with t as (
+          select coalesce(m.metadata->>'parent_ref', m.id::text) as ref, m.namespace_id, m.content, m.metadata, m.created_at, m.id
+            from memories m join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
+           where m.org_id = ${orgId} and m.superseded_by is null and (${namespace}::text is null or n.name = ${namespace})
+        )
+        select ref as parent_ref, (array_agg(n.name order by t.created_at, t.id))[1] as namespace, count(*) as count,
+               (array_agg(coalesce(t.metadata->>'title', left(t.content, 80)) order by t.created_at, t.id))[1] as title
+          from t join namespaces n on n.org_id = ${orgId} and n.id = t.namespace_id
+         group by ref order by max(t.created_at) desc, ref limit ${limit} offset ${offset}`,
+    );
+
+  it('pages exactly as grouping every memory would, ties in time included', async () => {
+    const c = await signUp(stack.api);
+    for (const namespace of ['alpha', 'beta']) await save({ content: `seed ${namespace}`, namespace }, c.token);
+    const namespaces = await query(stack.orm.em.fork(), sql<{ id: string; name: string }>`select id, name from namespaces where org_id = ${c.org.id}`);
+    // 600 memories over 80 shared refs and many solo ones, at 150 distinct instants (so many share one),
+    // one superseded, one whose parent_ref is a memory's id.
+    let seed = 11;
+    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rows = Array.from({ length: 600 }, (_, i) => {
+      const shared = random() < 0.6;
+      return {
+        id: newId(),
+        namespace: namespaces[Math.floor(random() * namespaces.length)]!.id,
+        metadata: shared ? { parent_ref: `conv-${Math.floor(random() * 80)}`, ...(random() < 0.3 ? { title: `title ${i}` } : {}) } : {},
+        at: new Date(Date.UTC(2026, 0, 1) + Math.floor(random() * 150) * 1000).toISOString(),
+      };
+    });
+    rows[5]!.metadata = { parent_ref: rows[6]!.id };
+    await query(
+      stack.orm.em.fork(),
+      sql`insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, source, metadata, created_at, updated_at)
+        select u.id, ${c.org.id}, u.ns, 'memory ' || u.id, 40, 2, 'api', u.meta, u.at, u.at
+          from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.namespace)}::uuid[], ${rows.map((r) => JSON.stringify(r.metadata))}::jsonb[], ${rows.map((r) => r.at)}::timestamptz[]) as u(id, ns, meta, at)`,
+    );
+    await query(stack.orm.em.fork(), sql`update memories set superseded_by = ${rows[1]!.id} where id = ${rows[0]!.id}`);
+
+    for (const namespace of [null, 'alpha']) {
+      for (const [limit, offset] of [[20, 0], [7, 13], [50, 100], [500, 0], [10, 400]] as const) {
+        const expected = await oracle(c.org.id, namespace, limit, offset);
+        const path = `/api/threads?limit=${limit}&offset=${offset}${namespace ? `&namespace=${namespace}` : ''}`;
+        const got = (await stack.api.get(path, { token: c.token })).body as { parent_ref: string; count: number; title: string; namespace: string }[];
+        expect(got.map((t) => [t.parent_ref, t.count, t.title, t.namespace]), path).toEqual(expected.map((t) => [t.parent_ref, Number(t.count), t.title, t.namespace]));
+      }
+    }
+  });
+});
+
 describe('/api/recall', () => {
   it('logs recalls of linkable memories and lists them', async () => {
     const m1 = (await save({ content: 'recall me' })).body;
