@@ -7,8 +7,10 @@ export const BULK_SEARCH_MAX_QUERIES = 25;
 export const SEARCH_K_MAX = 50;
 export const LIST_LIMIT_MAX = 500;
 export const LIST_OFFSET_MAX = 100_000;
-// Above this many matching rows the list's `total` is reported as null rather than counted.
-export const LIST_TOTAL_CAP = 100_000;
+// In an org holding more memories than this, a filtered list's `total` is reported as null rather than counted
+// (the contract's "count skipped for a very large org"): counting 300,000 matches of a metadata filter took
+// 90 ms at 1,000,000 memories, for a page that took 0.1 ms.
+export const LIST_COUNT_MAX_ORG_MEMORIES = 100_000;
 
 // Keys of metadata the server owns: a caller's value for them is ignored.
 export const SERVER_METADATA_KEYS = ['history', 'redacted_count', 'redacted_kinds', 'synopsis', 'facts'] as const;

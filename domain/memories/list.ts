@@ -3,7 +3,7 @@ import { readCounters } from '../counters.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { NAMESPACE_MEMORIES, ORG_COUNTERS } from './counters.ts';
 import { compileFilters, type MemoryFilters } from './filters.ts';
-import { LIST_TOTAL_CAP } from './limits.ts';
+import { LIST_COUNT_MAX_ORG_MEMORIES } from './limits.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from './model.ts';
 
 export const LIST_ORDERS = ['newest', 'oldest', 'updated_desc', 'updated_asc'] as const;
@@ -38,17 +38,14 @@ export async function listMemories(em: EntityManager, orgId: string, q: ListQuer
   return { memories: rows.map(memoryView), total: await countMatching(em, orgId, filters) };
 }
 
-// Unfiltered totals come from the counters; filtered ones are counted up to a cap, past which the total is
-// reported as unknown (null) rather than making a large org's list slow.
+// Unfiltered totals come from the counters; filtered ones are counted, except in an org too large for a count
+// to stay cheap, where the total is reported as unknown (null) rather than making its list slow.
 async function countMatching(em: EntityManager, orgId: string, filters: Awaited<ReturnType<typeof compileFilters>>): Promise<number | null> {
   if (filters.trivial) {
     const counters = await readCounters(em, orgId, filters.namespaceId ?? orgId);
     return counters.get(filters.namespaceId ? NAMESPACE_MEMORIES : ORG_COUNTERS.live) ?? 0;
   }
-  const row = await queryOne(
-    em,
-    sql<{ n: string }>`select count(*) as n from (select 1 from memories m where ${filters.where} limit ${LIST_TOTAL_CAP + 1}) capped`,
-  );
-  const n = Number(row!.n);
-  return n > LIST_TOTAL_CAP ? null : n;
+  if (((await readCounters(em, orgId)).get(ORG_COUNTERS.live) ?? 0) > LIST_COUNT_MAX_ORG_MEMORIES) return null;
+  const row = await queryOne(em, sql<{ n: string }>`select count(*) as n from memories m where ${filters.where}`);
+  return Number(row!.n);
 }

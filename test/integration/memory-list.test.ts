@@ -66,6 +66,20 @@ describe('POST /api/memories/list', () => {
     expect((await list({ namespace: 'nope' })).body).toMatchObject({ memories: [], total: 0 });
   });
 
+  it('skips the count of a filtered list in an org of more than 100,000 memories (total null), never the page', async () => {
+    const b = await signUp(stack.api);
+    for (let i = 0; i < 3; i++) await stack.api.post('/api/memories', { token: b.token, body: { content: `big org note ${i}`, metadata: { i } } });
+    const filtered = { metadata_filter: { i: 1 } };
+    const listB = (body: Record<string, unknown>) => stack.api.post('/api/memories/list', { token: b.token, body });
+    expect((await listB(filtered)).body.total).toBe(1);
+    // The org's live-memory counter says 100,003, as if it held that many.
+    await query(stack.orm.em.fork(), sql`insert into counters (org_id, scope_id, name, shard, value) values (${b.org.id}, ${b.org.id}, 'memories', 99, 100000)`);
+    const big = await listB(filtered);
+    expect(big.body.total).toBeNull();
+    expect(big.body.memories.map((m: { content: string }) => m.content)).toEqual(['big org note 1']);
+    expect((await listB({})).body.total).toBe(100_003);
+  });
+
   it('pages with limit and offset', async () => {
     const p1 = await list({ limit: 7, order: 'newest' });
     const p2 = await list({ limit: 7, offset: 7, order: 'newest' });

@@ -1,0 +1,69 @@
+// Lists, threads and projects of one org of 1,000,000 memories (issue 14: p50 <= 20 ms each), timed on the
+// domain's own queries. The org is written straight into a scratch database with SQL (20 s instead of about
+// 25 minutes through the API): 20 projects, 50 tags, 30% of the memories in threads of 12, metadata with a
+// frequent value (kind: fact, a third) and a rare one (i: 7, 0.1%).
+//   ADMIN_DATABASE_URL=postgres://memsvc:memsvc@127.0.0.1:5433/postgres node bench/lists-at-scale.ts
+import pg from 'pg';
+import { listMemories } from '../domain/memories/list.ts';
+import { listProjects } from '../domain/projects/projects.ts';
+import { listThreads } from '../domain/threads/threads.ts';
+import { migrate, openOrm } from '../infra/orm.ts';
+import { summarize } from './lib/stats.ts';
+
+const N = Number(process.env.N ?? 1_000_000);
+const admin = new URL(process.env.ADMIN_DATABASE_URL ?? 'postgres://memsvc:memsvc@127.0.0.1:5433/postgres');
+const scratch = new URL(admin);
+scratch.pathname = '/memsvc_lists_bench';
+const adminDb = new pg.Client({ connectionString: admin.toString() });
+await adminDb.connect();
+await adminDb.query('drop database if exists memsvc_lists_bench with (force)');
+await adminDb.query('create database memsvc_lists_bench');
+const orm = await openOrm({ databaseUrl: scratch.toString(), poolMax: 2 });
+await migrate(orm);
+const org = '00000000-0000-0000-0000-00000000a001';
+const started = performance.now();
+for (const statement of [
+  `insert into orgs (id, slug, name, plan, created_at, updated_at) values ('${org}', 'scale', 'Scale', 'enterprise', now(), now())`,
+  `insert into namespaces (id, org_id, name, created_at, updated_at)
+     select ('00000000-0000-0000-0001-' || lpad(i::text, 12, '0'))::uuid, '${org}', 'project-' || i, now(), now() from generate_series(0, 19) i`,
+  `insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, metadata, created_at, updated_at)
+     select gen_random_uuid(), '${org}', ('00000000-0000-0000-0001-' || lpad((i % 20)::text, 12, '0'))::uuid,
+            'memory number ' || i || ' about deploys and releases of project ' || (i % 400), 60, 10, array['tag-' || (i % 50)], 'api',
+            case when i % 10 < 3 then jsonb_build_object('parent_ref', 'conv-' || (i / 12), 'chunk_index', i % 12, 'i', i % 1000)
+                 else jsonb_build_object('i', i % 1000, 'kind', case when i % 3 = 0 then 'fact' else 'note' end) end,
+            timestamptz '2026-01-01' + make_interval(secs => i * 20), timestamptz '2026-01-01' + make_interval(secs => i * 20)
+       from generate_series(1, ${N}) i`,
+  `insert into counters (org_id, scope_id, name, shard, value) values ('${org}', '${org}', 'memories', 0, ${N})`,
+  'vacuum analyze memories',
+]) {
+  await orm.em.getConnection().execute(statement);
+}
+console.log(`${N} memories written in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+
+const week = Date.parse('2026-01-01') + (N - 30_000) * 20_000;
+const cases: [string, () => Promise<unknown>][] = [
+  ['list, newest', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest' })],
+  ['list, namespace + tag', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', namespace: 'project-3', tags: ['tag-13'] })],
+  ['list, metadata_filter matching a third', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', metadataFilter: { kind: 'fact' } })],
+  ['list, metadata_filter matching 0.1%', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', metadataFilter: { i: 7 } })],
+  ['list, created_after (the last 30,000)', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', createdAfter: week })],
+  ['threads', () => listThreads(orm.em.fork(), org, { limit: 20, offset: 0 })],
+  ['threads, offset 1,000', () => listThreads(orm.em.fork(), org, { limit: 20, offset: 1000 })],
+  ['threads of a project', () => listThreads(orm.em.fork(), org, { limit: 20, offset: 0, namespace: 'project-3' })],
+  ['projects', () => listProjects(orm.em.fork(), org, { limit: 100, offset: 0 })],
+];
+console.log('| operation | p50 ms | p95 ms |');
+console.log('|---|---|---|');
+for (const [name, run] of cases) {
+  const times: number[] = [];
+  for (let i = 0; i < 25; i++) {
+    const t = performance.now();
+    await run();
+    times.push(performance.now() - t);
+  }
+  const s = summarize(times.slice(5));
+  console.log(`| ${name} | ${s.p50} | ${s.p95} |`);
+}
+await orm.close();
+await adminDb.query('drop database memsvc_lists_bench with (force)');
+await adminDb.end();
