@@ -271,11 +271,15 @@ describe('project roles', () => {
       const late: MemoryView = { id: newId(), content: 'saved while the project is deleted', namespace: 'doomed', tags: [], source: 'agent', sourceRef: null, metadata: {}, createdAt: Date.now(), updatedAt: Date.now() };
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
+      let written!: () => void;
+      const saved = new Promise<void>((r) => (written = r));
       // The save has written its statement and not yet committed when the deletion starts.
       const saving = stack.orm.em.fork().transactional(async (tx) => {
         await writeSaves(tx, [{ caller: callerOf(b), memory: late, bytes: 30 }]);
+        written();
         await held;
       });
+      await saved;
       const deleting = stack.api.delete(`/api/projects/${project.id}`, { token: b.token });
       await eventually(async () => (await lockWaits()) >= 1);
       release();
@@ -293,11 +297,16 @@ describe('project roles', () => {
       const project = (await projects(b.token)).find((p) => p.name === 'reborn')!;
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
+      let deleted!: () => void;
+      const locked = new Promise<void>((r) => (deleted = r));
+      // The deletion has run and not yet committed when the save starts.
       const deleting = stack.orm.em.fork().transactional(async (tx) => {
         await deleteProject(tx, callerOf(b), project.id);
+        deleted();
         await held;
       });
-      await eventually(async () => (await projects(b.token)).length === 1 && (await lockWaits()) === 0);
+      await locked;
+      expect(await projects(b.token)).toHaveLength(1);
       const saving = save({ content: 'saved during the deletion', namespace: 'reborn' }, b.token);
       await eventually(async () => (await lockWaits()) >= 1);
       release();
