@@ -44,6 +44,19 @@ async function settle() {
   await db.end();
 }
 
+// Bytes on disk per memory: the org's tables with their indexes and TOAST (the benchmark database holds this
+// one org), divided by its memories.
+async function bytesPerMemory(): Promise<number> {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  const { rows } = await db.query<{ bytes: string; memories: string }>(
+    `select (select sum(pg_total_relation_size(t)) from unnest(array['memories', 'memory_terms', 'memory_embeddings', 'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
+            (select count(*) from memories) as memories`,
+  );
+  await db.end();
+  return Math.round(Number(rows[0]!.bytes) / Number(rows[0]!.memories));
+}
+
 // CPU seconds a process has used so far (user + system), from /proc.
 function cpuSeconds(pid: string | undefined): number {
   if (!pid) return NaN;
@@ -59,15 +72,21 @@ function memoryOf(pid: string | undefined): string {
   return `${mb('VmRSS')} MB now, ${mb('VmHWM')} MB peak`;
 }
 
+// Whether the service embeds at all (EMBEDDING_PROVIDER=none runs the benchmark lexical-only: the growth of
+// lexical search and saves, without the model's CPU).
+async function withModel(token: string): Promise<boolean> {
+  return ((await api.get('/api/memories/embeddings', { token })).body as { model: string | null }).model !== null;
+}
+
 // Waits until the org's curator has embedded every memory; returns how long that took and the worker's CPU.
 async function embedded(token: string): Promise<{ seconds: number; cpu: number; count: number }> {
   const started = performance.now();
   const cpu = cpuSeconds(process.env.STACK_WORKER_PID);
   let count = 0;
   for (;;) {
-    const status = (await api.get('/api/memories/embeddings', { token })).body as { total: number; embedded: number };
+    const status = (await api.get('/api/memories/embeddings', { token })).body as { total: number; embedded: number; model: string | null };
     count = status.embedded;
-    if (status.embedded >= status.total) break;
+    if (status.model === null || status.embedded >= status.total) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
   return { seconds: Math.round((performance.now() - started) / 100) / 10, cpu: Math.round(cpuSeconds(process.env.STACK_WORKER_PID) - cpu), count };
@@ -103,7 +122,7 @@ async function seed(tokens: string[], count: number) {
   return run;
 }
 
-async function measure(tokens: string[]) {
+async function measure(tokens: string[], model: boolean) {
   const token = tokens[0]!;
   const searchRun = await closedLoop(1, 400, async () => {
     expectOk((await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10 } })).status, 'search');
@@ -120,7 +139,9 @@ async function measure(tokens: string[]) {
     expectOk((await api.post('/api/memories/search/bulk', { token, body: { queries, k: 5 } })).status, 'bulk');
   });
   const byMode = async (mode: string, filtered: boolean) =>
-    summarize(
+    !model
+      ? null
+      : summarize(
       (
         await closedLoop(1, 300, async () => {
           const filters = filtered ? { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] } : {};
@@ -132,10 +153,12 @@ async function measure(tokens: string[]) {
   const semanticFiltered = await byMode('semantic', true);
   const hybrid = await byMode('hybrid', false);
   const hybridFiltered = await byMode('hybrid', true);
-  const bulkHybrid = await closedLoop(1, 40, async () => {
-    const queries = Array.from({ length: 25 }, () => makeQuery());
-    expectOk((await api.post('/api/memories/search/bulk', { token, body: { queries, k: 5, mode: 'hybrid' } })).status, 'bulk hybrid');
-  });
+  const bulkHybrid = !model
+    ? null
+    : await closedLoop(1, 40, async () => {
+        const queries = Array.from({ length: 25 }, () => makeQuery());
+        expectOk((await api.post('/api/memories/search/bulk', { token, body: { queries, k: 5, mode: 'hybrid' } })).status, 'bulk hybrid');
+      });
   const list = await closedLoop(1, 300, async () => {
     const body = { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)], order: corpus.pick(['updated_desc', 'newest']), limit: 50 };
     expectOk((await api.post('/api/memories/list', { token, body })).status, 'list');
@@ -156,7 +179,7 @@ async function measure(tokens: string[]) {
     semanticFiltered,
     hybrid,
     hybridFiltered,
-    bulkHybrid: summarize(bulkHybrid.latencies),
+    bulkHybrid: bulkHybrid && summarize(bulkHybrid.latencies),
     list: summarize(list.latencies),
     listMetadata: summarize(listMeta.latencies),
     savesPerSecond: writes.perSecond,
@@ -164,48 +187,56 @@ async function measure(tokens: string[]) {
   };
 }
 
-const row = (name: string, s: Summary) => `| ${name} | ${s.p50} | ${s.p95} | ${s.p99} | ${s.count} |`;
+// A row of the table, or nothing for what this run did not measure (semantic and hybrid without a model).
+const row = (name: string, s: Summary | null) => (s ? [`| ${name} | ${s.p50} | ${s.p95} | ${s.p99} | ${s.count} |`] : []);
 
 const { orgId, tokens } = await account();
+const model = await withModel(tokens[0]!);
 let seeded = 0;
 for (const target of checkpoints) {
   const run = await seed(tokens, target - seeded);
   seeded = target;
   process.stdout.write(`\nseeded to ${target} memories: ${run.perSecond} saves/s over ${run.seconds} s (concurrency 32, 8 tokens)\n`);
-  const caughtUp = await embedded(tokens[0]!);
-  process.stdout.write(`embeddings caught up ${caughtUp.seconds} s after seeding ended (${caughtUp.count} vectors; worker CPU meanwhile ${caughtUp.cpu} s)\n`);
+  if (model) {
+    const caughtUp = await embedded(tokens[0]!);
+    process.stdout.write(`embeddings caught up ${caughtUp.seconds} s after seeding ended (${caughtUp.count} vectors; worker CPU meanwhile ${caughtUp.cpu} s)\n`);
+  }
   await settle();
-  const m = await measure(tokens);
+  const m = await measure(tokens, model);
+  const bytes = await bytesPerMemory();
   seeded += 5000;
   process.stdout.write(
     [
       `\n### ${target.toLocaleString('en')} memories (${kind} corpus)\n`,
       '| operation | p50 ms | p95 ms | p99 ms | requests |',
       '|---|---|---|---|---|',
-      row('search, k 10 (2-3 word queries)', m.search),
-      row('search with namespace + tag filters', m.searchFiltered),
-      row('bulk search, 25 queries, k 5', m.bulk),
-      row('semantic search, k 10', m.semantic),
-      row('semantic search with namespace + tag filters', m.semanticFiltered),
-      row('hybrid search, k 10', m.hybrid),
-      row('hybrid search with namespace + tag filters', m.hybridFiltered),
-      row('bulk hybrid search, 25 queries, k 5', m.bulkHybrid),
-      row('list, namespace + tag filter, 50 rows + total', m.list),
-      row('list, metadata_filter, 50 rows + total', m.listMetadata),
-      row('POST /api/memories at concurrency 64', m.saveLatency),
+      ...row('search, k 10 (2-3 word queries)', m.search),
+      ...row('search with namespace + tag filters', m.searchFiltered),
+      ...row('bulk search, 25 queries, k 5', m.bulk),
+      ...row('semantic search, k 10', m.semantic),
+      ...row('semantic search with namespace + tag filters', m.semanticFiltered),
+      ...row('hybrid search, k 10', m.hybrid),
+      ...row('hybrid search with namespace + tag filters', m.hybridFiltered),
+      ...row('bulk hybrid search, 25 queries, k 5', m.bulkHybrid),
+      ...row('list, namespace + tag filter, 50 rows + total', m.list),
+      ...row('list, metadata_filter, 50 rows + total', m.listMetadata),
+      ...row('POST /api/memories at concurrency 64', m.saveLatency),
       '',
       `search throughput at concurrency 4: ${m.searchConcurrentPerSecond} requests/s`,
       `POST /api/memories throughput (8 tokens, concurrency 64): ${m.savesPerSecond} requests/s`,
+      `bytes on disk per memory (memories, postings, vectors, counters, events, outbox, with indexes): ${bytes}`,
       '',
     ].join('\n'),
   );
 }
 // Freshness is measured from an empty backlog (the measurement's own 5,000 saves are embedded first).
-await embedded(tokens[0]!);
-const fresh = await freshness(tokens[0]!, orgId);
-process.stdout.write(`\nfrom a save's 201 to its vector (found semantically) at 50 saves/s: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves)\n`);
-const recall = await filteredRecall(tokens[0]!, orgId);
-process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);
+if (model) {
+  await embedded(tokens[0]!);
+  const fresh = await freshness(tokens[0]!, orgId);
+  process.stdout.write(`\nfrom a save's 201 to its vector (found semantically) at 50 saves/s: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves)\n`);
+  const recall = await filteredRecall(tokens[0]!, orgId);
+  process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);
+}
 process.stdout.write(`API ${memoryOf(process.env.STACK_API_PID)}; worker ${memoryOf(process.env.STACK_WORKER_PID)}\n`);
 
 // Saves at a steady 50 per second (open loop) for 20 s; each save's time from its 201 until its vector is in

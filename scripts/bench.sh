@@ -13,6 +13,7 @@ ensure_embedding_model
 ensure_temporal
 ensure_secrets
 ensure_dashboard
+ensure_workflow_bundle
 trap stop_started EXIT
 
 export DATABASE_POOL_MAX=20

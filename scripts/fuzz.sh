@@ -12,6 +12,7 @@ ensure_embedding_model
 ensure_temporal
 ensure_secrets
 ensure_dashboard
+ensure_workflow_bundle
 ensure_schemathesis
 ensure_stripe_mock
 trap stop_started EXIT

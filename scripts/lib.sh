@@ -199,6 +199,14 @@ ensure_dashboard() {
   node dashboard/build.ts
 }
 
+# The workflows bundled ahead (temporal/workflow-bundle.ts, rebuilt when they change): a worker that bundles
+# them itself runs webpack in its own process and keeps the memory that took as its peak.
+ensure_workflow_bundle() {
+  mkdir -p "$DATA_DIR"
+  export WORKFLOW_BUNDLE_PATH="${WORKFLOW_BUNDLE_PATH:-$DATA_DIR/workflow-bundle.js}"
+  node temporal/workflow-bundle.ts "$WORKFLOW_BUNDLE_PATH"
+}
+
 # Debian's Chromium, for the tests that run code in a real browser (driven by playwright-core, whose own
 # browser downloads are not used). Installed with apt-get when missing, which needs root (or sudo).
 ensure_chromium() {

@@ -13,6 +13,7 @@ ensure_database memsvc
 ensure_temporal
 ensure_secrets
 ensure_dashboard
+ensure_workflow_bundle
 trap stop_started EXIT
 trap 'exit 130' INT TERM
 

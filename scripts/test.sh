@@ -12,6 +12,7 @@ ensure_temporal
 ensure_secrets
 ensure_stripe_mock
 ensure_dashboard
+ensure_workflow_bundle
 ensure_chromium
 ensure_node20
 trap stop_started EXIT

@@ -40,7 +40,8 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     activities: createActivities(options.deps),
     interceptors: {
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
-      workflowModules: [WORKFLOW_INTERCEPTORS_PATH],
+      // A prebuilt bundle carries them already (temporal/workflow-bundle.ts).
+      ...(options.workflowBundle ? {} : { workflowModules: [WORKFLOW_INTERCEPTORS_PATH] }),
     },
     // Workflow code cannot export spans itself: it hands them to this sink, outside the sandbox.
     sinks: { exporter: makeWorkflowExporter(options.tracing.processor, options.tracing.resource) },

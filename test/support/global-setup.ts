@@ -1,12 +1,9 @@
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { FAILURE_CONVERTER_PATH } from '../../temporal/data-converter.ts';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openOrm, migrate } from '../../infra/orm.ts';
-import { WORKFLOW_INTERCEPTORS_PATH, WORKFLOWS_PATH } from '../../temporal/worker.ts';
 import { TemporalDevServer } from './temporal-server.ts';
 
 declare module 'vitest' {
@@ -25,8 +22,8 @@ const required = (name: string): string => {
   return value;
 };
 
-// Once per run: a fresh, migrated template database (each test file clones its own from it), one Temporal dev server, and the
-// workflow bundle built once for every test file's worker.
+// Once per run: a fresh, migrated template database (each test file clones its own from it) and one Temporal dev
+// server; every test file's worker runs the workflow bundle scripts/test.sh built.
 export default async function setup(project: TestProject) {
   const databaseUrl = required('DATABASE_URL');
   const adminDatabaseUrl = required('TEST_ADMIN_DATABASE_URL');
@@ -44,9 +41,9 @@ export default async function setup(project: TestProject) {
 
   const dir = await mkdtemp(join(tmpdir(), 'memsvc-test-'));
   const temporal = await TemporalDevServer.create(temporalBin, join(dir, 'temporal.db'));
-  const [bundle] = await Promise.all([bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_PATH], failureConverterPath: FAILURE_CONVERTER_PATH, logger: new DefaultLogger('WARN') }), temporal.start()]);
-  const workflowBundlePath = join(dir, 'workflow-bundle.js');
-  await writeFile(workflowBundlePath, bundle.code);
+  await temporal.start();
+  // Built by scripts/test.sh (ensure_workflow_bundle), as the worker processes of scripts/start.sh use it.
+  const workflowBundlePath = required('WORKFLOW_BUNDLE_PATH');
 
   project.provide('templateDatabaseUrl', databaseUrl);
   project.provide('adminDatabaseUrl', adminDatabaseUrl);
