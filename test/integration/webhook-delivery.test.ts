@@ -44,7 +44,10 @@ describe('webhook delivery', () => {
     });
     expect(await deliveries(a, ep.id)).toHaveLength(2);
     expect(receiver.received.filter((r) => r.body.includes(memory.id))).toHaveLength(2);
-    const [saved, deleted] = mine.map((r) => JSON.parse(r.body));
+    // Each delivery is a workflow of its own: they may arrive in either order (receivers order by timestamp).
+    const bodies = mine.map((r) => JSON.parse(r.body));
+    const saved = bodies.find((b) => b.type === 'memory.saved');
+    const deleted = bodies.find((b) => b.type === 'memory.deleted');
     expect(saved).toMatchObject({ type: 'memory.saved', data: { id: memory.id, content: 'hook me', namespace: 'hooks' } });
     expect(saved.data).toEqual(memory);
     expect(new Date(saved.timestamp).toISOString()).toBe(saved.timestamp);
