@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Embedder } from '../domain/embeddings/port.ts';
 import { embedMemories, embedPage, noOutcome, type EmbedOutcome } from '../domain/embeddings/store.ts';
+import { compactPostings, foldPostings } from '../domain/search/fold.ts';
 import { embeddingsComputed } from '../infra/metrics.ts';
 
 export interface CuratorActivityDeps {
@@ -15,6 +16,9 @@ export interface CuratorActivityDeps {
 // attempt stays well inside its time limit on two cores.
 export const BACKFILL_PAGE = 256;
 
+// A fold activity keeps folding for about this long, then hands back to the workflow.
+const FOLD_BUDGET_MS = 10_000;
+
 export function curatorActivities(deps: CuratorActivityDeps) {
   // A missing model is worth waiting for (the activity is retried until an operator fixes the worker).
   const model = (): Embedder | null => {
@@ -28,6 +32,20 @@ export function curatorActivities(deps: CuratorActivityDeps) {
       const outcome = embedder ? await embedMemories(deps.orm.em.fork(), embedder, input.orgId, input.ids) : noOutcome();
       embeddingsComputed.inc(outcome.embedded);
       return outcome;
+    },
+    // Folds the org's staged postings into blocks (domain/search/fold.ts), then compacts its tombstones if they
+    // have grown past the limit. `more` asks to be called again at once.
+    async foldPostings(input: { orgId: string }): Promise<{ folded: number; compacted: number; more: boolean }> {
+      const started = Date.now();
+      let folded = 0;
+      let more = true;
+      while (more && Date.now() - started < FOLD_BUDGET_MS) {
+        const outcome = await foldPostings(deps.orm.em.fork(), input.orgId);
+        folded += outcome.folded;
+        more = outcome.more;
+      }
+      const compacted = more ? 0 : await compactPostings(deps.orm.em.fork(), input.orgId);
+      return { folded, compacted, more };
     },
     async embedPage(input: { orgId: string; cursor: string | null }): Promise<{ outcome: EmbedOutcome; next: string | null }> {
       const embedder = model();

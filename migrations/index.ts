@@ -13,6 +13,7 @@ import { Migration0011Embeddings } from './0011_embeddings.ts';
 import { Migration0012OutboxLeases } from './0012_outbox_leases.ts';
 import { Migration0013TenantKeys } from './0013_tenant_keys.ts';
 import { Migration0014OutboxTraceContext } from './0014_outbox_trace_context.ts';
+import { Migration0015LexicalBlocks } from './0015_lexical_blocks.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -30,4 +31,5 @@ export const migrations: MigrationObject[] = [
   { name: '0012_outbox_leases', class: Migration0012OutboxLeases },
   { name: '0013_tenant_keys', class: Migration0013TenantKeys },
   { name: '0014_outbox_trace_context', class: Migration0014OutboxTraceContext },
+  { name: '0015_lexical_blocks', class: Migration0015LexicalBlocks },
 ];

@@ -1,13 +1,14 @@
-import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { CurateRequest } from '../domain/embeddings/curate.ts';
 import type { EmbedOutcome } from '../domain/embeddings/store.ts';
 import type { EnrichmentArgs } from '../domain/enrichment/schedule.ts';
-import { EMBEDDING_BATCH, LLM_CALL, TRANSACTION } from './options.ts';
+import { EMBEDDING_BATCH, LLM_CALL, POSTINGS_FOLD, TRANSACTION } from './options.ts';
 
 const { embedMemories, embedPage } = proxyActivities<Activities>(EMBEDDING_BATCH);
 const { enrichMemory } = proxyActivities<Activities>(LLM_CALL);
 const { releaseLlmKeys } = proxyActivities<Activities>(TRANSACTION);
+const { foldPostings } = proxyActivities<Activities>(POSTINGS_FOLD);
 
 export const curateSignal = defineSignal<[CurateRequest]>('curate');
 
@@ -69,13 +70,16 @@ export const BURST_PER_SECOND = 100;
 const BURST_WINDOW_MS = 2_000;
 const BURST_PAUSE = '15 seconds';
 const RECENT_REPORTS = 50;
+// Saved postings are folded into blocks at most this often: each fold then takes a few seconds of saves at once.
+const FOLD_INTERVAL = '2 seconds';
 // An org with nothing to do for this long lets its curator end; the next signal starts a new run.
 const IDLE = '1 hour';
 
 // The org's actor for continuous background work (`memory-curator-<org id>`). Signals carry the ids of saved
 // and edited memories, which it embeds in batches, and the enrichments some of them asked for, which it runs
 // one model call at a time. The two run side by side, so a slow or failing provider never holds up
-// embedding. Its state travels through continue-as-new before the history grows large.
+// embedding. Beside them it folds the org's newly saved postings into blocks (domain/search/fold.ts), the one
+// folder of the org. Its state travels through continue-as-new before the history grows large.
 export async function memoryCuratorWorkflow(state: CuratorState): Promise<CuratorTotals> {
   const { orgId } = state;
   const pending = new Set(state.pending ?? []);
@@ -84,6 +88,8 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   // Totals carried from a run before `refused` was counted lack it, hence the defaults under the spread.
   const totals: CuratorTotals = { embedded: 0, reused: 0, current: 0, refused: 0, enriched: 0, enrichSkipped: 0, enrichFailed: 0, enrichDropped: 0, ...state.totals };
   const recent = [...(state.recent ?? [])];
+  // Whether postings may be waiting to be folded: always at the start of a run, then after each signal of saves.
+  let unfolded = true;
   let inFlight = 0;
   let draining = false;
   // The units in flight: the ids of the batch being embedded, and the enrichment being run with its tasks not
@@ -98,7 +104,10 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   };
 
   setHandler(curateSignal, (request) => {
-    if (request.ids.length > 0) arrivals.push({ at: Date.now(), count: request.ids.length });
+    if (request.ids.length > 0) {
+      arrivals.push({ at: Date.now(), count: request.ids.length });
+      unfolded = true;
+    }
     for (const id of request.ids) pending.add(id);
     if (request.backfill || pending.size > CURATOR_MAX_PENDING) {
       pending.clear();
@@ -118,7 +127,9 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
     recent: [...recent],
   }));
 
-  const busy = () => pending.size > 0 || backfill !== null || enrichments.length > 0 || inFlight > 0;
+  // Runs started before folding existed replay without it.
+  const folds = patched('fold-postings');
+  const busy = () => pending.size > 0 || backfill !== null || enrichments.length > 0 || inFlight > 0 || (folds && unfolded);
   // Runs `work` whenever `ready`, one unit at a time, until the run drains.
   const loop = async (ready: () => boolean, work: () => Promise<void>) => {
     for (;;) {
@@ -170,6 +181,18 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
     },
   );
 
+  const folding = folds
+    ? loop(
+        () => unfolded,
+        async () => {
+          unfolded = false;
+          const outcome = await foldPostings({ orgId });
+          if (outcome.more) unfolded = true;
+          else await sleep(FOLD_INTERVAL);
+        },
+      )
+    : null;
+
   // Idle for an hour: end. Asked to continue as new: let the current units finish, then carry the state over.
   for (;;) {
     const worked = await condition(busy, IDLE);
@@ -183,6 +206,7 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   draining = true;
   void embedding;
   void enriching;
+  void folding;
   await condition(allHandlersFinished);
   if (!busy() && !workflowInfo().continueAsNewSuggested) return totals;
   return continueAsNew<typeof memoryCuratorWorkflow>({

@@ -39,3 +39,10 @@ export const ERASURE: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };
+
+// Folding an org's postings: bounded work per attempt (about 10 s of folds; compacting the tombstones of an org
+// of a million memories rewrites its blocks, about a minute), retried like a transaction.
+export const POSTINGS_FOLD: ActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+};

@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
-import { unindexContent } from '../search/postings.ts';
+import { unindexMemories } from '../search/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { countDeleted } from './counters.ts';
 import { MEMORIES_IN_NAMESPACES } from './model.ts';
@@ -28,7 +28,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
       if (tombstone) return;
       throw notFound();
     }
-    await unindexContent(tx, caller.orgId, id, row.content);
+    await unindexMemories(tx, caller.orgId, [{ id, content: row.content }]);
     await forgetEmbeddings(tx, caller.orgId, [id]);
     await query(tx, sql`delete from memories where org_id = ${caller.orgId} and id = ${id}`);
     await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len }, row.superseded_by !== null);

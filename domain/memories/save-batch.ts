@@ -74,8 +74,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
                r.source, r.source_ref, r.metadata, r.created_at, r.created_at
           from src r),
       indexed as (
-        insert into memory_terms (org_id, term, memory_id, namespace_id, tf, doc_len)
-        select r.org_id, p.term, r.id, r.namespace_id, p.tf, r.doc_len
+        insert into memory_terms (org_id, term, memory_id, tf, doc_len)
+        select r.org_id, p.term, r.id, p.tf, r.doc_len
           from unnest(${postings.row}::int[], ${postings.term}::text[], ${postings.tf}::int[]) as p(n, term, tf) join src r on r.n = p.n),
       counted as (${countersUpsert(sumDeltas(deltas))!}),
       -- memory.saved carries the memory row as the API shows it (memoryRecord), built here from the same source.

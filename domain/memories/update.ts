@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
-import { indexContent, moveContent, unindexContent } from '../search/postings.ts';
+import { indexContent, unindexMemories } from '../search/postings.ts';
 import { curateJob } from '../embeddings/curate.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
 import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
@@ -68,14 +68,12 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
 
   const namespace = patch.namespace ?? current.namespace;
   const namespaceId = patch.namespace !== undefined && patch.namespace !== current.namespace ? await ensureNamespace(tx, caller.orgId, patch.namespace) : current.namespace_id;
-  let reindexed = false;
   if (patch.content !== undefined) {
     const prepared = prepareContent(patch.content);
     if (prepared.content !== current.content) {
       if (prepared.bytes > current.content_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, context.upgradeUrl);
-      await unindexContent(tx, caller.orgId, id, current.content);
-      docLen = await indexContent(tx, caller.orgId, namespaceId, id, prepared.content);
-      reindexed = true;
+      await unindexMemories(tx, caller.orgId, [{ id, content: current.content }]);
+      docLen = await indexContent(tx, caller.orgId, id, prepared.content);
       // Semantic search forgets the old text now and learns the new one when the curator has embedded it.
       await forgetEmbeddings(tx, caller.orgId, [id]);
       const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
@@ -97,7 +95,6 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
       bytes = prepared.bytes;
     }
   }
-  if (!reindexed && namespaceId !== current.namespace_id) await moveContent(tx, caller.orgId, namespaceId, id, content);
   const tags = patch.tags !== undefined ? [...new Set(patch.tags)] : current.tags;
 
   const updated = await queryOne(

@@ -23,8 +23,10 @@ const byOrg = (em: EntityManager, table: string, orgId: string): Promise<number>
 // is left (namespaces, entities, runbooks, chats, webhooks, exports...): all small by then or bounded per org.
 export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<number> {
   return em.transactional(async (tx) => {
-    const postings = await byOrg(tx, 'memory_terms', orgId);
-    if (postings > 0) return postings;
+    for (const table of ['memory_terms', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'lexical_state']) {
+      const n = await byOrg(tx, table, orgId);
+      if (n > 0) return n;
+    }
     const memories = await query(tx, sql<{ id: string }>`delete from memories where org_id = ${orgId} and id in (select id from memories where org_id = ${orgId} limit ${ERASE_ROWS}) returning id`);
     if (memories.length > 0) {
       await forgetEmbeddings(tx, orgId, memories.map((m) => m.id));

@@ -3,60 +3,222 @@ import { ORG_COUNTERS } from '../memories/counters.ts';
 import type { CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
 import { analyze } from './analyzer.ts';
-import { B, K1, queryTermCounts } from './bm25.ts';
+import { B, idf, K1, queryTermCounts } from './bm25.ts';
+import { BestFirst } from './best-first.ts';
+import { decodeBlock, type Postings } from './blocks.ts';
 import type { Ranked } from './fusion.ts';
 
-// Distinct query terms beyond this are ignored: each costs an index scan of its postings.
+// Distinct query terms beyond this are ignored.
 export const MAX_QUERY_TERMS = 128;
+// A filtered search checks its best candidates against the filter in rounds: this many first (or 8k), then
+// eight times more each round, until k pass or every candidate has been checked.
+const FIRST_CHECK = 256;
+const CHECK_GROWTH = 8;
 
-// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, in one statement:
-// - df per query term is an index-only count over the org's postings (org-wide even when filtering),
-//   materialized so the planner cannot re-run the count per posting;
-// - N and the average length come from the org's sharded counters;
-// - the scoring scan reads only postings (tf, length and namespace are stored in them), so a namespace
-//   filter costs nothing extra; other filters join the scored memories to their rows.
+// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org. Every posting of every query
+// term is scored, in this process: one statement reads the terms' blocks (fold.ts), their rows not folded yet,
+// the org's tombstones and its counters, all in one snapshot; df counts the live postings, N and the average
+// length come from the counters. A posting costs a few nanoseconds here against about half a microsecond as
+// a PostgreSQL row (docs/performance.md). Filters are checked on the best candidates, in score order, so
+// the result is the same as filtering first.
 // Returns the best `n` memory ids with their BM25 scores, best first (ties by id).
 export async function lexicalRanking(em: EntityManager, orgId: string, text: string, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
   const counts = [...queryTermCounts(analyze(text))].slice(0, MAX_QUERY_TERMS);
-  if (counts.length === 0) return [];
-  const terms = counts.map(([t]) => t);
-  const weights = counts.map(([, w]) => w);
-  const inNamespace = compiled.namespaceId ? sql`and mt.namespace_id = ${compiled.namespaceId}` : sql``;
-  const scored = sql`
-    with q as (select t, w from unnest(${terms}::text[], ${weights}::float8[]) as u(t, w)),
-    stats as materialized (
-      select coalesce(sum(value) filter (where name = ${ORG_COUNTERS.live}), 0)::float8 as n,
-             coalesce(sum(value) filter (where name = ${ORG_COUNTERS.docLen}), 0)::float8 as total
-        from counters where org_id = ${orgId} and scope_id = ${orgId} and name in (${ORG_COUNTERS.live}, ${ORG_COUNTERS.docLen})
-    ),
-    df as materialized (
-      select q.t, q.w, (select count(*) from memory_terms c where c.org_id = ${orgId} and c.term = q.t)::float8 as df from q
-    ),
-    -- Everything constant per term (idf, query weight, k1 + 1) or per query (the length normalisation's
-    -- factors) is computed once here, so each posting costs a multiply-add and a division. An org with no
-    -- indexed text has no postings to score; the nullifs only keep its statistics from dividing by zero.
-    terms as materialized (
-      select df.t, df.w * ln(1::float8 + (s.n - df.df + 0.5::float8) / (df.df + 0.5::float8)) * ${K1 + 1}::float8 as weight,
-             ${K1 * (1 - B)}::float8 as c0, ${K1 * B}::float8 / nullif(s.total / nullif(s.n, 0), 0) as c1
-        from df cross join stats s
-    ),
-    scored as (
-      select mt.memory_id, sum(tw.weight * mt.tf / (mt.tf + tw.c0 + tw.c1 * mt.doc_len)) as score
-        from terms tw join memory_terms mt on mt.org_id = ${orgId} and mt.term = tw.t ${inNamespace}
-       group by mt.memory_id
-    )`;
-  const rows = compiled.trivial
-    ? await query(em, sql<RankRow>`${scored} select memory_id as id, score from scored order by score desc, memory_id limit ${n}`)
-    : await query(
-        em,
-        sql<RankRow>`${scored}
-          select scored.memory_id as id, scored.score from scored join memories m on m.org_id = ${orgId} and m.id = scored.memory_id
-           where ${compiled.where} order by scored.score desc, m.id limit ${n}`,
-      );
-  return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+  if (counts.length === 0 || n <= 0) return [];
+  const index = await readIndex(em, orgId, counts.map(([t]) => t));
+  const candidates = score(index, counts);
+  if (candidates.keys.length === 0) return [];
+  const filtered = !(compiled.trivial && compiled.namespaceId === null);
+  const found: Ranked[] = [];
+  // Candidates are taken best first, all ties of the last score included, so every candidate left unchecked
+  // scores below every one checked: once n pass, they are the best n that pass.
+  const order = new BestFirst(candidates.scores);
+  let want = filtered ? Math.max(FIRST_CHECK, 8 * n) : n;
+  while (found.length < n && !order.done) {
+    const batch = order.take(want);
+    want *= CHECK_GROWTH;
+    const docnums: number[] = [];
+    const staged: string[] = [];
+    for (const i of batch) {
+      const key = candidates.keys[i]!;
+      if (key < index.base) docnums.push(key);
+      else staged.push(index.stagedIds[key - index.base]!);
+    }
+    const ids = await resolve(em, orgId, docnums, staged, filtered ? compiled : null);
+    for (const i of batch) {
+      const key = candidates.keys[i]!;
+      const id = key < index.base ? ids.byDocnum.get(key) : index.stagedIds[key - index.base]!;
+      if (id !== undefined && (key < index.base || ids.staged.has(id))) found.push({ id, score: candidates.scores[i]! });
+    }
+  }
+  found.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return found.slice(0, n);
 }
 
-interface RankRow {
-  id: string;
-  score: number | string;
+interface IndexRead {
+  blocks: Map<string, Postings[]>;
+  staged: Map<string, { key: number; tf: number; len: number }[]>;
+  // Keys of staged memories start at `base` (the org's next document number); stagedIds[key - base] is the id.
+  base: number;
+  stagedIds: string[];
+  tombstones: Int32Array;
+  n: number;
+  total: number;
+}
+
+interface IndexRow {
+  kind: number;
+  term: string | null;
+  docs: number | null;
+  wide: boolean | null;
+  data: Buffer | null;
+  memory_id: string | null;
+  tf: number | null;
+  doc_len: number | null;
+  n: number | null;
+  total: number | null;
+}
+
+async function readIndex(em: EntityManager, orgId: string, terms: string[]): Promise<IndexRead> {
+  const rows = await query(
+    em,
+    sql<IndexRow>`
+      select 0 as kind, b.term, b.docs, b.wide, b.data, null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total
+        from lexical_blocks b where b.org_id = ${orgId} and b.term = any(${terms}::text[])
+      union all
+      select 1, s.term, null, null, null, s.memory_id, s.tf, s.doc_len, null, null
+        from memory_terms s where s.org_id = ${orgId} and s.term = any(${terms}::text[])
+      union all
+      select 2, null, (select next_docnum from lexical_state where org_id = ${orgId}), null,
+             (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null,
+             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}),
+             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.docLen})`,
+  );
+  const meta = rows.find((r) => r.kind === 2)!;
+  const base = meta.docs ?? 0;
+  const index: IndexRead = { blocks: new Map(), staged: new Map(), base, stagedIds: [], tombstones: new Int32Array(0), n: meta.n ?? 0, total: meta.total ?? 0 };
+  if (meta.data) {
+    // int4send writes big-endian.
+    const view = new DataView(meta.data.buffer, meta.data.byteOffset, meta.data.byteLength);
+    index.tombstones = Int32Array.from({ length: meta.data.byteLength / 4 }, (_, i) => view.getInt32(4 * i));
+  }
+  const stagedKey = new Map<string, number>();
+  for (const r of rows) {
+    if (r.kind === 0) {
+      let list = index.blocks.get(r.term!);
+      if (!list) index.blocks.set(r.term!, (list = []));
+      list.push(decodeBlock({ docs: r.docs!, wide: r.wide!, data: r.data! }));
+    } else if (r.kind === 1) {
+      let key = stagedKey.get(r.memory_id!);
+      if (key === undefined) {
+        key = base + index.stagedIds.length;
+        stagedKey.set(r.memory_id!, key);
+        index.stagedIds.push(r.memory_id!);
+      }
+      let list = index.staged.get(r.term!);
+      if (!list) index.staged.set(r.term!, (list = []));
+      list.push({ key, tf: r.tf!, len: r.doc_len! });
+    }
+  }
+  return index;
+}
+
+// Accumulators shared by every search of the process: score() runs to its end without awaiting, so one
+// search at a time uses them, and it leaves them zeroed.
+let accumulator = new Float64Array(1 << 16);
+let deadMarks = new Uint8Array(1 << 16);
+let touched = new Int32Array(1 << 16);
+
+function grow(size: number): void {
+  if (accumulator.length < size) {
+    const length = Math.max(size, 2 * accumulator.length);
+    accumulator = new Float64Array(length);
+    deadMarks = new Uint8Array(length);
+  }
+}
+
+// Every live posting of the query's terms scored; returns each document that has any (its key: a document
+// number, or base + i for the i-th staged memory) with its score.
+function score(index: IndexRead, counts: [string, number][]): { keys: Int32Array; scores: Float64Array } {
+  grow(index.base + index.stagedIds.length);
+  const dead = deadMarks;
+  for (const d of index.tombstones) dead[d] = 1;
+  const anyDead = index.tombstones.length > 0;
+  const acc = accumulator;
+  let count = 0;
+  const touch = (key: number, add: number) => {
+    const before = acc[key]!;
+    if (before === 0) {
+      if (count === touched.length) {
+        const bigger = new Int32Array(2 * touched.length);
+        bigger.set(touched);
+        touched = bigger;
+      }
+      touched[count++] = key;
+    }
+    acc[key] = before + add;
+  };
+  const c0 = K1 * (1 - B);
+  const c1 = index.n > 0 && index.total > 0 ? (K1 * B) / (index.total / index.n) : 0;
+  for (const [term, qtf] of counts) {
+    const blocks = index.blocks.get(term) ?? [];
+    const staged = index.staged.get(term) ?? [];
+    let df = staged.length;
+    for (const b of blocks) {
+      if (!anyDead) df += b.docnums.length;
+      else for (const d of b.docnums) df += 1 - dead[d]!;
+    }
+    if (df === 0) continue;
+    const weight = qtf * idf(index.n, df) * (K1 + 1);
+    for (const { docnums, lens, tfs } of blocks) {
+      for (let i = 0; i < docnums.length; i++) {
+        const doc = docnums[i]!;
+        if (anyDead && dead[doc] === 1) continue;
+        const tf = tfs[i]!;
+        touch(doc, (weight * tf) / (tf + c0 + c1 * lens[i]!));
+      }
+    }
+    for (const p of staged) touch(p.key, (weight * p.tf) / (p.tf + c0 + c1 * p.len));
+  }
+  const keys = touched.slice(0, count);
+  const scores = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    scores[i] = acc[keys[i]!]!;
+    acc[keys[i]!] = 0;
+  }
+  for (const d of index.tombstones) dead[d] = 0;
+  return { keys, scores };
+}
+
+// Memory ids of the candidates: a document number through lexical_docs (gone if the memory was deleted or
+// edited since), a staged memory as it is; with a filter, only those whose rows match it.
+async function resolve(
+  em: EntityManager,
+  orgId: string,
+  docnums: number[],
+  staged: string[],
+  compiled: CompiledFilters | null,
+): Promise<{ byDocnum: Map<number, string>; staged: Set<string> }> {
+  const byDocnum = new Map<number, string>();
+  if (!compiled) {
+    if (docnums.length > 0) {
+      const rows = await query(em, sql<{ docnum: number; memory_id: string }>`select docnum, memory_id from lexical_docs where org_id = ${orgId} and docnum = any(${docnums}::int[])`);
+      for (const r of rows) byDocnum.set(r.docnum, r.memory_id);
+    }
+    return { byDocnum, staged: new Set(staged) };
+  }
+  const rows = await query(
+    em,
+    sql<{ docnum: number | null; memory_id: string }>`
+      select d.docnum, d.memory_id from lexical_docs d join memories m on m.org_id = d.org_id and m.id = d.memory_id
+       where d.org_id = ${orgId} and d.docnum = any(${docnums}::int[]) and ${compiled.where}
+      union all
+      select null, m.id from memories m where m.org_id = ${orgId} and m.id = any(${staged}::uuid[]) and ${compiled.where}`,
+  );
+  const passed = new Set<string>();
+  for (const r of rows) {
+    if (r.docnum === null) passed.add(r.memory_id);
+    else byDocnum.set(r.docnum, r.memory_id);
+  }
+  return { byDocnum, staged: passed };
 }

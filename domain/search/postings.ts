@@ -1,38 +1,27 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { RawBuilder } from 'kysely';
 import { query, sql } from '../sql.ts';
 import { termFrequencies } from './analyzer.ts';
 
 // Writes a memory's postings in the caller's transaction, so the memory is searchable the moment its
-// write commits. Returns the analyzed length (the BM25 document length).
-export async function indexContent(em: EntityManager, orgId: string, namespaceId: string, memoryId: string, content: string): Promise<number> {
+// write commits: one memory_terms row per term, which the org's curator later folds into blocks (fold.ts).
+// Returns the analyzed length (the BM25 document length).
+export async function indexContent(em: EntityManager, orgId: string, memoryId: string, content: string): Promise<number> {
   const analyzed = termFrequencies(content);
-  if (analyzed.terms.size > 0) await query(em, postingsInsert(orgId, namespaceId, memoryId, analyzed));
+  if (analyzed.terms.size > 0) {
+    await query(
+      em,
+      sql`insert into memory_terms (org_id, term, memory_id, tf, doc_len)
+        select ${orgId}, t, ${memoryId}, f, ${analyzed.length} from unnest(${[...analyzed.terms.keys()]}::text[], ${[...analyzed.terms.values()]}::int[]) as u(t, f)`,
+    );
+  }
   return analyzed.length;
 }
 
-// The postings of one analyzed memory as one INSERT (embeddable in a larger statement).
-export function postingsInsert(orgId: string, namespaceId: string, memoryId: string, analyzed: { terms: Map<string, number>; length: number }): RawBuilder<unknown> {
-  return sql`insert into memory_terms (org_id, term, memory_id, namespace_id, tf, doc_len)
-    select ${orgId}, t, ${memoryId}, ${namespaceId}, f, ${analyzed.length} from unnest(${[...analyzed.terms.keys()]}::text[], ${[...analyzed.terms.values()]}::int[]) as u(t, f)`;
-}
-
-// A memory moved to another namespace keeps its postings; only their namespace changes.
-export async function moveContent(em: EntityManager, orgId: string, namespaceId: string, memoryId: string, content: string): Promise<void> {
-  const { terms } = termFrequencies(content);
-  if (terms.size === 0) return;
-  await query(em, sql`update memory_terms set namespace_id = ${namespaceId} where org_id = ${orgId} and term = any(${[...terms.keys()]}::text[]) and memory_id = ${memoryId}`);
-}
-
-// Removes exactly the postings `content` produced: the analyzer names every key, so no index by memory is needed.
-export async function unindexContent(em: EntityManager, orgId: string, memoryId: string, content: string): Promise<void> {
-  const { terms } = termFrequencies(content);
-  if (terms.size === 0) return;
-  await query(em, sql`delete from memory_terms where org_id = ${orgId} and term = any(${[...terms.keys()]}::text[]) and memory_id = ${memoryId}`);
-}
-
-// unindexContent for many memories in one statement (a batch of an erasure).
+// Makes memories unsearchable, in the caller's transaction, which holds their rows locked: their rows not
+// folded yet go (re-analysing each memory names every key exactly, so no index by memory is needed), and a
+// folded memory's document number becomes a tombstone, which searches skip until the blocks are rewritten.
 export async function unindexMemories(em: EntityManager, orgId: string, memories: { id: string; content: string }[]): Promise<void> {
+  if (memories.length === 0) return;
   const terms: string[] = [];
   const owners: string[] = [];
   for (const memory of memories) {
@@ -41,6 +30,11 @@ export async function unindexMemories(em: EntityManager, orgId: string, memories
       owners.push(memory.id);
     }
   }
-  if (terms.length === 0) return;
-  await query(em, sql`delete from memory_terms mt using unnest(${terms}::text[], ${owners}::uuid[]) as u(t, m) where mt.org_id = ${orgId} and mt.term = u.t and mt.memory_id = u.m`);
+  await query(
+    em,
+    sql`with staged as (delete from memory_terms mt using unnest(${terms}::text[], ${owners}::uuid[]) as u(t, m) where mt.org_id = ${orgId} and mt.term = u.t and mt.memory_id = u.m),
+      folded as (delete from lexical_docs where org_id = ${orgId} and memory_id = any(${memories.map((m) => m.id)}::uuid[]) returning docnum)
+      insert into lexical_tombstones (org_id, docnum) select ${orgId}, docnum from folded`,
+  );
 }
+

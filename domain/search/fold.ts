@@ -1,0 +1,191 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { query, queryOne, sql } from '../sql.ts';
+import { termFrequencies } from './analyzer.ts';
+import { encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';
+
+// Folding: the org's curator moves the postings saves wrote into memory_terms (one row each) into per-term
+// blocks (lexical_blocks), giving each folded memory the next document number of the org. A search reads a
+// term's blocks and its rows not folded yet, so folding changes how fast a memory is found, never whether.
+
+// Memories folded per transaction, and the rows of memory_terms read to find them.
+export const FOLD_MEMORIES = 2_000;
+const SCAN_ROWS = 50_000;
+// A block of this many postings is final; smaller ones are merged with the fold's new postings while the block
+// before is at most MERGE_RATIO times the merged size, so a term keeps a few small blocks of geometrically
+// growing size and each posting is rewritten a logarithmic number of times (the way an LSM tree merges).
+export const BLOCK_FULL = 4_096;
+const MERGE_RATIO = 2;
+
+export interface FoldOutcome {
+  folded: number;
+  // True when more rows may be waiting: fold again.
+  more: boolean;
+}
+
+// The org's next document number, with its row locked for the transaction: the one-folder-per-org lock.
+async function lockState(tx: EntityManager, orgId: string): Promise<number> {
+  await query(tx, sql`insert into lexical_state (org_id) values (${orgId}) on conflict do nothing`);
+  return (await queryOne(tx, sql<{ next_docnum: number }>`select next_docnum from lexical_state where org_id = ${orgId} for update`))!.next_docnum;
+}
+
+// One fold of at most FOLD_MEMORIES memories, in one transaction. Each memory is locked FOR SHARE, SKIP LOCKED:
+// one being edited, merged or deleted right now is left for the next fold, and one locked here makes its editor
+// wait until the fold commits and then find its document number (to tombstone, see postings.ts). Its postings
+// are the rows deleted here, so what is folded is exactly what was searchable a moment before.
+export async function foldPostings(em: EntityManager, orgId: string): Promise<FoldOutcome> {
+  return em.transactional(async (tx) => {
+    let next = await lockState(tx, orgId);
+    const staged = await query(
+      tx,
+      sql<{ memory_id: string }>`select distinct memory_id from (select memory_id from memory_terms where org_id = ${orgId} limit ${SCAN_ROWS}) s limit ${FOLD_MEMORIES}`,
+    );
+    if (staged.length === 0) return { folded: 0, more: false };
+    const memories = await query(
+      tx,
+      sql<{ id: string; content: string }>`select id, content from memories where org_id = ${orgId} and id = any(${staged.map((s) => s.memory_id)}::uuid[])
+        order by id for share skip locked`,
+    );
+    const keys = { terms: [] as string[], ids: [] as string[] };
+    for (const m of memories) {
+      for (const term of termFrequencies(m.content).terms.keys()) {
+        keys.terms.push(term);
+        keys.ids.push(m.id);
+      }
+    }
+    const rows = await query(
+      tx,
+      sql<{ term: string; memory_id: string; tf: number; doc_len: number }>`delete from memory_terms mt using unnest(${keys.terms}::text[], ${keys.ids}::uuid[]) as u(t, m)
+        where mt.org_id = ${orgId} and mt.term = u.t and mt.memory_id = u.m returning mt.term, mt.memory_id, mt.tf, mt.doc_len`,
+    );
+    if (rows.length === 0) return { folded: 0, more: false };
+
+    // Document numbers in the order of the locked memories (by id).
+    const docnumOf = new Map<string, number>();
+    const present = new Set(rows.map((r) => r.memory_id));
+    for (const m of memories) if (present.has(m.id)) docnumOf.set(m.id, next++);
+    await query(
+      tx,
+      sql`insert into lexical_docs (org_id, docnum, memory_id) select ${orgId}, d, m from unnest(${[...docnumOf.values()]}::int[], ${[...docnumOf.keys()]}::uuid[]) as u(d, m)`,
+    );
+    await query(tx, sql`update lexical_state set next_docnum = ${next} where org_id = ${orgId}`);
+
+    const byTerm = new Map<string, { docnum: number; tf: number; len: number }[]>();
+    for (const r of rows) {
+      let list = byTerm.get(r.term);
+      if (!list) byTerm.set(r.term, (list = []));
+      list.push({ docnum: docnumOf.get(r.memory_id)!, tf: r.tf, len: r.doc_len });
+    }
+    const fresh = new Map<string, StoredBlock>();
+    for (const [term, list] of byTerm) {
+      list.sort((a, b) => a.docnum - b.docnum);
+      fresh.set(term, encodeBlock({ docnums: list.map((p) => p.docnum), lens: list.map((p) => p.len), tfs: list.map((p) => p.tf) }));
+    }
+    await appendBlocks(tx, orgId, fresh);
+    return { folded: docnumOf.size, more: staged.length === FOLD_MEMORIES };
+  });
+}
+
+// Writes each term's new block, merged with the small blocks before it that the merge rule takes.
+async function appendBlocks(tx: EntityManager, orgId: string, fresh: Map<string, StoredBlock>): Promise<void> {
+  const terms = [...fresh.keys()];
+  const small = await query(
+    tx,
+    sql<{ term: string; first_docnum: number; docs: number }>`select term, first_docnum, docs from lexical_blocks
+      where org_id = ${orgId} and term = any(${terms}::text[]) and docs < ${BLOCK_FULL} order by term, first_docnum`,
+  );
+  const smallOf = new Map<string, { first: number; docs: number }[]>();
+  for (const s of small) {
+    let list = smallOf.get(s.term);
+    if (!list) smallOf.set(s.term, (list = []));
+    list.push({ first: s.first_docnum, docs: s.docs });
+  }
+  const taken = { terms: [] as string[], firsts: [] as number[] };
+  const takenOf = new Map<string, number[]>();
+  for (const [term, block] of fresh) {
+    const before = smallOf.get(term) ?? [];
+    let size = block.docs;
+    const firsts: number[] = [];
+    while (before.length > 0 && before.at(-1)!.docs <= MERGE_RATIO * size) {
+      const prev = before.pop()!;
+      size += prev.docs;
+      firsts.unshift(prev.first);
+      taken.terms.push(term);
+      taken.firsts.push(prev.first);
+    }
+    if (firsts.length > 0) takenOf.set(term, firsts);
+  }
+  const loaded = new Map<string, StoredBlock>();
+  if (taken.terms.length > 0) {
+    const gone = await query(
+      tx,
+      sql<{ term: string; first_docnum: number; docs: number; wide: boolean; data: Buffer }>`delete from lexical_blocks b using unnest(${taken.terms}::text[], ${taken.firsts}::int[]) as u(t, f)
+        where b.org_id = ${orgId} and b.term = u.t and b.first_docnum = u.f returning b.term, b.first_docnum, b.docs, b.wide, b.data`,
+    );
+    for (const g of gone) loaded.set(`${g.first_docnum}\u0000${g.term}`, g);
+  }
+  const out = { terms: [] as string[], firsts: [] as number[], docs: [] as number[], wides: [] as boolean[], data: [] as Buffer[] };
+  for (const [term, block] of fresh) {
+    const firsts = takenOf.get(term) ?? [];
+    const merged = firsts.length > 0 ? mergeBlocks([...firsts.map((f) => loaded.get(`${f}\u0000${term}`)!), block]) : block;
+    out.terms.push(term);
+    out.firsts.push(firsts[0] ?? new Int32Array(block.data.buffer, block.data.byteOffset, 1)[0]!);
+    out.docs.push(merged.docs);
+    out.wides.push(merged.wide);
+    out.data.push(merged.data);
+  }
+  await query(
+    tx,
+    sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
+      select ${orgId}, * from unnest(${out.terms}::text[], ${out.firsts}::int[], ${out.docs}::int[], ${out.wides}::bool[], ${out.data}::bytea[])`,
+  );
+}
+
+// Tombstones an org may gather before its blocks are rewritten without them: each search reads them all.
+export const TOMBSTONES_MIN = 1_000;
+const TOMBSTONES_SHARE = 0.05;
+const COMPACT_PAGE = 500;
+
+// Rewrites the org's blocks without its tombstoned documents once there are more than max(TOMBSTONES_MIN, 5% of
+// its documents), or whenever `force`; returns how many tombstones went. One transaction: a search sees the
+// blocks and tombstones either before or after.
+export async function compactPostings(em: EntityManager, orgId: string, force = false): Promise<number> {
+  return em.transactional(async (tx) => {
+    const next = await lockState(tx, orgId);
+    const tombstones = (await query(tx, sql<{ docnum: number }>`select docnum from lexical_tombstones where org_id = ${orgId}`)).map((t) => t.docnum);
+    if (tombstones.length === 0 || (!force && tombstones.length <= Math.max(TOMBSTONES_MIN, TOMBSTONES_SHARE * next))) return 0;
+    const dead = new Uint8Array(next);
+    for (const d of tombstones) dead[d] = 1;
+    let after = { term: '', first: -1 };
+    for (;;) {
+      const page = await query(
+        tx,
+        sql<{ term: string; first_docnum: number; docs: number; wide: boolean; data: Buffer }>`select term, first_docnum, docs, wide, data from lexical_blocks
+          where org_id = ${orgId} and (term, first_docnum) > (${after.term}, ${after.first}) order by term, first_docnum limit ${COMPACT_PAGE}`,
+      );
+      if (page.length === 0) break;
+      after = { term: page.at(-1)!.term, first: page.at(-1)!.first_docnum };
+      const changed = { terms: [] as string[], firsts: [] as number[], docs: [] as number[], wides: [] as boolean[], data: [] as Buffer[] };
+      for (const block of page) {
+        const kept = mergeBlocks([block], (d) => dead[d] === 0);
+        if (kept.docs === block.docs) continue;
+        changed.terms.push(block.term);
+        changed.firsts.push(block.first_docnum);
+        changed.docs.push(kept.docs);
+        changed.wides.push(kept.wide);
+        changed.data.push(kept.data);
+      }
+      if (changed.terms.length === 0) continue;
+      await query(
+        tx,
+        sql`delete from lexical_blocks b using unnest(${changed.terms}::text[], ${changed.firsts}::int[]) as u(t, f) where b.org_id = ${orgId} and b.term = u.t and b.first_docnum = u.f`,
+      );
+      await query(
+        tx,
+        sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
+          select ${orgId}, * from unnest(${changed.terms}::text[], ${changed.firsts}::int[], ${changed.docs}::int[], ${changed.wides}::bool[], ${changed.data}::bytea[]) as u(t, f, n, w, d) where n > 0`,
+      );
+    }
+    await query(tx, sql`delete from lexical_tombstones where org_id = ${orgId} and docnum = any(${tombstones}::int[])`);
+    return tombstones.length;
+  });
+}

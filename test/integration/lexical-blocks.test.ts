@@ -1,0 +1,156 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCranfield } from '../../bench/quality/collections.ts';
+import { decodeBlock } from '../../domain/search/blocks.ts';
+import { compactPostings, foldPostings } from '../../domain/search/fold.ts';
+import { query, sql } from '../../domain/sql.ts';
+import { Bm25Reference } from '../support/bm25-reference.ts';
+import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+// Search over folded blocks, staged rows and tombstones together, against the in-memory BM25 oracle. The relay
+// is off, so nothing folds but these tests (the curator's folding is covered through the API in search tests
+// of the whole stack).
+let stack: Stack;
+let a: SignedUp;
+const reference = new Bm25Reference();
+const memories = new Map<string, { namespace: string; tags: string[]; doc: number }>();
+const DATA = new URL('../../../shared/data', import.meta.url).pathname;
+const docs = loadCranfield(DATA).docs.slice(0, 160);
+
+const save = async (doc: (typeof docs)[number]) => {
+  const namespace = Number(doc.id) % 2 ? 'odd' : 'even';
+  const tags = [`d${Number(doc.id) % 3}`];
+  const res = await stack.api.post('/api/memories', { token: a.token, body: { content: doc.text, namespace, tags, metadata: { doc: Number(doc.id) } } });
+  expect(res.status).toBe(201);
+  reference.add(res.body.id, res.body.content);
+  memories.set(res.body.id, { namespace, tags, doc: Number(doc.id) });
+  return res.body.id as string;
+};
+const fold = () => foldPostings(stack.orm.em.fork(), a.org.id);
+const count = async (from: string) =>
+  (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from ${sql.table(from)} where org_id = ${a.org.id}`))[0]!.n;
+
+beforeAll(async () => {
+  stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  a = await signUp(stack.api);
+  // Three folds of 40 memories each (so blocks get merged), then 40 left staged.
+  for (let round = 0; round < 4; round++) {
+    for (const doc of docs.slice(round * 40, round * 40 + 40)) await save(doc);
+    if (round < 3) expect((await fold()).folded).toBe(40);
+  }
+}, 180_000);
+afterAll(async () => stack?.close());
+
+const QUERIES = ['boundary layer transition', 'supersonic flow over a flat plate with heat transfer', 'shock wave shock', 'pressure', 'the effect of viscosity on lift'];
+
+async function expectAsOracle(label: string) {
+  for (const q of QUERIES) {
+    const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 20 } });
+    expect(res.status, label).toBe(200);
+    const expected = reference.search(q, 20);
+    expect(res.body.hits.map((h: { id: string }) => h.id), `${label}: ${q}`).toEqual(expected.map((e) => e.id));
+    res.body.hits.forEach((h: { score: number }, i: number) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+  }
+  // Filters, checked on the candidates in score order: the best k of those that match.
+  const q = 'flow pressure distribution';
+  const all = reference.search(q, 10_000);
+  const filters: [Record<string, unknown>, (m: { namespace: string; tags: string[]; doc: number }) => boolean][] = [
+    [{ namespace: 'odd' }, (m) => m.namespace === 'odd'],
+    [{ tags: ['d1'] }, (m) => m.tags.includes('d1')],
+    [{ namespace: 'even', tags: ['d2'] }, (m) => m.namespace === 'even' && m.tags.includes('d2')],
+    [{ metadata_filter: { doc: 12 } }, (m) => m.doc === 12],
+  ];
+  for (const [filter, keep] of filters) {
+    const expected = all.filter((h) => keep(memories.get(h.id)!)).slice(0, 5);
+    const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 5, ...filter } });
+    expect(res.body.hits.map((h: { id: string }) => h.id), `${label}: ${JSON.stringify(filter)}`).toEqual(expected.map((e) => e.id));
+  }
+}
+
+describe('lexical search over postings blocks', () => {
+  it('ranks folded and staged memories together exactly as the oracle', async () => {
+    expect(await count('lexical_docs')).toBe(120);
+    expect(await count('lexical_blocks')).toBeGreaterThan(0);
+    await expectAsOracle('three folds, 40 staged');
+  });
+
+  it('keeps blocks small in number as folds merge them', async () => {
+    const perTerm = await query(stack.orm.em.fork(), sql<{ n: number }>`select max(c)::int as n from (select count(*) as c from lexical_blocks where org_id = ${a.org.id} group by term) s`);
+    // Three folds of 40 memories: each new block merges with the ones before it while they are at most twice its size.
+    expect(perTerm[0]!.n).toBeLessThanOrEqual(3);
+    const blocks = await query(stack.orm.em.fork(), sql<{ docs: number; wide: boolean; data: Buffer }>`select docs, wide, data from lexical_blocks where org_id = ${a.org.id}`);
+    const postings = blocks.reduce((sum, b) => sum + decodeBlock(b).docnums.length, 0);
+    expect(postings).toBe((await query(stack.orm.em.fork(), sql<{ n: number }>`select sum(docs)::int as n from lexical_blocks where org_id = ${a.org.id}`))[0]!.n);
+  });
+
+  it('tombstones folded memories that are edited, moved or deleted, and compacts them away', async () => {
+    const folded = (await query(stack.orm.em.fork(), sql<{ memory_id: string }>`select memory_id from lexical_docs where org_id = ${a.org.id} order by docnum limit 3`)).map((r) => r.memory_id);
+    const [edited, moved, deleted] = folded as [string, string, string];
+    const content = 'pressure distribution over a swept wing in supersonic flow, measured again';
+    expect((await stack.api.patch(`/api/memories/${edited}`, { token: a.token, body: { content } })).status).toBe(200);
+    reference.add(edited, content);
+    const to = memories.get(moved)!.namespace === 'odd' ? 'even' : 'odd';
+    expect((await stack.api.patch(`/api/memories/${moved}`, { token: a.token, body: { namespace: to } })).status).toBe(200);
+    memories.get(moved)!.namespace = to;
+    expect((await stack.api.delete(`/api/memories/${deleted}`, { token: a.token })).status).toBe(204);
+    reference.remove(deleted);
+    memories.delete(deleted);
+    // The edit and the delete leave tombstones; the move only changes the row the filter reads.
+    expect(await count('lexical_tombstones')).toBe(2);
+    await expectAsOracle('tombstones, before folding');
+
+    await fold();
+    expect(await count('memory_terms')).toBe(0);
+    await expectAsOracle('everything folded');
+
+    expect(await compactPostings(stack.orm.em.fork(), a.org.id)).toBe(0); // under the limit: left alone
+    expect(await compactPostings(stack.orm.em.fork(), a.org.id, true)).toBe(2);
+    expect(await count('lexical_tombstones')).toBe(0);
+    const blocks = await query(stack.orm.em.fork(), sql<{ docs: number; wide: boolean; data: Buffer }>`select docs, wide, data from lexical_blocks where org_id = ${a.org.id}`);
+    const live = new Set((await query(stack.orm.em.fork(), sql<{ docnum: number }>`select docnum from lexical_docs where org_id = ${a.org.id}`)).map((r) => r.docnum));
+    for (const b of blocks) for (const d of decodeBlock(b).docnums) expect(live.has(d)).toBe(true);
+    await expectAsOracle('compacted');
+  });
+
+  it('leaves a memory locked by its editor for the next fold, and folds it then', async () => {
+    const id = await save(docs[0]!);
+    const client = new pg.Client({ connectionString: stack.config.DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('select 1 from memories where org_id = $1 and id = $2 for update', [a.org.id, id]);
+      expect((await fold()).folded).toBe(0);
+      await client.query('commit');
+    } finally {
+      await client.end();
+    }
+    expect((await fold()).folded).toBe(1);
+    expect(await count('memory_terms')).toBe(0);
+    await expectAsOracle('after the locked memory was folded');
+  });
+
+  it('keeps an edit or a delete that waited for a fold consistent: each finds the document number the fold gave', async () => {
+    const edited = await save(docs[1]!);
+    const deleted = await save(docs[2]!);
+    const content = 'shock wave interaction with a boundary layer, revised';
+    let editing: Promise<unknown> = Promise.resolve();
+    let deleting: Promise<unknown> = Promise.resolve();
+    // The fold runs inside a transaction held open (its own becomes a savepoint) while the edit and the delete
+    // start: both wait for the memories' locks, then see the fold's commit.
+    await stack.orm.em.fork().transactional(async (tx) => {
+      expect((await foldPostings(tx, a.org.id)).folded).toBe(2);
+      editing = stack.api.patch(`/api/memories/${edited}`, { token: a.token, body: { content } });
+      deleting = stack.api.delete(`/api/memories/${deleted}`, { token: a.token });
+      await new Promise((r) => setTimeout(r, 500));
+    });
+    expect(((await editing) as { status: number }).status).toBe(200);
+    expect(((await deleting) as { status: number }).status).toBe(204);
+    reference.add(edited, content);
+    reference.remove(deleted);
+    memories.delete(deleted);
+    expect(await count('lexical_tombstones')).toBe(2);
+    await expectAsOracle('an edit and a delete after a concurrent fold');
+    await fold();
+    await expectAsOracle('and folded again');
+  });
+});
