@@ -40,9 +40,9 @@ export function curatorActivities(deps: CuratorActivityDeps) {
       let folded = 0;
       let more = true;
       while (more && Date.now() - started < FOLD_BUDGET_MS) {
-        const outcome = await foldPostings(deps.orm.em.fork(), input.orgId);
-        folded += outcome.folded;
-        more = outcome.more;
+        const n = await foldPostings(deps.orm.em.fork(), input.orgId);
+        folded += n;
+        more = n > 0;
       }
       const compacted = more ? 0 : await compactPostings(deps.orm.em.fork(), input.orgId);
       return { folded, compacted, more };

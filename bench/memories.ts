@@ -40,7 +40,7 @@ async function upgrade(orgId: string) {
 async function settle() {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
-  await db.query('vacuum (analyze) memory_terms, memories, counters, memory_embeddings');
+  await db.query('vacuum (analyze) memory_terms, lexical_blocks, lexical_docs, lexical_tombstones, memories, counters, memory_embeddings');
   await db.end();
 }
 
@@ -50,7 +50,7 @@ async function bytesPerMemory(): Promise<number> {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query<{ bytes: string; memories: string }>(
-    `select (select sum(pg_total_relation_size(t)) from unnest(array['memories', 'memory_terms', 'memory_embeddings', 'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
+    `select (select sum(pg_total_relation_size(t)) from unnest(array['memories', 'memory_terms', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'memory_embeddings', 'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
             (select count(*) from memories) as memories`,
   );
   await db.end();
@@ -90,6 +90,19 @@ async function embedded(token: string): Promise<{ seconds: number; cpu: number; 
     await new Promise((r) => setTimeout(r, 1000));
   }
   return { seconds: Math.round((performance.now() - started) / 100) / 10, cpu: Math.round(cpuSeconds(process.env.STACK_WORKER_PID) - cpu), count };
+}
+
+// Waits until the org's curator has folded every staged posting into blocks (domain/search/fold.ts); returns
+// how long that took after seeding ended, and how many memories were still staged when it ended.
+async function folded(orgId: string): Promise<{ seconds: number; staged: number }> {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  const started = performance.now();
+  const stagedNow = async () => Number((await db.query<{ n: string }>('select count(distinct memory_id) as n from memory_terms where org_id = $1', [orgId])).rows[0]!.n);
+  const staged = await stagedNow();
+  while ((await stagedNow()) > 0) await new Promise((r) => setTimeout(r, 500));
+  await db.end();
+  return { seconds: Math.round((performance.now() - started) / 100) / 10, staged };
 }
 
 async function account() {
@@ -197,6 +210,8 @@ for (const target of checkpoints) {
   const run = await seed(tokens, target - seeded);
   seeded = target;
   process.stdout.write(`\nseeded to ${target} memories: ${run.perSecond} saves/s over ${run.seconds} s (concurrency 32, 8 tokens)\n`);
+  const fold = await folded(orgId);
+  process.stdout.write(`postings folded ${fold.seconds} s after seeding ended (${fold.staged} memories were still staged)\n`);
   if (model) {
     const caughtUp = await embedded(tokens[0]!);
     process.stdout.write(`embeddings caught up ${caughtUp.seconds} s after seeding ended (${caughtUp.count} vectors; worker CPU meanwhile ${caughtUp.cpu} s)\n`);

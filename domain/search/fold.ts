@@ -16,12 +16,6 @@ const SCAN_ROWS = 50_000;
 export const BLOCK_FULL = 4_096;
 const MERGE_RATIO = 2;
 
-export interface FoldOutcome {
-  folded: number;
-  // True when more rows may be waiting: fold again.
-  more: boolean;
-}
-
 // The org's next document number, with its row locked for the transaction: the one-folder-per-org lock.
 async function lockState(tx: EntityManager, orgId: string): Promise<number> {
   await query(tx, sql`insert into lexical_state (org_id) values (${orgId}) on conflict do nothing`);
@@ -31,15 +25,17 @@ async function lockState(tx: EntityManager, orgId: string): Promise<number> {
 // One fold of at most FOLD_MEMORIES memories, in one transaction. Each memory is locked FOR SHARE, SKIP LOCKED:
 // one being edited, merged or deleted right now is left for the next fold, and one locked here makes its editor
 // wait until the fold commits and then find its document number (to tombstone, see postings.ts). Its postings
-// are the rows deleted here, so what is folded is exactly what was searchable a moment before.
-export async function foldPostings(em: EntityManager, orgId: string): Promise<FoldOutcome> {
+// are the rows deleted here, so what is folded is exactly what was searchable a moment before. Returns how many
+// memories it folded. It finds them by reading staged rows in term order, so it may find fewer than it could
+// take while more are staged: only a fold that folds nothing says there is no more.
+export async function foldPostings(em: EntityManager, orgId: string): Promise<number> {
   return em.transactional(async (tx) => {
     let next = await lockState(tx, orgId);
     const staged = await query(
       tx,
       sql<{ memory_id: string }>`select distinct memory_id from (select memory_id from memory_terms where org_id = ${orgId} limit ${SCAN_ROWS}) s limit ${FOLD_MEMORIES}`,
     );
-    if (staged.length === 0) return { folded: 0, more: false };
+    if (staged.length === 0) return 0;
     const memories = await query(
       tx,
       sql<{ id: string; content: string }>`select id, content from memories where org_id = ${orgId} and id = any(${staged.map((s) => s.memory_id)}::uuid[])
@@ -57,7 +53,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<Fo
       sql<{ term: string; memory_id: string; tf: number; doc_len: number }>`delete from memory_terms mt using unnest(${keys.terms}::text[], ${keys.ids}::uuid[]) as u(t, m)
         where mt.org_id = ${orgId} and mt.term = u.t and mt.memory_id = u.m returning mt.term, mt.memory_id, mt.tf, mt.doc_len`,
     );
-    if (rows.length === 0) return { folded: 0, more: false };
+    if (rows.length === 0) return 0;
 
     // Document numbers in the order of the locked memories (by id).
     const docnumOf = new Map<string, number>();
@@ -81,7 +77,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<Fo
       fresh.set(term, encodeBlock({ docnums: list.map((p) => p.docnum), lens: list.map((p) => p.len), tfs: list.map((p) => p.tf) }));
     }
     await appendBlocks(tx, orgId, fresh);
-    return { folded: docnumOf.size, more: staged.length === FOLD_MEMORIES };
+    return docnumOf.size;
   });
 }
 
