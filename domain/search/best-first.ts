@@ -33,6 +33,13 @@ export class BestFirst {
     return this.#positions.subarray(from, end);
   }
 
+  // Every position not taken yet, in no particular order.
+  rest(): Int32Array {
+    const from = this.#taken;
+    this.#taken = this.#positions.length;
+    return this.#positions.subarray(from);
+  }
+
   #sortTo(to: number): void {
     if (to <= this.#sorted) return;
     const end = Math.min(this.#positions.length, Math.max(to, 2 * this.#sorted));

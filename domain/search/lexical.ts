@@ -34,8 +34,17 @@ export async function lexicalRanking(em: EntityManager, orgId: string, text: str
   // scores below every one checked: once n pass, they are the best n that pass.
   const order = new BestFirst(candidates.scores);
   let want = filtered ? Math.max(FIRST_CHECK, 8 * n) : n;
+  let checked = 0;
   while (found.length < n && !order.done) {
+    // A selective filter: if the candidates checked so far say that the org's memories matching it are fewer
+    // than the candidates still to check, reading those memories is the cheaper way to finish.
+    const rate = (found.length + 1) / (checked + 1);
+    if (checked > 0 && rate * index.n < (n - found.length) / rate) {
+      found.push(...(await matchingRest(em, orgId, compiled, index, candidates, order.rest())));
+      break;
+    }
     const batch = order.take(want);
+    checked += batch.length;
     want *= CHECK_GROWTH;
     const docnums: number[] = [];
     const staged: string[] = [];
@@ -188,6 +197,34 @@ function score(index: IndexRead, counts: [string, number][]): { keys: Int32Array
   }
   for (const d of index.tombstones) dead[d] = 0;
   return { keys, scores };
+}
+
+// The candidates at `positions` that match the filter, found from the filter's side: every folded memory
+// matching it (one statement, as long as the filter is selective), and the staged candidates checked by id.
+async function matchingRest(
+  em: EntityManager,
+  orgId: string,
+  compiled: CompiledFilters,
+  index: IndexRead,
+  candidates: { keys: Int32Array; scores: Float64Array },
+  positions: Int32Array,
+): Promise<Ranked[]> {
+  const staged: string[] = [];
+  for (const i of positions) if (candidates.keys[i]! >= index.base) staged.push(index.stagedIds[candidates.keys[i]! - index.base]!);
+  const rows = await query(
+    em,
+    sql<{ docnum: number; memory_id: string }>`select d.docnum, d.memory_id from memories m join lexical_docs d on d.org_id = m.org_id and d.memory_id = m.id
+      where m.org_id = ${orgId} and ${compiled.where}`,
+  );
+  const stagedIds = await resolve(em, orgId, [], staged, compiled);
+  const matching = new Map(rows.map((r) => [r.docnum, r.memory_id]));
+  const out: Ranked[] = [];
+  for (const i of positions) {
+    const key = candidates.keys[i]!;
+    const id = key < index.base ? matching.get(key) : stagedIds.staged.has(index.stagedIds[key - index.base]!) ? index.stagedIds[key - index.base] : undefined;
+    if (id !== undefined) out.push({ id, score: candidates.scores[i]! });
+  }
+  return out;
 }
 
 // Memory ids of the candidates: a document number through lexical_docs (gone if the memory was deleted or

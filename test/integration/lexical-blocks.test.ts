@@ -112,6 +112,33 @@ describe('lexical search over postings blocks', () => {
     await expectAsOracle('compacted');
   });
 
+  it("finishes a selective filter from the filter's side, with the same hits", async () => {
+    // 400 memories that all hold the query's term (more candidates than the first check takes), 4 of them tagged.
+    const b = await signUp(stack.api);
+    const oracle = new Bm25Reference();
+    const tagged = new Set<string>();
+    const words = ['comet', 'tail', 'ion', 'dust', 'nucleus', 'coma', 'perihelion', 'orbit'];
+    for (let start = 0; start < 400; start += 8) {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, j) => {
+          const i = start + j;
+          const content = `comet ${words.slice(0, 1 + (i % 8)).join(' ')} observation ${i}`;
+          const tags = i % 100 === 7 ? ['rare'] : ['common'];
+          const res = await stack.api.post('/api/memories', { token: b.token, body: { content, tags } });
+          expect(res.status).toBe(201);
+          oracle.add(res.body.id, res.body.content);
+          if (tags[0] === 'rare') tagged.add(res.body.id);
+        }),
+      );
+      if (start === 200) await foldPostings(stack.orm.em.fork(), b.org.id);
+    }
+    for (const k of [1, 3, 10]) {
+      const res = await stack.api.post('/api/memories/search', { token: b.token, body: { query: 'comet coma', k, tags: ['rare'] } });
+      const expected = oracle.search('comet coma', 400).filter((h) => tagged.has(h.id)).slice(0, k);
+      expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual(expected.map((e) => e.id));
+    }
+  });
+
   it('leaves a memory locked by its editor for the next fold, and folds it then', async () => {
     const id = await save(docs[0]!);
     const client = new pg.Client({ connectionString: stack.config.DATABASE_URL });
