@@ -2,6 +2,7 @@ import { loadConfigOrExit } from '../infra/config.ts';
 import { serveMetrics } from '../infra/metrics.ts';
 import { installTracing } from '../infra/tracing.ts';
 import { backfillLagging } from '../domain/embeddings/backfill.ts';
+import { scheduleFolds } from '../domain/search/fold.ts';
 import { createEmbedder } from '../infra/embeddings/index.ts';
 import { createLlm } from '../infra/llm/router.ts';
 import { createLogger } from '../infra/logger.ts';
@@ -39,6 +40,8 @@ const metricsServer = await serveMetrics(config.WORKER_METRICS_PORT, config.HOST
 const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
 await relay.start();
 await ensureMaintenanceSchedule(client, config.TEMPORAL_TASK_QUEUE);
+const folding = await scheduleFolds(orm.em.fork());
+if (folding > 0) logger.info({ orgs: folding }, 'folding the postings of orgs that have some staged');
 if (embedder) {
   const orgs = await backfillLagging(orm.em.fork(), embedder.model);
   if (orgs > 0) logger.info({ orgs, model: embedder.model }, 'backfilling embeddings of orgs whose vectors lag');

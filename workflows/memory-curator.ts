@@ -88,7 +88,8 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   // Totals carried from a run before `refused` was counted lack it, hence the defaults under the spread.
   const totals: CuratorTotals = { embedded: 0, reused: 0, current: 0, refused: 0, enriched: 0, enrichSkipped: 0, enrichFailed: 0, enrichDropped: 0, ...state.totals };
   const recent = [...(state.recent ?? [])];
-  // Whether postings may be waiting to be folded: always at the start of a run, then after each signal of saves.
+  // Whether postings may be waiting to be folded: at the start of a run, and after each signal (saves and edits
+  // signal; so does the worker's start for an org with postings staged, see scheduleFolds).
   let unfolded = true;
   let inFlight = 0;
   let draining = false;
@@ -104,10 +105,8 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   };
 
   setHandler(curateSignal, (request) => {
-    if (request.ids.length > 0) {
-      arrivals.push({ at: Date.now(), count: request.ids.length });
-      unfolded = true;
-    }
+    if (request.ids.length > 0) arrivals.push({ at: Date.now(), count: request.ids.length });
+    unfolded = true;
     for (const id of request.ids) pending.add(id);
     if (request.backfill || pending.size > CURATOR_MAX_PENDING) {
       pending.clear();

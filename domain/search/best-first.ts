@@ -1,6 +1,6 @@
 // Candidates handed out best first, in batches. Sorting half a million scores would cost more than scoring
-// them, and most searches need only the first few, so the best are selected (quickselect) and sorted in
-// prefixes that at least double each time.
+// them, and most searches need only the first few, so the best are selected (quickselect on a copy of the
+// scores, then one pass) and sorted in prefixes that at least double each time.
 export class BestFirst {
   readonly #scores: Float64Array;
   readonly #positions: Int32Array;
@@ -40,38 +40,55 @@ export class BestFirst {
     return this.#positions.subarray(from);
   }
 
+  // Sorts at least the positions up to `to`: those scoring at least the (to - sorted)-th best score of the
+  // rest, all of its ties included, are moved to the front of the rest and sorted.
   #sortTo(to: number): void {
     if (to <= this.#sorted) return;
-    const end = Math.min(this.#positions.length, Math.max(to, 2 * this.#sorted));
     const scores = this.#scores;
-    selectBest(this.#positions, scores, this.#sorted, this.#positions.length, end);
-    this.#positions.subarray(this.#sorted, end).sort((a, b) => scores[b]! - scores[a]!);
-    this.#sorted = end;
+    const rest = this.#positions.subarray(this.#sorted);
+    const wanted = Math.max(to, 2 * this.#sorted) - this.#sorted;
+    let front = rest.length;
+    if (wanted < rest.length) {
+      const values = new Float64Array(rest.length);
+      for (let i = 0; i < rest.length; i++) values[i] = scores[rest[i]!]!;
+      const threshold = kthLargest(values, wanted);
+      front = 0;
+      for (let i = 0; i < rest.length; i++) {
+        const p = rest[i]!;
+        if (scores[p]! >= threshold) {
+          rest[i] = rest[front]!;
+          rest[front++] = p;
+        }
+      }
+    }
+    rest.subarray(0, front).sort((a, b) => scores[b]! - scores[a]!);
+    this.#sorted += front;
   }
 }
 
-// Quickselect (Hoare's partition): rearranges positions[from, to) so that positions[from, k) hold the best
-// scores of the range, in no particular order.
-function selectBest(positions: Int32Array, scores: Float64Array, from: number, to: number, k: number): void {
-  let lo = from;
-  let hi = to - 1;
-  while (lo < hi && k > lo && k <= hi) {
-    const pivot = scores[positions[(lo + hi) >>> 1]!]!;
+// The k-th largest of `values` (1-based), by quickselect on the values themselves (which it reorders).
+function kthLargest(values: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >>> 1]!;
     let i = lo;
     let j = hi;
     while (i <= j) {
-      while (scores[positions[i]!]! > pivot) i += 1;
-      while (scores[positions[j]!]! < pivot) j -= 1;
+      while (values[i]! > pivot) i += 1;
+      while (values[j]! < pivot) j -= 1;
       if (i <= j) {
-        const t = positions[i]!;
-        positions[i] = positions[j]!;
-        positions[j] = t;
+        const t = values[i]!;
+        values[i] = values[j]!;
+        values[j] = t;
         i += 1;
         j -= 1;
       }
     }
-    if (k <= j + 1) hi = j;
-    else if (k >= i) lo = i;
-    else return;
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return values[target]!;
   }
+  return values[target]!;
 }

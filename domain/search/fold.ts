@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { curateJob } from '../embeddings/curate.ts';
+import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { termFrequencies } from './analyzer.ts';
 import { encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';
@@ -134,6 +136,17 @@ async function appendBlocks(tx: EntityManager, orgId: string, fresh: Map<string,
     sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
       select ${orgId}, * from unnest(${out.terms}::text[], ${out.firsts}::int[], ${out.docs}::int[], ${out.wides}::bool[], ${out.data}::bytea[])`,
   );
+}
+
+// At worker start: every org with postings not folded yet gets its curator signalled, which folds them (a new
+// deployment, whose orgs' postings are all in memory_terms, or an org whose curator ended before folding).
+export async function scheduleFolds(em: EntityManager): Promise<number> {
+  const rows = await query(em, sql<{ id: string }>`select o.id from orgs o where exists (select 1 from memory_terms mt where mt.org_id = o.id)`);
+  if (rows.length === 0) return 0;
+  await em.transactional(async (tx) => {
+    for (const { id } of rows) enqueueJob(tx, curateJob(id, []));
+  });
+  return rows.length;
 }
 
 // Tombstones an org may gather before its blocks are rewritten without them: each search reads them all.

@@ -37,9 +37,8 @@ export async function lexicalRanking(em: EntityManager, orgId: string, text: str
   let checked = 0;
   while (found.length < n && !order.done) {
     // A selective filter: if the candidates checked so far say that the org's memories matching it are fewer
-    // than the candidates still to check, reading those memories is the cheaper way to finish.
-    const rate = (found.length + 1) / (checked + 1);
-    if (checked > 0 && rate * index.n < (n - found.length) / rate) {
+    // than the candidates the next round would check, reading those memories is the cheaper way to finish.
+    if (checked > 0 && ((found.length + 1) / (checked + 1)) * index.n < want) {
       found.push(...(await matchingRest(em, orgId, compiled, index, candidates, order.rest())));
       break;
     }
@@ -138,35 +137,31 @@ let accumulator = new Float64Array(1 << 16);
 let deadMarks = new Uint8Array(1 << 16);
 let touched = new Int32Array(1 << 16);
 
-function grow(size: number): void {
-  if (accumulator.length < size) {
-    const length = Math.max(size, 2 * accumulator.length);
+function grow(documents: number, postings: number): void {
+  if (accumulator.length < documents) {
+    const length = Math.max(documents, 2 * accumulator.length);
     accumulator = new Float64Array(length);
     deadMarks = new Uint8Array(length);
   }
+  if (touched.length < postings) touched = new Int32Array(Math.max(postings, 2 * touched.length));
 }
 
 // Every live posting of the query's terms scored; returns each document that has any (its key: a document
-// number, or base + i for the i-th staged memory) with its score.
+// number, or base + i for the i-th staged memory) with its score. The loops are written out (no callback per
+// posting): they are the whole cost of a search of common words.
 function score(index: IndexRead, counts: [string, number][]): { keys: Int32Array; scores: Float64Array } {
-  grow(index.base + index.stagedIds.length);
+  let postings = 0;
+  for (const [term] of counts) {
+    for (const b of index.blocks.get(term) ?? []) postings += b.docnums.length;
+    postings += index.staged.get(term)?.length ?? 0;
+  }
+  grow(index.base + index.stagedIds.length, postings);
   const dead = deadMarks;
   for (const d of index.tombstones) dead[d] = 1;
   const anyDead = index.tombstones.length > 0;
   const acc = accumulator;
+  const keys = touched;
   let count = 0;
-  const touch = (key: number, add: number) => {
-    const before = acc[key]!;
-    if (before === 0) {
-      if (count === touched.length) {
-        const bigger = new Int32Array(2 * touched.length);
-        bigger.set(touched);
-        touched = bigger;
-      }
-      touched[count++] = key;
-    }
-    acc[key] = before + add;
-  };
   const c0 = K1 * (1 - B);
   const c1 = index.n > 0 && index.total > 0 ? (K1 * B) / (index.total / index.n) : 0;
   for (const [term, qtf] of counts) {
@@ -184,19 +179,25 @@ function score(index: IndexRead, counts: [string, number][]): { keys: Int32Array
         const doc = docnums[i]!;
         if (anyDead && dead[doc] === 1) continue;
         const tf = tfs[i]!;
-        touch(doc, (weight * tf) / (tf + c0 + c1 * lens[i]!));
+        const before = acc[doc]!;
+        if (before === 0) keys[count++] = doc;
+        acc[doc] = before + (weight * tf) / (tf + c0 + c1 * lens[i]!);
       }
     }
-    for (const p of staged) touch(p.key, (weight * p.tf) / (p.tf + c0 + c1 * p.len));
+    for (const p of staged) {
+      const before = acc[p.key]!;
+      if (before === 0) keys[count++] = p.key;
+      acc[p.key] = before + (weight * p.tf) / (p.tf + c0 + c1 * p.len);
+    }
   }
-  const keys = touched.slice(0, count);
+  const found = keys.slice(0, count);
   const scores = new Float64Array(count);
   for (let i = 0; i < count; i++) {
-    scores[i] = acc[keys[i]!]!;
-    acc[keys[i]!] = 0;
+    scores[i] = acc[found[i]!]!;
+    acc[found[i]!] = 0;
   }
   for (const d of index.tombstones) dead[d] = 0;
-  return { keys, scores };
+  return { keys: found, scores };
 }
 
 // The candidates at `positions` that match the filter, found from the filter's side: every folded memory

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCranfield } from '../../bench/quality/collections.ts';
 import { decodeBlock } from '../../domain/search/blocks.ts';
-import { compactPostings, foldPostings } from '../../domain/search/fold.ts';
+import { compactPostings, foldPostings, scheduleFolds } from '../../domain/search/fold.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { Bm25Reference } from '../support/bm25-reference.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -72,6 +72,15 @@ describe('lexical search over postings blocks', () => {
     expect(await count('lexical_docs')).toBe(120);
     expect(await count('lexical_blocks')).toBeGreaterThan(0);
     await expectAsOracle('three folds, 40 staged');
+  });
+
+  it("has the worker's start signal the curator of an org with postings staged, and no other", async () => {
+    const idle = await signUp(stack.api);
+    const curateRows = async (orgId: string) =>
+      (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from outbox where org_id = ${orgId} and description = 'fold the postings staged'`))[0]!.n;
+    expect(await scheduleFolds(stack.orm.em.fork())).toBeGreaterThanOrEqual(1);
+    expect(await curateRows(a.org.id)).toBe(1);
+    expect(await curateRows(idle.org.id)).toBe(0);
   });
 
   it('keeps blocks small in number as folds merge them', async () => {

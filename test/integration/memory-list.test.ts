@@ -80,6 +80,40 @@ describe('POST /api/memories/list', () => {
     expect((await listB({})).body.total).toBe(100_003);
   });
 
+  it('finds a filtered page of a large org among its first rows in the order asked, the same page as the general query', async () => {
+    const c = await signUp(stack.api);
+    const mine: { id: string; created_at: number; updated_at: number; tags: string[]; metadata: { k: string } }[] = [];
+    for (let i = 0; i < 24; i++) {
+      const res = await stack.api.post('/api/memories', { token: c.token, body: { content: `window note ${i}`, tags: i % 3 ? ['t'] : ['u'], metadata: { k: i % 2 ? 'odd' : 'even' } } });
+      mine.push(res.body);
+    }
+    const listC = (body: Record<string, unknown>) => stack.api.post('/api/memories/list', { token: c.token, body });
+    const cases: [Record<string, unknown>, (m: (typeof mine)[number]) => boolean][] = [
+      [{ metadata_filter: { k: 'odd' }, limit: 4, order: 'newest' }, (m) => m.metadata.k === 'odd'],
+      [{ metadata_filter: { k: 'even' }, limit: 3, offset: 2, order: 'oldest' }, (m) => m.metadata.k === 'even'],
+      [{ tags: ['u'], limit: 5, order: 'updated_desc' }, (m) => m.tags.includes('u')],
+      // More rows asked than match: the windows hold no full page, so the general query answers.
+      [{ tags: ['u'], metadata_filter: { k: 'odd' }, limit: 50, order: 'newest' }, (m) => m.tags.includes('u') && m.metadata.k === 'odd'],
+    ];
+    const expected = (filter: Record<string, unknown>, keep: (m: (typeof mine)[number]) => boolean) => {
+      const order = filter.order as string;
+      const key = (m: (typeof mine)[number]) => (order.startsWith('updated') ? m.updated_at : m.created_at);
+      const sign = order === 'oldest' ? 1 : -1;
+      const sorted = mine.filter(keep).sort((x, y) => sign * (key(x) - key(y) || (x.id < y.id ? -1 : 1)));
+      const offset = (filter.offset as number | undefined) ?? 0;
+      return sorted.slice(offset, offset + (filter.limit as number)).map((m) => m.id);
+    };
+    const before = [];
+    for (const [filter, keep] of cases) {
+      const res = await listC(filter);
+      expect(res.body.memories.map((m: { id: string }) => m.id)).toEqual(expected(filter, keep));
+      before.push(res.body.memories);
+    }
+    // The org's counter now says 5,024 memories, so its filtered lists look in windows first.
+    await query(stack.orm.em.fork(), sql`insert into counters (org_id, scope_id, name, shard, value) values (${c.org.id}, ${c.org.id}, 'memories', 99, 5000)`);
+    for (const [i, [filter]] of cases.entries()) expect((await listC(filter)).body.memories).toEqual(before[i]);
+  });
+
   it('pages with limit and offset', async () => {
     const p1 = await list({ limit: 7, order: 'newest' });
     const p2 = await list({ limit: 7, offset: 7, order: 'newest' });
