@@ -3,7 +3,7 @@ import { curateJob } from '../embeddings/curate.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { termFrequencies } from './analyzer.ts';
-import { encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';
+import { decodeBlock, encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';
 
 // Folding: the org's curator moves the postings saves wrote into memory_terms (one row each) into per-term
 // blocks (lexical_blocks), giving each folded memory the next document number of the org. A search reads a
@@ -97,7 +97,7 @@ async function appendBlocks(tx: EntityManager, orgId: string, fresh: Map<string,
     if (!list) smallOf.set(s.term, (list = []));
     list.push({ first: s.first_docnum, docs: s.docs });
   }
-  const taken = { terms: [] as string[], firsts: [] as number[] };
+  const taken: BlockKey[] = [];
   const takenOf = new Map<string, number[]>();
   for (const [term, block] of fresh) {
     const before = smallOf.get(term) ?? [];
@@ -107,34 +107,47 @@ async function appendBlocks(tx: EntityManager, orgId: string, fresh: Map<string,
       const prev = before.pop()!;
       size += prev.docs;
       firsts.unshift(prev.first);
-      taken.terms.push(term);
-      taken.firsts.push(prev.first);
+      taken.push({ term, first: prev.first });
     }
     if (firsts.length > 0) takenOf.set(term, firsts);
   }
   const loaded = new Map<string, StoredBlock>();
-  if (taken.terms.length > 0) {
-    const gone = await query(
-      tx,
-      sql<{ term: string; first_docnum: number; docs: number; wide: boolean; data: Buffer }>`delete from lexical_blocks b using unnest(${taken.terms}::text[], ${taken.firsts}::int[]) as u(t, f)
-        where b.org_id = ${orgId} and b.term = u.t and b.first_docnum = u.f returning b.term, b.first_docnum, b.docs, b.wide, b.data`,
-    );
-    for (const g of gone) loaded.set(`${g.first_docnum}\u0000${g.term}`, g);
-  }
-  const out = { terms: [] as string[], firsts: [] as number[], docs: [] as number[], wides: [] as boolean[], data: [] as Buffer[] };
-  for (const [term, block] of fresh) {
-    const firsts = takenOf.get(term) ?? [];
-    const merged = firsts.length > 0 ? mergeBlocks([...firsts.map((f) => loaded.get(`${f}\u0000${term}`)!), block]) : block;
-    out.terms.push(term);
-    out.firsts.push(firsts[0] ?? new Int32Array(block.data.buffer, block.data.byteOffset, 1)[0]!);
-    out.docs.push(merged.docs);
-    out.wides.push(merged.wide);
-    out.data.push(merged.data);
-  }
+  for (const g of await deleteBlocks(tx, orgId, taken)) loaded.set(`${g.first_docnum}\u0000${g.term}`, g);
+  await writeBlocks(
+    tx,
+    orgId,
+    [...fresh].map(([term, block]) => {
+      const firsts = takenOf.get(term) ?? [];
+      if (firsts.length === 0) return { term, first: decodeBlock(block).docnums[0]!, block };
+      return { term, first: firsts[0]!, block: mergeBlocks([...firsts.map((f) => loaded.get(`${f}\u0000${term}`)!), block]) };
+    }),
+  );
+}
+
+interface BlockKey {
+  term: string;
+  first: number;
+}
+
+async function deleteBlocks(tx: EntityManager, orgId: string, keys: BlockKey[]) {
+  if (keys.length === 0) return [];
+  return query(
+    tx,
+    sql<{ term: string; first_docnum: number; docs: number; wide: boolean; data: Buffer }>`delete from lexical_blocks b
+      using unnest(${keys.map((k) => k.term)}::text[], ${keys.map((k) => k.first)}::int[]) as u(t, f)
+      where b.org_id = ${orgId} and b.term = u.t and b.first_docnum = u.f returning b.term, b.first_docnum, b.docs, b.wide, b.data`,
+  );
+}
+
+// Inserts blocks, or replaces those at the same key (a compaction's rewrite).
+async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey & { block: StoredBlock })[]): Promise<void> {
+  if (blocks.length === 0) return;
   await query(
     tx,
     sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
-      select ${orgId}, * from unnest(${out.terms}::text[], ${out.firsts}::int[], ${out.docs}::int[], ${out.wides}::bool[], ${out.data}::bytea[])`,
+      select ${orgId}, * from unnest(${blocks.map((b) => b.term)}::text[], ${blocks.map((b) => b.first)}::int[], ${blocks.map((b) => b.block.docs)}::int[],
+             ${blocks.map((b) => b.block.wide)}::bool[], ${blocks.map((b) => b.block.data)}::bytea[])
+      on conflict (org_id, term, first_docnum) do update set docs = excluded.docs, wide = excluded.wide, data = excluded.data`,
   );
 }
 
@@ -173,26 +186,9 @@ export async function compactPostings(em: EntityManager, orgId: string, force = 
       );
       if (page.length === 0) break;
       after = { term: page.at(-1)!.term, first: page.at(-1)!.first_docnum };
-      const changed = { terms: [] as string[], firsts: [] as number[], docs: [] as number[], wides: [] as boolean[], data: [] as Buffer[] };
-      for (const block of page) {
-        const kept = mergeBlocks([block], (d) => dead[d] === 0);
-        if (kept.docs === block.docs) continue;
-        changed.terms.push(block.term);
-        changed.firsts.push(block.first_docnum);
-        changed.docs.push(kept.docs);
-        changed.wides.push(kept.wide);
-        changed.data.push(kept.data);
-      }
-      if (changed.terms.length === 0) continue;
-      await query(
-        tx,
-        sql`delete from lexical_blocks b using unnest(${changed.terms}::text[], ${changed.firsts}::int[]) as u(t, f) where b.org_id = ${orgId} and b.term = u.t and b.first_docnum = u.f`,
-      );
-      await query(
-        tx,
-        sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
-          select ${orgId}, * from unnest(${changed.terms}::text[], ${changed.firsts}::int[], ${changed.docs}::int[], ${changed.wides}::bool[], ${changed.data}::bytea[]) as u(t, f, n, w, d) where n > 0`,
-      );
+      const kept = page.map((b) => ({ term: b.term, first: b.first_docnum, was: b.docs, block: mergeBlocks([b], (d) => dead[d] === 0) })).filter((b) => b.block.docs < b.was);
+      await deleteBlocks(tx, orgId, kept.filter((b) => b.block.docs === 0));
+      await writeBlocks(tx, orgId, kept.filter((b) => b.block.docs > 0));
     }
     await query(tx, sql`delete from lexical_tombstones where org_id = ${orgId} and docnum = any(${tombstones}::int[])`);
     return tombstones.length;

@@ -35,29 +35,24 @@ export async function lexicalRanking(em: EntityManager, orgId: string, text: str
   const order = new BestFirst(candidates.scores);
   let want = filtered ? Math.max(FIRST_CHECK, 8 * n) : n;
   let checked = 0;
+  const collect = (positions: Int32Array, ids: Map<number, string>) => {
+    for (const i of positions) {
+      const id = ids.get(candidates.keys[i]!);
+      if (id !== undefined) found.push({ id, score: candidates.scores[i]! });
+    }
+  };
   while (found.length < n && !order.done) {
     // A selective filter: if the candidates checked so far say that the org's memories matching it are fewer
     // than the candidates the next round would check, reading those memories is the cheaper way to finish.
     if (checked > 0 && ((found.length + 1) / (checked + 1)) * index.n < want) {
-      found.push(...(await matchingRest(em, orgId, compiled, index, candidates, order.rest())));
+      const rest = order.rest();
+      collect(rest, await matchingRest(em, orgId, compiled, index, keysAt(candidates.keys, rest)));
       break;
     }
     const batch = order.take(want);
     checked += batch.length;
     want *= CHECK_GROWTH;
-    const docnums: number[] = [];
-    const staged: string[] = [];
-    for (const i of batch) {
-      const key = candidates.keys[i]!;
-      if (key < index.base) docnums.push(key);
-      else staged.push(index.stagedIds[key - index.base]!);
-    }
-    const ids = await resolve(em, orgId, docnums, staged, filtered ? compiled : null);
-    for (const i of batch) {
-      const key = candidates.keys[i]!;
-      const id = key < index.base ? ids.byDocnum.get(key) : index.stagedIds[key - index.base]!;
-      if (id !== undefined && (key < index.base || ids.staged.has(id))) found.push({ id, score: candidates.scores[i]! });
-    }
+    collect(batch, await resolve(em, orgId, index, keysAt(candidates.keys, batch), filtered ? compiled : null));
   }
   found.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return found.slice(0, n);
@@ -200,50 +195,34 @@ function score(index: IndexRead, counts: [string, number][]): { keys: Int32Array
   return { keys: found, scores };
 }
 
-// The candidates at `positions` that match the filter, found from the filter's side: every folded memory
-// matching it (one statement, as long as the filter is selective), and the staged candidates checked by id.
-async function matchingRest(
-  em: EntityManager,
-  orgId: string,
-  compiled: CompiledFilters,
-  index: IndexRead,
-  candidates: { keys: Int32Array; scores: Float64Array },
-  positions: Int32Array,
-): Promise<Ranked[]> {
-  const staged: string[] = [];
-  for (const i of positions) if (candidates.keys[i]! >= index.base) staged.push(index.stagedIds[candidates.keys[i]! - index.base]!);
+const keysAt = (keys: Int32Array, positions: Int32Array): number[] => Array.from(positions, (i) => keys[i]!);
+
+// The memory ids of the candidate `keys` that match the filter, found from the filter's side: every folded
+// memory matching it (one statement, as long as the filter is selective), and the staged candidates by id.
+async function matchingRest(em: EntityManager, orgId: string, compiled: CompiledFilters, index: IndexRead, keys: number[]): Promise<Map<number, string>> {
   const rows = await query(
     em,
     sql<{ docnum: number; memory_id: string }>`select d.docnum, d.memory_id from memories m join lexical_docs d on d.org_id = m.org_id and d.memory_id = m.id
       where m.org_id = ${orgId} and ${compiled.where}`,
   );
-  const stagedIds = await resolve(em, orgId, [], staged, compiled);
-  const matching = new Map(rows.map((r) => [r.docnum, r.memory_id]));
-  const out: Ranked[] = [];
-  for (const i of positions) {
-    const key = candidates.keys[i]!;
-    const id = key < index.base ? matching.get(key) : stagedIds.staged.has(index.stagedIds[key - index.base]!) ? index.stagedIds[key - index.base] : undefined;
-    if (id !== undefined) out.push({ id, score: candidates.scores[i]! });
-  }
-  return out;
+  const ids = await resolve(em, orgId, index, keys.filter((key) => key >= index.base), compiled);
+  for (const r of rows) ids.set(r.docnum, r.memory_id);
+  return ids;
 }
 
-// Memory ids of the candidates: a document number through lexical_docs (gone if the memory was deleted or
+// The memory ids of candidate keys: a document number through lexical_docs (gone if the memory was deleted or
 // edited since), a staged memory as it is; with a filter, only those whose rows match it.
-async function resolve(
-  em: EntityManager,
-  orgId: string,
-  docnums: number[],
-  staged: string[],
-  compiled: CompiledFilters | null,
-): Promise<{ byDocnum: Map<number, string>; staged: Set<string> }> {
-  const byDocnum = new Map<number, string>();
+async function resolve(em: EntityManager, orgId: string, index: IndexRead, keys: number[], compiled: CompiledFilters | null): Promise<Map<number, string>> {
+  const docnums = keys.filter((key) => key < index.base);
+  const stagedKeys = new Map(keys.filter((key) => key >= index.base).map((key) => [index.stagedIds[key - index.base]!, key]));
+  const ids = new Map<number, string>();
   if (!compiled) {
     if (docnums.length > 0) {
       const rows = await query(em, sql<{ docnum: number; memory_id: string }>`select docnum, memory_id from lexical_docs where org_id = ${orgId} and docnum = any(${docnums}::int[])`);
-      for (const r of rows) byDocnum.set(r.docnum, r.memory_id);
+      for (const r of rows) ids.set(r.docnum, r.memory_id);
     }
-    return { byDocnum, staged: new Set(staged) };
+    for (const [id, key] of stagedKeys) ids.set(key, id);
+    return ids;
   }
   const rows = await query(
     em,
@@ -251,12 +230,8 @@ async function resolve(
       select d.docnum, d.memory_id from lexical_docs d join memories m on m.org_id = d.org_id and m.id = d.memory_id
        where d.org_id = ${orgId} and d.docnum = any(${docnums}::int[]) and ${compiled.where}
       union all
-      select null, m.id from memories m where m.org_id = ${orgId} and m.id = any(${staged}::uuid[]) and ${compiled.where}`,
+      select null, m.id from memories m where m.org_id = ${orgId} and m.id = any(${[...stagedKeys.keys()]}::uuid[]) and ${compiled.where}`,
   );
-  const passed = new Set<string>();
-  for (const r of rows) {
-    if (r.docnum === null) passed.add(r.memory_id);
-    else byDocnum.set(r.docnum, r.memory_id);
-  }
-  return { byDocnum, staged: passed };
+  for (const r of rows) ids.set(r.docnum ?? stagedKeys.get(r.memory_id)!, r.memory_id);
+  return ids;
 }
