@@ -1,6 +1,7 @@
 import { ensureLocalAccount } from '../domain/accounts/local.ts';
 import { loadConfigOrExit } from '../infra/config.ts';
-import { watchPool } from '../infra/metrics.ts';
+import { blockCache } from '../domain/search/lexical.ts';
+import { watchLexicalCache, watchPool } from '../infra/metrics.ts';
 import { installTracing } from '../infra/tracing.ts';
 import { createEmbedder } from '../infra/embeddings/index.ts';
 import { createLlm } from '../infra/llm/router.ts';
@@ -13,6 +14,8 @@ import { createApp, listen } from './app.ts';
 const tracing = installTracing('memsvc-api');
 const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'api');
+blockCache.resize(config.LEXICAL_CACHE_MB * 2 ** 20);
+watchLexicalCache(blockCache);
 const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 watchPool(await orm.em.getConnection().getNativeClient());
 const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);

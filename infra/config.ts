@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_MAX_INPUT_CHARS, DEFAULT_QUERY_TIMEOUT_MS } from './embeddings/openai.ts';
+import { DEFAULT_BLOCK_CACHE_MB } from '../domain/search/lexical.ts';
 
 // Every setting the service reads from its environment, parsed once at start.
 // Names are fixed by docs/configuration.md (operators and test harnesses set them).
@@ -39,6 +40,8 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.url().default('postgres://memsvc:memsvc@127.0.0.1:5433/memsvc'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // Megabytes of postings blocks the API keeps decoded between lexical searches (domain/search/block-cache.ts); 0 keeps none.
+  LEXICAL_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(DEFAULT_BLOCK_CACHE_MB),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('memory-service'),

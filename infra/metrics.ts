@@ -79,6 +79,24 @@ export const watchPoolTotal = sampledGauge('memsvc_db_pool_connections', 'Open d
 export const watchPoolIdle = sampledGauge('memsvc_db_pool_idle', 'Idle database connections of this process');
 export const watchPoolWaiting = sampledGauge('memsvc_db_pool_waiting', 'Queries waiting for a database connection in this process');
 
+export const watchLexicalCacheBytes = sampledGauge('memsvc_lexical_cache_bytes', 'Postings blocks kept decoded between lexical searches (LEXICAL_CACHE_MB)');
+
+// Postings blocks lexical searches took from this process's cache (hit) or read from the database (miss).
+export function watchLexicalCache(cache: { bytes: number; hits: number; misses: number }): void {
+  watchLexicalCacheBytes(() => cache.bytes);
+  new Counter({
+    name: 'memsvc_lexical_cache_blocks_total',
+    help: 'Postings blocks lexical searches took from the cache (hit) or read from the database (miss)',
+    labelNames: ['result'],
+    registers,
+    collect() {
+      this.reset();
+      this.inc({ result: 'hit' }, cache.hits);
+      this.inc({ result: 'miss' }, cache.misses);
+    },
+  });
+}
+
 export function watchPool(pool: { totalCount: number; idleCount: number; waitingCount: number }): () => void {
   const stops = [watchPoolTotal(() => pool.totalCount), watchPoolIdle(() => pool.idleCount), watchPoolWaiting(() => pool.waitingCount)];
   return () => stops.forEach((stop) => stop());

@@ -5,6 +5,7 @@ import { query, sql } from '../sql.ts';
 import { analyze } from './analyzer.ts';
 import { B, idf, K1, queryTermCounts } from './bm25.ts';
 import { BestFirst } from './best-first.ts';
+import { BlockCache, type CachedBlock } from './block-cache.ts';
 import { decodeBlock, type Postings } from './blocks.ts';
 import type { Ranked } from './fusion.ts';
 
@@ -14,6 +15,10 @@ export const MAX_QUERY_TERMS = 128;
 // eight times more each round, until k pass or every candidate has been checked.
 const FIRST_CHECK = 256;
 const CHECK_GROWTH = 8;
+
+// This process's copies of the blocks searches read (block-cache.ts); its size is LEXICAL_CACHE_MB, set at start.
+export const DEFAULT_BLOCK_CACHE_MB = 64;
+export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 
 // Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org. Every posting of every query
 // term is scored, in this process: one statement reads the terms' blocks (fold.ts), their rows not folded yet,
@@ -74,7 +79,10 @@ interface IndexRow {
   term: string | null;
   docs: number | null;
   wide: boolean | null;
+  // Null for a block whose version the cache holds.
   data: Buffer | null;
+  first_docnum: number | null;
+  version: string | null;
   memory_id: string | null;
   tf: number | null;
   doc_len: number | null;
@@ -83,17 +91,31 @@ interface IndexRow {
 }
 
 async function readIndex(em: EntityManager, orgId: string, terms: string[]): Promise<IndexRead> {
+  // The cached blocks of the query's terms, taken now: the rows the statement sends without bytes are these.
+  const blockKey = (term: string, first: number, version: string) => `${first}\u0000${version}\u0000${term}`;
+  const cached = new Map<string, CachedBlock>();
+  const have: { term: string; block: CachedBlock }[] = [];
+  for (const term of terms) {
+    for (const block of blockCache.get(orgId, term)) {
+      cached.set(blockKey(term, block.first, block.version), block);
+      have.push({ term, block });
+    }
+  }
   const rows = await query(
     em,
     sql<IndexRow>`
-      select 0 as kind, b.term, b.docs, b.wide, b.data, null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total
-        from lexical_blocks b where b.org_id = ${orgId} and b.term = any(${terms}::text[])
+      select 0 as kind, b.term, b.docs, b.wide, case when c.f is null then b.data end as data, b.first_docnum, b.xmin::text as version,
+             null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total
+        from lexical_blocks b
+        left join unnest(${have.map((h) => h.term)}::text[], ${have.map((h) => h.block.first)}::int[], ${have.map((h) => h.block.version)}::text[]) as c(t, f, v)
+          on c.t = b.term and c.f = b.first_docnum and c.v = b.xmin::text
+       where b.org_id = ${orgId} and b.term = any(${terms}::text[])
       union all
-      select 1, s.term, null, null, null, s.memory_id, s.tf, s.doc_len, null, null
+      select 1, s.term, null, null, null, null, null, s.memory_id, s.tf, s.doc_len, null, null
         from memory_terms s where s.org_id = ${orgId} and s.term = any(${terms}::text[])
       union all
       select 2, null, (select next_docnum from lexical_state where org_id = ${orgId}), null,
-             (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null,
+             (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null, null, null,
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}),
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.docLen})`,
   );
@@ -106,11 +128,17 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
     index.tombstones = Int32Array.from({ length: meta.data.byteLength / 4 }, (_, i) => view.getInt32(4 * i));
   }
   const stagedKey = new Map<string, number>();
+  const read = new Map<string, CachedBlock[]>();
   for (const r of rows) {
     if (r.kind === 0) {
-      let list = index.blocks.get(r.term!);
-      if (!list) index.blocks.set(r.term!, (list = []));
-      list.push(decodeBlock({ docs: r.docs!, wide: r.wide!, data: r.data! }));
+      const block = r.data
+        ? { first: r.first_docnum!, version: r.version!, postings: decodeBlock({ docs: r.docs!, wide: r.wide!, data: owned(r.data) }) }
+        : cached.get(blockKey(r.term!, r.first_docnum!, r.version!))!;
+      if (r.data) blockCache.misses += 1;
+      else blockCache.hits += 1;
+      let list = read.get(r.term!);
+      if (!list) read.set(r.term!, (list = []));
+      list.push(block);
     } else if (r.kind === 1) {
       let key = stagedKey.get(r.memory_id!);
       if (key === undefined) {
@@ -123,7 +151,19 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
       list.push({ key, tf: r.tf!, len: r.doc_len! });
     }
   }
+  for (const term of terms) {
+    const blocks = (read.get(term) ?? []).sort((a, b) => a.first - b.first);
+    blockCache.set(orgId, term, blocks);
+    if (blocks.length > 0) index.blocks.set(term, blocks.map((b) => b.postings));
+  }
   return index;
+}
+
+// A copy the cache may keep: the driver's buffer can be a slice of a larger one, which a view would keep alive.
+function owned(data: Buffer): Buffer {
+  const copy = new Uint8Array(data.byteLength);
+  copy.set(data);
+  return Buffer.from(copy.buffer);
 }
 
 // Accumulators shared by every search of the process: score() runs to its end without awaiting, so one

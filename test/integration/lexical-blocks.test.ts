@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCranfield } from '../../bench/quality/collections.ts';
 import { decodeBlock } from '../../domain/search/blocks.ts';
 import { compactPostings, foldPostings, scheduleFolds } from '../../domain/search/fold.ts';
+import { blockCache } from '../../domain/search/lexical.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { Bm25Reference } from '../support/bm25-reference.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -119,6 +120,43 @@ describe('lexical search over postings blocks', () => {
     const live = new Set((await query(stack.orm.em.fork(), sql<{ docnum: number }>`select docnum from lexical_docs where org_id = ${a.org.id}`)).map((r) => r.docnum));
     for (const b of blocks) for (const d of decodeBlock(b).docnums) expect(live.has(d)).toBe(true);
     await expectAsOracle('compacted');
+  });
+
+  it('serves a repeated search from the cache of blocks, and reads a block again once a fold or a compaction rewrote it', async () => {
+    // Every search of this file went through the same process's cache, folds and compaction included; here is
+    // what it kept and what it read.
+    const search = async () => {
+      const before = { hits: blockCache.hits, misses: blockCache.misses };
+      const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'supersonic pressure', k: 20 } });
+      expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual(reference.search('supersonic pressure', 20).map((e) => e.id));
+      return { hits: blockCache.hits - before.hits, misses: blockCache.misses - before.misses };
+    };
+    await search();
+    const warm = await search();
+    expect(warm.misses).toBe(0);
+    expect(warm.hits).toBeGreaterThan(0);
+
+    // A fold merges the terms' newest blocks with the new postings: those blocks come anew, the rest from the cache.
+    await save({ id: '9001', text: 'supersonic pressure measured on a cone' } as (typeof docs)[number]);
+    await fold();
+    const merged = await search();
+    expect(merged.misses).toBeGreaterThan(0);
+    expect(merged.hits).toBeGreaterThan(0);
+
+    // A compaction rewrites the blocks that hold a tombstone under the same keys; their new versions are read,
+    // not the kept copies. The oldest folded memory about pressure sits in a block of many postings.
+    const [{ memory_id: victim }] = (await query(
+      stack.orm.em.fork(),
+      sql<{ memory_id: string }>`select d.memory_id from lexical_docs d join memories m on m.org_id = d.org_id and m.id = d.memory_id
+        where d.org_id = ${a.org.id} and m.content ilike '%pressure%' order by d.docnum limit 1`,
+    )) as [{ memory_id: string }];
+    expect((await stack.api.delete(`/api/memories/${victim}`, { token: a.token })).status).toBe(204);
+    reference.remove(victim);
+    memories.delete(victim);
+    expect(await compactPostings(stack.orm.em.fork(), a.org.id, true)).toBe(1);
+    expect((await search()).misses).toBeGreaterThan(0);
+    expect((await search()).misses).toBe(0);
+    await expectAsOracle('after the cache saw merges and a compaction');
   });
 
   it("finishes a selective filter from the filter's side, with the same hits", async () => {
