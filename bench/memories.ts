@@ -253,6 +253,11 @@ if (model) {
   process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);
 }
 process.stdout.write(`API ${memoryOf(process.env.STACK_API_PID)}; worker ${memoryOf(process.env.STACK_WORKER_PID)}\n`);
+// The API's cache of postings blocks over the whole run (LEXICAL_CACHE_MB), from its /metrics.
+const metrics = (await api.get('/metrics')).text;
+const metric = (pattern: string) => Number(new RegExp(`^${pattern} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+const [hits, misses] = [metric('memsvc_lexical_cache_blocks_total\\{result="hit"\\}'), metric('memsvc_lexical_cache_blocks_total\\{result="miss"\\}')];
+process.stdout.write(`lexical block cache: ${Math.round(metric('memsvc_lexical_cache_bytes') / 2 ** 20)} MB held, ${hits} blocks from it and ${misses} read (${Math.round((100 * hits) / (hits + misses))}% hits)\n`);
 
 // Saves at a steady 50 per second (open loop) for 20 s; each save's time from its 201 until its vector is in
 // the database (what semantic search finds). One poller asks for all the saves still waiting, every 10 ms, in one
