@@ -4,7 +4,8 @@ import type { Postings } from './blocks.ts';
 // of what searches read, and sending them again each time (as hex text, twice their size) and decoding them is
 // most of a search's reading. A block is known by its key and by the row version PostgreSQL gave it (its
 // xmin): a fold's merge or a compaction writes the block anew, under a new version, so the search statement
-// sends a block's bytes only when the cache holds no copy of that very version (lexical.ts).
+// sends a block's bytes only when the cache holds no copy of that very version (lexical.ts). The xmin column
+// reads the raw id of the writing transaction, which freezing leaves as it is.
 // Terms are kept and evicted whole, least recently used first.
 
 export interface CachedBlock {
