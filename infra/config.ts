@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_MAX_INPUT_CHARS, DEFAULT_QUERY_TIMEOUT_MS } from './embeddings/openai.ts';
-import { DEFAULT_BLOCK_CACHE_MB } from '../domain/search/lexical.ts';
+import { DEFAULT_BLOCK_CACHE_MB } from '../domain/search/block-cache.ts';
 
 // Every setting the service reads from its environment, parsed once at start.
 // Names are fixed by docs/configuration.md (operators and test harnesses set them).

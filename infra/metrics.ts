@@ -79,7 +79,7 @@ export const watchPoolTotal = sampledGauge('memsvc_db_pool_connections', 'Open d
 export const watchPoolIdle = sampledGauge('memsvc_db_pool_idle', 'Idle database connections of this process');
 export const watchPoolWaiting = sampledGauge('memsvc_db_pool_waiting', 'Queries waiting for a database connection in this process');
 
-export const watchLexicalCacheBytes = sampledGauge('memsvc_lexical_cache_bytes', 'Postings blocks kept decoded between lexical searches (LEXICAL_CACHE_MB)');
+const watchLexicalCacheBytes = sampledGauge('memsvc_lexical_cache_bytes', 'Postings blocks kept decoded between lexical searches (LEXICAL_CACHE_MB)');
 
 // Postings blocks lexical searches took from this process's cache (hit) or read from the database (miss).
 export function watchLexicalCache(cache: { bytes: number; hits: number; misses: number }): void {

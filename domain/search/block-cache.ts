@@ -8,6 +8,9 @@ import type { Postings } from './blocks.ts';
 // reads the raw id of the writing transaction, which freezing leaves as it is.
 // Terms are kept and evicted whole, least recently used first.
 
+// The size a process keeps unless LEXICAL_CACHE_MB says otherwise.
+export const DEFAULT_BLOCK_CACHE_MB = 64;
+
 export interface CachedBlock {
   first: number;
   version: string;

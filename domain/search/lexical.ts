@@ -5,7 +5,7 @@ import { query, sql } from '../sql.ts';
 import { analyze } from './analyzer.ts';
 import { B, idf, K1, queryTermCounts } from './bm25.ts';
 import { BestFirst } from './best-first.ts';
-import { BlockCache, type CachedBlock } from './block-cache.ts';
+import { BlockCache, DEFAULT_BLOCK_CACHE_MB, type CachedBlock } from './block-cache.ts';
 import { decodeBlock, type Postings } from './blocks.ts';
 import type { Ranked } from './fusion.ts';
 
@@ -17,7 +17,6 @@ const FIRST_CHECK = 256;
 const CHECK_GROWTH = 8;
 
 // This process's copies of the blocks searches read (block-cache.ts); its size is LEXICAL_CACHE_MB, set at start.
-export const DEFAULT_BLOCK_CACHE_MB = 64;
 export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 
 // Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org. Every posting of every query
@@ -152,7 +151,7 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
     }
   }
   for (const term of terms) {
-    const blocks = (read.get(term) ?? []).sort((a, b) => a.first - b.first);
+    const blocks = read.get(term) ?? [];
     blockCache.set(orgId, term, blocks);
     if (blocks.length > 0) index.blocks.set(term, blocks.map((b) => b.postings));
   }
