@@ -203,13 +203,32 @@ async function measure(tokens: string[], model: boolean) {
 // A row of the table, or nothing for what this run did not measure (semantic and hybrid without a model).
 const row = (name: string, s: Summary | null) => (s ? [`| ${name} | ${s.p50} | ${s.p95} | ${s.p99} | ${s.count} |`] : []);
 
-const { orgId, tokens } = await account();
+// BENCH_REUSE=1 (scripts/bench.sh keeps the database then): no seeding, the org the last run seeded is measured
+// again at the size it has, e.g. after a change to search at 1,000,000 memories, which take half an hour to seed.
+async function lastAccount() {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  const { rows } = await db.query<{ email: string; org_id: string; memories: string }>(
+    `select u.email, m.org_id, (select count(*) from memories where org_id = m.org_id) as memories from users u join memberships m on m.user_id = u.id
+      where u.email like 'bench-%@example.test' order by u.created_at desc limit 1`,
+  );
+  await db.end();
+  if (!rows[0]) throw new Error('BENCH_REUSE=1: no org seeded by an earlier run in this database');
+  const session = await api.post('/api/auth/login', { body: { email: rows[0].email, password: 'benchmark-password' } });
+  expectOk(session.status, 'login');
+  const tokens: string[] = [];
+  for (let i = 0; i < 8; i++) tokens.push((await api.post('/api/auth/tokens', { cookie: session.cookie, body: { name: `bench-again-${i}` } })).body.raw);
+  return { orgId: rows[0].org_id, tokens, seeded: Number(rows[0].memories) };
+}
+
+const reuse = process.env.BENCH_REUSE === '1';
+const { orgId, tokens, seeded: already } = reuse ? await lastAccount() : { ...(await account()), seeded: 0 };
 const model = await withModel(tokens[0]!);
-let seeded = 0;
-for (const target of checkpoints) {
+let seeded = already;
+for (const target of reuse ? [already] : checkpoints) {
   const run = await seed(tokens, target - seeded);
   seeded = target;
-  process.stdout.write(`\nseeded to ${target} memories: ${run.perSecond} saves/s over ${run.seconds} s (concurrency 32, 8 tokens)\n`);
+  if (!reuse) process.stdout.write(`\nseeded to ${target} memories: ${run.perSecond} saves/s over ${run.seconds} s (concurrency 32, 8 tokens)\n`);
   const fold = await folded(orgId);
   process.stdout.write(`postings folded ${fold.seconds} s after seeding ended (${fold.staged} memories were still staged)\n`);
   if (model) {

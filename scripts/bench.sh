@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The data-plane benchmark: a fresh memsvc_bench database, a Temporal dev server, the worker and the API as
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
-# BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs
+# BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_REUSE=1 keeps the database of the last run
+# and measures its org again without seeding; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs
 # (saves, mcp and dashboard, not in the default set: save throughput alone with each process's CPU; MCP's cost
 # over HTTP; the dashboard's loads in Chromium).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -17,7 +18,7 @@ ensure_workflow_bundle
 trap stop_started EXIT
 
 export DATABASE_POOL_MAX=20
-start_own_stack memsvc_bench 3099 7299 8299 bench
+STACK_KEEP_DATABASE="${BENCH_REUSE:-0}" start_own_stack memsvc_bench 3099 7299 8299 bench
 
 # BENCH_SUITES picks what runs (default all), e.g. BENCH_SUITES=memories while tuning saves.
 suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase},"

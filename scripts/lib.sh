@@ -287,7 +287,8 @@ ensure_schemathesis() {
 # and sign-up limits off. Exports STACK_WORKER_PID and STACK_API_PID; environment set before it reaches both.
 start_own_stack() {
   local db="$1" api_port="$2" temporal_port="$3" ui_port="$4" queue="$5"
-  pg_psql -d postgres -qc "drop database if exists $db with (force)"
+  # STACK_KEEP_DATABASE=1 keeps what an earlier run left in the database (the benchmark's BENCH_REUSE).
+  [ "${STACK_KEEP_DATABASE:-0}" = 1 ] || pg_psql -d postgres -qc "drop database if exists $db with (force)"
   ensure_database "$db"
   export DATABASE_URL="$(database_url "$db")" WRITE_RATE_LIMIT_PER_MINUTE=0 SIGNUPS_PER_ADDRESS_PER_HOUR=0 LOG_LEVEL=warn PORT="$api_port"
   export TEMPORAL_ADDRESS="127.0.0.1:$temporal_port" TEMPORAL_TASK_QUEUE="$queue" WORKER_METRICS_PORT="$((api_port + 1000))"

@@ -67,7 +67,7 @@ export class BestFirst {
 }
 
 // The k-th largest of `values` (1-based), by quickselect on the values themselves (which it reorders).
-function kthLargest(values: Float64Array, k: number): number {
+export function kthLargest(values: Float64Array, k: number): number {
   let lo = 0;
   let hi = values.length - 1;
   const target = k - 1;

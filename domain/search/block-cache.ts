@@ -1,4 +1,4 @@
-import type { Postings } from './blocks.ts';
+import type { IndexBlock } from './scoring.ts';
 
 // Decoded postings blocks kept between searches in this process. The blocks of a few common terms make up most
 // of what searches read, and sending them again each time (as hex text, twice their size) and decoding them is
@@ -11,14 +11,14 @@ import type { Postings } from './blocks.ts';
 // The size a process keeps unless LEXICAL_CACHE_MB says otherwise.
 export const DEFAULT_BLOCK_CACHE_MB = 64;
 
-export interface CachedBlock {
+export interface CachedBlock extends IndexBlock {
   first: number;
   version: string;
-  postings: Postings;
 }
 
-// What a cached block costs beyond its columns: the objects and typed-array headers that hold it.
-const BLOCK_OVERHEAD = 256;
+// What a cached block costs beyond its columns: the objects and typed-array headers that hold it, and its
+// peaks (a few pairs).
+const BLOCK_OVERHEAD = 384;
 const sizeOf = (blocks: CachedBlock[]): number =>
   blocks.reduce((sum, b) => sum + BLOCK_OVERHEAD + b.postings.docnums.byteLength + b.postings.lens.byteLength + b.postings.tfs.byteLength, 0);
 

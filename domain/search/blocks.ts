@@ -65,3 +65,47 @@ export function mergeBlocks(blocks: StoredBlock[], keep: (docnum: number) => boo
   }
   return encodeBlock({ docnums: docnums.subarray(0, n), lens: lens.subarray(0, n), tfs: tfs.subarray(0, n) });
 }
+
+// A block's best postings for bounding scores: for each tf it holds, the shortest document with that tf. BM25's
+// term score rises with tf and falls with length, so whatever the org's average length, no posting of the block
+// scores above the best of these pairs (scoring.ts prunes with it). Computed once per decoded block.
+export interface Peaks {
+  tfs: number[];
+  lens: number[];
+}
+
+const shortestByTf = new Uint32Array(256);
+
+export function peaksOf(p: Postings): Peaks {
+  const n = p.docnums.length;
+  const pairs: [number, number][] = [];
+  if (p.tfs instanceof Uint8Array) {
+    // A narrow block: tfs < 256, kept in a table by tf (no Map per posting: this runs over every posting).
+    shortestByTf.fill(0xffffffff);
+    const { tfs, lens } = p;
+    for (let i = 0; i < n; i++) {
+      const tf = tfs[i]!;
+      if (lens[i]! < shortestByTf[tf]!) shortestByTf[tf] = lens[i]!;
+    }
+    for (let tf = 0; tf < 256; tf++) if (shortestByTf[tf] !== 0xffffffff) pairs.push([tf, shortestByTf[tf]!]);
+  } else {
+    const shortest = new Map<number, number>();
+    for (let i = 0; i < n; i++) {
+      const tf = p.tfs[i]!;
+      const len = p.lens[i]!;
+      if (len < (shortest.get(tf) ?? Infinity)) shortest.set(tf, len);
+    }
+    pairs.push(...shortest);
+  }
+  // Only pairs no higher tf beats on length can be the best.
+  pairs.sort((a, b) => b[0] - a[0]);
+  const peaks: Peaks = { tfs: [], lens: [] };
+  let shortestAbove = Infinity;
+  for (const [tf, len] of pairs) {
+    if (len >= shortestAbove) continue;
+    shortestAbove = len;
+    peaks.tfs.push(tf);
+    peaks.lens.push(len);
+  }
+  return peaks;
+}

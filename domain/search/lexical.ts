@@ -3,11 +3,12 @@ import { ORG_COUNTERS } from '../memories/counters.ts';
 import type { CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
 import { analyze } from './analyzer.ts';
-import { B, idf, K1, queryTermCounts } from './bm25.ts';
+import { queryTermCounts } from './bm25.ts';
 import { BestFirst } from './best-first.ts';
 import { BlockCache, DEFAULT_BLOCK_CACHE_MB, type CachedBlock } from './block-cache.ts';
-import { decodeBlock, type Postings } from './blocks.ts';
+import { decodeBlock, peaksOf } from './blocks.ts';
 import type { Ranked } from './fusion.ts';
+import { scoreAll, scoreTop, type IndexRead, type Scored } from './scoring.ts';
 
 // Distinct query terms beyond this are ignored.
 export const MAX_QUERY_TERMS = 128;
@@ -19,25 +20,34 @@ const CHECK_GROWTH = 8;
 // This process's copies of the blocks searches read (block-cache.ts); its size is LEXICAL_CACHE_MB, set at start.
 export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 
-// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org. Every posting of every query
-// term is scored, in this process: one statement reads the terms' blocks (fold.ts), their rows not folded yet,
-// the org's tombstones and its counters, all in one snapshot; df counts the live postings, N and the average
-// length come from the counters. A posting costs a few nanoseconds here against about half a microsecond as
-// a PostgreSQL row (docs/performance.md). Filters are checked on the best candidates, in score order, so
-// the result is the same as filtering first.
+// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, scored in this process
+// (scoring.ts): one statement reads the terms' blocks (fold.ts), their rows not folded yet, the org's tombstones
+// and its counters, all in one snapshot; df counts the live postings, N and the average length come from the
+// counters. A posting costs a few nanoseconds here against about half a microsecond as a PostgreSQL row
+// (docs/performance.md). An unfiltered search scores only what it takes to know its best n (MaxScore); a filtered
+// one scores every posting and checks the best candidates against the filter, in score order, so the result is
+// the same as filtering first.
 // Returns the best `n` memory ids with their BM25 scores, best first (ties by id).
 export async function lexicalRanking(em: EntityManager, orgId: string, text: string, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
   const counts = [...queryTermCounts(analyze(text))].slice(0, MAX_QUERY_TERMS);
   if (counts.length === 0 || n <= 0) return [];
   const index = await readIndex(em, orgId, counts.map(([t]) => t));
-  const candidates = score(index, counts);
-  if (candidates.keys.length === 0) return [];
   const filtered = !(compiled.trivial && compiled.namespaceId === null);
+  if (filtered) return pick(em, orgId, index, scoreAll(index, counts), n, compiled);
+  const top = scoreTop(index, counts, n);
+  const found = await pick(em, orgId, index, top, n, null);
+  // Some of the best n were deleted after the index was read, and what comes after them was never scored.
+  return found.length < n && top.pruned ? pick(em, orgId, index, scoreAll(index, counts), n, null) : found;
+}
+
+// The best n candidates that resolve to memories (and match the filter, if any), best first, ties by id.
+async function pick(em: EntityManager, orgId: string, index: IndexRead, candidates: Scored, n: number, compiled: CompiledFilters | null): Promise<Ranked[]> {
+  if (candidates.keys.length === 0) return [];
   const found: Ranked[] = [];
   // Candidates are taken best first, all ties of the last score included, so every candidate left unchecked
   // scores below every one checked: once n pass, they are the best n that pass.
   const order = new BestFirst(candidates.scores);
-  let want = filtered ? Math.max(FIRST_CHECK, 8 * n) : n;
+  let want = compiled ? Math.max(FIRST_CHECK, 8 * n) : n;
   let checked = 0;
   const collect = (positions: Int32Array, ids: Map<number, string>) => {
     for (const i of positions) {
@@ -48,7 +58,7 @@ export async function lexicalRanking(em: EntityManager, orgId: string, text: str
   while (found.length < n && !order.done) {
     // A selective filter: if the candidates checked so far say that the org's memories matching it are fewer
     // than the candidates the next round would check, reading those memories is the cheaper way to finish.
-    if (checked > 0 && ((found.length + 1) / (checked + 1)) * index.n < want) {
+    if (compiled && checked > 0 && ((found.length + 1) / (checked + 1)) * index.n < want) {
       const rest = order.rest();
       collect(rest, await matchingRest(em, orgId, compiled, index, keysAt(candidates.keys, rest)));
       break;
@@ -56,21 +66,10 @@ export async function lexicalRanking(em: EntityManager, orgId: string, text: str
     const batch = order.take(want);
     checked += batch.length;
     want *= CHECK_GROWTH;
-    collect(batch, await resolve(em, orgId, index, keysAt(candidates.keys, batch), filtered ? compiled : null));
+    collect(batch, await resolve(em, orgId, index, keysAt(candidates.keys, batch), compiled));
   }
   found.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return found.slice(0, n);
-}
-
-interface IndexRead {
-  blocks: Map<string, Postings[]>;
-  staged: Map<string, { key: number; tf: number; len: number }[]>;
-  // Keys of staged memories start at `base` (the org's next document number); stagedIds[key - base] is the id.
-  base: number;
-  stagedIds: string[];
-  tombstones: Int32Array;
-  n: number;
-  total: number;
 }
 
 interface IndexRow {
@@ -130,9 +129,11 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
   const read = new Map<string, CachedBlock[]>();
   for (const r of rows) {
     if (r.kind === 0) {
-      const block = r.data
-        ? { first: r.first_docnum!, version: r.version!, postings: decodeBlock({ docs: r.docs!, wide: r.wide!, data: owned(r.data) }) }
-        : cached.get(blockKey(r.term!, r.first_docnum!, r.version!))!;
+      let block = cached.get(blockKey(r.term!, r.first_docnum!, r.version!))!;
+      if (r.data) {
+        const postings = decodeBlock({ docs: r.docs!, wide: r.wide!, data: owned(r.data) });
+        block = { first: r.first_docnum!, version: r.version!, postings, peaks: peaksOf(postings) };
+      }
       if (r.data) blockCache.misses += 1;
       else blockCache.hits += 1;
       let list = read.get(r.term!);
@@ -151,9 +152,9 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
     }
   }
   for (const term of terms) {
-    const blocks = read.get(term) ?? [];
+    const blocks = (read.get(term) ?? []).sort((a, b) => a.first - b.first);
     blockCache.set(orgId, term, blocks);
-    if (blocks.length > 0) index.blocks.set(term, blocks.map((b) => b.postings));
+    if (blocks.length > 0) index.blocks.set(term, blocks);
   }
   return index;
 }
@@ -163,75 +164,6 @@ function owned(data: Buffer): Buffer {
   const copy = new Uint8Array(data.byteLength);
   copy.set(data);
   return Buffer.from(copy.buffer);
-}
-
-// Accumulators shared by every search of the process: score() runs to its end without awaiting, so one
-// search at a time uses them, and it leaves them zeroed.
-let accumulator = new Float64Array(1 << 16);
-let deadMarks = new Uint8Array(1 << 16);
-let touched = new Int32Array(1 << 16);
-
-function grow(documents: number, postings: number): void {
-  if (accumulator.length < documents) {
-    const length = Math.max(documents, 2 * accumulator.length);
-    accumulator = new Float64Array(length);
-    deadMarks = new Uint8Array(length);
-  }
-  if (touched.length < postings) touched = new Int32Array(Math.max(postings, 2 * touched.length));
-}
-
-// Every live posting of the query's terms scored; returns each document that has any (its key: a document
-// number, or base + i for the i-th staged memory) with its score. The loops are written out (no callback per
-// posting): they are the whole cost of a search of common words.
-function score(index: IndexRead, counts: [string, number][]): { keys: Int32Array; scores: Float64Array } {
-  let postings = 0;
-  for (const [term] of counts) {
-    for (const b of index.blocks.get(term) ?? []) postings += b.docnums.length;
-    postings += index.staged.get(term)?.length ?? 0;
-  }
-  grow(index.base + index.stagedIds.length, postings);
-  const dead = deadMarks;
-  for (const d of index.tombstones) dead[d] = 1;
-  const anyDead = index.tombstones.length > 0;
-  const acc = accumulator;
-  const keys = touched;
-  let count = 0;
-  const c0 = K1 * (1 - B);
-  const c1 = index.n > 0 && index.total > 0 ? (K1 * B) / (index.total / index.n) : 0;
-  for (const [term, qtf] of counts) {
-    const blocks = index.blocks.get(term) ?? [];
-    const staged = index.staged.get(term) ?? [];
-    let df = staged.length;
-    for (const b of blocks) {
-      if (!anyDead) df += b.docnums.length;
-      else for (const d of b.docnums) df += 1 - dead[d]!;
-    }
-    if (df === 0) continue;
-    const weight = qtf * idf(index.n, df) * (K1 + 1);
-    for (const { docnums, lens, tfs } of blocks) {
-      for (let i = 0; i < docnums.length; i++) {
-        const doc = docnums[i]!;
-        if (anyDead && dead[doc] === 1) continue;
-        const tf = tfs[i]!;
-        const before = acc[doc]!;
-        if (before === 0) keys[count++] = doc;
-        acc[doc] = before + (weight * tf) / (tf + c0 + c1 * lens[i]!);
-      }
-    }
-    for (const p of staged) {
-      const before = acc[p.key]!;
-      if (before === 0) keys[count++] = p.key;
-      acc[p.key] = before + (weight * p.tf) / (p.tf + c0 + c1 * p.len);
-    }
-  }
-  const found = keys.slice(0, count);
-  const scores = new Float64Array(count);
-  for (let i = 0; i < count; i++) {
-    scores[i] = acc[found[i]!]!;
-    acc[found[i]!] = 0;
-  }
-  for (const d of index.tombstones) dead[d] = 0;
-  return { keys: found, scores };
 }
 
 const keysAt = (keys: Int32Array, positions: Int32Array): number[] => Array.from(positions, (i) => keys[i]!);
