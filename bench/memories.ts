@@ -203,14 +203,14 @@ async function measure(tokens: string[], model: boolean) {
 // A row of the table, or nothing for what this run did not measure (semantic and hybrid without a model).
 const row = (name: string, s: Summary | null) => (s ? [`| ${name} | ${s.p50} | ${s.p95} | ${s.p99} | ${s.count} |`] : []);
 
-// BENCH_REUSE=1 (scripts/bench.sh keeps the database then): no seeding, the org the last run seeded is measured
-// again at the size it has, e.g. after a change to search at 1,000,000 memories, which take half an hour to seed.
+// BENCH_REUSE=1 (scripts/bench.sh keeps the database then): no seeding, the largest org an earlier run seeded
+// is measured again at the size it has, e.g. after a change to search at 1,000,000 memories, which take half an hour to seed.
 async function lastAccount() {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query<{ email: string; org_id: string; memories: string }>(
     `select u.email, m.org_id, (select count(*) from memories where org_id = m.org_id) as memories from users u join memberships m on m.user_id = u.id
-      where u.email like 'bench-%@example.test' order by u.created_at desc limit 1`,
+      where u.email like 'bench-%@example.test' order by memories desc limit 1`,
   );
   await db.end();
   if (!rows[0]) throw new Error('BENCH_REUSE=1: no org seeded by an earlier run in this database');

@@ -129,131 +129,199 @@ function collect(keys: Int32Array, pruned: boolean, zero: Int32Array = keys): Sc
 }
 
 // A superset of the best n documents (every tie of the n-th included), each with its exact score, found by
-// MaxScore (Turtle and Flood, 1995) term at a time. Each term's bound is its weight times its blocks' best score
-// (blocks.ts, peaks). Terms are scored whole from the highest bound down, while the bounds of the terms left add
-// up to at least the n-th best score so far: until then a document found in none of the terms scored yet could
-// still be among the best. From there no new document can, so the terms left are only looked up for the
-// documents that can still reach the n-th best, which shrink as their scores fill in. On queries mixing rare and
-// common words, the common words' postings (most of the work) are never scored whole.
+// MaxScore (Turtle and Flood, 1995) document at a time. Each term's bound is its weight times its blocks' best
+// score (blocks.ts, peaks). Documents are visited in ascending order through one cursor per term, scored whole,
+// and kept while they reach the n-th best score so far. As that score rises, the terms of smallest bounds whose
+// bounds add up to less than it stop leading the walk: a document found only in them cannot be among the best,
+// so they are only looked up (a forward seek) for documents the other terms make promising. On queries mixing
+// rare and common words, most of the common words' postings are skipped. Cursors read postings in order, so
+// memory is read sequentially; an accumulator per document (scoreAll) would be read at random.
 export function scoreTop(index: IndexRead, counts: [string, number][], n: number): Scored {
-  const { terms, c0, c1, dead, done } = prepare(index, counts);
-  const acc = accumulator;
-  const keys = touched;
-  let count = 0;
-  // Staged memories are few, and have no postings in blocks: their scores are complete at once.
-  for (const t of terms) count = addStaged(t.staged, t.weight, c0, c1, count);
-  const bound = (t: Term) => {
-    let best = 0;
-    for (const { peaks } of t.blocks) {
-      for (let i = 0; i < peaks.tfs.length; i++) best = Math.max(best, peaks.tfs[i]! / (peaks.tfs[i]! + c0 + c1 * peaks.lens[i]!));
-    }
-    return t.weight * best;
-  };
-  const order = terms.map((t) => ({ t, bound: bound(t) })).sort((a, b) => b.bound - a.bound);
-  // rest[i]: the most the terms from i on can add to a document's score.
-  const rest = new Float64Array(order.length + 1);
-  for (let i = order.length - 1; i >= 0; i--) rest[i] = rest[i + 1]! + order[i]!.bound;
-
-  let next = 0;
-  let threshold = -Infinity;
-  for (; next < order.length; next++) {
-    if (count >= n) {
-      threshold = nthBest(keys.subarray(0, count), n) * (1 - ROOM);
-      if (rest[next]! < threshold) break;
-    }
-    const { weight, blocks } = order[next]!.t;
-    for (const { postings } of blocks) {
-      const { docnums, lens, tfs } = postings;
-      for (let i = 0; i < docnums.length; i++) {
-        const doc = docnums[i]!;
-        if (dead[doc] === 1) continue;
-        const tf = tfs[i]!;
-        const before = acc[doc]!;
-        if (before === 0) keys[count++] = doc;
-        acc[doc] = before + (weight * tf) / (tf + c0 + c1 * lens[i]!);
+  if (counts.length > MAX_CURSORS) return scoreAll(index, counts);
+  const { terms, c0, c1, dead, anyDead, done } = prepare(index, counts);
+  const cursors = terms.map((t, i) => new Cursor(t, i, c0, c1)).sort((a, b) => a.bound - b.bound);
+  const m = cursors.length;
+  // below[i]: the most the terms before i (the smaller bounds) can add to a document's score.
+  const below = new Float64Array(m + 1);
+  for (let i = 0; i < m; i++) below[i + 1] = below[i]! + cursors[i]!.bound;
+  const pool = new Pool(n);
+  // A document's score from each term, by the term's place in the query: the sum is taken in that order, as
+  // scoreAll takes it, so that equal scores are equal to the last bit and their ties go by id.
+  const parts = new Float64Array(m);
+  // cursors[0, lead) are only looked up; the others lead the walk.
+  let lead = 0;
+  for (;;) {
+    let doc = NO_DOC;
+    for (let i = lead; i < m; i++) doc = Math.min(doc, cursors[i]!.doc);
+    if (doc === NO_DOC) break;
+    let partial = 0;
+    for (let i = lead; i < m; i++) {
+      const c = cursors[i]!;
+      if (c.doc === doc) {
+        partial += parts[c.place] = c.score();
+        c.next();
       }
     }
-  }
-  const all = keys.subarray(0, count);
-  if (next === order.length) {
-    done();
-    return collect(all, false);
-  }
-
-  let candidates = all.filter((k) => acc[k]! + rest[next]! >= threshold).sort();
-  for (let j = next; j < order.length; j++) {
-    const { weight, blocks } = order[j]!.t;
-    let b = 0;
-    let from = 0;
-    for (const doc of candidates) {
-      // Candidates ascend, and so do the term's blocks and their postings: one forward pass over both.
-      if (doc >= index.base) continue;
-      while (b < blocks.length && blocks[b]!.postings.docnums.at(-1)! < doc) {
-        b += 1;
-        from = 0;
-      }
-      if (b === blocks.length) break;
-      const { docnums, lens, tfs } = blocks[b]!.postings;
-      let lo = from;
-      let hi = docnums.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (docnums[mid]! < doc) lo = mid + 1;
-        else hi = mid;
-      }
-      from = lo;
-      if (lo < docnums.length && docnums[lo] === doc && dead[doc] === 0) {
-        const tf = tfs[lo]!;
-        acc[doc] = acc[doc]! + (weight * tf) / (tf + c0 + c1 * lens[lo]!);
-      }
+    let reachable = !(anyDead && doc < index.base && dead[doc] === 1);
+    for (let i = lead - 1; i >= 0 && reachable; i--) {
+      reachable = partial + below[i + 1]! >= pool.threshold;
+      const c = cursors[i]!;
+      if (reachable && c.seek(doc) === doc) partial += parts[c.place] = c.score();
     }
-    threshold = Math.max(threshold, nthBest(candidates, n) * (1 - ROOM));
-    const left = rest[j + 1]!;
-    candidates = candidates.filter((k) => acc[k]! + left >= threshold);
+    let score = 0;
+    for (let i = 0; i < m; i++) {
+      score += parts[i]!;
+      parts[i] = 0;
+    }
+    if (reachable && score >= pool.threshold && pool.add(doc, score)) {
+      while (lead < m && below[lead + 1]! < pool.threshold) lead += 1;
+    }
   }
   done();
-  return collect(candidates, true, all);
+  return pool.result();
 }
 
-// Scratch for nthBest: a min-heap of the best scores seen.
-let heap = new Float64Array(64);
+const NO_DOC = 0x7fffffff;
+// Each document visited costs a step of every cursor: past this many terms, scoring every posting was cheaper
+// (docs/performance.md, session 10).
+const MAX_CURSORS = 8;
 
-// The n-th best accumulated score among `keys` (at least n of them), in one pass with a heap of n.
-function nthBest(keys: Int32Array, n: number): number {
-  if (keys.length < n) return -Infinity;
-  if (n > 64 && keys.length > 8 * n) {
-    // A large n: a heap would sift often; a quickselect over a copy is cheaper.
-    return kthLargest(Float64Array.from(keys, (k) => accumulator[k]!), n);
-  }
-  if (heap.length < n) heap = new Float64Array(n);
-  const acc = accumulator;
-  let size = 0;
-  for (const k of keys) {
-    const v = acc[k]!;
-    if (size < n) {
-      // Sift up.
-      let i = size++;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (heap[parent]! <= v) break;
-        heap[i] = heap[parent]!;
-        i = parent;
-      }
-      heap[i] = v;
-    } else if (v > heap[0]!) {
-      // Replace the smallest, sift down.
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const c = r < n && heap[r]! < heap[l]! ? r : l;
-        if (heap[c]! >= v) break;
-        heap[i] = heap[c]!;
-        i = c;
-      }
-      heap[i] = v;
+// One term's postings in document order: its blocks, then its staged postings (whose keys come after every
+// document number).
+class Cursor {
+  readonly bound: number;
+  // The term's place among the query's terms.
+  readonly place: number;
+  readonly #weight: number;
+  readonly #c0: number;
+  readonly #c1: number;
+  readonly #lists: Postings[];
+  #list = 0;
+  #at = 0;
+  #docnums: Int32Array;
+  doc: number;
+
+  constructor(term: Term, place: number, c0: number, c1: number) {
+    this.place = place;
+    let best = 0;
+    for (const { peaks } of term.blocks) {
+      for (let i = 0; i < peaks.tfs.length; i++) best = Math.max(best, peaks.tfs[i]! / (peaks.tfs[i]! + c0 + c1 * peaks.lens[i]!));
     }
+    const staged = [...term.staged].sort((a, b) => a.key - b.key);
+    for (const p of staged) best = Math.max(best, p.tf / (p.tf + c0 + c1 * p.len));
+    this.bound = term.weight * best;
+    this.#weight = term.weight;
+    this.#c0 = c0;
+    this.#c1 = c1;
+    this.#lists = term.blocks.map((b) => b.postings);
+    if (staged.length > 0) {
+      this.#lists.push({ docnums: Int32Array.from(staged, (p) => p.key), lens: Uint32Array.from(staged, (p) => p.len), tfs: Uint32Array.from(staged, (p) => p.tf) });
+    }
+    this.#docnums = this.#lists[0]?.docnums ?? new Int32Array(0);
+    this.doc = this.#docnums.length > 0 ? this.#docnums[0]! : NO_DOC;
   }
-  return heap[0]!;
+
+  score(): number {
+    const { lens, tfs } = this.#lists[this.#list]!;
+    const tf = tfs[this.#at]!;
+    return (this.#weight * tf) / (tf + this.#c0 + this.#c1 * lens[this.#at]!);
+  }
+
+  next(): void {
+    if (++this.#at < this.#docnums.length) {
+      this.doc = this.#docnums[this.#at]!;
+      return;
+    }
+    this.#enter(this.#list + 1);
+  }
+
+  // Moves to the first posting at or after `target`; returns its document.
+  seek(target: number): number {
+    if (this.doc >= target) return this.doc;
+    let list = this.#list;
+    while (list < this.#lists.length && this.#lists[list]!.docnums.at(-1)! < target) list += 1;
+    if (list !== this.#list) this.#enter(list);
+    if (this.doc >= target) return this.doc;
+    // Galloping from the current posting, then a binary search in the last step's range.
+    const docnums = this.#docnums;
+    let lo = this.#at;
+    let step = 1;
+    while (lo + step < docnums.length && docnums[lo + step]! < target) {
+      lo += step;
+      step *= 2;
+    }
+    let hi = Math.min(lo + step, docnums.length - 1);
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (docnums[mid]! < target) lo = mid + 1;
+      else hi = mid;
+    }
+    this.#at = lo;
+    this.doc = docnums[lo]!;
+    return this.doc;
+  }
+
+  #enter(list: number): void {
+    this.#list = list;
+    this.#at = 0;
+    if (list < this.#lists.length) {
+      this.#docnums = this.#lists[list]!.docnums;
+      this.doc = this.#docnums[0]!;
+    } else this.doc = NO_DOC;
+  }
+}
+
+// The documents that may be among the best n, with their scores. `threshold` is the n-th best score seen so far
+// (less a little room): a document below it cannot be among the best n. The pool is cut back to the documents at
+// or above it whenever it doubles.
+class Pool {
+  threshold = -Infinity;
+  readonly #n: number;
+  #docs: Int32Array;
+  #scores: Float64Array;
+  #size = 0;
+  #limit: number;
+
+  constructor(n: number) {
+    this.#n = n;
+    this.#limit = Math.max(2 * n, 64);
+    this.#docs = new Int32Array(this.#limit);
+    this.#scores = new Float64Array(this.#limit);
+  }
+
+  // Adds a document; says whether the threshold rose.
+  add(doc: number, score: number): boolean {
+    this.#docs[this.#size] = doc;
+    this.#scores[this.#size++] = score;
+    if (this.#size === this.#n || this.#size === this.#limit) return this.#cut();
+    return false;
+  }
+
+  #cut(): boolean {
+    const before = this.threshold;
+    this.threshold = Math.max(before, kthLargest(this.#scores.slice(0, this.#size), this.#n) * (1 - ROOM));
+    let kept = 0;
+    for (let i = 0; i < this.#size; i++) {
+      if (this.#scores[i]! < this.threshold) continue;
+      this.#docs[kept] = this.#docs[i]!;
+      this.#scores[kept++] = this.#scores[i]!;
+    }
+    this.#size = kept;
+    // Ties of the n-th best can fill the pool: it grows instead.
+    if (kept > this.#limit / 2) {
+      this.#limit *= 2;
+      const docs = new Int32Array(this.#limit);
+      docs.set(this.#docs.subarray(0, kept));
+      const scores = new Float64Array(this.#limit);
+      scores.set(this.#scores.subarray(0, kept));
+      this.#docs = docs;
+      this.#scores = scores;
+    }
+    return this.threshold > before;
+  }
+
+  result(): Scored {
+    if (this.#size >= this.#n) this.#cut();
+    return { keys: this.#docs.slice(0, this.#size), scores: this.#scores.slice(0, this.#size), pruned: this.threshold > -Infinity };
+  }
 }
