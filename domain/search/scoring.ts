@@ -2,9 +2,9 @@ import { kthLargest } from './best-first.ts';
 import type { Peaks, Postings } from './blocks.ts';
 import { B, idf, K1 } from './bm25.ts';
 
-// BM25 over what a search read of the org's index (lexical.ts): every posting scored (scoreAll), or only as many
-// as it takes to know the best n exactly (scoreTop). Both score in this process into typed-array accumulators;
-// the loops are written out (no callback per posting): they are the whole cost of a search of common words.
+// BM25 over what a search read of the org's index (lexical.ts), in this process: every posting scored into an
+// accumulator per document (scoreAll), or only as many as it takes to know the best n exactly (scoreTop). The
+// loops are written out (no callback per posting): they are the whole cost of a search of common words.
 
 export interface IndexBlock {
   postings: Postings;
@@ -34,8 +34,8 @@ export interface Scored {
 // Bounds are compared with this much room, so that a sum rounded differently never prunes a document that ties.
 const ROOM = 1e-9;
 
-// Accumulators shared by every search of the process: scoring runs to its end without awaiting, so one search
-// at a time uses them, and it leaves them zeroed.
+// Scratch shared by every search of the process: scoring runs to its end without awaiting, so one search at a
+// time uses it, and it leaves the accumulators and the dead marks zeroed.
 let accumulator = new Float64Array(1 << 16);
 let deadMarks = new Uint8Array(1 << 16);
 let touched = new Int32Array(1 << 16);
@@ -47,21 +47,10 @@ interface Term {
   staged: { key: number; tf: number; len: number }[];
 }
 
-// The query's terms that have live postings, with the accumulators sized and the tombstones marked dead;
-// `done()` must be called when scoring ends.
+// The query's terms that have live postings, with the tombstones marked dead; `done()` must be called when
+// scoring ends.
 function prepare(index: IndexRead, counts: [string, number][]) {
-  let postings = 0;
-  for (const [term] of counts) {
-    for (const b of index.blocks.get(term) ?? []) postings += b.postings.docnums.length;
-    postings += index.staged.get(term)?.length ?? 0;
-  }
-  const documents = index.base + index.stagedIds.length;
-  if (accumulator.length < documents) {
-    const length = Math.max(documents, 2 * accumulator.length);
-    accumulator = new Float64Array(length);
-    deadMarks = new Uint8Array(length);
-  }
-  if (touched.length < postings) touched = new Int32Array(Math.max(postings, 2 * touched.length));
+  if (deadMarks.length < index.base) deadMarks = new Uint8Array(Math.max(index.base, 2 * deadMarks.length));
   const dead = deadMarks;
   for (const d of index.tombstones) dead[d] = 1;
   const anyDead = index.tombstones.length > 0;
@@ -88,6 +77,14 @@ function prepare(index: IndexRead, counts: [string, number][]) {
 // Every live posting of the query's terms scored: every document that has any, with its score.
 export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
   const { terms, c0, c1, dead, anyDead, done } = prepare(index, counts);
+  let postings = 0;
+  for (const t of terms) {
+    for (const b of t.blocks) postings += b.postings.docnums.length;
+    postings += t.staged.length;
+  }
+  const documents = index.base + index.stagedIds.length;
+  if (accumulator.length < documents) accumulator = new Float64Array(Math.max(documents, 2 * accumulator.length));
+  if (touched.length < postings) touched = new Int32Array(Math.max(postings, 2 * touched.length));
   const acc = accumulator;
   const keys = touched;
   let count = 0;
@@ -136,8 +133,12 @@ function collect(keys: Int32Array, pruned: boolean, zero: Int32Array = keys): Sc
 // so they are only looked up (a forward seek) for documents the other terms make promising. On queries mixing
 // rare and common words, most of the common words' postings are skipped. Cursors read postings in order, so
 // memory is read sequentially; an accumulator per document (scoreAll) would be read at random.
+// Past MAX_CURSORS terms, every posting is scored instead.
 export function scoreTop(index: IndexRead, counts: [string, number][], n: number): Scored {
-  if (counts.length > MAX_CURSORS) return scoreAll(index, counts);
+  return counts.length > MAX_CURSORS ? scoreAll(index, counts) : maxScore(index, counts, n);
+}
+
+export function maxScore(index: IndexRead, counts: [string, number][], n: number): Scored {
   const { terms, c0, c1, dead, anyDead, done } = prepare(index, counts);
   const cursors = terms.map((t, i) => new Cursor(t, i, c0, c1)).sort((a, b) => a.bound - b.bound);
   const m = cursors.length;
@@ -183,7 +184,7 @@ export function scoreTop(index: IndexRead, counts: [string, number][], n: number
 
 const NO_DOC = 0x7fffffff;
 // Each document visited costs a step of every cursor: past this many terms, scoring every posting was cheaper
-// (docs/performance.md, session 10).
+// (bench/lexical-scoring.ts).
 const MAX_CURSORS = 8;
 
 // One term's postings in document order: its blocks, then its staged postings (whose keys come after every
