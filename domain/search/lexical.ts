@@ -129,13 +129,15 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
   const read = new Map<string, CachedBlock[]>();
   for (const r of rows) {
     if (r.kind === 0) {
-      let block = cached.get(blockKey(r.term!, r.first_docnum!, r.version!))!;
+      let block: CachedBlock;
       if (r.data) {
         const postings = decodeBlock({ docs: r.docs!, wide: r.wide!, data: owned(r.data) });
         block = { first: r.first_docnum!, version: r.version!, postings, peaks: peaksOf(postings) };
+        blockCache.misses += 1;
+      } else {
+        block = cached.get(blockKey(r.term!, r.first_docnum!, r.version!))!;
+        blockCache.hits += 1;
       }
-      if (r.data) blockCache.misses += 1;
-      else blockCache.hits += 1;
       let list = read.get(r.term!);
       if (!list) read.set(r.term!, (list = []));
       list.push(block);
@@ -152,6 +154,7 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
     }
   }
   for (const term of terms) {
+    // In document order, as scoring walks them.
     const blocks = (read.get(term) ?? []).sort((a, b) => a.first - b.first);
     blockCache.set(orgId, term, blocks);
     if (blocks.length > 0) index.blocks.set(term, blocks);

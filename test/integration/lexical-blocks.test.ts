@@ -159,6 +159,25 @@ describe('lexical search over postings blocks', () => {
     await expectAsOracle('after the cache saw merges and a compaction');
   });
 
+  it('scores every posting again when one of the best turns out deleted after the index was read', async () => {
+    // MaxScore keeps only what can be among the best k. A memory deleted between the search's reading of the
+    // index and its reading of the ids is missing from the second: what the window looks like is staged here by
+    // removing the document's row alone, then putting it back.
+    const q = 'boundary layer transition';
+    const ranked = reference.search(q, 4);
+    const docsOf = await query(stack.orm.em.fork(), sql<{ docnum: number; memory_id: string }>`select docnum, memory_id from lexical_docs where org_id = ${a.org.id} and memory_id = any(${ranked.map((r) => r.id)}::uuid[])`);
+    // One of the best 3 that is folded (every memory is by now).
+    const gone = ranked.slice(0, 3).flatMap((r) => docsOf.filter((d) => d.memory_id === r.id))[0]!;
+    await query(stack.orm.em.fork(), sql`delete from lexical_docs where org_id = ${a.org.id} and docnum = ${gone.docnum}`);
+    try {
+      const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 3 } });
+      expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual(ranked.filter((r) => r.id !== gone.memory_id).slice(0, 3).map((r) => r.id));
+    } finally {
+      await query(stack.orm.em.fork(), sql`insert into lexical_docs (org_id, docnum, memory_id) values (${a.org.id}, ${gone.docnum}, ${gone.memory_id})`);
+    }
+    await expectAsOracle('with the document row back');
+  });
+
   it("finishes a selective filter from the filter's side, with the same hits", async () => {
     // 400 memories that all hold the query's term (more candidates than the first check takes), 4 of them tagged.
     const b = await signUp(stack.api);
