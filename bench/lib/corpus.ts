@@ -14,6 +14,11 @@ export class Corpus {
     this.#state = seed;
   }
 
+  // Starts another sequence from here on (what was drawn before, such as a generator's vocabulary, stays).
+  reseed(seed: number): void {
+    this.#state = seed;
+  }
+
   random(): number {
     // mulberry32
     this.#state = (this.#state + 0x6d2b79f5) | 0;
