@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ORG_COUNTERS } from '../memories/counters.ts';
+import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
 import type { CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
 import { analyze } from './analyzer.ts';
@@ -25,29 +25,51 @@ export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 // and its counters, all in one snapshot; df counts the live postings, N and the average length come from the
 // counters. A posting costs a few nanoseconds here against about half a microsecond as a PostgreSQL row
 // (docs/performance.md). An unfiltered search scores only what it takes to know its best n (MaxScore); a filtered
-// one scores every posting and checks the best candidates against the filter, in score order, so the result is
-// the same as filtering first.
+// one checks the best candidates against the filter, in score order, so the result is the same as filtering
+// first: for a namespace alone, first the best few by MaxScore, otherwise (or when those fall short) every
+// posting scored.
 // Returns the best `n` memory ids with their BM25 scores, best first (ties by id).
 export async function lexicalRanking(em: EntityManager, orgId: string, text: string, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
   const counts = [...queryTermCounts(analyze(text))].slice(0, MAX_QUERY_TERMS);
   if (counts.length === 0 || n <= 0) return [];
-  const index = await readIndex(em, orgId, counts.map(([t]) => t));
-  const filtered = !(compiled.trivial && compiled.namespaceId === null);
-  if (filtered) return pick(em, orgId, index, scoreAll(index, counts), n, compiled);
-  const top = scoreTop(index, counts, n);
-  const found = await pick(em, orgId, index, top, n, null);
-  // Some of the best n were deleted after the index was read, and what comes after them was never scored.
-  return found.length < n && top.pruned ? pick(em, orgId, index, scoreAll(index, counts), n, null) : found;
+  const { index, inNamespace } = await readIndex(em, orgId, counts.map(([t]) => t), compiled.namespaceId);
+  if (compiled.trivial && compiled.namespaceId === null) {
+    const top = scoreTop(index, counts, n);
+    const found = await pick(em, orgId, index, top, n, null);
+    // Some of the best n were deleted after the index was read, and what comes after them was never scored.
+    return found.length < n && top.pruned ? pick(em, orgId, index, scoreAll(index, counts), n, null) : found;
+  }
+  // A namespace alone (an agent's or a user's scope): the counters say what share of the org it holds, so the
+  // best candidates by MaxScore, enough of them that about 2n + 8 should be in it, usually finish in one round.
+  if (compiled.trivial && inNamespace > 0) {
+    const first = Math.ceil(((2 * n + 8) * index.n) / inNamespace);
+    if (first < index.n / 2) {
+      const top = scoreTop(index, counts, first);
+      const found = await pick(em, orgId, index, top, n, compiled, first);
+      if (found.length >= n || !top.pruned) return found;
+    }
+  }
+  return pick(em, orgId, index, scoreAll(index, counts), n, compiled);
 }
 
 // The best n candidates that resolve to memories (and match the filter, if any), best first, ties by id.
-async function pick(em: EntityManager, orgId: string, index: IndexRead, candidates: Scored, n: number, compiled: CompiledFilters | null): Promise<Ranked[]> {
+// `first`: how many the first round checks. Candidates pruned to the best few are checked as they are: what they
+// leave out was never scored, so the caller scores every posting when they come up short.
+async function pick(
+  em: EntityManager,
+  orgId: string,
+  index: IndexRead,
+  candidates: Scored,
+  n: number,
+  compiled: CompiledFilters | null,
+  first = compiled ? Math.max(FIRST_CHECK, 8 * n) : n,
+): Promise<Ranked[]> {
   if (candidates.keys.length === 0) return [];
   const found: Ranked[] = [];
   // Candidates are taken best first, all ties of the last score included, so every candidate left unchecked
   // scores below every one checked: once n pass, they are the best n that pass.
   const order = new BestFirst(candidates.scores);
-  let want = compiled ? Math.max(FIRST_CHECK, 8 * n) : n;
+  let want = first;
   let checked = 0;
   const collect = (positions: Int32Array, ids: Map<number, string>) => {
     for (const i of positions) {
@@ -58,7 +80,7 @@ async function pick(em: EntityManager, orgId: string, index: IndexRead, candidat
   while (found.length < n && !order.done) {
     // A selective filter: if the candidates checked so far say that the org's memories matching it are fewer
     // than the candidates the next round would check, reading those memories is the cheaper way to finish.
-    if (compiled && checked > 0 && ((found.length + 1) / (checked + 1)) * index.n < want) {
+    if (compiled && !candidates.pruned && checked > 0 && ((found.length + 1) / (checked + 1)) * index.n < want) {
       const rest = order.rest();
       collect(rest, await matchingRest(em, orgId, compiled, index, keysAt(candidates.keys, rest)));
       break;
@@ -86,9 +108,11 @@ interface IndexRow {
   doc_len: number | null;
   n: number | null;
   total: number | null;
+  in_namespace: number | null;
 }
 
-async function readIndex(em: EntityManager, orgId: string, terms: string[]): Promise<IndexRead> {
+// Also the live memories of `namespaceId`, when one is given (0 otherwise).
+async function readIndex(em: EntityManager, orgId: string, terms: string[], namespaceId: string | null): Promise<{ index: IndexRead; inNamespace: number }> {
   // The cached blocks of the query's terms, taken now: the rows the statement sends without bytes are these.
   const blockKey = (term: string, first: number, version: string) => `${first}\u0000${version}\u0000${term}`;
   const cached = new Map<string, CachedBlock>();
@@ -103,19 +127,20 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
     em,
     sql<IndexRow>`
       select 0 as kind, b.term, b.docs, b.wide, case when c.f is null then b.data end as data, b.first_docnum, b.xmin::text as version,
-             null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total
+             null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total, null::float8 as in_namespace
         from lexical_blocks b
         left join unnest(${have.map((h) => h.term)}::text[], ${have.map((h) => h.block.first)}::int[], ${have.map((h) => h.block.version)}::text[]) as c(t, f, v)
           on c.t = b.term and c.f = b.first_docnum and c.v = b.xmin::text
        where b.org_id = ${orgId} and b.term = any(${terms}::text[])
       union all
-      select 1, s.term, null, null, null, null, null, s.memory_id, s.tf, s.doc_len, null, null
+      select 1, s.term, null, null, null, null, null, s.memory_id, s.tf, s.doc_len, null, null, null
         from memory_terms s where s.org_id = ${orgId} and s.term = any(${terms}::text[])
       union all
       select 2, null, (select next_docnum from lexical_state where org_id = ${orgId}), null,
              (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null, null, null,
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}),
-             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.docLen})`,
+             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.docLen}),
+             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_MEMORIES})`,
   );
   const meta = rows.find((r) => r.kind === 2)!;
   const base = meta.docs ?? 0;
@@ -159,7 +184,7 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[]): Pro
     blockCache.set(orgId, term, blocks);
     if (blocks.length > 0) index.blocks.set(term, blocks);
   }
-  return index;
+  return { index, inNamespace: meta.in_namespace ?? 0 };
 }
 
 // A copy the cache may keep: the driver's buffer can be a slice of a larger one, which a view would keep alive.

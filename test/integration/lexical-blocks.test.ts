@@ -205,6 +205,36 @@ describe('lexical search over postings blocks', () => {
     }
   });
 
+  it('searches one namespace from the best candidates its share calls for, and from every posting when they all lie outside it', async () => {
+    // 150 memories in `near` match strongly, 150 in `far` weakly: the first round for `far` (the best 36 by
+    // MaxScore) finds none of it, and the search scores every posting instead.
+    const c = await signUp(stack.api);
+    const oracle = new Bm25Reference();
+    const namespaceOf = new Map<string, string>();
+    for (let start = 0; start < 300; start += 10) {
+      await Promise.all(
+        Array.from({ length: 10 }, async (_, j) => {
+          const i = start + j;
+          const near = i % 2 === 0;
+          const content = near ? `glacier glacier melt ${i}` : `glacier survey notes ${i} ${'with many other words about the field season '.repeat(1 + (i % 4))}`;
+          const namespace = near ? 'near' : 'far';
+          const res = await stack.api.post('/api/memories', { token: c.token, body: { content, namespace } });
+          expect(res.status).toBe(201);
+          oracle.add(res.body.id, res.body.content);
+          namespaceOf.set(res.body.id, namespace);
+        }),
+      );
+      if (start === 200) await foldPostings(stack.orm.em.fork(), c.org.id);
+    }
+    for (const namespace of ['near', 'far']) {
+      for (const k of [1, 5]) {
+        const res = await stack.api.post('/api/memories/search', { token: c.token, body: { query: 'glacier', k, namespace } });
+        const expected = oracle.search('glacier', 300).filter((h) => namespaceOf.get(h.id) === namespace).slice(0, k);
+        expect(res.body.hits.map((h: { id: string }) => h.id), `${namespace}, k ${k}`).toEqual(expected.map((e) => e.id));
+      }
+    }
+  });
+
   it('leaves a memory locked by its editor for the next fold, and folds it then', async () => {
     const id = await save(docs[0]!);
     const client = new pg.Client({ connectionString: stack.config.DATABASE_URL });
