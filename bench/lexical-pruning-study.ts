@@ -8,6 +8,7 @@
 import { analyze } from '../domain/search/analyzer.ts';
 import { B, idf, K1, queryTermCounts } from '../domain/search/bm25.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
+import { agentPostings } from './lib/agent-postings.ts';
 import { Corpus } from './lib/corpus.ts';
 import { summarize } from './lib/stats.ts';
 
@@ -17,22 +18,8 @@ const K = 10;
 const corpus = new Corpus(new URL('../../shared/data', import.meta.url).pathname);
 const agent = agentMemoryGenerator(corpus);
 
-// The index: per term, memory numbers (in insertion order, as uuidv7 ids sort) and tfs; per memory, its length.
 const started = performance.now();
-const postings = new Map<string, { docs: number[]; tfs: number[] }>();
-const lengths = new Uint16Array(N);
-let totalLength = 0;
-for (let d = 0; d < N; d++) {
-  const terms = analyze(agent.memory());
-  lengths[d] = terms.length;
-  totalLength += terms.length;
-  for (const [term, tf] of queryTermCounts(terms)) {
-    let list = postings.get(term);
-    if (!list) postings.set(term, (list = { docs: [], tfs: [] }));
-    list.docs.push(d);
-    list.tfs.push(tf);
-  }
-}
+const { postings, lengths, total: totalLength } = agentPostings(() => agent.memory(), N);
 const avgdl = totalLength / N;
 let totalPostings = 0;
 for (const list of postings.values()) totalPostings += list.docs.length;

@@ -10,6 +10,7 @@ import { queryTermCounts } from '../domain/search/bm25.ts';
 import { BLOCK_FULL } from '../domain/search/fold.ts';
 import { maxScore, scoreAll, type IndexRead, type Scored } from '../domain/search/scoring.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
+import { agentPostings } from './lib/agent-postings.ts';
 import { Corpus } from './lib/corpus.ts';
 import { summarize } from './lib/stats.ts';
 
@@ -19,20 +20,7 @@ const K = 10;
 const agent = agentMemoryGenerator(new Corpus(new URL('../../shared/data', import.meta.url).pathname));
 
 // The index as a search reads it once everything is folded: per term, blocks of BLOCK_FULL postings.
-const postings = new Map<string, { docs: number[]; tfs: number[] }>();
-const lengths: number[] = [];
-let total = 0;
-for (let d = 0; d < N; d++) {
-  const terms = analyze(agent.memory());
-  lengths.push(terms.length);
-  total += terms.length;
-  for (const [term, tf] of queryTermCounts(terms)) {
-    let list = postings.get(term);
-    if (!list) postings.set(term, (list = { docs: [], tfs: [] }));
-    list.docs.push(d);
-    list.tfs.push(tf);
-  }
-}
+const { postings, lengths, total } = agentPostings(() => agent.memory(), N);
 const index: IndexRead = { blocks: new Map(), staged: new Map(), base: N, stagedIds: [], tombstones: new Int32Array(0), n: N, total };
 for (const [term, { docs, tfs }] of postings) {
   const blocks = [];

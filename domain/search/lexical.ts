@@ -33,23 +33,18 @@ export async function lexicalRanking(em: EntityManager, orgId: string, text: str
   const counts = [...queryTermCounts(analyze(text))].slice(0, MAX_QUERY_TERMS);
   if (counts.length === 0 || n <= 0) return [];
   const { index, inNamespace } = await readIndex(em, orgId, counts.map(([t]) => t), compiled.namespaceId);
-  if (compiled.trivial && compiled.namespaceId === null) {
-    const top = scoreTop(index, counts, n);
-    const found = await pick(em, orgId, index, top, n, null);
-    // Some of the best n were deleted after the index was read, and what comes after them was never scored.
-    return found.length < n && top.pruned ? pick(em, orgId, index, scoreAll(index, counts), n, null) : found;
+  const filter = compiled.trivial && compiled.namespaceId === null ? null : compiled;
+  // How many of the best candidates MaxScore keeps, checked before anything else: n without a filter; for a
+  // namespace alone (an agent's or a user's scope), enough that about 2n + 8 should be in it, its share of the
+  // org coming from the counters; none for other filters. When they fall short (a filter, or memories deleted
+  // after the index was read), what they left out was never scored, so every posting is scored.
+  const first = !filter ? n : compiled.trivial && inNamespace > 0 ? Math.ceil(((2 * n + 8) * index.n) / inNamespace) : Infinity;
+  if (!filter || first < index.n / 2) {
+    const top = scoreTop(index, counts, first);
+    const found = await pick(em, orgId, index, top, n, filter, first);
+    if (found.length >= n || !top.pruned) return found;
   }
-  // A namespace alone (an agent's or a user's scope): the counters say what share of the org it holds, so the
-  // best candidates by MaxScore, enough of them that about 2n + 8 should be in it, usually finish in one round.
-  if (compiled.trivial && inNamespace > 0) {
-    const first = Math.ceil(((2 * n + 8) * index.n) / inNamespace);
-    if (first < index.n / 2) {
-      const top = scoreTop(index, counts, first);
-      const found = await pick(em, orgId, index, top, n, compiled, first);
-      if (found.length >= n || !top.pruned) return found;
-    }
-  }
-  return pick(em, orgId, index, scoreAll(index, counts), n, compiled);
+  return pick(em, orgId, index, scoreAll(index, counts), n, filter);
 }
 
 // The best n candidates that resolve to memories (and match the filter, if any), best first, ties by id.
