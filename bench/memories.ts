@@ -40,7 +40,7 @@ async function upgrade(orgId: string) {
 async function settle() {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
-  await db.query('vacuum (analyze) memory_terms, lexical_blocks, lexical_docs, lexical_tombstones, memories, counters, memory_embeddings');
+  await db.query('vacuum (analyze) lexical_staged, lexical_blocks, lexical_docs, lexical_tombstones, memories, counters, memory_embeddings');
   await db.end();
 }
 
@@ -50,7 +50,7 @@ async function bytesPerMemory(): Promise<number> {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query<{ bytes: string; memories: string }>(
-    `select (select sum(pg_total_relation_size(t)) from unnest(array['memories', 'memory_terms', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'memory_embeddings', 'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
+    `select (select sum(pg_total_relation_size(t)) from unnest(array['memories', 'lexical_staged', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'memory_embeddings', 'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
             (select count(*) from memories) as memories`,
   );
   await db.end();
@@ -98,7 +98,7 @@ async function folded(orgId: string): Promise<{ seconds: number; staged: number 
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const started = performance.now();
-  const stagedNow = async () => Number((await db.query<{ n: string }>('select count(distinct memory_id) as n from memory_terms where org_id = $1', [orgId])).rows[0]!.n);
+  const stagedNow = async () => Number((await db.query<{ n: string }>('select count(*) as n from lexical_staged where org_id = $1', [orgId])).rows[0]!.n);
   const staged = await stagedNow();
   while ((await stagedNow()) > 0) await new Promise((r) => setTimeout(r, 500));
   await db.end();

@@ -134,7 +134,7 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
       sql<MemoryRow>`update memories m set superseded_by = ${memory.id}, updated_at = greatest(now(), m.updated_at + interval '1 millisecond')
         from namespaces n where n.org_id = m.org_id and n.id = m.namespace_id and m.org_id = ${caller.orgId} and m.id in (${a.id}, ${b.id}) returning ${MEMORY_COLUMNS}`,
     );
-    await unindexMemories(tx, caller.orgId, [a, b]);
+    await unindexMemories(tx, caller.orgId, [a.id, b.id]);
     await bumpCounters(tx, sumDeltas([a, b].flatMap((r) => supersededDeltas({ orgId: caller.orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }))));
     await recordEvents(tx, superseded.map((r) => ({ orgId: caller.orgId, type: 'memory.updated' as const, data: memoryRecord(memoryView(r)) })));
     await query(tx, sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`);

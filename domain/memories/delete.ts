@@ -15,8 +15,8 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
   await em.transactional(async (tx) => {
     const row = await queryOne(
       tx,
-      sql<{ content: string; content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null }>`
-        select m.content, m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by
+      sql<{ content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null }>`
+        select m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by
           from ${MEMORIES_IN_NAMESPACES}
          where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
     );
@@ -28,7 +28,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
       if (tombstone) return;
       throw notFound();
     }
-    await unindexMemories(tx, caller.orgId, [{ id, content: row.content }]);
+    await unindexMemories(tx, caller.orgId, [id]);
     await forgetEmbeddings(tx, caller.orgId, [id]);
     await query(tx, sql`delete from memories where org_id = ${caller.orgId} and id = ${id}`);
     await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len }, row.superseded_by !== null);

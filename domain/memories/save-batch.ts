@@ -8,6 +8,7 @@ import { subscribed } from '../events/record.ts';
 import { escrowInsert } from '../llm/escrow.ts';
 import { outboxInsert } from '../outbox/enqueue.ts';
 import { termFrequencies } from '../search/analyzer.ts';
+import { stageSql } from '../search/postings.ts';
 import { query, sql } from '../sql.ts';
 import { createdDeltas } from './counters.ts';
 import type { MemoryView } from './model.ts';
@@ -31,8 +32,6 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
   const namespaces = await ensureNamespaces(em, saves.map((s) => ({ orgId: s.caller.orgId, name: s.memory.namespace })));
   const resolved = saves.map((s) => namespaces.get(namespaceKey(s.caller.orgId, s.memory.namespace))!);
   const rows = [];
-  // Each posting names its memory by position in `rows`, so ids travel once per memory, not once per term.
-  const postings = { row: [] as number[], term: [] as string[], tf: [] as number[] };
   const deltas: CounterDelta[] = [];
   for (const [i, { caller, memory, bytes }] of saves.entries()) {
     const namespaceId = resolved[i]!;
@@ -45,6 +44,7 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       content: memory.content,
       content_bytes: bytes,
       doc_len: analyzed.length,
+      tfs: Object.fromEntries(analyzed.terms),
       tags: memory.tags,
       source: memory.source,
       source_ref: memory.sourceRef,
@@ -53,11 +53,6 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       created_ms: memory.createdAt,
       n: i + 1,
     });
-    for (const [term, tf] of analyzed.terms) {
-      postings.row.push(i + 1);
-      postings.term.push(term);
-      postings.tf.push(tf);
-    }
     deltas.push(...createdDeltas({ orgId: caller.orgId, namespaceId, bytes, docLen: analyzed.length }));
   }
   const jobs = curateJobsOf(saves.map((s) => ({ orgId: s.caller.orgId, memoryId: s.memory.id, enrich: s.enrichment?.args })));
@@ -66,17 +61,14 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
     em,
     sql`with src as materialized (
         select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, org_id uuid, namespace_id uuid, namespace text,
-               content text, content_bytes int, doc_len int, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
+               content text, content_bytes int, doc_len int, tfs jsonb, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
                created_ms bigint, n int)),
       saved as (
         insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata, created_at, updated_at)
         select r.id, r.org_id, r.namespace_id, r.content, r.content_bytes, r.doc_len, array(select jsonb_array_elements_text(r.tags)),
                r.source, r.source_ref, r.metadata, r.created_at, r.created_at
           from src r),
-      indexed as (
-        insert into memory_terms (org_id, term, memory_id, tf, doc_len)
-        select r.org_id, p.term, r.id, p.tf, r.doc_len
-          from unnest(${postings.row}::int[], ${postings.term}::text[], ${postings.tf}::int[]) as p(n, term, tf) join src r on r.n = p.n),
+      indexed as (${stageSql(sql`select r.org_id, r.id, r.doc_len, r.tfs from src r`)}),
       counted as (${countersUpsert(sumDeltas(deltas))!}),
       -- memory.saved carries the memory row as the API shows it (memoryRecord), built here from the same source.
       evented as (

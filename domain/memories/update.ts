@@ -72,7 +72,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
     const prepared = prepareContent(patch.content);
     if (prepared.content !== current.content) {
       if (prepared.bytes > current.content_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, context.upgradeUrl);
-      await unindexMemories(tx, caller.orgId, [{ id, content: current.content }]);
+      await unindexMemories(tx, caller.orgId, [id]);
       docLen = await indexContent(tx, caller.orgId, id, prepared.content);
       // Semantic search forgets the old text now and learns the new one when the curator has embedded it.
       await forgetEmbeddings(tx, caller.orgId, [id]);

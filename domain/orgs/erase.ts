@@ -23,7 +23,7 @@ const byOrg = (em: EntityManager, table: string, orgId: string): Promise<number>
 // is left (namespaces, entities, runbooks, chats, webhooks, exports...): all small by then or bounded per org.
 export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<number> {
   return em.transactional(async (tx) => {
-    for (const table of ['memory_terms', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'lexical_state']) {
+    for (const table of ['lexical_staged', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'lexical_state']) {
       const n = await byOrg(tx, table, orgId);
       if (n > 0) return n;
     }

@@ -49,16 +49,15 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
   });
 }
 
-// One batch of a deleted project's memories, in one transaction: the rows, their postings (found by
-// re-analysing each memory), vectors, the org's counters, and one memory.deleted event each. Returns how
+// One batch of a deleted project's memories, in one transaction: the rows, their postings, vectors, the org's counters, and one memory.deleted event each. Returns how
 // many it erased; 0 means the project is gone for good.
 export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure): Promise<number> {
   return em.transactional(async (tx) => {
     const rows = await query(
       tx,
-      sql<{ id: string; content: string; content_bytes: number; doc_len: number; superseded_by: string | null }>`
+      sql<{ id: string; content_bytes: number; doc_len: number; superseded_by: string | null }>`
         delete from memories where org_id = ${job.orgId} and id in (select id from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH})
-        returning id, content, content_bytes, doc_len, superseded_by`,
+        returning id, content_bytes, doc_len, superseded_by`,
     );
     if (rows.length === 0) return 0;
     let bytes = 0;
@@ -72,7 +71,7 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
         docLen += row.doc_len;
       }
     }
-    await unindexMemories(tx, job.orgId, rows);
+    await unindexMemories(tx, job.orgId, rows.map((r) => r.id));
     await forgetEmbeddings(tx, job.orgId, rows.map((r) => r.id));
     await recordEvents(tx, rows.map((r) => ({ orgId: job.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: job.name } })));
     await bumpCounters(tx, [

@@ -2,16 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { curateJob } from '../embeddings/curate.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { termFrequencies } from './analyzer.ts';
 import { decodeBlock, encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';
 
-// Folding: the org's curator moves the postings saves wrote into memory_terms (one row each) into per-term
-// blocks (lexical_blocks), giving each folded memory the next document number of the org. A search reads a
-// term's blocks and its rows not folded yet, so folding changes how fast a memory is found, never whether.
+// Folding: the org's curator moves the postings saves staged (one lexical_staged row per memory, postings.ts)
+// into per-term blocks (lexical_blocks), giving each folded memory the next document number of the org. A search
+// reads a term's blocks and its staged memories, so folding changes how fast a memory is found, never whether.
 
-// Memories folded per transaction, and the rows of memory_terms read to find them.
+// Memories folded per transaction.
 export const FOLD_MEMORIES = 2_000;
-const SCAN_ROWS = 50_000;
 // A block of this many postings is final; smaller ones are merged with the fold's new postings while the block
 // before is at most MERGE_RATIO times the merged size, so a term keeps a few small blocks of geometrically
 // growing size and each posting is rewritten a logarithmic number of times (the way an LSM tree merges).
@@ -27,59 +25,49 @@ async function lockState(tx: EntityManager, orgId: string): Promise<number> {
 // One fold of at most FOLD_MEMORIES memories, in one transaction. Each memory is locked FOR SHARE, SKIP LOCKED:
 // one being edited, merged or deleted right now is left for the next fold, and one locked here makes its editor
 // wait until the fold commits and then find its document number (to tombstone, see postings.ts). Its postings
-// are the rows deleted here, so what is folded is exactly what was searchable a moment before. Returns how many
-// memories it folded. It finds them by reading staged rows in term order, so it may find fewer than it could
-// take while more are staged: only a fold that folds nothing says there is no more.
+// are the staged row deleted here, so what is folded is exactly what was searchable a moment before. Returns how
+// many memories it folded; 0 says there is nothing more to fold now.
 export async function foldPostings(em: EntityManager, orgId: string): Promise<number> {
   return em.transactional(async (tx) => {
     let next = await lockState(tx, orgId);
-    const staged = await query(
-      tx,
-      sql<{ memory_id: string }>`select distinct memory_id from (select memory_id from memory_terms where org_id = ${orgId} limit ${SCAN_ROWS}) s limit ${FOLD_MEMORIES}`,
-    );
+    const staged = await query(tx, sql<{ memory_id: string }>`select memory_id from lexical_staged where org_id = ${orgId} limit ${FOLD_MEMORIES}`);
     if (staged.length === 0) return 0;
     const memories = await query(
       tx,
-      sql<{ id: string; content: string }>`select id, content from memories where org_id = ${orgId} and id = any(${staged.map((s) => s.memory_id)}::uuid[])
-        order by id for share skip locked`,
+      sql<{ id: string }>`select id from memories where org_id = ${orgId} and id = any(${staged.map((s) => s.memory_id)}::uuid[]) order by id for share skip locked`,
     );
-    const keys = { terms: [] as string[], ids: [] as string[] };
-    for (const m of memories) {
-      for (const term of termFrequencies(m.content).terms.keys()) {
-        keys.terms.push(term);
-        keys.ids.push(m.id);
-      }
-    }
     const rows = await query(
       tx,
-      sql<{ term: string; memory_id: string; tf: number; doc_len: number }>`delete from memory_terms mt using unnest(${keys.terms}::text[], ${keys.ids}::uuid[]) as u(t, m)
-        where mt.org_id = ${orgId} and mt.term = u.t and mt.memory_id = u.m returning mt.term, mt.memory_id, mt.tf, mt.doc_len`,
+      sql<{ memory_id: string; doc_len: number; tfs: Record<string, number> }>`delete from lexical_staged
+        where org_id = ${orgId} and memory_id = any(${memories.map((m) => m.id)}::uuid[]) returning memory_id, doc_len, tfs`,
     );
     if (rows.length === 0) return 0;
 
-    // Document numbers in the order of the locked memories (by id).
-    const docnumOf = new Map<string, number>();
-    const present = new Set(rows.map((r) => r.memory_id));
-    for (const m of memories) if (present.has(m.id)) docnumOf.set(m.id, next++);
-    await query(
-      tx,
-      sql`insert into lexical_docs (org_id, docnum, memory_id) select ${orgId}, d, m from unnest(${[...docnumOf.values()]}::int[], ${[...docnumOf.keys()]}::uuid[]) as u(d, m)`,
-    );
+    // Document numbers in the order of the locked memories (by id), so each term's postings come out ascending.
+    const stagedOf = new Map(rows.map((r) => [r.memory_id, r]));
+    const docnums: number[] = [];
+    const ids: string[] = [];
+    const byTerm = new Map<string, { docnums: number[]; lens: number[]; tfs: number[] }>();
+    for (const m of memories) {
+      const row = stagedOf.get(m.id);
+      if (!row) continue;
+      const docnum = next++;
+      docnums.push(docnum);
+      ids.push(m.id);
+      for (const [term, tf] of Object.entries(row.tfs)) {
+        let postings = byTerm.get(term);
+        if (!postings) byTerm.set(term, (postings = { docnums: [], lens: [], tfs: [] }));
+        postings.docnums.push(docnum);
+        postings.lens.push(row.doc_len);
+        postings.tfs.push(tf);
+      }
+    }
+    await query(tx, sql`insert into lexical_docs (org_id, docnum, memory_id) select ${orgId}, d, m from unnest(${docnums}::int[], ${ids}::uuid[]) as u(d, m)`);
     await query(tx, sql`update lexical_state set next_docnum = ${next} where org_id = ${orgId}`);
-
-    const byTerm = new Map<string, { docnum: number; tf: number; len: number }[]>();
-    for (const r of rows) {
-      let list = byTerm.get(r.term);
-      if (!list) byTerm.set(r.term, (list = []));
-      list.push({ docnum: docnumOf.get(r.memory_id)!, tf: r.tf, len: r.doc_len });
-    }
     const fresh = new Map<string, StoredBlock>();
-    for (const [term, list] of byTerm) {
-      list.sort((a, b) => a.docnum - b.docnum);
-      fresh.set(term, encodeBlock({ docnums: list.map((p) => p.docnum), lens: list.map((p) => p.len), tfs: list.map((p) => p.tf) }));
-    }
+    for (const [term, postings] of byTerm) fresh.set(term, encodeBlock(postings));
     await appendBlocks(tx, orgId, fresh);
-    return docnumOf.size;
+    return docnums.length;
   });
 }
 
@@ -152,9 +140,9 @@ async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey &
 }
 
 // At worker start: every org with postings not folded yet gets its curator signalled, which folds them (a new
-// deployment, whose orgs' postings are all in memory_terms, or an org whose curator ended before folding).
+// deployment, whose orgs' postings are all staged, or an org whose curator ended before folding).
 export async function scheduleFolds(em: EntityManager): Promise<number> {
-  const rows = await query(em, sql<{ id: string }>`select o.id from orgs o where exists (select 1 from memory_terms mt where mt.org_id = o.id)`);
+  const rows = await query(em, sql<{ id: string }>`select o.id from orgs o where exists (select 1 from lexical_staged s where s.org_id = o.id)`);
   if (rows.length === 0) return 0;
   await em.transactional(async (tx) => {
     for (const { id } of rows) enqueueJob(tx, curateJob(id, []));

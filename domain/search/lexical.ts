@@ -128,8 +128,9 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[], name
           on c.t = b.term and c.f = b.first_docnum and c.v = b.xmin::text
        where b.org_id = ${orgId} and b.term = any(${terms}::text[])
       union all
-      select 1, s.term, null, null, null, null, null, s.memory_id, s.tf, s.doc_len, null, null, null
-        from memory_terms s where s.org_id = ${orgId} and s.term = any(${terms}::text[])
+      select 1, q.t, null, null, null, null, null, s.memory_id, (s.tfs ->> q.t)::int, s.doc_len, null, null, null
+        from lexical_staged s cross join unnest(${terms}::text[]) as q(t)
+       where s.org_id = ${orgId} and s.tfs ?| ${terms}::text[] and s.tfs ? q.t
       union all
       select 2, null, (select next_docnum from lexical_state where org_id = ${orgId}), null,
              (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null, null, null,

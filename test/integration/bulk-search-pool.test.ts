@@ -18,7 +18,7 @@ describe('bulk search and the connection pool', () => {
     await gate.connect();
     const lockWaits = () => lockWaiters(stack);
     // Every search now waits in the database, holding its connection.
-    await gate.query('begin; lock table memory_terms in access exclusive mode');
+    await gate.query('begin; lock table lexical_staged in access exclusive mode');
     const bulks = Array.from({ length: 3 }, () =>
       stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['alpha', 'beta', 'gamma', 'delta'], mode: 'lexical' } }),
     );

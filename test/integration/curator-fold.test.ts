@@ -26,7 +26,7 @@ describe("the curator's folding", () => {
       const res = await stack.api.post('/api/memories', { token: a.token, body: { content } });
       reference.add(res.body.id, res.body.content);
     }
-    await eventually(async () => (await count('memory_terms')) === 0 && (await count('lexical_docs')) === 60, 30_000);
+    await eventually(async () => (await count('lexical_staged')) === 0 && (await count('lexical_docs')) === 60, 30_000);
     for (const q of ['rocket launch', 'nozzle thrust engine', 'payload']) {
       const hits = (await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 15 } })).body.hits as { id: string; score: number }[];
       const expected = reference.search(q, 15);

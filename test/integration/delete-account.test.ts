@@ -39,7 +39,7 @@ describe('DELETE /api/auth/me', () => {
     expect(erased).toBe(a.org.id);
     expect(await count('orgs where id', a.org.id)).toBe(0);
     expect(await count('memories where org_id', a.org.id)).toBe(0);
-    expect(await count('memory_terms where org_id', a.org.id)).toBe(0);
+    expect(await count('lexical_staged where org_id', a.org.id)).toBe(0);
     expect(await count('audit_events where org_id', a.org.id)).toBe(0);
     expect(await count('counters where scope_id', a.org.id)).toBe(0);
     // The address can sign up again.

@@ -110,7 +110,7 @@ describe('lexical search over postings blocks', () => {
     await expectAsOracle('tombstones, before folding');
 
     await fold();
-    expect(await count('memory_terms')).toBe(0);
+    expect(await count('lexical_staged')).toBe(0);
     await expectAsOracle('everything folded');
 
     expect(await compactPostings(stack.orm.em.fork(), a.org.id)).toBe(0); // under the limit: left alone
@@ -248,7 +248,7 @@ describe('lexical search over postings blocks', () => {
       await client.end();
     }
     expect(await fold()).toBe(1);
-    expect(await count('memory_terms')).toBe(0);
+    expect(await count('lexical_staged')).toBe(0);
     await expectAsOracle('after the locked memory was folded');
   });
 

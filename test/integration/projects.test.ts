@@ -119,7 +119,7 @@ describe('/api/projects', () => {
     // ...and erased by the project-erase workflow, which the outbox starts with the org's search attribute.
     const erased = await withRelay(stack, () => eventually(() => erasure(project.id)));
     expect(erased).toMatchObject({ result: 3, orgId: a.org.id });
-    const postings = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_terms where memory_id = any(${ids}::uuid[])`);
+    const postings = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from lexical_staged where memory_id = any(${ids}::uuid[])`);
     expect(postings[0]!.n).toBe(0);
     const audit = await stack.api.get(`/api/events?action=project.delete&target=${project.id}`, { token: a.token });
     expect(audit.body.events).toHaveLength(1);
