@@ -26,7 +26,7 @@ async function lockState(tx: EntityManager, orgId: string): Promise<number> {
 // one being edited, merged or deleted right now is left for the next fold, and one locked here makes its editor
 // wait until the fold commits and then find its document number (to tombstone, see postings.ts). Its postings
 // are the staged row deleted here, so what is folded is exactly what was searchable a moment before. Returns how
-// many memories it folded; 0 says there is nothing more to fold now.
+// many memories it folded; fewer than FOLD_MEMORIES says that no more were staged (or some were locked).
 export async function foldPostings(em: EntityManager, orgId: string): Promise<number> {
   return em.transactional(async (tx) => {
     let next = await lockState(tx, orgId);
@@ -74,10 +74,13 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
 // Writes each term's new block, merged with the small blocks before it that the merge rule takes.
 async function appendBlocks(tx: EntityManager, orgId: string, fresh: Map<string, StoredBlock>): Promise<void> {
   const terms = [...fresh.keys()];
+  // Each term's blocks looked up by the primary key (OFFSET 0 keeps the planner from turning the lookups into
+  // a hash join over all of the org's blocks, which it did: that costs in proportion to the org, not the fold).
   const small = await query(
     tx,
-    sql<{ term: string; first_docnum: number; docs: number }>`select term, first_docnum, docs from lexical_blocks
-      where org_id = ${orgId} and term = any(${terms}::text[]) and docs < ${BLOCK_FULL} order by term, first_docnum`,
+    sql<{ term: string; first_docnum: number; docs: number }>`select u.t as term, b.first_docnum, b.docs from unnest(${terms}::text[]) as u(t)
+      cross join lateral (select first_docnum, docs from lexical_blocks
+                           where org_id = ${orgId} and term = u.t and docs < ${BLOCK_FULL} order by first_docnum offset 0) b`,
   );
   const smallOf = new Map<string, { first: number; docs: number }[]>();
   for (const s of small) {
@@ -119,23 +122,26 @@ interface BlockKey {
 
 async function deleteBlocks(tx: EntityManager, orgId: string, keys: BlockKey[]) {
   if (keys.length === 0) return [];
+  // By ctid, found key by key (see appendBlocks on OFFSET 0); the org's state lock keeps every block in place.
   return query(
     tx,
-    sql<{ term: string; first_docnum: number; docs: number; wide: boolean; data: Buffer }>`delete from lexical_blocks b
-      using unnest(${keys.map((k) => k.term)}::text[], ${keys.map((k) => k.first)}::int[]) as u(t, f)
-      where b.org_id = ${orgId} and b.term = u.t and b.first_docnum = u.f returning b.term, b.first_docnum, b.docs, b.wide, b.data`,
+    sql<{ term: string; first_docnum: number; docs: number; wide: boolean; data: Buffer }>`delete from lexical_blocks
+      where ctid = any(array(select b.ctid from unnest(${keys.map((k) => k.term)}::text[], ${keys.map((k) => k.first)}::int[]) as u(t, f)
+                             cross join lateral (select ctid from lexical_blocks where org_id = ${orgId} and term = u.t and first_docnum = u.f offset 0) b))
+      returning term, first_docnum, docs, wide, data`,
   );
 }
 
-// Inserts blocks, or replaces those at the same key (a compaction's rewrite).
-async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey & { block: StoredBlock })[]): Promise<void> {
+// Inserts blocks; with `replace`, a block at the same key is overwritten (a compaction's rewrite). A fold's merged
+// block takes the key of a block it deleted in the same transaction, which a plain insert allows.
+async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey & { block: StoredBlock })[], replace = false): Promise<void> {
   if (blocks.length === 0) return;
   await query(
     tx,
     sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
       select ${orgId}, * from unnest(${blocks.map((b) => b.term)}::text[], ${blocks.map((b) => b.first)}::int[], ${blocks.map((b) => b.block.docs)}::int[],
              ${blocks.map((b) => b.block.wide)}::bool[], ${blocks.map((b) => b.block.data)}::bytea[])
-      on conflict (org_id, term, first_docnum) do update set docs = excluded.docs, wide = excluded.wide, data = excluded.data`,
+      ${replace ? sql`on conflict (org_id, term, first_docnum) do update set docs = excluded.docs, wide = excluded.wide, data = excluded.data` : sql``}`,
   );
 }
 
@@ -176,7 +182,7 @@ export async function compactPostings(em: EntityManager, orgId: string, force = 
       after = { term: page.at(-1)!.term, first: page.at(-1)!.first_docnum };
       const kept = page.map((b) => ({ term: b.term, first: b.first_docnum, was: b.docs, block: mergeBlocks([b], (d) => dead[d] === 0) })).filter((b) => b.block.docs < b.was);
       await deleteBlocks(tx, orgId, kept.filter((b) => b.block.docs === 0));
-      await writeBlocks(tx, orgId, kept.filter((b) => b.block.docs > 0));
+      await writeBlocks(tx, orgId, kept.filter((b) => b.block.docs > 0), true);
     }
     await query(tx, sql`delete from lexical_tombstones where org_id = ${orgId} and docnum = any(${tombstones}::int[])`);
     return tombstones.length;
