@@ -8,7 +8,7 @@ import { subscribed } from '../events/record.ts';
 import { escrowInsert } from '../llm/escrow.ts';
 import { outboxInsert } from '../outbox/enqueue.ts';
 import { termFrequencies } from '../search/analyzer.ts';
-import { stageSql } from '../search/postings.ts';
+import { stageSql, tfsJson } from '../search/postings.ts';
 import { query, sql } from '../sql.ts';
 import { createdDeltas } from './counters.ts';
 import type { MemoryView } from './model.ts';
@@ -44,7 +44,7 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       content: memory.content,
       content_bytes: bytes,
       doc_len: analyzed.length,
-      tfs: Object.fromEntries(analyzed.terms),
+      tfs: tfsJson(analyzed.terms),
       tags: memory.tags,
       source: memory.source,
       source_ref: memory.sourceRef,
@@ -61,14 +61,14 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
     em,
     sql`with src as materialized (
         select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, org_id uuid, namespace_id uuid, namespace text,
-               content text, content_bytes int, doc_len int, tfs jsonb, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
+               content text, content_bytes int, doc_len int, tfs text, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
                created_ms bigint, n int)),
       saved as (
         insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata, created_at, updated_at)
         select r.id, r.org_id, r.namespace_id, r.content, r.content_bytes, r.doc_len, array(select jsonb_array_elements_text(r.tags)),
                r.source, r.source_ref, r.metadata, r.created_at, r.created_at
           from src r),
-      indexed as (${stageSql(sql`select r.org_id, r.id, r.doc_len, r.tfs from src r`)}),
+      indexed as (${stageSql(sql`select r.org_id, r.id, r.doc_len, r.tfs::jsonb from src r`)}),
       counted as (${countersUpsert(sumDeltas(deltas))!}),
       -- memory.saved carries the memory row as the API shows it (memoryRecord), built here from the same source.
       evented as (

@@ -11,11 +11,18 @@ export const stageSql = (source: RawBuilder<unknown>): RawBuilder<unknown> =>
   sql`insert into lexical_staged (org_id, memory_id, doc_len, tfs)
     select * from (${source}) as s(org_id, memory_id, doc_len, tfs) where s.tfs <> '{}'::jsonb`;
 
+// A memory's {term: tf} as JSON text, written out directly: Object.fromEntries made each term a property key
+// (interned in V8's string table), which was the most expensive line of a save in the API's profile.
+export function tfsJson(terms: Map<string, number>): string {
+  let json = '';
+  for (const [term, tf] of terms) json += `${json ? ',' : '{'}${JSON.stringify(term)}:${tf}`;
+  return json ? `${json}}` : '{}';
+}
+
 // Stages one memory's postings in the caller's transaction; returns the analyzed length (BM25's document length).
 export async function indexContent(em: EntityManager, orgId: string, memoryId: string, content: string): Promise<number> {
   const analyzed = termFrequencies(content);
-  const tfs = JSON.stringify(Object.fromEntries(analyzed.terms));
-  await query(em, stageSql(sql`select ${orgId}::uuid, ${memoryId}::uuid, ${analyzed.length}::int, ${tfs}::jsonb`));
+  await query(em, stageSql(sql`select ${orgId}::uuid, ${memoryId}::uuid, ${analyzed.length}::int, ${tfsJson(analyzed.terms)}::jsonb`));
   return analyzed.length;
 }
 
