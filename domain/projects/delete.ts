@@ -49,8 +49,8 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
   });
 }
 
-// One batch of a deleted project's memories, in one transaction: the rows, their postings, vectors, the org's counters, and one memory.deleted event each. Returns how
-// many it erased; 0 means the project is gone for good.
+// One batch of a deleted project's memories, in one transaction: the rows, their postings, vectors, the org's
+// counters, and one memory.deleted event each. Returns how many it erased; 0 means the project is gone for good.
 export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure): Promise<number> {
   return em.transactional(async (tx) => {
     const rows = await query(
