@@ -21,7 +21,7 @@ watchPool(await orm.em.getConnection().getNativeClient());
 const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
-const embedder = await createEmbedder(config, logger);
+const embedder = await createEmbedder(config, logger, 'queries');
 
 const server = await listen(createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder }), config.PORT, config.HOST);
 logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${config.publicBaseUrl}/api/docs` }, 'API listening');

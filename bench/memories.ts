@@ -330,7 +330,7 @@ async function freshness(token: string, orgId: string): Promise<Summary> {
 // The semantic route's filtered answers against an exact scan of the same filter in SQL (no index), ranked by
 // the same query vector, computed here with the same model.
 async function filteredRecall(token: string, orgId: string): Promise<{ recall: number; full: number; queries: number }> {
-  const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, threads: 1 });
+  const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, sessions: 1, threads: 1 });
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   let found = 0;

@@ -82,6 +82,9 @@ const envSchema = z.object({
   // an OpenAI-compatible `/v1/embeddings` server, or nowhere.
   EMBEDDING_PROVIDER: z.enum(['local', 'openai', 'none']).default('local'),
   EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
+  // `local`: sessions of the model and threads in each; unset, they follow what the process embeds
+  // (infra/embeddings/local.ts, localEmbedderDefaults).
+  EMBEDDING_SESSIONS: z.coerce.number().int().min(1).max(16).optional(),
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(64).optional(),
   EMBEDDING_BASE_URL: optionalUrl,
   EMBEDDING_API_KEY: z.string().min(1).optional(),

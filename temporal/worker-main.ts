@@ -24,7 +24,7 @@ const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DA
 const client = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
 
-const embedder = await createEmbedder(config, logger);
+const embedder = await createEmbedder(config, logger, 'documents');
 
 const { worker, connection } = await createWorker({
   endpoint: config.temporal,

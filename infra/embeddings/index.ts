@@ -1,12 +1,14 @@
 import type { Logger } from 'pino';
 import type { Embedder } from '../../domain/embeddings/port.ts';
 import type { Config } from '../config.ts';
+import type { EmbeddingPurpose } from './local.ts';
 import { createOpenAiEmbedder } from './openai.ts';
 
 // The embedding model as configured by the EMBEDDING_* variables, or null when there is none. Without a model
 // the service still runs: saves and lexical search go on, semantic search answers 503 (docs/configuration.md).
-// A model that cannot be loaded is logged as an error rather than stopping the process.
-export async function createEmbedder(config: Config, logger: Logger): Promise<Embedder | null> {
+// A model that cannot be loaded is logged as an error rather than stopping the process. `purpose` says what the
+// process mostly embeds, which sets how the local model uses the CPU (local.ts, localEmbedderDefaults).
+export async function createEmbedder(config: Config, logger: Logger, purpose: EmbeddingPurpose): Promise<Embedder | null> {
   switch (config.EMBEDDING_PROVIDER) {
     case 'none':
       return null;
@@ -34,9 +36,12 @@ export async function createEmbedder(config: Config, logger: Logger): Promise<Em
       }
       try {
         // Loaded only here, so that the other providers do not load onnxruntime's native library.
-        const { createLocalEmbedder } = await import('./local.ts');
-        const embedder = await createLocalEmbedder({ modelDir, threads: config.EMBEDDING_THREADS });
-        logger.info({ model: embedder.model, modelDir }, 'embedding model loaded');
+        const { createLocalEmbedder, localEmbedderDefaults } = await import('./local.ts');
+        const defaults = localEmbedderDefaults(purpose);
+        const sessions = config.EMBEDDING_SESSIONS ?? defaults.sessions;
+        const threads = config.EMBEDDING_THREADS ?? defaults.threads;
+        const embedder = await createLocalEmbedder({ modelDir, sessions, threads });
+        logger.info({ model: embedder.model, modelDir, sessions, threads }, 'embedding model loaded');
         return embedder;
       } catch (err) {
         logger.error({ err, modelDir }, 'the embedding model could not be loaded from EMBEDDING_MODEL_DIR (it needs model.onnx and tokenizer.json); semantic search is off');

@@ -1,14 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/embeddings/port.ts';
+import type { PassReply, PassRequest, SessionMessage, SessionSetup } from './local-session.ts';
 
 export interface LocalEmbedderOptions {
   // Holds model.onnx and tokenizer.json of BAAI/bge-small-en-v1.5 (scripts/lib.sh, ensure_embedding_model).
   modelDir: string;
-  // onnxruntime's intra-op threads.
+  // Sessions of the model, each in a thread of its own and running one pass at a time, and onnxruntime's
+  // intra-op threads in each. Defaults by what the process embeds, see LOCAL_EMBEDDER_DEFAULTS.
+  sessions?: number;
   threads?: number;
   // A pass through the model holds at most batchSize texts and batchTokens tokens counting padding (at least one
   // text, however long).
@@ -22,8 +25,24 @@ export const QUERY_PREFIX = 'Represent this sentence for searching relevant pass
 // The model has position embeddings for 512 tokens, [CLS] and [SEP] included.
 const MAX_TOKENS = 512;
 
-// bge-small-en-v1.5 in this process: onnxruntime on the CPU, the tokenizer in plain JS. The vector of a text is
-// the last hidden state of its [CLS] token, scaled to unit length (the model's own pooling).
+// What the model is mostly for in a process sets how its CPU is split:
+// - `queries` (the API): one session with every core, so that one search's query is embedded as fast as it can be
+//   (a query is one pass, which only intra-op threads can share out).
+// - `documents` (the worker, embedding saved memories): a session per core with one thread each. Sessions that run
+//   passes side by side share nothing, whereas the intra-op threads of one session meet at a barrier after every
+//   operator and wait for the slowest; on a machine whose cores the API and PostgreSQL also use, that wait is
+//   what the model loses. `node .scratch`-style probe on the 2-core machine, 256 of the benchmark's agent memories
+//   (118 tokens on average), texts/s idle / beside a process busy 60% of a core: one session of 2 threads 70-83 /
+//   65-67; two sessions of 1 thread 91-93 / 75-76 (CPU per memory 21-22 ms against 23-25).
+export type EmbeddingPurpose = 'queries' | 'documents';
+export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: number; threads: number } {
+  const cores = Math.min(2, availableParallelism());
+  return purpose === 'queries' ? { sessions: 1, threads: cores } : { sessions: cores, threads: 1 };
+}
+
+// bge-small-en-v1.5 in this process: onnxruntime on the CPU in worker threads (local-session.ts), the tokenizer
+// in plain JS on the caller's thread. The vector of a text is the last hidden state of its [CLS] token, scaled to
+// unit length (the model's own pooling).
 //
 // Settings measured on the 2-core development machine, idle otherwise, with `node bench/embeddings.ts` (texts/s,
 // best of 3; sentences of 43 tokens, agent memories of 124, texts cut at 512):
@@ -31,26 +50,22 @@ const MAX_TOKENS = 512;
 // - Throughput peaks at a few hundred tokens a pass, padding included, while memory grows with texts × width²:
 //   passes of 8, 32 or 64 texts with no token limit did memories at 26, 17 or 12/s and peaked at 0.8-1.3 GB RSS;
 //   at most 32 texts and 512 tokens did 31/s and peaked at 380 MB (load alone: 290-360 MB).
-// - No queue: onnxruntime-node runs a session synchronously on the JS thread (run() only waits for
-//   setImmediate), so concurrent calls already take turns. Four callers at once got the same 136 queries/s as one
-//   caller, whose queries took 7.3 ms (p50). The price: a pass holds up the event loop, up to 160 ms for a full one.
+// - Sessions run in worker threads: onnxruntime-node runs a session synchronously on its JS thread, which would
+//   hold up the process's event loop for a whole pass (up to 160 ms).
 // Measured apart from the bench: idle threads that do not spin cost a query 15 ms instead of 9 when queries come
 // 20 ms apart, but use 48% of a core instead of 133%, which PostgreSQL needs while it runs the same search; inter-op
-// threads slow this sequential graph down (parallel mode: 37 vs 85/s); the graph optimization levels measure alike.
+// threads slow this sequential graph down (parallel mode: 37 vs 85/s); the graph optimization levels measure alike;
+// onnxruntime's transformer fusions (Attention, SkipLayerNormalization) quantized the same way were slower here.
 export async function createLocalEmbedder({
   modelDir,
-  threads = Math.min(2, availableParallelism()),
+  sessions = localEmbedderDefaults('documents').sessions,
+  threads = localEmbedderDefaults('documents').threads,
   batchSize = 32,
   batchTokens = 512,
 }: LocalEmbedderOptions): Promise<Embedder> {
   // The tokenizer needs no tokenizer_config.json: bge's settings are all in tokenizer.json.
   const tokenizer = new Tokenizer(JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8')), {});
-  const session = await InferenceSession.create(join(modelDir, 'model.onnx'), {
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    // Idle intra-op threads sleep instead of spinning (see above).
-    extra: { session: { intra_op: { allow_spinning: '0' } } },
-  });
+  const pool = await startSessions({ modelPath: join(modelDir, 'model.onnx'), threads, dimensions: EMBEDDING_DIMENSIONS }, sessions);
 
   // [CLS] text [SEP]; the tokenizer does not truncate, so a long text keeps its first tokens and its [SEP].
   function encode(text: string): number[] {
@@ -58,26 +73,14 @@ export async function createLocalEmbedder({
     return ids.length <= MAX_TOKENS ? ids : [...ids.slice(0, MAX_TOKENS - 1), ids.at(-1)!];
   }
 
-  // One forward pass over texts padded to the longest of them ([PAD] is token 0, so zeros are padding).
+  // One forward pass over texts padded to the longest of them ([PAD] is token 0).
   async function run(batch: number[][]): Promise<Float32Array[]> {
     const width = Math.max(...batch.map((ids) => ids.length));
-    const shape = [batch.length, width];
     const ids = new BigInt64Array(batch.length * width);
-    const mask = new BigInt64Array(ids.length);
-    batch.forEach((row, b) =>
-      row.forEach((id, t) => {
-        ids[b * width + t] = BigInt(id);
-        mask[b * width + t] = 1n;
-      }),
-    );
-    const output = await session.run({
-      input_ids: new Tensor('int64', ids, shape),
-      attention_mask: new Tensor('int64', mask, shape),
-      token_type_ids: new Tensor('int64', new BigInt64Array(ids.length), shape),
-    });
-    const hidden = output.last_hidden_state!.data as Float32Array;
+    batch.forEach((row, b) => row.forEach((id, t) => (ids[b * width + t] = BigInt(id))));
+    const hidden = await pool.run(ids, batch.length, width);
     return batch.map((_, b) => {
-      const vector = unitLength(hidden.subarray(b * width * EMBEDDING_DIMENSIONS, (b * width + 1) * EMBEDDING_DIMENSIONS));
+      const vector = unitLength(hidden.subarray(b * EMBEDDING_DIMENSIONS, (b + 1) * EMBEDDING_DIMENSIONS));
       if (!vector) throw embeddingsUnavailable('the embedding model produced a zero vector');
       return vector;
     });
@@ -87,16 +90,18 @@ export async function createLocalEmbedder({
     const encoded = texts.map(encode);
     // Texts of similar length share a pass, so little of it is spent on padding.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[a]!.length - encoded[b]!.length);
-    const vectors: Float32Array[] = new Array(texts.length);
+    const batches: number[][] = [];
     let start = 0;
     while (start < order.length) {
       // In length order, the text that joins a pass last sets its width.
       let end = start + 1;
       while (end < order.length && end - start < batchSize && (end - start + 1) * encoded[order[end]!]!.length <= batchTokens) end++;
-      const batch = order.slice(start, end);
-      (await run(batch.map((i) => encoded[i]!))).forEach((vector, row) => (vectors[batch[row]!] = vector));
+      batches.push(order.slice(start, end));
       start = end;
     }
+    // The passes queue for the sessions, which take them as they come free.
+    const vectors: Float32Array[] = new Array(texts.length);
+    await Promise.all(batches.map(async (batch) => (await run(batch.map((i) => encoded[i]!))).forEach((vector, row) => (vectors[batch[row]!] = vector))));
     return vectors;
   }
 
@@ -104,5 +109,71 @@ export async function createLocalEmbedder({
     model: MODEL,
     embedDocuments: embed,
     embedQueries: (texts) => embed(texts.map((text) => QUERY_PREFIX + text)),
+  };
+}
+
+interface Waiting {
+  request: PassRequest;
+  resolve: (vectors: Float32Array) => void;
+  reject: (err: Error) => void;
+}
+
+// Threads each holding a session; a pass goes to the first free one, or waits in line. A thread with nothing to do
+// does not keep the process alive. A thread that stops (it should not) fails its pass and leaves the pool.
+async function startSessions(setup: SessionSetup, count: number) {
+  const threads = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const worker = new Worker(new URL('./local-session.ts', import.meta.url), { workerData: setup });
+      const message = await new Promise<SessionMessage>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      if ('error' in message) {
+        await worker.terminate();
+        throw new Error(`the embedding model could not be loaded: ${message.error}`);
+      }
+      worker.unref();
+      return worker;
+    }),
+  );
+  let alive = threads.length;
+  const free = [...threads];
+  const line: Waiting[] = [];
+  const running = new Map<Worker, Waiting>();
+
+  const dispatch = () => {
+    if (alive === 0) for (const waiting of line.splice(0)) waiting.reject(embeddingsUnavailable('the embedding model\'s threads have stopped'));
+    while (free.length > 0 && line.length > 0) {
+      const worker = free.pop()!;
+      const waiting = line.shift()!;
+      running.set(worker, waiting);
+      worker.ref();
+      worker.postMessage(waiting.request, [waiting.request.ids.buffer]);
+    }
+  };
+  for (const worker of threads) {
+    worker.on('message', (reply: PassReply) => {
+      const waiting = running.get(worker)!;
+      running.delete(worker);
+      worker.unref();
+      free.push(worker);
+      if ('error' in reply) waiting.reject(embeddingsUnavailable(`the embedding model failed: ${reply.error}`));
+      else waiting.resolve(reply.vectors);
+      dispatch();
+    });
+    worker.on('exit', (code) => {
+      alive -= 1;
+      running.get(worker)?.reject(embeddingsUnavailable(`an embedding model thread stopped (exit code ${code})`));
+      running.delete(worker);
+      if (free.includes(worker)) free.splice(free.indexOf(worker), 1);
+      dispatch();
+    });
+  }
+  return {
+    run: (ids: BigInt64Array<ArrayBuffer>, rows: number, width: number) =>
+      new Promise<Float32Array>((resolve, reject) => {
+        line.push({ request: { ids, rows, width }, resolve, reject });
+        dispatch();
+      }),
   };
 }

@@ -83,7 +83,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
   const llm = createLlm(config, logger);
-  const embedder = await createEmbedder(config, logger);
+  // One model for the API and the worker of the test stack; its sessions embed the saved memories side by side.
+  const embedder = await createEmbedder(config, logger, 'documents');
   const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
   const startWorker = async (): Promise<WorkerHandle> => {

@@ -1,3 +1,6 @@
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EMBEDDING_DIMENSIONS, type Embedder } from '../../domain/embeddings/port.ts';
 import { createLocalEmbedder } from '../../infra/embeddings/local.ts';
@@ -10,7 +13,8 @@ beforeAll(async () => {
   if (!modelDir) {
     throw new Error('EMBEDDING_MODEL_DIR is not set: run the tests with `bash scripts/test.sh`, or point it at the directory holding model.onnx and tokenizer.json');
   }
-  embedder = await createLocalEmbedder({ modelDir });
+  // The worker's settings: two sessions of one thread each.
+  embedder = await createLocalEmbedder({ modelDir, sessions: 2, threads: 1 });
 });
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
@@ -77,5 +81,35 @@ describe('the local embedding model', () => {
     const [prefixed] = await embedder.embedDocuments([`Represent this sentence for searching relevant passages: ${text}`]);
     expect(dot(query!, stored!)).toBeLessThan(0.99);
     expect(maxDifference(query!, prefixed!)).toBeLessThan(1e-5);
+  });
+
+  it('gives the same vectors from sessions side by side as from one session of two threads', async () => {
+    const single = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, sessions: 1, threads: 2 });
+    // Several passes of mixed lengths, which the two sessions share out.
+    const texts = Array.from({ length: 24 }, (_, i) => `Memory ${i}: ${'the on-call rotation changes every week '.repeat(1 + (i % 5))}`.trim());
+    const [apart, together] = [await embedder.embedDocuments(texts), await single.embedDocuments(texts)];
+    for (const [i, v] of apart.entries()) expect(maxDifference(v, together[i]!)).toBeLessThan(1e-4);
+  });
+
+  it('answers callers at once, each with its own vectors in its own order', async () => {
+    const calls = [['Alice prefers tea over coffee.', 'The build uses Node 24.'], ['Deploys happen on Tuesdays.'], ['Invoices are due within 30 days.', 'Bob waters the plants.', 'Kafka lags in staging.']];
+    const alone = [];
+    for (const texts of calls) alone.push(await embedder.embedDocuments(texts));
+    const together = await Promise.all(calls.map((texts) => embedder.embedDocuments(texts)));
+    for (const [c, vectors] of together.entries()) {
+      expect(vectors).toHaveLength(calls[c]!.length);
+      for (const [i, v] of vectors.entries()) expect(maxDifference(v, alone[c]![i]!)).toBeLessThan(1e-5);
+    }
+  });
+
+  it('refuses to start when a session cannot load the model', async () => {
+    // The tokenizer is there, the model is not: the sessions' threads fail to load it.
+    const dir = await mkdtemp(join(tmpdir(), 'no-model-'));
+    try {
+      await copyFile(join(process.env.EMBEDDING_MODEL_DIR!, 'tokenizer.json'), join(dir, 'tokenizer.json'));
+      await expect(createLocalEmbedder({ modelDir: dir })).rejects.toThrow(/could not be loaded/);
+    } finally {
+      await rm(dir, { recursive: true });
+    }
   });
 });
