@@ -1,9 +1,12 @@
 // Throughput, query latency and memory of the local embedding model (infra/embeddings/local.ts), for choosing
-// its threads and pass sizes: `node bench/embeddings.ts` with EMBEDDING_MODEL_DIR set (scripts/lib.sh,
+// its sessions, threads and pass sizes: `node bench/embeddings.ts` with EMBEDDING_MODEL_DIR set (scripts/lib.sh,
 // ensure_embedding_model). Each configuration runs in a child process of its own, so that RSS is its own. Each
 // set is embedded BENCH_ROUNDS times (default 3) and the best rate counts, which keeps other load on the machine
-// out of the figures; BENCH_TEXTS (default 128) scales the sets, BENCH_THREADS (default 1,2) picks thread counts.
-import { spawnSync } from 'node:child_process';
+// out of the figures; BENCH_TEXTS (default 128) scales the sets. BENCH_LAYOUTS (default 1x1,1x2,2x1) picks
+// sessions x threads; BENCH_PASS_SIZES (default 1,8,16,32,64; empty for none) the pass sizes tried without a
+// token limit beside the default passes. BENCH_BUSY=0.6 runs a process beside each configuration that keeps
+// 60% of a core busy, as the API and PostgreSQL do while the worker embeds.
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +26,7 @@ interface Sets {
 // What a child is told: `passTokens` null lifts the token limit of a pass, undefined keeps the default.
 interface Job {
   label: string;
+  sessions: number;
   threads: number;
   batchSize?: number;
   passTokens?: null;
@@ -39,12 +43,15 @@ interface Result {
   concurrent?: { perSecond: number; latency: Summary };
 }
 
+// Busy for the given share of every 10 ms.
+const BUSY_LOOP = 'const share = Number(process.argv[1]); (function tick() { const t = Date.now(); while (Date.now() - t < 10 * share); setTimeout(tick, 10 * (1 - share)); })();';
+
 const modelDir = process.env.EMBEDDING_MODEL_DIR;
 if (!modelDir) throw new Error('set EMBEDDING_MODEL_DIR to the directory holding model.onnx and tokenizer.json');
 const mb = (bytes: number) => Math.round(bytes / 1e6);
 
 async function child(job: Job): Promise<Result> {
-  const options: LocalEmbedderOptions = { modelDir: modelDir!, threads: job.threads, batchSize: job.batchSize, batchTokens: job.passTokens === null ? Infinity : undefined };
+  const options: LocalEmbedderOptions = { modelDir: modelDir!, sessions: job.sessions, threads: job.threads, batchSize: job.batchSize, batchTokens: job.passTokens === null ? Infinity : undefined };
   const embedder = await createLocalEmbedder(options);
   const rssAfterLoadMb = mb(process.memoryUsage().rss);
   await embedder.embedDocuments(job.sets.sentences.slice(0, 8));
@@ -88,20 +95,27 @@ function makeSets(count: number): { sets: Sets; tokens: Record<keyof Sets, numbe
 function main(): void {
   const { sets, tokens } = makeSets(Number(process.env.BENCH_TEXTS ?? 128));
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-  const jobs: Job[] = (process.env.BENCH_THREADS ?? '1,2').split(',').map(Number).flatMap((threads) => [
-    ...[1, 8, 16, 32, 64].map((batchSize): Job => ({ label: `${batchSize}`, threads, batchSize, passTokens: null, queries: false, rounds, sets })),
-    { label: '32, at most 512 tokens (default)', threads, queries: true, rounds, sets },
-  ]);
+  const passSizes = (process.env.BENCH_PASS_SIZES ?? '1,8,16,32,64').split(',').filter(Boolean).map(Number);
+  const jobs: Job[] = (process.env.BENCH_LAYOUTS ?? '1x1,1x2,2x1').split(',').flatMap((layout) => {
+    const [sessions, threads] = layout.split('x').map(Number) as [number, number];
+    return [
+      ...passSizes.map((batchSize): Job => ({ label: `${batchSize}`, sessions, threads, batchSize, passTokens: null, queries: false, rounds, sets })),
+      { label: '32, at most 512 tokens (default)', sessions, threads, queries: true, rounds, sets },
+    ];
+  });
+  const busy = Number(process.env.BENCH_BUSY ?? 0);
   const rows: string[] = [];
   const queryRows: string[] = [];
   for (const job of jobs) {
+    const hog = busy > 0 ? spawn(process.execPath, ['-e', BUSY_LOOP, String(busy)], { stdio: 'ignore' }) : null;
     const run = spawnSync(process.execPath, [new URL(import.meta.url).pathname, 'child'], { input: JSON.stringify(job), encoding: 'utf8', maxBuffer: 1e8 });
-    if (run.status !== 0) throw new Error(`the child for ${job.threads} threads, ${job.label} failed:\n${run.stderr}`);
+    hog?.kill();
+    if (run.status !== 0) throw new Error(`the child for ${job.sessions} x ${job.threads}, ${job.label} failed:\n${run.stderr}`);
     const r = JSON.parse(run.stdout) as Result;
-    rows.push(`| ${job.threads} | ${job.label} | ${r.perSecond.sentences} | ${r.perSecond.memories} | ${r.perSecond.long} | ${r.rssAfterLoadMb} | ${r.peakRssMb} |`);
+    rows.push(`| ${job.sessions} x ${job.threads} | ${job.label} | ${r.perSecond.sentences} | ${r.perSecond.memories} | ${r.perSecond.long} | ${r.rssAfterLoadMb} | ${r.peakRssMb} |`);
     if (r.query && r.concurrent) {
       const c = r.concurrent;
-      queryRows.push(`| ${job.threads} | ${r.query.p50} | ${r.query.p95} | ${c.perSecond} | ${c.latency.p50} | ${c.latency.p95} |`);
+      queryRows.push(`| ${job.sessions} x ${job.threads} | ${r.query.p50} | ${r.query.p95} | ${c.perSecond} | ${c.latency.p50} | ${c.latency.p95} |`);
     }
     process.stderr.write('.');
   }
@@ -110,12 +124,12 @@ function main(): void {
       `\n### Local embedding model bge-small-en-v1.5: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}\n`,
       `Texts/s of embedDocuments over each whole set, best of ${rounds}: ${sets.sentences.length} sentences (mean ${tokens.sentences} tokens), ${sets.memories.length} agent memories`,
       `(mean ${tokens.memories} tokens), ${sets.long.length} long texts (cut to ${tokens.long} tokens). A pass holds at most "texts per pass"`,
-      'texts; the rows without a token limit show the batch size alone. RSS in MB.\n',
-      '| threads | texts per pass | sentences/s | memories/s | long texts/s | RSS after load | peak RSS |',
+      `texts; the rows without a token limit show the batch size alone. RSS in MB.${busy > 0 ? ` Beside a process keeping ${busy * 100}% of a core busy.` : ''}\n`,
+      '| sessions x threads | texts per pass | sentences/s | memories/s | long texts/s | RSS after load | peak RSS |',
       '|---|---|---|---|---|---|---|',
       ...rows,
       `\nQueries (agent-style, mean ${tokens.queries} tokens with the instruction prefix), one per call, default passes; ms:\n`,
-      '| threads | one caller p50 | p95 | 4 callers at once: queries/s | p50 | p95 |',
+      '| sessions x threads | one caller p50 | p95 | 4 callers at once: queries/s | p50 | p95 |',
       '|---|---|---|---|---|---|',
       ...queryRows,
       '',

@@ -32,6 +32,11 @@ WORKER_NICE="${WORKER_NICE:-10}"
 #   the API keeps the default, which measured faster there.
 WORKER_NODE_FLAGS="${WORKER_NODE_FLAGS---max-semi-space-size=4 --max-old-space-size=320}"
 API_NODE_FLAGS="${API_NODE_FLAGS---max-old-space-size=320}"
+# glibc's malloc in the API and the worker: a block of 128 KB or more gets pages of its own, given back when
+# freed, instead of a place in a thread's heap, where the model's tensors of every shape left freed holes the
+# process kept (about 70 MB less with the worker's two copies of the model; docs/performance.md, session 12).
+# glibc otherwise raises this threshold as large blocks are freed. Given to those two processes only.
+NODE_MALLOC_ENV="MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072}"
 STARTED_PIDS=()
 STARTED_PG=""
 
@@ -298,9 +303,9 @@ start_own_stack() {
   export TEMPORAL_ADDRESS="127.0.0.1:$temporal_port" TEMPORAL_TASK_QUEUE="$queue" WORKER_METRICS_PORT="$((api_port + 1000))"
   start_temporal "$temporal_port" "$ui_port" "$(mktemp -d)/temporal.db"
   node infra/migrate.ts
-  nice -n "$WORKER_NICE" node $WORKER_NODE_FLAGS temporal/worker-main.ts & STARTED_PIDS+=("$!")
+  env "$NODE_MALLOC_ENV" nice -n "$WORKER_NICE" node $WORKER_NODE_FLAGS temporal/worker-main.ts & STARTED_PIDS+=("$!")
   export STACK_WORKER_PID="$!"
-  node $API_NODE_FLAGS api/main.ts & STARTED_PIDS+=("$!")
+  env "$NODE_MALLOC_ENV" node $API_NODE_FLAGS api/main.ts & STARTED_PIDS+=("$!")
   export STACK_API_PID="$!"
   wait_for_port 127.0.0.1 "$api_port" "API"
 }

@@ -28,9 +28,9 @@ log "applying migrations"
 node infra/migrate.ts
 
 # Background work (embedding above all) yields the CPU to requests when both share a machine.
-nice -n "$WORKER_NICE" node $WORKER_NODE_FLAGS temporal/worker-main.ts &
+env "$NODE_MALLOC_ENV" nice -n "$WORKER_NICE" node $WORKER_NODE_FLAGS temporal/worker-main.ts &
 STARTED_PIDS+=("$!")
-node $API_NODE_FLAGS api/main.ts &
+env "$NODE_MALLOC_ENV" node $API_NODE_FLAGS api/main.ts &
 STARTED_PIDS+=("$!")
 log "API http://${HOST:-127.0.0.1}:${PORT:-3000}  dashboard /dashboard  docs /api/docs  Temporal UI http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}"
 wait -n "${STARTED_PIDS[@]}"

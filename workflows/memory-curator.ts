@@ -53,6 +53,9 @@ export interface CuratorState {
 
 // Memories embedded per activity: a model call of this many texts keeps both cores busy.
 export const CURATOR_BATCH = 64;
+// Batches of saved memories embedded at once: while one batch's vectors are written, the next is in the model
+// (the worker's model takes passes in arrival order), so the model does not wait for the database.
+const EMBEDDING_LANES = 2;
 // Ids kept in the workflow's state at most; past that the list is dropped for a backfill scan, which finds the
 // same memories in the database, so a long outage of the model cannot grow the history without bound.
 export const CURATOR_MAX_PENDING = 5_000;
@@ -93,9 +96,9 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   let unfolded = true;
   let inFlight = 0;
   let draining = false;
-  // The units in flight: the ids of the batch being embedded, and the enrichment being run with its tasks not
+  // The units in flight: the ids of the batches being embedded, and the enrichment being run with its tasks not
   // yet done (a backfill in flight keeps its cursor until its page is done).
-  let embeddingNow: string[] = [];
+  const embeddingNow = new Set<string>();
   let enrichingNow: EnrichmentArgs | null = null;
   // When ids arrived lately (workflow time) and how many: the burst detector's window.
   const arrivals: { at: number; count: number }[] = [];
@@ -149,15 +152,22 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
     totals.current += o.current;
     totals.refused += o.refused;
   };
+  const embedBatch = async () => {
+    const ids = [...pending].slice(0, CURATOR_BATCH);
+    for (const id of ids) {
+      pending.delete(id);
+      embeddingNow.add(id);
+    }
+    count(await embedMemories({ orgId, ids }));
+    for (const id of ids) embeddingNow.delete(id);
+  };
+  // Runs started before a second lane existed replay with one.
+  const lanes = patched('embedding-lanes') ? EMBEDDING_LANES : 1;
   const embedding = loop(
     () => pending.size > 0 || backfill !== null,
     async () => {
       if (pending.size > 0) {
-        const ids = [...pending].slice(0, CURATOR_BATCH);
-        for (const id of ids) pending.delete(id);
-        embeddingNow = ids;
-        count(await embedMemories({ orgId, ids }));
-        embeddingNow = [];
+        await embedBatch();
       } else if (backfill) {
         const walking = backfill;
         const page = await embedPage({ orgId, cursor: walking.cursor });
@@ -168,6 +178,8 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
       if (bursting()) await sleep(BURST_PAUSE);
     },
   );
+  // The other lanes take saved memories only (a backfill walks its pages in order), and none during a burst.
+  const moreLanes = Array.from({ length: lanes - 1 }, () => loop(() => pending.size > 0 && !bursting(), embedBatch));
   const enriching = loop(
     () => enrichments.length > 0,
     async () => {
@@ -204,6 +216,7 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   // and a carried enrichment keeps its escrowed keys until the next run releases them.
   draining = true;
   void embedding;
+  void moreLanes;
   void enriching;
   void folding;
   await condition(allHandlersFinished);

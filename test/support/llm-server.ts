@@ -483,7 +483,7 @@ function entityType(words: string[]): string {
 
 // The default embedding model: each text's lowercase words hashed into `dimensions` buckets (384 unless the
 // request asks otherwise), as a unit vector, so texts that share words get similar vectors.
-function defaultEmbeddings(call: LlmCall): number[][] {
+export function defaultEmbeddings(call: LlmCall): number[][] {
   const { input, dimensions = 384 } = call.embeddings!;
   return input.map((text) => bagOfWordsVector(text, dimensions));
 }
