@@ -25,15 +25,16 @@ export const QUERY_PREFIX = 'Represent this sentence for searching relevant pass
 // The model has position embeddings for 512 tokens, [CLS] and [SEP] included.
 const MAX_TOKENS = 512;
 
-// What the model is mostly for in a process sets how its CPU is split:
-// - `queries` (the API): one session with every core, so that one search's query is embedded as fast as it can be
-//   (a query is one pass, which only intra-op threads can share out).
-// - `documents` (the worker, embedding saved memories): a session per core with one thread each. Sessions that run
-//   passes side by side share nothing, whereas the intra-op threads of one session meet at a barrier after every
-//   operator and wait for the slowest; on a machine whose cores the API and PostgreSQL also use, that wait is
-//   what the model loses. `node .scratch`-style probe on the 2-core machine, 256 of the benchmark's agent memories
-//   (118 tokens on average), texts/s idle / beside a process busy 60% of a core: one session of 2 threads 70-83 /
-//   65-67; two sessions of 1 thread 91-93 / 75-76 (CPU per memory 21-22 ms against 23-25).
+// What the model is mostly for in a process sets how its CPU is split. `node bench/embeddings.ts` on the 2-core
+// machine (BENCH_LAYOUTS=1x2,2x1; BENCH_BUSY=0.6 runs a process beside it that keeps 60% of a core busy, as
+// the API and PostgreSQL do while the worker embeds), agent memories of 124 tokens:
+// - `documents` (the worker, embedding saved memories): a session per core with one thread each, 80-82
+//   memories/s idle and 65 beside the busy process, against 61-71 and 56 for one session of two threads.
+//   Sessions running passes side by side share nothing, whereas the intra-op threads of one session meet at a
+//   barrier after every operator and wait for the slower one. A second session costs about 170 MB.
+// - `queries` (the API, one short query per search): one session, with a thread per core for the passes of many
+//   queries (bulk search). A query alone takes about 4 ms with one session or two; a second would embed twice
+//   the queries at once (456 against 255/s for four callers) but costs the memory above.
 export type EmbeddingPurpose = 'queries' | 'documents';
 export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: number; threads: number } {
   const cores = Math.min(2, availableParallelism());
