@@ -96,9 +96,9 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   let unfolded = true;
   let inFlight = 0;
   let draining = false;
-  // The units in flight: the ids of the batches being embedded, and the enrichment being run with its tasks not
-  // yet done (a backfill in flight keeps its cursor until its page is done).
-  const embeddingNow = new Set<string>();
+  // The units in flight: the batches of ids being embedded (one per lane), and the enrichment being run with its
+  // tasks not yet done (a backfill in flight keeps its cursor until its page is done).
+  const embeddingNow = new Set<string[]>();
   let enrichingNow: EnrichmentArgs | null = null;
   // When ids arrived lately (workflow time) and how many: the burst detector's window.
   const arrivals: { at: number; count: number }[] = [];
@@ -154,12 +154,10 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   };
   const embedBatch = async () => {
     const ids = [...pending].slice(0, CURATOR_BATCH);
-    for (const id of ids) {
-      pending.delete(id);
-      embeddingNow.add(id);
-    }
+    for (const id of ids) pending.delete(id);
+    embeddingNow.add(ids);
     count(await embedMemories({ orgId, ids }));
-    for (const id of ids) embeddingNow.delete(id);
+    embeddingNow.delete(ids);
   };
   // Runs started before a second lane existed replay with one.
   const lanes = patched('embedding-lanes') ? EMBEDDING_LANES : 1;
@@ -223,7 +221,7 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   if (!busy() && !workflowInfo().continueAsNewSuggested) return totals;
   return continueAsNew<typeof memoryCuratorWorkflow>({
     orgId,
-    pending: [...new Set([...embeddingNow, ...pending])],
+    pending: [...new Set([...[...embeddingNow].flat(), ...pending])],
     backfill,
     enrichments: enrichingNow ? [enrichingNow, ...enrichments] : enrichments,
     totals,

@@ -10,7 +10,7 @@ export interface LocalEmbedderOptions {
   // Holds model.onnx and tokenizer.json of BAAI/bge-small-en-v1.5 (scripts/lib.sh, ensure_embedding_model).
   modelDir: string;
   // Sessions of the model, each in a thread of its own and running one pass at a time, and onnxruntime's
-  // intra-op threads in each. Defaults by what the process embeds, see LOCAL_EMBEDDER_DEFAULTS.
+  // intra-op threads in each. Defaults by what the process embeds: localEmbedderDefaults.
   sessions?: number;
   threads?: number;
   // A pass through the model holds at most batchSize texts and batchTokens tokens counting padding (at least one
