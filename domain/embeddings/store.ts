@@ -9,6 +9,9 @@ import { vectorLiteral } from '../search/semantic.ts';
 // of the text it was made from, computed by PostgreSQL, so a row whose text changed since is never taken
 // for current.
 
+// Texts given to the model at once, whose rows are then written while it takes the next chunk.
+const EMBED_CHUNK = 64;
+
 interface Subject {
   id: string;
   content: string;
@@ -77,25 +80,35 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const vectorOf = new Map(known.map((k) => [k.content_hash, k.embedding]));
   const fresh = hashes.filter((h) => !vectorOf.has(h));
   const textOf = new Map(todo.map((r) => [r.hash, r.content]));
-  const computed = await embedRefusing(embedder, fresh.map((h) => textOf.get(h)!));
-  fresh.forEach((h, i) => computed[i] && vectorOf.set(h, vectorLiteral(computed[i])));
-  const refused = new Set(fresh.filter((_, i) => !computed[i]));
+  const refused = new Set<string>();
+  // Written only where the memory still has the text that was embedded; a later edit removes the row again
+  // and signals the curator, so a race with an edit ends with the newer text's vector.
+  const write = async (hashesDone: Set<string>) => {
+    const rows = todo.filter((r) => hashesDone.has(r.hash) && !refused.has(r.hash));
+    if (rows.length === 0) return;
+    await query(
+      em,
+      sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding)
+        select u.id, ${orgId}, ${model}, u.h, u.v::vector
+          from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => vectorOf.get(r.hash)!)}::text[]) as u(id, h, v)
+          join memories m on m.id = u.id and m.org_id = ${orgId} and md5(m.content) = u.h
+        on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`,
+    );
+  };
+  // Reused vectors are written at once. New texts go through the model a chunk at a time, and each chunk's rows
+  // are written while the model takes the next: a backfill page's writes into the HNSW index do not leave the
+  // model idle (docs/performance.md, session 13).
+  let writing = write(new Set(vectorOf.keys()));
+  for (let start = 0; start < fresh.length; start += EMBED_CHUNK) {
+    const chunk = fresh.slice(start, start + EMBED_CHUNK);
+    const [computed] = await Promise.all([embedRefusing(embedder, chunk.map((h) => textOf.get(h)!)), writing]);
+    chunk.forEach((h, i) => (computed[i] ? vectorOf.set(h, vectorLiteral(computed[i])) : refused.add(h)));
+    writing = write(new Set(chunk));
+  }
+  await writing;
   outcome.embedded = fresh.length - refused.size;
   outcome.refused = todo.filter((r) => refused.has(r.hash)).length;
   outcome.reused = todo.length - outcome.refused - outcome.embedded;
-  const stored = todo.filter((r) => !refused.has(r.hash));
-  if (stored.length === 0) return outcome;
-
-  // Written only where the memory still has the text that was embedded; a later edit removes the row again
-  // and signals the curator, so a race with an edit ends with the newer text's vector.
-  await query(
-    em,
-    sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding)
-      select u.id, ${orgId}, ${model}, u.h, u.v::vector
-        from unnest(${stored.map((r) => r.id)}::uuid[], ${stored.map((r) => r.hash)}::text[], ${stored.map((r) => vectorOf.get(r.hash)!)}::text[]) as u(id, h, v)
-        join memories m on m.id = u.id and m.org_id = ${orgId} and md5(m.content) = u.h
-      on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`,
-  );
   return outcome;
 }
 

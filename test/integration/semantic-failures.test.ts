@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
-import { embedMemories } from '../../domain/embeddings/store.ts';
+import { embedMemories, embedPage } from '../../domain/embeddings/store.ts';
 import { createOpenAiEmbedder } from '../../infra/embeddings/openai.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { LlmServer } from '../support/llm-server.ts';
@@ -93,6 +93,27 @@ describe('an embedding provider that fails', () => {
     const calls = provider.calls.map((c) => `${c.embeddings!.input.length} texts: ${c.status}`);
     expect(calls[0]).toBe('2 texts: 400');
     expect(calls.slice(1).sort()).toEqual(['1 texts: 200', '1 texts: 400']);
+  });
+
+  it('embeds a backfill page a chunk at a time, writing each chunk while the next is embedded', async () => {
+    const user = await signUp(stack.api);
+    provider.limitEmbeddingInput(30);
+    // 150 memories, the 100th too long for the provider: it falls in the page's second chunk of 64.
+    const contents = Array.from({ length: 150 }, (_, i) => (i === 99 ? 'The incident review notes run long: '.repeat(10) : `Backup job ${i} runs nightly.`));
+    const ids: string[] = [];
+    for (const content of contents) ids.push((await stack.api.post('/api/memories', { token: user.token, body: { content } })).body.id);
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === 149, 30_000);
+    await stack.orm.em.fork().getConnection().execute(`delete from memory_embeddings where org_id = ?`, [user.org.id]);
+    provider.calls.length = 0;
+
+    const embedder = createOpenAiEmbedder({ baseURL: `${provider.url}/v1`, apiKey: 'sk-embeddings', model: 'embed-test', timeoutMs: 1000, maxRetries: 0 });
+    const page = await embedPage(stack.orm.em.fork(), embedder, user.org.id, null, 256);
+    expect(page).toMatchObject({ outcome: { embedded: 149, refused: 1, reused: 0, current: 0 }, next: null });
+    const accepted = provider.calls.filter((c) => c.status === 200).map((c) => c.embeddings!.input.length);
+    expect(Math.max(...accepted)).toBe(64);
+    expect(accepted.reduce((sum, n) => sum + n, 0)).toBe(149);
+    const stored = await stack.orm.em.fork().getConnection().execute<{ memory_id: string }[]>(`select memory_id from memory_embeddings where org_id = ?`, [user.org.id]);
+    expect(stored.map((r) => r.memory_id).sort()).toEqual(ids.filter((_, i) => i !== 99).sort());
   });
 
   it('answers 503 when the provider answers garbage or too slowly', async () => {
