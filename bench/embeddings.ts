@@ -4,7 +4,8 @@
 // set is embedded BENCH_ROUNDS times (default 3) and the best rate counts, which keeps other load on the machine
 // out of the figures; BENCH_TEXTS (default 128) scales the sets. BENCH_LAYOUTS (default 1x1,1x2,2x1) picks
 // sessions x threads; BENCH_PASS_SIZES (default 1,8,16,32,64; empty for none) the pass sizes tried without a
-// token limit beside the default passes. BENCH_BUSY=0.6 runs a process beside each configuration that keeps
+// token limit beside the default passes; BENCH_PASS_TOKENS (e.g. 192,256,384; default none) token limits tried with
+// the default 32 texts. BENCH_BUSY=0.6 runs a process beside each configuration that keeps
 // 60% of a core busy, as the API and PostgreSQL do while the worker embeds.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,7 +30,7 @@ interface Job {
   sessions: number;
   threads: number;
   batchSize?: number;
-  passTokens?: null;
+  passTokens?: number | null;
   queries: boolean;
   rounds: number;
   sets: Sets;
@@ -51,7 +52,7 @@ if (!modelDir) throw new Error('set EMBEDDING_MODEL_DIR to the directory holding
 const mb = (bytes: number) => Math.round(bytes / 1e6);
 
 async function child(job: Job): Promise<Result> {
-  const options: LocalEmbedderOptions = { modelDir: modelDir!, sessions: job.sessions, threads: job.threads, batchSize: job.batchSize, batchTokens: job.passTokens === null ? Infinity : undefined };
+  const options: LocalEmbedderOptions = { modelDir: modelDir!, sessions: job.sessions, threads: job.threads, batchSize: job.batchSize, batchTokens: job.passTokens === null ? Infinity : job.passTokens };
   const embedder = await createLocalEmbedder(options);
   const rssAfterLoadMb = mb(process.memoryUsage().rss);
   await embedder.embedDocuments(job.sets.sentences.slice(0, 8));
@@ -96,11 +97,13 @@ function main(): void {
   const { sets, tokens } = makeSets(Number(process.env.BENCH_TEXTS ?? 128));
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const passSizes = (process.env.BENCH_PASS_SIZES ?? '1,8,16,32,64').split(',').filter(Boolean).map(Number);
+  const passTokens = (process.env.BENCH_PASS_TOKENS ?? '').split(',').filter(Boolean).map(Number);
   const jobs: Job[] = (process.env.BENCH_LAYOUTS ?? '1x1,1x2,2x1').split(',').flatMap((layout) => {
     const [sessions, threads] = layout.split('x').map(Number) as [number, number];
     return [
       ...passSizes.map((batchSize): Job => ({ label: `${batchSize}`, sessions, threads, batchSize, passTokens: null, queries: false, rounds, sets })),
-      { label: '32, at most 512 tokens (default)', sessions, threads, queries: true, rounds, sets },
+      ...passTokens.map((limit): Job => ({ label: `32, at most ${limit} tokens`, sessions, threads, passTokens: limit, queries: false, rounds, sets })),
+      { label: '32, default token limit (256 a thread)', sessions, threads, queries: true, rounds, sets },
     ];
   });
   const busy = Number(process.env.BENCH_BUSY ?? 0);

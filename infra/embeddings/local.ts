@@ -14,7 +14,7 @@ export interface LocalEmbedderOptions {
   sessions?: number;
   threads?: number;
   // A pass through the model holds at most batchSize texts and batchTokens tokens counting padding (at least one
-  // text, however long).
+  // text, however long); by default PASS_TOKENS_PER_THREAD for each of a session's threads.
   batchSize?: number;
   batchTokens?: number;
 }
@@ -24,6 +24,12 @@ const MODEL = 'bge-small-en-v1.5-int8';
 export const QUERY_PREFIX = 'Represent this sentence for searching relevant passages: ';
 // The model has position embeddings for 512 tokens, [CLS] and [SEP] included.
 const MAX_TOKENS = 512;
+// A session's passes hold about this many tokens per intra-op thread. `BENCH_PASS_SIZES= BENCH_PASS_TOKENS=256
+// node bench/embeddings.ts` on the 2-core machine: two sessions of one thread embedded agent memories at 77-82/s
+// in passes of at most 256 tokens against 73-79/s at 512, and 65 against 60/s beside a process keeping 60% of a
+// core busy; one session of two threads did 56 against 73/s (its threads split each operator, and smaller passes
+// leave them less to split).
+const PASS_TOKENS_PER_THREAD = 256;
 
 // What the model is mostly for in a process sets how its CPU is split. `node bench/embeddings.ts` on the 2-core
 // machine (BENCH_LAYOUTS=1x2,2x1; BENCH_BUSY=0.6 runs a process beside it that keeps 60% of a core busy, as
@@ -62,7 +68,7 @@ export async function createLocalEmbedder({
   sessions = localEmbedderDefaults('documents').sessions,
   threads = localEmbedderDefaults('documents').threads,
   batchSize = 32,
-  batchTokens = 512,
+  batchTokens = PASS_TOKENS_PER_THREAD * threads,
 }: LocalEmbedderOptions): Promise<Embedder> {
   // The tokenizer needs no tokenizer_config.json: bge's settings are all in tokenizer.json.
   const tokenizer = new Tokenizer(JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8')), {});
