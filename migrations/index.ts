@@ -15,6 +15,7 @@ import { Migration0013TenantKeys } from './0013_tenant_keys.ts';
 import { Migration0014OutboxTraceContext } from './0014_outbox_trace_context.ts';
 import { Migration0015LexicalBlocks } from './0015_lexical_blocks.ts';
 import { Migration0016LexicalStaged } from './0016_lexical_staged.ts';
+import { Migration0017EmbeddingsHalfvecIndex } from './0017_embeddings_halfvec_index.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -34,4 +35,5 @@ export const migrations: MigrationObject[] = [
   { name: '0014_outbox_trace_context', class: Migration0014OutboxTraceContext },
   { name: '0015_lexical_blocks', class: Migration0015LexicalBlocks },
   { name: '0016_lexical_staged', class: Migration0016LexicalStaged },
+  { name: '0017_embeddings_halfvec_index', class: Migration0017EmbeddingsHalfvecIndex },
 ];

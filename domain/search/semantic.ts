@@ -1,10 +1,25 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CompiledFilters } from '../memories/filters.ts';
+import { EMBEDDING_DIMENSIONS } from '../embeddings/port.ts';
 import { query, sql } from '../sql.ts';
 import type { Ranked } from './fusion.ts';
 
+// The type of the HNSW index's expression (migrations/0017): a query must cast to exactly this to use it.
+const HALFVEC = sql.raw(`halfvec(${EMBEDDING_DIMENSIONS})`);
+
 // pgvector's text form of a vector, as a bound parameter cast with ::vector.
 export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
+
+// The org's rows nearest to the query vector `q` (a vectorLiteral), best first: through the HNSW index, or exactly.
+// The index orders by the vectors at half precision (migrations/0017), so the approximate scan names the same
+// expression; every row is scored at full precision.
+export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, exact: boolean) {
+  return sql<{ id: string; distance: number | string }>`
+    select e.memory_id as id, e.embedding <=> ${q}::vector as distance
+      from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
+     where e.org_id = ${orgId} and e.model = ${model} and ${compiled.where}
+     order by ${exact ? sql`(e.embedding <=> ${q}::vector) + 0` : sql`e.embedding::${HALFVEC} <=> ${q}::${HALFVEC}`} limit ${n}`;
+}
 
 // The best `n` memories of the org by cosine similarity to `vector`, best first, with every filter applied.
 // One HNSW index serves all orgs, so the org and the filters are applied after the index scan: with
@@ -14,15 +29,10 @@ export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
 // whenever k exist.
 export async function semanticRanking(em: EntityManager, orgId: string, vector: Float32Array, model: string, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
   const q = vectorLiteral(vector);
-  const candidates = (exact: boolean) => sql<{ id: string; distance: number | string }>`
-    select e.memory_id as id, e.embedding <=> ${q}::vector as distance
-      from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
-     where e.org_id = ${orgId} and e.model = ${model} and ${compiled.where}
-     order by ${exact ? sql`(e.embedding <=> ${q}::vector) + 0` : sql`e.embedding <=> ${q}::vector`} limit ${n}`;
   const rows = await em.transactional(async (tx) => {
     await query(tx, sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(Math.max(40, n))}, true)`);
-    const approximate = await query(tx, candidates(false));
-    return approximate.length >= n ? approximate : query(tx, candidates(true));
+    const approximate = await query(tx, semanticCandidates(orgId, q, model, n, compiled, false));
+    return approximate.length >= n ? approximate : query(tx, semanticCandidates(orgId, q, model, n, compiled, true));
   });
   return rows
     .map((r) => ({ id: r.id, score: 1 - Number(r.distance) }))

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileFilters } from '../../domain/memories/filters.ts';
+import { semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
@@ -115,6 +117,21 @@ describe('semantic and hybrid search', () => {
     await stack.api.delete(`/api/memories/${copy}`, { token: a.token });
     const rows = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_embeddings where memory_id = ${copy}`);
     expect(rows[0]!.n).toBe(0);
+  });
+
+  it("reads the approximate candidates in the HNSW index's order (its half-precision expression)", async () => {
+    // With sorts and sequential scans priced out, the planner orders by the index only if the query names the
+    // index's own expression; a mismatch would leave a Sort in the plan (correct results, read the slow way).
+    const em = stack.orm.em.fork();
+    const compiled = await compileFilters(em, a.org.id, {});
+    const plan = await em.transactional(async (tx) => {
+      await query(tx, sql`select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)`);
+      const statement = semanticCandidates(a.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, false);
+      return query(tx, sql<{ 'QUERY PLAN': string }>`explain ${statement}`);
+    });
+    const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+    expect(text).toContain('memory_embeddings_halfvec_idx');
+    expect(text).not.toContain('Sort');
   });
 
   it('backfills vectors that went missing, on request', async () => {
