@@ -121,7 +121,9 @@ ensure_postgres() {
 
 # Server settings for this workload: buffers sized for a dev machine, WAL room so checkpoints do not force
 # full-page writes every minute under bulk saves, no JIT (it adds compile time to the search statements without
-# making them faster), and room for HNSW index builds. Prints "changed" when the file was rewritten.
+# making them faster), and room for HNSW index builds. Commit timestamps let the benchmark read when each vector
+# became visible (bench/memories.ts, freshness) instead of polling for it. Prints "changed" when the file was
+# rewritten.
 configure_postgres() {
   local conf="$PG_DATA/memsvc.conf"
   local wanted
@@ -140,6 +142,7 @@ checkpoint_completion_target = 0.9
 wal_compression = on
 jit = off
 max_connections = 200
+track_commit_timestamp = on
 CONF
 )"
   if [ "$(cat "$conf" 2>/dev/null)" != "$wanted" ]; then
