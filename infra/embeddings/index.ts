@@ -40,8 +40,8 @@ export async function createEmbedder(config: Config, logger: Logger, purpose: Em
         const defaults = localEmbedderDefaults(purpose);
         const sessions = config.EMBEDDING_SESSIONS ?? defaults.sessions;
         const threads = config.EMBEDDING_THREADS ?? defaults.threads;
-        const embedder = await createLocalEmbedder({ modelDir, sessions, threads, nice: defaults.nice });
-        logger.info({ model: embedder.model, modelDir, sessions, threads, nice: defaults.nice }, 'embedding model loaded');
+        const embedder = await createLocalEmbedder({ modelDir, sessions, threads });
+        logger.info({ model: embedder.model, modelDir, sessions, threads }, 'embedding model loaded');
         return embedder;
       } catch (err) {
         logger.error({ err, modelDir }, 'the embedding model could not be loaded from EMBEDDING_MODEL_DIR (it needs model.onnx and tokenizer.json); semantic search is off');

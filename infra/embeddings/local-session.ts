@@ -1,6 +1,5 @@
 // The body of one thread of the local embedding model (infra/embeddings/local.ts): an onnxruntime session of
 // its own, running the passes it is sent one at a time and answering each pass's vectors.
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 
@@ -8,9 +7,6 @@ export interface SessionSetup {
   modelPath: string;
   threads: number;
   dimensions: number;
-  // The thread's nice value (Linux keeps one per thread; onnxruntime's own threads, started by the session,
-  // inherit it): above 0, the model's passes yield the CPU to the rest of the machine (local.ts).
-  nice: number;
 }
 
 // A pass: `rows` texts of token ids, each padded with [PAD] (id 0) to `width`.
@@ -30,7 +26,6 @@ const port = parentPort!;
 const setup = workerData as SessionSetup;
 
 try {
-  if (setup.nice !== 0) setPriority(0, setup.nice);
   const session = await InferenceSession.create(setup.modelPath, {
     intraOpNumThreads: setup.threads,
     interOpNumThreads: 1,

@@ -17,8 +17,6 @@ export interface LocalEmbedderOptions {
   // text, however long); by default PASS_TOKENS_PER_THREAD for each of a session's threads.
   batchSize?: number;
   batchTokens?: number;
-  // The nice value of the model's threads (0 by default; the service's by purpose: localEmbedderDefaults).
-  nice?: number;
 }
 
 const MODEL = 'bge-small-en-v1.5-int8';
@@ -43,13 +41,10 @@ const PASS_TOKENS_PER_THREAD = 256;
 // - `queries` (the API, one short query per search): one session, with a thread per core for the passes of many
 //   queries (bulk search). A query alone takes about 4 ms with one session or two; a second would embed twice
 //   the queries at once (456 against 255/s for four callers) but costs the memory above.
-// Embedding saved memories is background work: its threads run at nice 10, so on a machine the worker shares with
-// the API and PostgreSQL the model takes only the CPU that requests leave free (at nice 10 a thread weighs a
-// tenth of one at 0). A query is part of a request and keeps the ordinary priority.
 export type EmbeddingPurpose = 'queries' | 'documents';
-export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: number; threads: number; nice: number } {
+export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: number; threads: number } {
   const cores = Math.min(2, availableParallelism());
-  return purpose === 'queries' ? { sessions: 1, threads: cores, nice: 0 } : { sessions: cores, threads: 1, nice: 10 };
+  return purpose === 'queries' ? { sessions: 1, threads: cores } : { sessions: cores, threads: 1 };
 }
 
 // bge-small-en-v1.5 in this process: onnxruntime on the CPU in worker threads (local-session.ts), the tokenizer
@@ -74,11 +69,10 @@ export async function createLocalEmbedder({
   threads = localEmbedderDefaults('documents').threads,
   batchSize = 32,
   batchTokens = PASS_TOKENS_PER_THREAD * threads,
-  nice = 0,
 }: LocalEmbedderOptions): Promise<Embedder> {
   // The tokenizer needs no tokenizer_config.json: bge's settings are all in tokenizer.json.
   const tokenizer = new Tokenizer(JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8')), {});
-  const pool = await startSessions({ modelPath: join(modelDir, 'model.onnx'), threads, dimensions: EMBEDDING_DIMENSIONS, nice }, sessions);
+  const pool = await startSessions({ modelPath: join(modelDir, 'model.onnx'), threads, dimensions: EMBEDDING_DIMENSIONS }, sessions);
 
   // [CLS] text [SEP]; the tokenizer does not truncate, so a long text keeps its first tokens and its [SEP].
   function encode(text: string): number[] {

@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,19 +91,6 @@ describe('the local embedding model', () => {
     const texts = Array.from({ length: 24 }, (_, i) => `Memory ${i}: ${'the on-call rotation changes every week '.repeat(1 + (i % 5))}`.trim());
     const [apart, together] = [await embedder.embedDocuments(texts), await single.embedDocuments(texts)];
     for (const [i, v] of apart.entries()) expect(maxDifference(v, together[i]!)).toBeLessThan(1e-4);
-  });
-
-  it('runs the model in threads of the nice value it is given, leaving the process\'s own threads alone', async () => {
-    // Linux keeps a nice value per thread: /proc/self/task/<id>/stat, field 19.
-    const niceOfThreads = () =>
-      new Map(readdirSync('/proc/self/task').map((id) => [id, Number(readFileSync(`/proc/self/task/${id}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])]));
-    const before = niceOfThreads();
-    const background = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, sessions: 1, threads: 2, nice: 10 });
-    expect(await background.embedDocuments(['Deploys to production happen on Tuesdays'])).toHaveLength(1);
-    const started = [...niceOfThreads()].filter(([id]) => !before.has(id));
-    // The session's thread and the intra-op thread onnxruntime starts from it.
-    expect(started.filter(([, nice]) => nice === 10).length).toBeGreaterThanOrEqual(2);
-    expect(niceOfThreads().get(String(process.pid))).toBe(0);
   });
 
   it('answers callers at once, each with its own vectors in its own order', async () => {
