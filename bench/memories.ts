@@ -84,7 +84,9 @@ async function embedded(token: string): Promise<{ seconds: number; cpu: number; 
   const cpu = cpuSeconds(process.env.STACK_WORKER_PID);
   let count = 0;
   for (;;) {
-    const status = (await api.get('/api/memories/embeddings', { token })).body as { total: number; embedded: number; model: string | null };
+    const res = await api.get('/api/memories/embeddings', { token });
+    expectOk(res.status, 'embedding status');
+    const status = res.body as { total: number; embedded: number; model: string | null };
     count = status.embedded;
     if (status.model === null || status.embedded >= status.total) break;
     await new Promise((r) => setTimeout(r, 1000));
@@ -221,8 +223,16 @@ async function lastAccount() {
   if (!rows[0]) throw new Error('BENCH_REUSE=1: no org seeded by an earlier run in this database');
   const session = await api.post('/api/auth/login', { body: { email: rows[0].email, password: 'benchmark-password' } });
   expectOk(session.status, 'login');
+  // An earlier run's tokens are revoked first: a user holds at most 100 live tokens in an org, which repeated runs
+  // would otherwise reach.
+  const earlier = (await api.get<{ id: string; name: string | null }[]>('/api/auth/tokens', { cookie: session.cookie })).body;
+  for (const t of earlier.filter((t) => t.name?.startsWith('bench-again-'))) expectOk((await api.delete(`/api/auth/tokens/${t.id}`, { cookie: session.cookie })).status, 'revoke token');
   const tokens: string[] = [];
-  for (let i = 0; i < 8; i++) tokens.push((await api.post('/api/auth/tokens', { cookie: session.cookie, body: { name: `bench-again-${i}` } })).body.raw);
+  for (let i = 0; i < 8; i++) {
+    const issued = await api.post('/api/auth/tokens', { cookie: session.cookie, body: { name: `bench-again-${i}` } });
+    expectOk(issued.status, 'token');
+    tokens.push(issued.body.raw);
+  }
   return { orgId: rows[0].org_id, tokens, seeded: Number(rows[0].memories) };
 }
 
