@@ -28,6 +28,7 @@ logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${con
 
 onShutdown(logger, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  await embedder?.close();
   await temporal.connection.close();
   await orm.close();
   await tracing.shutdown();

@@ -48,14 +48,20 @@ if (embedder) {
 }
 logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, metrics: `http://${config.HOST}:${config.WORKER_METRICS_PORT}/metrics` }, 'worker and outbox relay running');
 
+// Runs until shutdown, when the worker drains (its activities finish) and everything it used is closed.
+const stopped = worker.run().then(async () => {
+  metricsServer.close();
+  await embedder?.close();
+  await tracing.shutdown();
+  await connection.close();
+  await client.connection.close();
+  await orm.close();
+});
+// The process exits only once the worker has stopped: exiting while an activity runs the model would abort it.
 onShutdown(logger, async () => {
   await relay.stop();
   // The SDK also reacts to SIGINT/SIGTERM on its own; only ask when it has not started draining yet.
   if (worker.getState() === 'RUNNING') worker.shutdown();
+  await stopped;
 });
-await worker.run();
-metricsServer.close();
-await tracing.shutdown();
-await connection.close();
-await client.connection.close();
-await orm.close();
+await stopped;

@@ -14,6 +14,8 @@ export interface Embedder {
   embedDocuments(texts: string[]): Promise<Float32Array[]>;
   // Vectors for search queries (with the model's query instruction, if it has one), same shape.
   embedQueries(texts: string[]): Promise<Float32Array[]>;
+  // On shutdown, after the last caller: lets calls under way finish, refuses new ones, and releases the model.
+  close(): Promise<void>;
 }
 
 // The provider refused the text itself (too long for it, or not acceptable): retrying will not help, so the

@@ -116,6 +116,7 @@ export async function createLocalEmbedder({
     model: MODEL,
     embedDocuments: embed,
     embedQueries: (texts) => embed(texts.map((text) => QUERY_PREFIX + text)),
+    close: pool.close,
   };
 }
 
@@ -144,9 +145,12 @@ async function startSessions(setup: SessionSetup, count: number) {
     }),
   );
   let alive = threads.length;
+  let closed = false;
   const free = [...threads];
   const line: Waiting[] = [];
   const running = new Map<Worker, Waiting>();
+  // Every pass not yet answered, for close to wait on.
+  const unanswered = new Set<Promise<Float32Array>>();
 
   const dispatch = () => {
     if (alive === 0) for (const waiting of line.splice(0)) waiting.reject(embeddingsUnavailable('the embedding model\'s threads have stopped'));
@@ -177,10 +181,25 @@ async function startSessions(setup: SessionSetup, count: number) {
     });
   }
   return {
-    run: (ids: BigInt64Array<ArrayBuffer>, rows: number, width: number) =>
-      new Promise<Float32Array>((resolve, reject) => {
+    run: (ids: BigInt64Array<ArrayBuffer>, rows: number, width: number) => {
+      if (closed) return Promise.reject(embeddingsUnavailable('the embedding model is shutting down'));
+      const pass = new Promise<Float32Array>((resolve, reject) => {
         line.push({ request: { ids, rows, width }, resolve, reject });
         dispatch();
-      }),
+      });
+      unanswered.add(pass);
+      const forget = () => void unanswered.delete(pass);
+      pass.then(forget, forget);
+      return pass;
+    },
+    // Passes waiting in line are refused; a pass in a session finishes before its thread ends. A thread ended in
+    // the middle of a pass (as process.exit does) aborts the whole process: onnxruntime answers into a thread
+    // that is gone.
+    close: async () => {
+      closed = true;
+      for (const waiting of line.splice(0)) waiting.reject(embeddingsUnavailable('the embedding model is shutting down'));
+      await Promise.allSettled(unanswered);
+      await Promise.all(threads.map((worker) => worker.terminate()));
+    },
   };
 }

@@ -77,6 +77,8 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
     model: options.model,
     embedDocuments: (texts) => embed(texts, background),
     embedQueries: (texts) => embed(texts.map((text) => prefix + text), interactive),
+    // HTTP requests hold nothing that outlives them.
+    close: async () => undefined,
   };
 }
 

@@ -104,6 +104,17 @@ describe('the local embedding model', () => {
     }
   });
 
+  it('on close, lets the pass under way finish and refuses the passes waiting and any later call', async () => {
+    const closing = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, sessions: 1, threads: 1 });
+    // Many passes in line behind the first (test/integration/worker-shutdown.test.ts stops a whole worker so).
+    const texts = Array.from({ length: 40 }, (_, i) => `Release note ${i}: ${'the deploy rolled out to every region. '.repeat(5)}`);
+    const call = closing.embedDocuments(texts).then(() => 'answered', (err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 20));
+    await closing.close();
+    expect(await call).toMatchObject({ error: 'embeddings_unavailable' });
+    await expect(closing.embedDocuments(['Deploys happen on Tuesdays.'])).rejects.toThrow(/shutting down/);
+  });
+
   it('refuses to start when a session cannot load the model', async () => {
     // The tokenizer is there, the model is not: the sessions' threads fail to load it.
     const dir = await mkdtemp(join(tmpdir(), 'no-model-'));
