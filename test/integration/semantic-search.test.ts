@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilters } from '../../domain/memories/filters.ts';
-import { semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
-import { query, sql } from '../../domain/sql.ts';
+import { EF_SEARCH, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
+import { query, queryOne, sql } from '../../domain/sql.ts';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { llmEnv } from '../support/llm-env.ts';
@@ -132,6 +132,16 @@ describe('semantic and hybrid search', () => {
     const text = plan.map((row) => row['QUERY PLAN']).join('\n');
     expect(text).toContain('memory_embeddings_halfvec_idx');
     expect(text).not.toContain('Sort');
+  });
+
+  it("starts every database session with pgvector's iterative scan, so a search of the usual k needs no transaction", async () => {
+    // Each statement may take another pooled connection: every one of them must carry the settings.
+    const sessions = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        queryOne(stack.orm.em.fork(), sql<{ scan: string; ef: string }>`select current_setting('hnsw.iterative_scan') as scan, current_setting('hnsw.ef_search') as ef from pg_sleep(0.05)`),
+      ),
+    );
+    expect(sessions).toEqual(Array(4).fill({ scan: 'relaxed_order', ef: String(EF_SEARCH) }));
   });
 
   it('backfills vectors that went missing, on request', async () => {
