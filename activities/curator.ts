@@ -12,8 +12,8 @@ export interface CuratorActivityDeps {
   embeddingsDisabled: boolean;
 }
 
-// Memories a backfill reads per activity: large enough to amortize the round trips, small enough that one
-// attempt stays well inside its time limit on two cores.
+// Memories a backfill embeds per activity at most (of the BACKFILL_EXAMINE it examines): large enough to amortize
+// the round trips, small enough that one attempt stays well inside its time limit on two cores.
 export const BACKFILL_PAGE = 256;
 
 // A fold activity keeps folding for about this long, then hands back to the workflow.

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ORG_COUNTERS } from '../memories/counters.ts';
-import { query, queryOne, sql } from '../sql.ts';
+import { query, queryOne, sql, toDate } from '../sql.ts';
 import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
 import { vectorLiteral } from '../search/semantic.ts';
@@ -40,20 +40,48 @@ export async function embedMemories(em: EntityManager, embedder: Embedder, orgId
   return embedSubjects(em, embedder, orgId, rows);
 }
 
-// One page of an org's memories in creation order, after `cursor`; returns the cursor of the next page, or
-// null at the end. Lets a backfill walk an org of any size in bounded steps.
-export async function embedPage(em: EntityManager, embedder: Embedder, orgId: string, cursor: string | null, size: number): Promise<{ outcome: EmbedOutcome; next: string | null }> {
+// A backfill page examines at most this many memories, in creation order, and embeds those without a current
+// vector. After a burst the backlog sits at the end of the org, which a walk reaches in a page per 4,096
+// memories already current, not one per BACKFILL_PAGE (docs/performance.md, session 15).
+export const BACKFILL_EXAMINE = 4096;
+
+const cursorOf = (row: { created_at: string | Date; id: string }): string => `${toDate(row.created_at).toISOString()}|${row.id}`;
+
+// One page of a backfill: of the next `examine` memories after `cursor` in creation order, the first `size` that
+// lack a current vector get one. Returns the cursor to go on from (the last memory this page embedded, or the last
+// it examined), or null at the end: a backfill walks an org of any size in bounded steps.
+export async function embedPage(
+  em: EntityManager,
+  embedder: Embedder,
+  orgId: string,
+  cursor: string | null,
+  size: number,
+  examine = BACKFILL_EXAMINE,
+): Promise<{ outcome: EmbedOutcome; next: string | null }> {
   const [afterAt, afterId] = cursor ? cursor.split('|') : [null, null];
+  const live = sql`org_id = ${orgId} and superseded_by is null ${afterAt ? sql`and (created_at, id) > (${afterAt}::timestamptz, ${afterId}::uuid)` : sql``}`;
+  // The last of the memories this page examines, and how many they are.
+  const end = await queryOne(
+    em,
+    sql<{ created_at: string | Date; id: string; n: number }>`select created_at, id, n::int from (
+        select created_at, id, row_number() over (order by created_at, id) as n from memories where ${live} order by created_at, id limit ${examine}) x
+      order by n desc limit 1`,
+  );
+  if (!end) return { outcome: noOutcome(), next: null };
   const rows = await query(
     em,
-    sql<Subject & { created_at: string | Date }>`select id, content, md5(content) as hash, created_at from memories
-      where org_id = ${orgId} and superseded_by is null
-        ${afterAt ? sql`and (created_at, id) > (${afterAt}::timestamptz, ${afterId}::uuid)` : sql``}
-      order by created_at, id limit ${size}`,
+    sql<Subject & { created_at: string | Date; n: number }>`select x.id, x.content, md5(x.content) as hash, x.created_at, x.n::int from (
+        select id, content, created_at, row_number() over (order by created_at, id) as n from memories
+         where ${live} and (created_at, id) <= (${toDate(end.created_at).toISOString()}::timestamptz, ${end.id}::uuid)) x
+       where not exists (select 1 from memory_embeddings e
+                          where e.org_id = ${orgId} and e.memory_id = x.id and e.model = ${embedder.model} and e.content_hash = md5(x.content))
+       order by x.created_at, x.id limit ${size}`,
   );
   const outcome = await embedSubjects(em, embedder, orgId, rows);
-  const last = rows.at(-1);
-  return { outcome, next: rows.length < size || !last ? null : `${new Date(last.created_at).toISOString()}|${last.id}` };
+  // A full page stops at its last memory to embed; the memories examined before it that it left alone are current.
+  const last = rows.length === size ? rows.at(-1)! : end;
+  outcome.current += last.n - rows.length;
+  return { outcome, next: last === end && end.n < examine ? null : cursorOf(last) };
 }
 
 async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: string, rows: Subject[]): Promise<EmbedOutcome> {

@@ -116,6 +116,33 @@ describe('an embedding provider that fails', () => {
     expect(stored.map((r) => r.memory_id).sort()).toEqual(ids.filter((_, i) => i !== 99).sort());
   });
 
+  it('walks a backfill past the memories whose vectors are current, a bounded number per page', async () => {
+    const user = await signUp(stack.api);
+    for (let i = 0; i < 12; i++) await stack.api.post('/api/memories', { token: user.token, body: { content: `Standup note ${i}: the build is green.` } });
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === 12, 30_000);
+    const db = stack.orm.em.fork().getConnection();
+    const order = (await db.execute<{ id: string }[]>(`select id from memories where org_id = ? order by created_at, id`, [user.org.id])).map((r) => r.id);
+    // Three memories lost their vectors; a fourth has one of a text it no longer holds.
+    await db.execute(`delete from memory_embeddings where memory_id in (?, ?, ?)`, [order[2], order[7], order[8]]);
+    await db.execute(`update memory_embeddings set content_hash = 'stale' where memory_id = ?`, [order[10]]);
+
+    const embedder = createOpenAiEmbedder({ baseURL: `${provider.url}/v1`, apiKey: 'sk-embeddings', model: 'embed-test', timeoutMs: 1000, maxRetries: 0 });
+    const cursorAt = (i: number) => expect.stringMatching(new RegExp(`\\|${order[i]}$`));
+    // Five examined a page, at most two embedded.
+    const first = await embedPage(stack.orm.em.fork(), embedder, user.org.id, null, 2, 5);
+    expect(first).toEqual({ outcome: { embedded: 1, reused: 0, current: 4, refused: 0 }, next: cursorAt(4) });
+    // Two to embed fill the page, which stops at the second of them.
+    const second = await embedPage(stack.orm.em.fork(), embedder, user.org.id, first.next, 2, 5);
+    expect(second).toEqual({ outcome: { embedded: 2, reused: 0, current: 2, refused: 0 }, next: cursorAt(8) });
+    const third = await embedPage(stack.orm.em.fork(), embedder, user.org.id, second.next, 2, 5);
+    expect(third).toEqual({ outcome: { embedded: 1, reused: 0, current: 2, refused: 0 }, next: null });
+    const current = await db.execute<{ n: number }[]>(
+      `select count(*)::int as n from memory_embeddings e join memories m on m.id = e.memory_id where e.org_id = ? and e.content_hash = md5(m.content)`,
+      [user.org.id],
+    );
+    expect(current[0]!.n).toBe(12);
+  });
+
   it('answers 503 when the provider answers garbage or too slowly', async () => {
     provider.respondEmbeddings((call) => call.embeddings!.input.map(() => [Number.NaN, 1, 2]));
     expect((await search({ query: 'report', mode: 'semantic' })).body.error).toBe('embeddings_unavailable');
