@@ -6,6 +6,7 @@ import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
 import { ORG_COUNTERS } from '../memories/counters.ts';
 import { curateJob } from './curate.ts';
+import { vectorCounter } from './store.ts';
 
 // Asks the org's curator to walk every memory and embed those without a vector of the current model.
 export async function requestBackfill(em: EntityManager, caller: Caller): Promise<void> {
@@ -17,13 +18,13 @@ export async function requestBackfill(em: EntityManager, caller: Caller): Promis
 }
 
 // At worker start: every org whose memories outnumber its vectors of `model` (a new deployment, a change of
-// model, or ids dropped while the model was down) gets a backfill. One grouped count over the vectors.
+// model, or ids dropped while the model was down) gets a backfill. Read from the counters of both.
 export async function backfillLagging(em: EntityManager, model: string): Promise<number> {
   const rows = await query(
     em,
     sql<{ org_id: string }>`with live as (
         select org_id, sum(value) as n from counters where name = ${ORG_COUNTERS.live} and scope_id = org_id group by org_id having sum(value) > 0),
-      have as (select org_id, count(*) as n from memory_embeddings where model = ${model} group by org_id)
+      have as (select org_id, sum(value) as n from counters where name = ${vectorCounter(model)} and scope_id = org_id group by org_id)
       select live.org_id from live left join have using (org_id) where coalesce(have.n, 0) < live.n`,
   );
   if (rows.length === 0) return 0;

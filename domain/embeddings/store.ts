@@ -159,6 +159,9 @@ export async function forgetEmbeddings(em: EntityManager, orgId: string, ids: st
   if (ids.length > 0) await query(em, sql`delete from memory_embeddings where org_id = ${orgId} and memory_id = any(${ids}::uuid[])`);
 }
 
+// The counter of an org's vectors of `model`, kept by the trigger of migrations/0018 (which spells it in SQL).
+export const vectorCounter = (model: string): string => `vectors:${model}`;
+
 export interface EmbeddingStatus {
   model: string | null;
   // Memories of the org (superseded ones left out, as search leaves them out) and how many have a vector of the current model.
@@ -179,12 +182,15 @@ export async function embeddingBacklog(em: EntityManager, model: string): Promis
 }
 
 export async function embeddingStatus(em: EntityManager, orgId: string, model: string | null): Promise<EmbeddingStatus> {
+  // The org's vectors of the model come from its counters (kept by a trigger, migrations/0018), less those of its
+  // superseded memories (few, found through their own index): no count grows with the org.
   const row = await queryOne(
     em,
     sql<{ total: string; embedded: string }>`select
         (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}) as total,
-        (select count(*) from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
-          where e.org_id = ${orgId} and e.model = ${model ?? ''} and m.superseded_by is null) as embedded`,
+        (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${vectorCounter(model ?? '')})
+          - (select count(*) from memories m join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id
+              where m.org_id = ${orgId} and m.superseded_by is not null and e.model = ${model ?? ''}) as embedded`,
   );
   return { model, total: Number(row?.total ?? 0), embedded: Number(row?.embedded ?? 0) };
 }

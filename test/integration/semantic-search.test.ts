@@ -152,6 +152,41 @@ describe('semantic and hybrid search', () => {
     const done = await allEmbedded(a);
     expect(done).toMatchObject({ model: 'bge-small-en-v1.5-int8', pending: 0 });
   });
+
+  it('keeps the embedding status exact through every kind of write to the vectors, without counting them', async () => {
+    const c = await signUp(stack.api);
+    const saved: string[] = [];
+    for (const content of ['Sprint planning is on Wednesdays.', 'The VPN needs a hardware key.', 'Backups rotate weekly.', 'Sprint planning is on Wednesdays.']) {
+      saved.push((await save(c, { content })).body.id);
+    }
+    const exact = async () => {
+      const rows = await query(
+        stack.orm.em.fork(),
+        sql<{ n: number }>`select count(*)::int as n from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
+          where e.org_id = ${c.org.id} and e.model = 'bge-small-en-v1.5-int8' and m.superseded_by is null`,
+      );
+      return rows[0]!.n;
+    };
+    const agrees = async (embedded: number) => {
+      expect(await exact()).toBe(embedded);
+      expect((await status(c)).embedded).toBe(embedded);
+    };
+    await allEmbedded(c);
+    await agrees(4);
+    // An edit drops the vector with the old text, and the curator embeds the new one.
+    expect((await stack.api.put(`/api/memories/${saved[1]}`, { token: c.token, body: { content: 'The VPN needs a hardware key and a PIN.' } })).status).toBe(200);
+    await allEmbedded(c);
+    await agrees(4);
+    expect((await stack.api.delete(`/api/memories/${saved[2]}`, { token: c.token })).status).toBe(204);
+    await agrees(3);
+    // A vector of another model (as after a change of model), and a superseded memory's vector, do not count.
+    const db = stack.orm.em.fork();
+    await query(db, sql`update memory_embeddings set model = 'another-model' where memory_id = ${saved[0]}`);
+    await agrees(2);
+    await query(db, sql`update memory_embeddings set model = 'bge-small-en-v1.5-int8' where memory_id = ${saved[0]}`);
+    await query(db, sql`update memories set superseded_by = ${saved[0]} where id = ${saved[3]}`);
+    await agrees(2);
+  });
 });
 
 describe('consolidation by meaning', () => {
