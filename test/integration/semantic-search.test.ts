@@ -134,7 +134,7 @@ describe('semantic and hybrid search', () => {
     expect(text).not.toContain('Sort');
   });
 
-  it("starts every database session with pgvector's iterative scan, so a search of the usual k needs no transaction", async () => {
+  it("starts every database session with pgvector's iterative scan, so a search needs no transaction", async () => {
     // Each statement may take another pooled connection: every one of them must carry the settings.
     const sessions = await Promise.all(
       Array.from({ length: 4 }, () =>
