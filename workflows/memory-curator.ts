@@ -77,6 +77,17 @@ const RECENT_REPORTS = 50;
 const FOLD_INTERVAL = '2 seconds';
 // An org with nothing to do for this long lets its curator end; the next signal starts a new run.
 const IDLE = '1 hour';
+// A run continues as new once its history holds this many events, before Temporal suggests it (at about 4,100 on
+// the dev server). A signal that arrives while the run hands over (about one handover in ten under a stream of
+// saves) fails the handover, and the worker then replays the whole history before it tries again, with the org's
+// signals refused meanwhile: 3 to 7 s for 4,100 events under 50 saves/s on the 2-core benchmark machine, during
+// which nothing was embedded. Each handover also idles a lane while the other finishes its batch, so handing over
+// much more often costs throughput instead (docs/performance.md, session 16).
+export const CURATOR_HISTORY_EVENTS = 2_000;
+// Before it hands over, a run lets its embedding batches finish for at most this long: the next run would embed the
+// same memories again beside them, and their completions would fail the handover. A batch stuck in retries (the
+// provider is down) is left behind instead, and redone by the next run.
+const HANDOVER_GRACE = '10 seconds';
 
 // The org's actor for continuous background work (`memory-curator-<org id>`). Signals carry the ids of saved
 // and edited memories, which it embeds in batches, and the enrichments some of them asked for, which it runs
@@ -99,6 +110,7 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   // The units in flight: the batches of ids being embedded (one per lane), and the enrichment being run with its
   // tasks not yet done (a backfill in flight keeps its cursor until its page is done).
   const embeddingNow = new Set<string[]>();
+  let pagesNow = 0;
   let enrichingNow: EnrichmentArgs | null = null;
   // When ids arrived lately (workflow time) and how many: the burst detector's window.
   const arrivals: { at: number; count: number }[] = [];
@@ -168,7 +180,8 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
         await embedBatch();
       } else if (backfill) {
         const walking = backfill;
-        const page = await embedPage({ orgId, cursor: walking.cursor });
+        pagesNow += 1;
+        const page = await embedPage({ orgId, cursor: walking.cursor }).finally(() => (pagesNow -= 1));
         count(page.outcome);
         // A backfill requested again meanwhile starts over; otherwise this one moves on.
         if (backfill === walking) backfill = page.next ? { cursor: page.next } : null;
@@ -202,23 +215,28 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
       )
     : null;
 
-  // Idle for an hour: end. Asked to continue as new: let the current units finish, then carry the state over.
+  // Runs started before the history bound and the handover grace replay without them.
+  const bounded = patched('bounded-history');
+  const handOver = () => workflowInfo().continueAsNewSuggested || (bounded && workflowInfo().historyLength >= CURATOR_HISTORY_EVENTS);
+  // Idle for an hour: end. History long enough: carry the state over to a new run.
   for (;;) {
     const worked = await condition(busy, IDLE);
-    if (worked) await condition(() => !busy() || workflowInfo().continueAsNewSuggested);
-    if (!worked || workflowInfo().continueAsNewSuggested) break;
+    if (worked) await condition(() => !busy() || handOver());
+    if (!worked || handOver()) break;
   }
-  // Units in flight are not waited for: an activity retrying through a provider's outage could hold the run
-  // for an hour while its history grows. Their work goes to the next run, which redoes it; both kinds of unit
-  // are idempotent (a current vector is kept, an enrichment is written only while the content is unchanged),
-  // and a carried enrichment keeps its escrowed keys until the next run releases them.
+  // No unit starts from here on. The embedding batches in flight get a short grace (HANDOVER_GRACE); any other unit
+  // in flight is not waited for: an activity retrying through a provider's outage could hold the run for an hour
+  // while its history grows. Its work goes to the next run, which redoes it; every kind of unit is idempotent (a
+  // current vector is kept, an enrichment is written only while the content is unchanged, a fold takes what is
+  // staged), and a carried enrichment keeps its escrowed keys until the next run releases them.
   draining = true;
   void embedding;
   void moreLanes;
   void enriching;
   void folding;
+  if (bounded) await condition(() => embeddingNow.size === 0 && pagesNow === 0, HANDOVER_GRACE);
   await condition(allHandlersFinished);
-  if (!busy() && !workflowInfo().continueAsNewSuggested) return totals;
+  if (!busy() && !handOver()) return totals;
   return continueAsNew<typeof memoryCuratorWorkflow>({
     orgId,
     pending: [...new Set([...[...embeddingNow].flat(), ...pending])],

@@ -9,9 +9,10 @@ import { LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 import { TemporalDevServer } from '../support/temporal-server.ts';
 
-// The org's curator continues as new when Temporal suggests it, even while a unit of its work is stuck
-// retrying (here: embedding while the provider is down), and the next run picks that work up. A Temporal
-// server of this file's own suggests continue-as-new after a few dozen events instead of thousands.
+// The org's curator continues as new when Temporal suggests it: after its embedding batches in flight finish, so
+// the next run does not embed them again, or after a short grace when one is stuck retrying (here: embedding while
+// the provider is down), and the next run picks that work up. A Temporal server of this file's own suggests
+// continue-as-new after a few dozen events instead of thousands.
 const provider = new LlmServer();
 let dir: string;
 let temporal: TemporalDevServer;
@@ -28,6 +29,8 @@ beforeAll(async () => {
       TEMPORAL_ADDRESS: temporal.address,
       WRITE_RATE_LIMIT_PER_MINUTE: '0',
       ...provider.embeddingEnv(),
+      // Slow batches (the second test) are slow, not failed.
+      EMBEDDING_TIMEOUT_MS: '10000',
     },
   });
   user = await signUp(stack.api);
@@ -39,8 +42,15 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+// Waits until the relay has passed all of the org's outbox rows to Temporal.
+const signalled = (orgId: string) =>
+  eventually(async () => {
+    const [row] = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from outbox where org_id = ${orgId} and dispatched_at is null`);
+    return row!.n === 0;
+  });
+
 describe("the org's curator", () => {
-  it('continues as new without waiting for a batch stuck in retries, and the next run embeds it', async () => {
+  it('continues as new without waiting long for a batch stuck in retries, and the next run embeds it', async () => {
     provider.down('embeddings', true);
     const save = async (content: string) => {
       const res = await stack.api.post('/api/memories', { token: user.token, body: { content } });
@@ -57,13 +67,10 @@ describe("the org's curator", () => {
     for (let i = 0; i < 12 && (await handle.describe()).runId === firstRun; i++) {
       ids.push(await save(`Memory number ${i} saved while the provider is down.`));
       // Signalled before the next save is made: each save a signal of its own.
-      await eventually(async () => {
-        const [row] = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from outbox where org_id = ${user.org.id} and dispatched_at is null`);
-        return row!.n === 0;
-      });
+      await signalled(user.org.id);
     }
-    // A new run, while the provider is still down: the old one did not wait for its batch.
-    await eventually(async () => (await handle.describe()).runId !== firstRun, 20_000);
+    // A new run, while the provider is still down: the old one waited for its batch only briefly.
+    await eventually(async () => (await handle.describe()).runId !== firstRun, 40_000);
     expect((await handle.query(backlogQuery)).backfilling).toBe(false);
 
     // Nothing but the carried state can bring the first memory's id to the new run (no backfill runs).
@@ -72,4 +79,28 @@ describe("the org's curator", () => {
     const found = await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'first memory in flight', mode: 'semantic', k: ids.length } });
     expect(found.body.hits.map((h: { id: string }) => h.id)).toContain(first);
   });
+
+  it('lets its embedding batches finish before it continues as new, so no memory is embedded twice', async () => {
+    const owner = await signUp(stack.api);
+    // Each batch takes a while, so a handover finds one in flight.
+    provider.slow('embeddings', 3_000);
+    const handle = stack.temporal.workflow.getHandle(curatorWorkflowId(owner.org.id));
+    const texts: string[] = [];
+    let firstRun: string | undefined;
+    for (let i = 0; i < 12; i++) {
+      const content = `Handover memory ${i}: the curator embeds this text once.`;
+      const res = await stack.api.post('/api/memories', { token: owner.token, body: { content } });
+      expect(res.status).toBe(201);
+      texts.push(content);
+      await signalled(owner.org.id);
+      const run = (await handle.describe()).runId;
+      firstRun ??= run;
+      if (run !== firstRun) break;
+    }
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: owner.token })).body.embedded === texts.length, 60_000);
+    provider.slow('embeddings', 0);
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    const sent = provider.calls.flatMap((c) => c.embeddings?.input ?? []);
+    for (const text of texts) expect(sent.filter((t) => t === text), text).toHaveLength(1);
+  }, 120_000);
 });
