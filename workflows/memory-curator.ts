@@ -80,8 +80,8 @@ const IDLE = '1 hour';
 // A run continues as new once its history holds this many events, before Temporal suggests it (at about 4,100 on
 // the dev server). A signal that arrives while the run hands over (about one handover in ten under a stream of
 // saves) fails the handover, and the worker then replays the whole history before it tries again, with the org's
-// signals refused meanwhile: 3 to 7 s for 4,100 events under 50 saves/s on the 2-core benchmark machine, during
-// which nothing was embedded. Each handover also idles a lane while the other finishes its batch, so handing over
+// signals refused meanwhile: about 3 s a replay of 4,100 events under 50 saves/s on the 2-core benchmark machine,
+// and 7 s without embedding in the handover traced (it failed twice). Each handover also idles a lane while the other finishes its batch, so handing over
 // much more often costs throughput instead (docs/performance.md, session 16).
 export const CURATOR_HISTORY_EVENTS = 2_000;
 // Before it hands over, a run lets its embedding batches finish for at most this long: the next run would embed the
