@@ -81,8 +81,9 @@ const IDLE = '1 hour';
 // the dev server). A signal that arrives while the run hands over (about one handover in ten under a stream of
 // saves) fails the handover, and the worker then replays the whole history before it tries again, with the org's
 // signals refused meanwhile: about 3 s a replay of 4,100 events under 50 saves/s on the 2-core benchmark machine,
-// and 7 s without embedding in the handover traced (it failed twice). Each handover also idles a lane while the other finishes its batch, so handing over
-// much more often costs throughput instead (docs/performance.md, session 16).
+// and 7 s without embedding in the handover traced (it failed twice). Each handover also idles a lane while the
+// other finishes its batch, so handing over much more often costs throughput instead (docs/performance.md,
+// session 16).
 export const CURATOR_HISTORY_EVENTS = 2_000;
 // Before it hands over, a run lets its embedding batches finish for at most this long: the next run would embed the
 // same memories again beside them, and their completions would fail the handover. A batch stuck in retries (the
@@ -107,10 +108,11 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   let unfolded = true;
   let inFlight = 0;
   let draining = false;
-  // The units in flight: the batches of ids being embedded (one per lane), and the enrichment being run with its
-  // tasks not yet done (a backfill in flight keeps its cursor until its page is done).
+  // The units in flight: the batches of ids being embedded (one per lane), whether a backfill page is (the first
+  // lane's, one at a time; the backfill keeps its cursor until the page is done), and the enrichment being run
+  // with its tasks not yet done.
   const embeddingNow = new Set<string[]>();
-  let pagesNow = 0;
+  let paging = false;
   let enrichingNow: EnrichmentArgs | null = null;
   // When ids arrived lately (workflow time) and how many: the burst detector's window.
   const arrivals: { at: number; count: number }[] = [];
@@ -180,8 +182,8 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
         await embedBatch();
       } else if (backfill) {
         const walking = backfill;
-        pagesNow += 1;
-        const page = await embedPage({ orgId, cursor: walking.cursor }).finally(() => (pagesNow -= 1));
+        paging = true;
+        const page = await embedPage({ orgId, cursor: walking.cursor }).finally(() => (paging = false));
         count(page.outcome);
         // A backfill requested again meanwhile starts over; otherwise this one moves on.
         if (backfill === walking) backfill = page.next ? { cursor: page.next } : null;
@@ -234,7 +236,7 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   void moreLanes;
   void enriching;
   void folding;
-  if (bounded) await condition(() => embeddingNow.size === 0 && pagesNow === 0, HANDOVER_GRACE);
+  if (bounded) await condition(() => embeddingNow.size === 0 && !paging, HANDOVER_GRACE);
   await condition(allHandlersFinished);
   if (!busy() && !handOver()) return totals;
   return continueAsNew<typeof memoryCuratorWorkflow>({
