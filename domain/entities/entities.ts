@@ -79,8 +79,10 @@ async function entityMemories(em: EntityManager, orgId: string, entityId: string
     em,
     sql<{ id: string; content: string; namespace: string; created_at: string; linked_via: string }>`
       select m.id, m.content, n.name as namespace, m.created_at, me.linked_via
-        from memory_entities me join memories m on m.org_id = me.org_id and m.id = me.memory_id
-        join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
+        from memory_entities me
+        -- Each memory by its key, whatever the statistics know of the org (OFFSET 0: see memoryPasses).
+        cross join lateral (select m.id, m.content, m.namespace_id, m.created_at from memories m where m.org_id = me.org_id and m.id = me.memory_id offset 0) m
+        join namespaces n on n.org_id = me.org_id and n.id = m.namespace_id
        where me.org_id = ${orgId} and me.entity_id = ${entityId}
        order by m.created_at desc, m.id desc
        limit ${ENTITY_MEMORY_LIMIT}`,

@@ -29,6 +29,14 @@ export interface CompiledFilters {
 
 const ts = (ms: number) => new Date(ms).toISOString();
 
+// True for a row of another org-scoped table (`alias`, with org_id and memory_id) whose memory passes the
+// filters. OFFSET 0 keeps PostgreSQL from flattening the subquery into a join, so each row probes memories'
+// primary key. Flattened, the plan follows the statistics, and an org they do not know yet (created since the
+// last ANALYZE, estimated at one row) got a join that read all the org's memories again for each row: a
+// semantic search took 8 s in a new org of 5,882 memories beside one of 298,611 (docs/performance.md, session 17).
+export const memoryPasses = (compiled: CompiledFilters, alias: string): RawBuilder<unknown> =>
+  sql`exists (select 1 from memories m where m.org_id = ${sql.ref(`${alias}.org_id`)} and m.id = ${sql.ref(`${alias}.memory_id`)} and ${compiled.where} offset 0)`;
+
 export async function compileFilters(em: EntityManager, orgId: string, f: MemoryFilters): Promise<CompiledFilters> {
   const parts: RawBuilder<unknown>[] = [sql`m.org_id = ${orgId}`];
   let namespaceId: string | null = null;

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
-import type { CompiledFilters } from '../memories/filters.ts';
+import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
 import { analyze } from './analyzer.ts';
 import { queryTermCounts } from './bm25.ts';
@@ -197,8 +197,10 @@ const keysAt = (keys: Int32Array, positions: Int32Array): number[] => Array.from
 async function matchingRest(em: EntityManager, orgId: string, compiled: CompiledFilters, index: IndexRead, keys: number[]): Promise<Map<number, string>> {
   const rows = await query(
     em,
-    sql<{ docnum: number; memory_id: string }>`select d.docnum, d.memory_id from memories m join lexical_docs d on d.org_id = m.org_id and d.memory_id = m.id
-      where m.org_id = ${orgId} and ${compiled.where}`,
+    // Each memory's document by its key (OFFSET 0 keeps the join from following statistics: memoryPasses).
+    sql<{ docnum: number; memory_id: string }>`select d.docnum, m.id as memory_id from memories m cross join lateral (
+        select d.docnum from lexical_docs d where d.org_id = m.org_id and d.memory_id = m.id offset 0) d
+      where ${compiled.where}`,
   );
   const ids = await resolve(em, orgId, index, keys.filter((key) => key >= index.base), compiled);
   for (const r of rows) ids.set(r.docnum, r.memory_id);
@@ -222,8 +224,8 @@ async function resolve(em: EntityManager, orgId: string, index: IndexRead, keys:
   const rows = await query(
     em,
     sql<{ docnum: number | null; memory_id: string }>`
-      select d.docnum, d.memory_id from lexical_docs d join memories m on m.org_id = d.org_id and m.id = d.memory_id
-       where d.org_id = ${orgId} and d.docnum = any(${docnums}::int[]) and ${compiled.where}
+      select d.docnum, d.memory_id from lexical_docs d
+       where d.org_id = ${orgId} and d.docnum = any(${docnums}::int[]) and ${memoryPasses(compiled, 'd')}
       union all
       select null, m.id from memories m where m.org_id = ${orgId} and m.id = any(${[...stagedKeys.keys()]}::uuid[]) and ${compiled.where}`,
   );

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { CompiledFilters } from '../memories/filters.ts';
+import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { EMBEDDING_DIMENSIONS } from '../embeddings/port.ts';
 import { query, sql } from '../sql.ts';
 import type { Ranked } from './fusion.ts';
@@ -12,13 +12,22 @@ export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
 
 // The org's rows nearest to the query vector `q` (a vectorLiteral), best first: through the HNSW index, or exactly.
 // The index orders by the vectors at half precision (migrations/0017), so the approximate scan names the same
-// expression; every row is scored at full precision.
+// expression; every row is scored at full precision. The approximate scan checks each candidate's memory by its
+// primary key (memoryPasses); the exact one starts from the org's memories that pass the filters (it runs when
+// they are few) and reads each one's vector by its key. Neither shape depends on the statistics knowing the org.
 export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, exact: boolean) {
+  if (exact) {
+    return sql<{ id: string; distance: number | string }>`
+      select m.id, e.distance from memories m cross join lateral (
+        select e.embedding <=> ${q}::vector as distance from memory_embeddings e
+         where e.org_id = m.org_id and e.memory_id = m.id and e.model = ${model} offset 0) e
+       where ${compiled.where}
+       order by e.distance limit ${n}`;
+  }
   return sql<{ id: string; distance: number | string }>`
-    select e.memory_id as id, e.embedding <=> ${q}::vector as distance
-      from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
-     where e.org_id = ${orgId} and e.model = ${model} and ${compiled.where}
-     order by ${exact ? sql`(e.embedding <=> ${q}::vector) + 0` : sql`e.embedding::${HALFVEC} <=> ${q}::${HALFVEC}`} limit ${n}`;
+    select e.memory_id as id, e.embedding <=> ${q}::vector as distance from memory_embeddings e
+     where e.org_id = ${orgId} and e.model = ${model} and ${memoryPasses(compiled, 'e')}
+     order by e.embedding::${HALFVEC} <=> ${q}::${HALFVEC} limit ${n}`;
 }
 
 // pgvector's HNSW settings every database session of the service starts with (infra/orm.ts passes them in the

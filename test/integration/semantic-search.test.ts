@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileFilters } from '../../domain/memories/filters.ts';
+import { compileFilters, memoryPasses } from '../../domain/memories/filters.ts';
 import { EF_SEARCH, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
@@ -132,6 +132,38 @@ describe('semantic and hybrid search', () => {
     const text = plan.map((row) => row['QUERY PLAN']).join('\n');
     expect(text).toContain('memory_embeddings_halfvec_idx');
     expect(text).not.toContain('Sort');
+  });
+
+  it('reads each memory by its primary key in an org the statistics do not know yet', async () => {
+    // Statistics gathered before an org existed estimate it at one row; a plain join then re-read all the org's
+    // memories for each candidate (8 s a search in a new org of 5,882 memories beside a big one: bench/memories.ts
+    // measures that case). The statements probe each row by its key instead, whatever the statistics say.
+    await query(stack.orm.em.fork(), sql`analyze memories, memory_embeddings, lexical_docs`);
+    const c = await signUp(stack.api);
+    for (let i = 0; i < 40; i++) expect((await save(c, { content: `Note ${i} about the quarterly plan.`, namespace: i % 2 ? 'odd' : 'even' })).status).toBe(201);
+    await allEmbedded(c);
+    const em = stack.orm.em.fork();
+    const compiled = await compileFilters(em, c.org.id, { namespace: 'odd' });
+    const q = vectorLiteral(new Float32Array(384).fill(0.05));
+    const plans = await Promise.all(
+      [
+        semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, false),
+        semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, true),
+        sql`select d.docnum from lexical_docs d where d.org_id = ${c.org.id} and ${memoryPasses(compiled, 'd')}`,
+      ].map(async (statement) => (await query(em, sql<{ 'QUERY PLAN': string }>`explain ${statement}`)).map((row) => row['QUERY PLAN']).join('\n')),
+    );
+    // Each candidate's memory is looked up by its own id (a subplan run per row), never joined as a whole.
+    expect(plans[0]).toContain('SubPlan');
+    expect(plans[0]).toMatch(/id = e\.memory_id/);
+    expect(plans[1]).toContain('Nested Loop');
+    expect(plans[1]).toMatch(/memory_id = m\.id/);
+    expect(plans[2]).toContain('SubPlan');
+    expect(plans[2]).toMatch(/id = d\.memory_id/);
+    for (const plan of plans) expect(plan).not.toMatch(/Join Filter|Hash Join|Merge Join/);
+    // And the answers are the org's own, filtered.
+    const hits = (await search(c, { query: 'quarterly plan', mode: 'hybrid', namespace: 'odd', k: 50 })).body.hits;
+    expect(hits).toHaveLength(20);
+    expect(new Set(hits.map((h: { namespace: string }) => h.namespace))).toEqual(new Set(['odd']));
   });
 
   it("starts every database session with pgvector's iterative scan, so a search needs no transaction", async () => {
