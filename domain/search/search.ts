@@ -59,7 +59,7 @@ export async function searchMemories(em: EntityManager, orgId: string, request: 
   const { text, k, mode } = request;
   const semantic = (n: number) => {
     if (!vector) throw new Error(`a ${mode} search needs the query vector`);
-    return vector.then((q) => semanticRanking(em.fork(), orgId, q.vector, q.model, n, compiled));
+    return semanticRanking(em.fork(), orgId, vector, n, compiled);
   };
   const only = (retriever: Retriever, list: Ranked[]): Fused[] => list.map((r) => ({ ...r, foundBy: [retriever] }));
   let ranked: Fused[];

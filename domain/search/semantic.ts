@@ -1,8 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { readCounters } from '../counters.ts';
+import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { EMBEDDING_DIMENSIONS } from '../embeddings/port.ts';
-import { query, sql } from '../sql.ts';
+import { query, queryOne, sql } from '../sql.ts';
 import type { Ranked } from './fusion.ts';
+import type { QueryVector } from './search.ts';
 
 // The type of the HNSW index's expression (migrations/0017): a query must cast to exactly this to use it.
 const HALFVEC = sql.raw(`halfvec(${EMBEDDING_DIMENSIONS})`);
@@ -13,8 +16,8 @@ export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
 // The org's rows nearest to the query vector `q` (a vectorLiteral), best first: through the HNSW index, or exactly.
 // The index orders by the vectors at half precision (migrations/0017), so the approximate scan names the same
 // expression; every row is scored at full precision. The approximate scan checks each candidate's memory by its
-// primary key (memoryPasses); the exact one starts from the org's memories that pass the filters (it runs when
-// they are few) and reads each one's vector by its key. Neither shape depends on the statistics knowing the org.
+// primary key (memoryPasses); the exact one starts from the org's memories that pass the filters and reads each
+// one's vector by its key. Neither shape depends on the statistics knowing the org.
 export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, exact: boolean) {
   if (exact) {
     return sql<{ id: string; distance: number | string }>`
@@ -41,15 +44,36 @@ export function semanticCandidates(orgId: string, q: string, model: string, n: n
 export const EF_SEARCH = 40;
 export const HNSW_SESSION_SETTINGS = { 'hnsw.iterative_scan': 'relaxed_order', 'hnsw.ef_search': String(EF_SEARCH) };
 
-// The best `n` memories of the org by cosine similarity to `vector`, best first, with every filter applied.
-// One HNSW index serves all orgs, so the org and the filters are applied after the index scan, which goes on
-// until n rows pass them (HNSW_SESSION_SETTINGS). When the index still yields fewer than n, because the org's
-// rows are too sparse in it or fewer than n exist, an exact scan of the org's own rows decides, so k rows come
-// back whenever k exist.
-export async function semanticRanking(em: EntityManager, orgId: string, vector: Float32Array, model: string, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
-  const q = vectorLiteral(vector);
-  const approximate = await query(em, semanticCandidates(orgId, q, model, n, compiled, false));
-  const rows = approximate.length >= n ? approximate : await query(em, semanticCandidates(orgId, q, model, n, compiled, true));
+// Filters that leave at most this many memories are scored exactly, without the index: reading a memory's vector
+// by its key and scoring it costs about 2.5 µs, so 2,000 cost 6-9 ms with finding them (on the benchmark's org of
+// 107,000; 6,295 cost 22-36 ms: docs/performance.md, session 18). The HNSW scan, which applies the filters only to
+// what it yields, would read about k / (share passing) vectors for them, up to pgvector's max_scan_tuples: 74 ms
+// a search for a namespace + tag (282 memories of 107,000) against 9 ms unfiltered.
+export const EXACT_SCAN_MAX = 2000;
+
+// How many of the org's memories pass the filters, counted up to `limit`. Without filters (or with a namespace
+// alone) the counters know it; otherwise the memories are counted, stopping at the limit.
+async function passingUpTo(em: EntityManager, orgId: string, compiled: CompiledFilters, limit: number): Promise<number> {
+  if (compiled.trivial) {
+    const counters = await readCounters(em, orgId, compiled.namespaceId ?? orgId);
+    return counters.get(compiled.namespaceId ? NAMESPACE_MEMORIES : ORG_COUNTERS.live) ?? 0;
+  }
+  const row = await queryOne(em, sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${limit}) passing`);
+  return row?.n ?? 0;
+}
+
+// The best `n` memories of the org by cosine similarity to the query's vector, best first, with every filter
+// applied. When few memories pass the filters they are scored exactly (EXACT_SCAN_MAX); they are counted while
+// the query's vector is still being computed. Otherwise one HNSW index serves all orgs, so the org and the
+// filters are applied after the index scan, which goes on until n rows pass them (HNSW_SESSION_SETTINGS). When
+// the index still yields fewer than n, because the org's rows are too sparse in it (vectors of an older model,
+// say), an exact scan decides, so k rows come back whenever k exist.
+export async function semanticRanking(em: EntityManager, orgId: string, vector: Promise<QueryVector>, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
+  const [passing, { vector: v, model }] = await Promise.all([passingUpTo(em.fork(), orgId, compiled, EXACT_SCAN_MAX + 1), vector]);
+  const q = vectorLiteral(v);
+  const few = passing <= EXACT_SCAN_MAX;
+  const first = await query(em, semanticCandidates(orgId, q, model, n, compiled, few));
+  const rows = few || first.length >= n ? first : await query(em, semanticCandidates(orgId, q, model, n, compiled, true));
   return rows
     .map((r) => ({ id: r.id, score: 1 - Number(r.distance) }))
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
