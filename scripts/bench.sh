@@ -3,8 +3,8 @@
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
 # BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_REUSE=1 keeps the database of the last run
 # and measures its org again without seeding; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs
-# (saves, mcp and dashboard, not in the default set: save throughput alone with each process's CPU; MCP's cost
-# over HTTP; the dashboard's loads in Chromium).
+# (saves, mcp, dashboard and locomo, not in the default set: save throughput alone with each process's CPU; MCP's
+# cost over HTTP; the dashboard's loads in Chromium; LoCoMo's conversations, from LOCOMO_JSON).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -50,6 +50,11 @@ fi
 if [[ "$suites" == *,quality,* ]]; then
   log "ranking quality through the API"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-service.ts
+fi
+if [[ "$suites" == *,locomo,* ]]; then
+  log "conversational memory: LoCoMo's evidence recall, per search mode"
+  [ -n "${LOCOMO_JSON:-}" ] || die "the locomo suite needs LOCOMO_JSON: the path of LoCoMo's data/locomo10.json (not kept here: CC BY-NC)"
+  BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-locomo.ts
 fi
 if [[ "$suites" == *,paraphrase,* ]]; then
   log "recall of paraphrased questions, per search mode"

@@ -2,7 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
-import { analyze } from './analyzer.ts';
 import { queryTermCounts } from './bm25.ts';
 import { BestFirst } from './best-first.ts';
 import { BlockCache, DEFAULT_BLOCK_CACHE_MB, type CachedBlock } from './block-cache.ts';
@@ -29,8 +28,8 @@ export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 // first: for a namespace alone, first the best few by MaxScore, otherwise (or when those fall short) every
 // posting scored.
 // Returns the best `n` memory ids with their BM25 scores, best first (ties by id).
-export async function lexicalRanking(em: EntityManager, orgId: string, text: string, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
-  const counts = [...queryTermCounts(analyze(text))].slice(0, MAX_QUERY_TERMS);
+export async function lexicalRanking(em: EntityManager, orgId: string, terms: readonly string[], n: number, compiled: CompiledFilters): Promise<Ranked[]> {
+  const counts = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
   if (counts.length === 0 || n <= 0) return [];
   const { index, inNamespace } = await readIndex(em, orgId, counts.map(([t]) => t), compiled.namespaceId);
   const filter = compiled.trivial && compiled.namespaceId === null ? null : compiled;

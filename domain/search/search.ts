@@ -4,6 +4,7 @@ import { AppError } from '../errors.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
 import { query, sql } from '../sql.ts';
+import { analyze, QUESTION_STOP_WORDS } from './analyzer.ts';
 import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
 import { lexicalRanking } from './lexical.ts';
 import { semanticRanking } from './semantic.ts';
@@ -63,11 +64,11 @@ export async function searchMemories(em: EntityManager, orgId: string, request: 
   };
   const only = (retriever: Retriever, list: Ranked[]): Fused[] => list.map((r) => ({ ...r, foundBy: [retriever] }));
   let ranked: Fused[];
-  if (mode === 'lexical') ranked = only('lexical', await lexicalRanking(em, orgId, text, k, compiled));
+  if (mode === 'lexical') ranked = only('lexical', await lexicalRanking(em, orgId, analyze(text), k, compiled));
   else if (mode === 'semantic') ranked = only('semantic', await semantic(k));
   else {
     const depth = Math.max(k, FUSION_DEPTH);
-    const [lexical, similar] = await Promise.all([lexicalRanking(em, orgId, text, depth, compiled), semantic(depth)]);
+    const [lexical, similar] = await Promise.all([lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled), semantic(depth)]);
     ranked = fuse({ lexical, semantic: similar }, k);
   }
   return withRows(em, orgId, ranked);

@@ -67,6 +67,15 @@ describe('semantic and hybrid search', () => {
     expect(res.body.hits.slice(1).every((h: { found_by: string[] }) => h.found_by.join() === 'semantic')).toBe(true);
   });
 
+  it("leaves the words that only make a question out of hybrid's lexical list", async () => {
+    const question = 'when does the cat sleep';
+    // Lexical mode keeps them: "when" alone matches the memory about flights.
+    expect((await search(a, { query: question, k: 6 })).body.hits.map((h: { id: string }) => h.id)).toContain(ids.flights);
+    const hybrid = (await search(a, { query: question, mode: 'hybrid', k: 6 })).body.hits as { id: string; found_by: string[] }[];
+    expect(hybrid[0]).toMatchObject({ id: ids.cat, found_by: ['lexical', 'semantic'] });
+    expect(hybrid.filter((h) => h.found_by.includes('lexical')).map((h) => h.id)).toEqual([ids.cat]);
+  });
+
   it('applies every filter in every mode, and returns k rows when k match', async () => {
     for (const mode of ['semantic', 'hybrid']) {
       const inPeople = await search(a, { query: 'release schedule', mode, k: 10, namespace: 'people' });

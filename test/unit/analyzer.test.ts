@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ANALYZER_VERSION, MAX_TERM_LENGTH, analyze, termFrequencies } from '../../domain/search/analyzer.ts';
+import { ANALYZER_VERSION, MAX_TERM_LENGTH, QUESTION_STOP_WORDS, analyze, termFrequencies } from '../../domain/search/analyzer.ts';
 
 const LUCENE_STOP_WORDS =
   'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with';
@@ -11,6 +11,13 @@ describe('analyze', () => {
     ]);
     expect(analyze('')).toEqual([]);
     expect(analyze('  ... !!! ')).toEqual([]);
+  });
+
+  it("drops the words that only make a question when given hybrid search's set, and keeps them otherwise", () => {
+    const question = 'When did Caroline go to the support group, and why would she?';
+    expect(analyze(question, QUESTION_STOP_WORDS)).toEqual(['carolin', 'go', 'support', 'group', 'she']);
+    expect(analyze(question)).toEqual(['when', 'did', 'carolin', 'go', 'support', 'group', 'why', 'would', 'she']);
+    for (const word of LUCENE_STOP_WORDS.split(' ')) expect(QUESTION_STOP_WORDS.has(word)).toBe(true);
   });
 
   it('folds case', () => {

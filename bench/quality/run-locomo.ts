@@ -1,0 +1,80 @@
+// Recall of conversational memory through the API, on LoCoMo (Maharana et al., 2024: 10 long conversations
+// between two people, 5,882 turns, questions with the turns that answer them). The data is CC BY-NC and is not
+// kept in this repository; bring your own copy of locomo10.json (github.com/snap-research/LoCoMo, data/):
+//   LOCOMO_JSON=/path/to/locomo10.json BENCH_API_URL=http://127.0.0.1:3099 DATABASE_URL=... node bench/quality/run-locomo.ts
+// Each turn is saved as one memory ("Speaker: text", a shared photo's caption appended), one namespace per
+// conversation; every question is searched in its conversation's namespace (k 10) in each mode, and a question
+// scores the share of its evidence turns found. Category 5 (adversarial: questions with no answer) is left out.
+import { readFileSync } from 'node:fs';
+import { ApiClient } from '../../test/support/api-client.ts';
+import { paidOrg, untilEmbedded } from '../lib/service.ts';
+import { closedLoop } from '../lib/stats.ts';
+
+const MODES = ['lexical', 'semantic', 'hybrid'] as const;
+const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
+const K = 10;
+
+interface Turn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+  blip_caption?: string;
+}
+interface Sample {
+  sample_id: string;
+  conversation: Record<string, unknown>;
+  qa: { question: string; evidence: string[]; category: number }[];
+}
+
+const file = process.env.LOCOMO_JSON;
+if (!file) throw new Error('set LOCOMO_JSON to the path of LoCoMo\'s data/locomo10.json');
+const samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
+
+const memories = samples.flatMap((s) =>
+  Object.entries(s.conversation)
+    .filter(([key]) => /^session_\d+$/.test(key))
+    .flatMap(([, turns]) => turns as Turn[])
+    .map((t) => ({
+      namespace: `locomo-${s.sample_id}`,
+      content: `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`,
+      ref: `${s.sample_id}/${t.dia_id}`,
+    })),
+);
+// Evidence is written "D3:5"; a few entries hold several ids or stray spaces.
+const questions = samples.flatMap((s) =>
+  s.qa
+    .filter((q) => q.category in CATEGORIES)
+    .map((q) => ({
+      namespace: `locomo-${s.sample_id}`,
+      question: q.question,
+      category: q.category,
+      evidence: new Set(q.evidence.flatMap((e) => e.match(/D\d+:\d+/g) ?? []).map((e) => `${s.sample_id}/${e}`)),
+    }))
+    .filter((q) => q.evidence.size > 0),
+);
+
+const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
+const { token } = await paidOrg(api, 'locomo');
+await closedLoop(16, memories.length, async (i) => {
+  const m = memories[i]!;
+  const res = await api.post('/api/memories', { token, body: { content: m.content, namespace: m.namespace, metadata: { ref: m.ref } } });
+  if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
+});
+await untilEmbedded(api, token);
+console.log(`LoCoMo: ${memories.length} turns in ${samples.length} conversations, ${questions.length} questions`);
+
+console.log(`| mode | evidence recall@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);
+console.log(`|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}`);
+for (const mode of MODES) {
+  const recall: number[] = [];
+  await closedLoop(2, questions.length, async (i) => {
+    const q = questions[i]!;
+    const res = await api.post('/api/memories/search', { token, body: { query: q.question, k: K, mode, namespace: q.namespace } });
+    if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}: ${res.text}`);
+    const found = (res.body.hits as { metadata: { ref: string } }[]).filter((h) => q.evidence.has(h.metadata.ref)).length;
+    recall[i] = found / q.evidence.size;
+  });
+  const mean = (of: number[]) => `${((100 * of.reduce((a, b) => a + b, 0)) / of.length).toFixed(1)}%`;
+  const byCategory = Object.keys(CATEGORIES).map((c) => mean(recall.filter((_, i) => questions[i]!.category === Number(c))));
+  console.log(`| ${mode} | ${mean(recall)} | ${byCategory.join(' | ')} |`);
+}
