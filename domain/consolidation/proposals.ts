@@ -117,8 +117,9 @@ export async function recordProposals(em: EntityManager, orgId: string, proposal
       select gen_random_uuid(), ${orgId}, n, k, a, b, s, t, now()
         from unnest(${proposals.map((p) => p.namespaceId)}::uuid[], ${proposals.map((p) => p.kind)}::text[], ${proposals.map((p) => p.memoryAId)}::uuid[],
                     ${proposals.map((p) => p.memoryBId)}::uuid[], ${proposals.map((p) => p.score)}::float8[], ${proposals.map((p) => p.note)}::text[]) as u(n, k, a, b, s, t)
-        where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.a and m.superseded_by is null)
-          and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.b and m.superseded_by is null)
+        -- Each memory by its key (OFFSET 0 keeps it a probe whatever the statistics know of the org: memoryPasses).
+        where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.a and m.superseded_by is null offset 0)
+          and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.b and m.superseded_by is null offset 0)
       on conflict (org_id, memory_a_id, memory_b_id) do nothing returning id`,
   );
   return { created: inserted.length, alreadyKnown: proposals.length - inserted.length };

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ORG_COUNTERS } from '../memories/counters.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
+import type { RawBuilder } from 'kysely';
 import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
 import { vectorLiteral } from '../search/semantic.ts';
@@ -47,6 +48,17 @@ export const BACKFILL_EXAMINE = 4096;
 
 const cursorOf = (row: { created_at: string | Date; id: string }): string => `${toDate(row.created_at).toISOString()}|${row.id}`;
 
+// The first `size` of the `live` memories up to `end` (in creation order) without a current vector of `model`. Each
+// memory's vector is looked up by its key (OFFSET 0, as in memoryPasses): as an anti-join, an org the statistics
+// do not know yet (estimated at one row) read all its vectors again for each memory of the page.
+export const pageWithoutVectors = (live: RawBuilder<unknown>, orgId: string, model: string, end: { created_at: string | Date; id: string }, size: number) =>
+  sql<Subject & { created_at: string | Date; n: number }>`select x.id, x.content, md5(x.content) as hash, x.created_at, x.n::int from (
+      select id, content, created_at, row_number() over (order by created_at, id) as n from memories
+       where ${live} and (created_at, id) <= (${toDate(end.created_at).toISOString()}::timestamptz, ${end.id}::uuid)) x
+     where not exists (select 1 from memory_embeddings e
+                        where e.org_id = ${orgId} and e.memory_id = x.id and e.model = ${model} and e.content_hash = md5(x.content) offset 0)
+     order by x.created_at, x.id limit ${size}`;
+
 // One page of a backfill: of the next `examine` memories after `cursor` in creation order, the first `size` that
 // lack a current vector get one. Returns the cursor to go on from (the last memory this page embedded, or the last
 // it examined), or null at the end: a backfill walks an org of any size in bounded steps.
@@ -68,21 +80,23 @@ export async function embedPage(
       order by n desc limit 1`,
   );
   if (!end) return { outcome: noOutcome(), next: null };
-  const rows = await query(
-    em,
-    sql<Subject & { created_at: string | Date; n: number }>`select x.id, x.content, md5(x.content) as hash, x.created_at, x.n::int from (
-        select id, content, created_at, row_number() over (order by created_at, id) as n from memories
-         where ${live} and (created_at, id) <= (${toDate(end.created_at).toISOString()}::timestamptz, ${end.id}::uuid)) x
-       where not exists (select 1 from memory_embeddings e
-                          where e.org_id = ${orgId} and e.memory_id = x.id and e.model = ${embedder.model} and e.content_hash = md5(x.content))
-       order by x.created_at, x.id limit ${size}`,
-  );
+  const rows = await query(em, pageWithoutVectors(live, orgId, embedder.model, end, size));
   const outcome = await embedSubjects(em, embedder, orgId, rows);
   // A full page stops at its last memory to embed; the memories examined before it that it left alone are current.
   const last = rows.length === size ? rows.at(-1)! : end;
   outcome.current += last.n - rows.length;
   return { outcome, next: last === end && end.n < examine ? null : cursorOf(last) };
 }
+
+// Writes vectors (pgvector's text form) for memories that still hold the text they were computed from. Each
+// memory is probed by its key (OFFSET 0, as in memoryPasses): joined instead, an org the statistics do not know
+// yet (estimated at one row) got a hash of all its memories, with an md5 of each, for every batch written.
+export const vectorsWrite = (orgId: string, model: string, rows: { id: string; hash: string; vector: string }[]) =>
+  sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding)
+    select u.id, ${orgId}, ${model}, u.h, u.v::vector
+      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[]) as u(id, h, v)
+     where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.id and md5(m.content) = u.h offset 0)
+    on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`;
 
 async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: string, rows: Subject[]): Promise<EmbedOutcome> {
   const outcome = noOutcome();
@@ -114,14 +128,7 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const write = async (hashesDone: Set<string>) => {
     const rows = todo.filter((r) => hashesDone.has(r.hash) && !refused.has(r.hash));
     if (rows.length === 0) return;
-    await query(
-      em,
-      sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding)
-        select u.id, ${orgId}, ${model}, u.h, u.v::vector
-          from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => vectorOf.get(r.hash)!)}::text[]) as u(id, h, v)
-          join memories m on m.id = u.id and m.org_id = ${orgId} and md5(m.content) = u.h
-        on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`,
-    );
+    await query(em, vectorsWrite(orgId, model, rows.map((r) => ({ id: r.id, hash: r.hash, vector: vectorOf.get(r.hash)! }))));
   };
   // Reused vectors are written at once. New texts go through the model a chunk at a time, and each chunk's rows
   // are written while the model takes the next: a backfill page's writes into the HNSW index do not leave the

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilters, memoryPasses } from '../../domain/memories/filters.ts';
 import { EF_SEARCH, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { pageWithoutVectors, vectorsWrite } from '../../domain/embeddings/store.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer } from '../support/llm-server.ts';
@@ -146,7 +148,9 @@ describe('semantic and hybrid search', () => {
   it('reads each memory by its primary key in an org the statistics do not know yet', async () => {
     // Statistics gathered before an org existed estimate it at one row; a plain join then re-read all the org's
     // memories for each candidate (8 s a search in a new org of 5,882 memories beside a big one: bench/memories.ts
-    // measures that case). The statements probe each row by its key instead, whatever the statistics say.
+    // measures that case). The statements probe each row by its key instead, whatever the statistics say; so do
+    // the curator's write of vectors (it hashed all the org's memories for each batch) and a backfill page (it read
+    // all the org's vectors again for each memory).
     await query(stack.orm.em.fork(), sql`analyze memories, memory_embeddings, lexical_docs`);
     const c = await signUp(stack.api);
     for (let i = 0; i < 40; i++) expect((await save(c, { content: `Note ${i} about the quarterly plan.`, namespace: i % 2 ? 'odd' : 'even' })).status).toBe(201);
@@ -159,6 +163,8 @@ describe('semantic and hybrid search', () => {
         semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, false),
         semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, true),
         sql`select d.docnum from lexical_docs d where d.org_id = ${c.org.id} and ${memoryPasses(compiled, 'd')}`,
+        vectorsWrite(c.org.id, 'bge-small-en-v1.5-int8', [{ id: randomUUID(), hash: 'h', vector: q }]),
+        pageWithoutVectors(sql`org_id = ${c.org.id} and superseded_by is null`, c.org.id, 'bge-small-en-v1.5-int8', { created_at: new Date(), id: randomUUID() }, 256),
       ].map(async (statement) => (await query(em, sql<{ 'QUERY PLAN': string }>`explain ${statement}`)).map((row) => row['QUERY PLAN']).join('\n')),
     );
     // Each candidate's memory is looked up by its own id (a subplan run per row), never joined as a whole.
@@ -168,6 +174,10 @@ describe('semantic and hybrid search', () => {
     expect(plans[1]).toMatch(/memory_id = m\.id/);
     expect(plans[2]).toContain('SubPlan');
     expect(plans[2]).toMatch(/id = d\.memory_id/);
+    expect(plans[3]).toContain('SubPlan');
+    expect(plans[3]).toMatch(/id = u\.id/);
+    expect(plans[4]).toContain('SubPlan');
+    expect(plans[4]).toMatch(/memory_id = x\.id/);
     for (const plan of plans) expect(plan).not.toMatch(/Join Filter|Hash Join|Merge Join/);
     // And the answers are the org's own, filtered.
     const hits = (await search(c, { query: 'quarterly plan', mode: 'hybrid', namespace: 'odd', k: 50 })).body.hits;
