@@ -27,7 +27,9 @@ export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<n
       const n = await byOrg(tx, table, orgId);
       if (n > 0) return n;
     }
-    const memories = await query(tx, sql<{ id: string }>`delete from memories where org_id = ${orgId} and id in (select id from memories where org_id = ${orgId} limit ${ERASE_ROWS}) returning id`);
+    // By ctid, as deleteByCtid does: an `id in (...)` semi-join followed the statistics, and for an org they do not
+    // know yet (estimated at one row) re-ran its subquery for each of the org's memories.
+    const memories = await query(tx, sql<{ id: string }>`delete from memories where ctid = any(array(select ctid from memories where org_id = ${orgId} limit ${ERASE_ROWS})) returning id`);
     if (memories.length > 0) {
       await forgetEmbeddings(tx, orgId, memories.map((m) => m.id));
       return memories.length;

@@ -53,10 +53,11 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
 // counters, and one memory.deleted event each. Returns how many it erased; 0 means the project is gone for good.
 export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure): Promise<number> {
   return em.transactional(async (tx) => {
+    // By ctid (as in eraseOrgBatch): a plan that does not depend on what the statistics know of the org.
     const rows = await query(
       tx,
       sql<{ id: string; content_bytes: number; doc_len: number; superseded_by: string | null }>`
-        delete from memories where org_id = ${job.orgId} and id in (select id from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH})
+        delete from memories where ctid = any(array(select ctid from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH}))
         returning id, content_bytes, doc_len, superseded_by`,
     );
     if (rows.length === 0) return 0;
