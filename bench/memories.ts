@@ -343,7 +343,7 @@ async function freshness(token: string, orgId: string, pollMs: number): Promise<
   const start = performance.now();
   for (let i = 0; i < 1000; i++) {
     saves.push(one());
-    await new Promise((r) => setTimeout(r, start + (i + 1) * 20 - performance.now()));
+    await new Promise((r) => setTimeout(r, Math.max(0, start + (i + 1) * 20 - performance.now())));
   }
   await Promise.all(saves);
   saving = false;
