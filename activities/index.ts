@@ -7,8 +7,9 @@ import { maintenanceActivities } from './maintenance.ts';
 import { erasureActivities } from './erase.ts';
 import { enrichmentActivities, type LlmActivityDeps } from './enrichment.ts';
 import { curatorActivities, type CuratorActivityDeps } from './curator.ts';
+import { vectorIndexActivities, type VectorIndexActivityDeps } from './vector-indexes.ts';
 
-export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps & LlmActivityDeps & CuratorActivityDeps;
+export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps & LlmActivityDeps & CuratorActivityDeps & VectorIndexActivityDeps;
 
 // Every activity of the service, built over injected dependencies; workflows import only this type.
 export function createActivities(deps: ActivityDeps) {
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...maintenanceActivities(deps),
     ...erasureActivities(deps),
     ...curatorActivities(deps),
+    ...vectorIndexActivities(deps),
   };
 }
 

@@ -94,6 +94,8 @@ const envSchema = z.object({
   EMBEDDING_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_QUERY_TIMEOUT_MS),
   EMBEDDING_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   EMBEDDING_MAX_INPUT_CHARS: z.coerce.number().int().min(100).max(1_000_000).default(DEFAULT_MAX_INPUT_CHARS),
+  // Vectors an org holds before its semantic search gets an HNSW index of its own (domain/search/vector-indexes.ts).
+  VECTOR_INDEX_ORG_MIN: z.coerce.number().int().min(1).default(10_000),
   // Seals callers' own LLM keys while the background work they started runs (see domain/llm/escrow.ts).
   BYOK_ESCROW_KEY: z.string().min(32).optional(),
   // Encrypts every workflow input and result in Temporal's history (temporal/payload-codec.ts):

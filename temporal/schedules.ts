@@ -1,19 +1,46 @@
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 
 export const maintenanceScheduleId = (taskQueue: string): string => `maintenance-${taskQueue}`;
+export const vectorIndexScheduleId = (taskQueue: string): string => `vector-indexes-${taskQueue}`;
 
-// The hourly sweep of expired working state (domain/maintenance/sweep.ts), created once per task queue by
-// the worker at start; a schedule that exists already is left as an operator may have tuned it.
-export async function ensureMaintenanceSchedule(client: Client, taskQueue: string): Promise<void> {
-  try {
-    await client.schedule.create({
-      scheduleId: maintenanceScheduleId(taskQueue),
-      spec: { intervals: [{ every: '1 hour' }] },
-      action: { type: 'startWorkflow', workflowType: 'maintenanceWorkflow', taskQueue, workflowId: `maintenance-${taskQueue}`, args: [] },
-      policies: { overlap: 'SKIP' },
-      memo: { description: 'delete expired idempotency keys, sealed keys, OAuth states, write-limit windows, and outbox rows and events dispatched over a week ago' },
-    });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+interface ScheduledWorkflow {
+  id: (taskQueue: string) => string;
+  workflowType: string;
+  every: string;
+  description: string;
+}
+
+const SCHEDULES: ScheduledWorkflow[] = [
+  {
+    id: maintenanceScheduleId,
+    workflowType: 'maintenanceWorkflow',
+    every: '1 hour',
+    description: 'delete expired idempotency keys, sealed keys, OAuth states, write-limit windows, and outbox rows and events dispatched over a week ago',
+  },
+  {
+    // Often enough that an org which grows past the threshold gets its index within minutes; a run with nothing
+    // to do reads the counters once.
+    id: vectorIndexScheduleId,
+    workflowType: 'vectorIndexesWorkflow',
+    every: '10 minutes',
+    description: 'give orgs with many vectors an HNSW index of their own, and drop the indexes no longer wanted',
+  },
+];
+
+// The worker's recurring jobs, created once per task queue by the worker at start; a schedule that exists already
+// is left as an operator may have tuned it. A run still going when the next is due makes that one skip.
+export async function ensureSchedules(client: Client, taskQueue: string): Promise<void> {
+  for (const s of SCHEDULES) {
+    try {
+      await client.schedule.create({
+        scheduleId: s.id(taskQueue),
+        spec: { intervals: [{ every: s.every }] },
+        action: { type: 'startWorkflow', workflowType: s.workflowType, taskQueue, workflowId: s.id(taskQueue), args: [] },
+        policies: { overlap: 'SKIP' },
+        memo: { description: s.description },
+      });
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    }
   }
 }

@@ -11,7 +11,7 @@ import { openOrm } from '../infra/orm.ts';
 import { onShutdown } from '../infra/shutdown.ts';
 import { connectClient } from './client.ts';
 import { OutboxRelay } from './outbox-relay.ts';
-import { ensureMaintenanceSchedule } from './schedules.ts';
+import { ensureSchedules } from './schedules.ts';
 import { installTemporalRuntime } from './runtime.ts';
 import { createWorker } from './worker.ts';
 import { watchWorkerState } from './worker-metrics.ts';
@@ -31,7 +31,7 @@ const { worker, connection } = await createWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   codecKeys: config.codecKeys,
-  deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm: createLlm(config, logger), escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none' },
+  deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm: createLlm(config, logger), escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none', vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN },
   tracing,
   ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
 });
@@ -39,7 +39,7 @@ await watchWorkerState(orm, embedder?.model ?? null);
 const metricsServer = await serveMetrics(config.WORKER_METRICS_PORT, config.HOST, config.METRICS_TOKEN);
 const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
 await relay.start();
-await ensureMaintenanceSchedule(client, config.TEMPORAL_TASK_QUEUE);
+await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
 const folding = await scheduleFolds(orm.em.fork());
 if (folding > 0) logger.info({ orgs: folding }, 'folding the postings of orgs that have some staged');
 if (embedder) {

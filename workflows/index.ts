@@ -9,3 +9,4 @@ export { consolidationDetectWorkflow, consolidationMergeWorkflow } from './conso
 export { maintenanceWorkflow } from './maintenance.ts';
 export { memoryCuratorWorkflow } from './memory-curator.ts';
 export { orgEraseWorkflow, projectEraseWorkflow } from './erase.ts';
+export { vectorIndexesWorkflow } from './vector-indexes.ts';

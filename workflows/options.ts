@@ -46,3 +46,11 @@ export const POSTINGS_FOLD: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };
+
+// Building an org's vector index: minutes for a large org, alive as long as it heartbeats (a worker that dies
+// stops the build with its connection); a failed build is retried a few times, then waits for the next run.
+export const VECTOR_INDEX_BUILD: ActivityOptions = {
+  startToCloseTimeout: '3 hours',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 3 },
+};

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requestBackfill } from '../../domain/embeddings/backfill.ts';
 import { embeddingStatus } from '../../domain/embeddings/store.ts';
+import { orgIndexReady } from '../../domain/search/vector-indexes.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -11,6 +12,10 @@ const statusSchema = z
     total: z.number().int().meta({ description: "the org's memories (superseded ones left out, as search leaves them out)" }),
     embedded: z.number().int().meta({ description: 'how many of them have a vector of that model, hence are found by semantic and hybrid search' }),
     pending: z.number().int().meta({ description: 'total - embedded: memories waiting for their vector (found lexically meanwhile); 0 without a model' }),
+    index: z.enum(['shared', 'own']).meta({
+      description:
+        "the HNSW index that serves the org's semantic search: `shared` by all orgs, or the org's `own`, which the worker builds within minutes once the org holds VECTOR_INDEX_ORG_MIN vectors (10,000 by default), so other tenants' vectors never slow its searches",
+    }),
   })
   .meta({ id: 'EmbeddingStatus' });
 
@@ -25,9 +30,10 @@ export function embeddingRoutes(deps: ApiDeps): AnyRoute[] {
       summary: "Progress of the org's semantic index",
       responses: { 200: { description: 'Counts', schema: statusSchema } },
       handler: async (ctx) => {
-        const status = await embeddingStatus(ctx.state.em, callerOf(ctx).orgId, deps.embedder?.model ?? null);
+        const { orgId } = callerOf(ctx);
+        const [status, own] = await Promise.all([embeddingStatus(ctx.state.em, orgId, deps.embedder?.model ?? null), orgIndexReady(ctx.state.em.fork(), orgId)]);
         // Without a model nothing is waiting: semantic search is simply not offered.
-        ctx.body = { ...status, pending: status.model ? Math.max(0, status.total - status.embedded) : 0 };
+        ctx.body = { ...status, pending: status.model ? Math.max(0, status.total - status.embedded) : 0, index: own ? 'own' : 'shared' };
       },
     }),
     defineRoute({

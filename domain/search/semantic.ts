@@ -8,7 +8,7 @@ import type { Ranked } from './fusion.ts';
 import type { QueryVector } from './search.ts';
 
 // The type of the HNSW index's expression (migrations/0017): a query must cast to exactly this to use it.
-const HALFVEC = sql.raw(`halfvec(${EMBEDDING_DIMENSIONS})`);
+export const HALFVEC = sql.raw(`halfvec(${EMBEDDING_DIMENSIONS})`);
 
 // pgvector's text form of a vector, as a bound parameter cast with ::vector.
 export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
 import { sweepOnce } from '../../domain/maintenance/sweep.ts';
-import { ensureMaintenanceSchedule, maintenanceScheduleId } from '../../temporal/schedules.ts';
+import { ensureSchedules, maintenanceScheduleId, vectorIndexScheduleId } from '../../temporal/schedules.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -37,8 +37,8 @@ async function seed(tag: string) {
 describe('hourly maintenance', () => {
   it('sweeps expired working state and keeps everything still in use', async () => {
     await seed('sweep');
-    await ensureMaintenanceSchedule(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE);
-    await ensureMaintenanceSchedule(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE);
+    await ensureSchedules(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE);
+    await ensureSchedules(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE);
     const schedule = stack.temporal.schedule.getHandle(maintenanceScheduleId(stack.config.TEMPORAL_TASK_QUEUE));
     const described = await schedule.describe();
     expect(described.spec.intervals?.[0]?.every).toBe(3_600_000);
@@ -55,6 +55,7 @@ describe('hourly maintenance', () => {
     expect(await count('events', sql`data->>'tag' = 'sweep'`)).toBe(1);
     expect(await count('rate_limit_windows', sql`key like 'sweep-%'`)).toBe(1);
     await schedule.delete();
+    await stack.temporal.schedule.getHandle(vectorIndexScheduleId(stack.config.TEMPORAL_TASK_QUEUE)).delete();
   });
 
   it('enforces the retention of the records orgs read: audit log by plan, webhook deliveries, exports, mail', async () => {

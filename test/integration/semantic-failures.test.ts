@@ -166,7 +166,7 @@ describe('embeddings turned off', () => {
       const res = await off.api.post('/api/memories/search', { token: user.token, body: { query: 'standup', mode: 'semantic' } });
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ error: 'embeddings_unavailable' });
-      expect((await off.api.get('/api/memories/embeddings', { token: user.token })).body).toEqual({ model: null, total: 1, embedded: 0, pending: 0 });
+      expect((await off.api.get('/api/memories/embeddings', { token: user.token })).body).toEqual({ model: null, total: 1, embedded: 0, pending: 0, index: 'shared' });
     } finally {
       await off.close();
     }

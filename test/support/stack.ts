@@ -93,7 +93,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       codecKeys: config.codecKeys,
-      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none' },
+      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none', vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN },
       tracing: installTracing('memsvc-test'),
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });

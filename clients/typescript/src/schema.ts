@@ -1202,6 +1202,11 @@ export interface components {
             embedded: number;
             /** @description total - embedded: memories waiting for their vector (found lexically meanwhile); 0 without a model */
             pending: number;
+            /**
+             * @description the HNSW index that serves the org's semantic search: `shared` by all orgs, or the org's `own`, which the worker builds within minutes once the org holds VECTOR_INDEX_ORG_MIN vectors (10,000 by default), so other tenants' vectors never slow its searches
+             * @enum {string}
+             */
+            index: "shared" | "own";
         };
         Memory: {
             /** Format: uuid */

@@ -1,0 +1,35 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import { TRANSACTION, VECTOR_INDEX_BUILD } from './options.ts';
+
+const { planVectorIndexes, dropVectorIndex } = proxyActivities<Activities>(TRANSACTION);
+const { buildOrgIndex } = proxyActivities<Activities>(VECTOR_INDEX_BUILD);
+
+export interface VectorIndexRun {
+  built: string[];
+  dropped: string[];
+  // Orgs whose build failed after its retries: the next run tries again.
+  failed: { orgId: string; error: string }[];
+}
+
+// Run by the `vector-indexes-<task queue>` schedule: gives each org that has grown large its own vector index and
+// drops those no longer wanted (domain/search/vector-indexes.ts). Drops go first, since an invalid index left by a
+// failed build is dropped before it is built again. Builds run one at a time, largest org first: each takes both
+// cores' worth of a maintenance process while it runs, and PostgreSQL serializes them on the table anyway.
+export async function vectorIndexesWorkflow(): Promise<VectorIndexRun> {
+  const plan = await planVectorIndexes();
+  const run: VectorIndexRun = { built: [], dropped: [], failed: [] };
+  for (const name of plan.drop) {
+    await dropVectorIndex({ name });
+    run.dropped.push(name);
+  }
+  for (const orgId of plan.build) {
+    try {
+      await buildOrgIndex({ orgId });
+      run.built.push(orgId);
+    } catch (err) {
+      run.failed.push({ orgId, error: err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err) });
+    }
+  }
+  return run;
+}
