@@ -8,8 +8,24 @@ export interface VectorIndexActivityDeps {
   vectorIndexOrgMin: number;
 }
 
-// How often a build reports that it is alive, with PostgreSQL's progress for the Web UI's pending-activity panel.
+// How often a build or a drop reports that it is alive, with how far it has come, for the Web UI's pending-activity
+// panel.
 const HEARTBEAT_MS = 10_000;
+
+async function heartbeating(progress: () => Promise<unknown>, work: () => Promise<void>): Promise<void> {
+  const ctx = Context.current();
+  const beat = setInterval(() => {
+    progress().then(
+      (details) => ctx.heartbeat(details),
+      () => ctx.heartbeat(null),
+    );
+  }, HEARTBEAT_MS);
+  try {
+    await work();
+  } finally {
+    clearInterval(beat);
+  }
+}
 
 export function vectorIndexActivities(deps: VectorIndexActivityDeps) {
   return {
@@ -17,23 +33,21 @@ export function vectorIndexActivities(deps: VectorIndexActivityDeps) {
       return planVectorIndexes(deps.orm.em.fork(), deps.vectorIndexOrgMin);
     },
     async dropVectorIndex(input: { name: string }): Promise<void> {
-      await dropVectorIndex(deps.orm.em.fork(), input.name);
+      let moved = 0;
+      await heartbeating(
+        async () => ({ phase: 'moving rows back to the shared index', moved }),
+        () => dropVectorIndex(deps.orm.em.fork(), input.name, (n) => (moved = n)),
+      );
     },
-    // A build takes minutes for a large org (40 s for 128,000 vectors on two cores). If the worker dies, its
-    // connection goes and PostgreSQL stops the build, leaving an invalid index that the next plan drops.
+    // A build takes a minute or more for a large org (43 s for 128,000 vectors on two cores), then its rows move out
+    // of the shared index. If the worker dies, its connection goes and PostgreSQL stops the build, leaving an invalid
+    // index that the next plan drops; rows already moved are found again by the next attempt.
     async buildOrgIndex(input: { orgId: string }): Promise<void> {
-      const ctx = Context.current();
-      const beat = setInterval(() => {
-        buildProgress(deps.orm.em.fork(), input.orgId).then(
-          (progress) => ctx.heartbeat(progress),
-          () => ctx.heartbeat(null),
-        );
-      }, HEARTBEAT_MS);
-      try {
-        await buildOrgIndex(deps.orm.em.fork(), input.orgId);
-      } finally {
-        clearInterval(beat);
-      }
+      let moved: number | null = null;
+      await heartbeating(
+        async () => (moved === null ? buildProgress(deps.orm.em.fork(), input.orgId) : { phase: 'moving rows out of the shared index', moved }),
+        () => buildOrgIndex(deps.orm.em.fork(), input.orgId, (n) => (moved = n)),
+      );
     },
   };
 }

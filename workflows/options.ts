@@ -47,9 +47,10 @@ export const POSTINGS_FOLD: ActivityOptions = {
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };
 
-// Building an org's vector index: minutes for a large org, alive as long as it heartbeats (a worker that dies
-// stops the build with its connection); a failed build is retried a few times, then waits for the next run.
-export const VECTOR_INDEX_BUILD: ActivityOptions = {
+// Building or dropping an org's vector index, with its rows moved between indexes: minutes for a large org, alive
+// as long as it heartbeats (a worker that dies stops a build with its connection); retried a few times, then left
+// to the next run.
+export const VECTOR_INDEX_WORK: ActivityOptions = {
   startToCloseTimeout: '3 hours',
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 3 },

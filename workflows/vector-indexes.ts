@@ -1,9 +1,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { TRANSACTION, VECTOR_INDEX_BUILD } from './options.ts';
+import { TRANSACTION, VECTOR_INDEX_WORK } from './options.ts';
 
-const { planVectorIndexes, dropVectorIndex } = proxyActivities<Activities>(TRANSACTION);
-const { buildOrgIndex } = proxyActivities<Activities>(VECTOR_INDEX_BUILD);
+const { planVectorIndexes } = proxyActivities<Activities>(TRANSACTION);
+const { buildOrgIndex, dropVectorIndex } = proxyActivities<Activities>(VECTOR_INDEX_WORK);
 
 export interface VectorIndexRun {
   built: string[];
@@ -14,8 +14,8 @@ export interface VectorIndexRun {
 
 // Run by the `vector-indexes-<task queue>` schedule: gives each org that has grown large its own vector index and
 // drops those no longer wanted (domain/search/vector-indexes.ts). Drops go first, since an invalid index left by a
-// failed build is dropped before it is built again. Builds run one at a time, largest org first: each takes both
-// cores' worth of a maintenance process while it runs, and PostgreSQL serializes them on the table anyway.
+// failed build is dropped before it is built again. Builds run one at a time, largest org first: a build takes
+// the server's parallel maintenance workers while it runs, and PostgreSQL serializes builds on a table anyway.
 export async function vectorIndexesWorkflow(): Promise<VectorIndexRun> {
   const plan = await planVectorIndexes();
   const run: VectorIndexRun = { built: [], dropped: [], failed: [] };

@@ -5,6 +5,7 @@ import type { RawBuilder } from 'kysely';
 import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
 import { vectorLiteral } from '../search/semantic.ts';
+import { ownIndexServes } from '../search/vector-indexes.ts';
 
 // The memories' vectors in memory_embeddings (migrations/0011_embeddings.ts). A vector is keyed by the md5
 // of the text it was made from, computed by PostgreSQL, so a row whose text changed since is never taken
@@ -88,12 +89,13 @@ export async function embedPage(
   return { outcome, next: last === end && end.n < examine ? null : cursorOf(last) };
 }
 
-// Writes vectors (pgvector's text form) for memories that still hold the text they were computed from. Each
+// Writes vectors (pgvector's text form) for memories that still hold the text they were computed from, each into
+// the one HNSW index that serves its org (domain/search/vector-indexes.ts). Each
 // memory is probed by its key (OFFSET 0, as in memoryPasses): joined instead, an org the statistics do not know
 // yet (estimated at one row) got a hash of all its memories, with an md5 of each, for every batch written.
 export const vectorsWrite = (orgId: string, model: string, rows: { id: string; hash: string; vector: string }[]) =>
-  sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding)
-    select u.id, ${orgId}, ${model}, u.h, u.v::vector
+  sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding, own_index)
+    select u.id, ${orgId}, ${model}, u.h, u.v::vector, ${ownIndexServes(orgId)}
       from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[]) as u(id, h, v)
      where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.id and md5(m.content) = u.h offset 0)
     on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`;

@@ -2,23 +2,22 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { readCounters } from '../counters.ts';
 import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
-import { EMBEDDING_DIMENSIONS } from '../embeddings/port.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import type { Ranked } from './fusion.ts';
 import type { QueryVector } from './search.ts';
-
-// The type of the HNSW index's expression (migrations/0017): a query must cast to exactly this to use it.
-export const HALFVEC = sql.raw(`halfvec(${EMBEDDING_DIMENSIONS})`);
+import { HALFVEC, orgIndexReady } from './vector-indexes.ts';
 
 // pgvector's text form of a vector, as a bound parameter cast with ::vector.
 export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
 
-// The org's rows nearest to the query vector `q` (a vectorLiteral), best first: through the HNSW index, or exactly.
-// The index orders by the vectors at half precision (migrations/0017), so the approximate scan names the same
-// expression; every row is scored at full precision. The approximate scan checks each candidate's memory by its
-// primary key (memoryPasses); the exact one starts from the org's memories that pass the filters and reads each
-// one's vector by its key. Neither shape depends on the statistics knowing the org.
-export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, exact: boolean) {
+// The org's rows nearest to the query vector `q` (a vectorLiteral), best first: through an HNSW index, or exactly.
+// The indexes order by the vectors at half precision, so the approximate scan names the same expression; every row
+// is scored at full precision. It reads the org's own index when it has one (`own`: the org's id selects that
+// partial index) and the shared one otherwise (`not own_index` selects it; domain/search/vector-indexes.ts). It
+// checks each candidate's memory by its primary key (memoryPasses); the exact scan starts from the org's memories
+// that pass the filters and reads each one's vector by its key. Neither shape depends on the statistics knowing
+// the org.
+export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, exact: boolean, own: boolean) {
   if (exact) {
     return sql<{ id: string; distance: number | string }>`
       select m.id, e.distance from memories m cross join lateral (
@@ -29,7 +28,7 @@ export function semanticCandidates(orgId: string, q: string, model: string, n: n
   }
   return sql<{ id: string; distance: number | string }>`
     select e.memory_id as id, e.embedding <=> ${q}::vector as distance from memory_embeddings e
-     where e.org_id = ${orgId} and e.model = ${model} and ${memoryPasses(compiled, 'e')}
+     where e.org_id = ${orgId} and e.model = ${model} ${own ? sql`` : sql`and not e.own_index`} and ${memoryPasses(compiled, 'e')}
      order by e.embedding::${HALFVEC} <=> ${q}::${HALFVEC} limit ${n}`;
 }
 
@@ -64,16 +63,17 @@ async function passingUpTo(em: EntityManager, orgId: string, compiled: CompiledF
 
 // The best `n` memories of the org by cosine similarity to the query's vector, best first, with every filter
 // applied. When few memories pass the filters they are scored exactly (EXACT_SCAN_MAX); they are counted while
-// the query's vector is still being computed. Otherwise one HNSW index serves all orgs, so the org and the
-// filters are applied after the index scan, which goes on until n rows pass them (HNSW_SESSION_SETTINGS). When
+// the query's vector is still being computed. Otherwise an HNSW index serves them (the org's own, or the one the
+// other orgs share), and the filters (and, in the shared one, the org) are applied after the index scan, which
+// goes on until n rows pass them (HNSW_SESSION_SETTINGS). When
 // the index still yields fewer than n, because the org's rows are too sparse in it (vectors of an older model,
 // say), an exact scan decides, so k rows come back whenever k exist.
 export async function semanticRanking(em: EntityManager, orgId: string, vector: Promise<QueryVector>, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
-  const [passing, { vector: v, model }] = await Promise.all([passingUpTo(em.fork(), orgId, compiled, EXACT_SCAN_MAX + 1), vector]);
+  const [passing, own, { vector: v, model }] = await Promise.all([passingUpTo(em.fork(), orgId, compiled, EXACT_SCAN_MAX + 1), orgIndexReady(em.fork(), orgId), vector]);
   const q = vectorLiteral(v);
   const few = passing <= EXACT_SCAN_MAX;
-  const first = await query(em, semanticCandidates(orgId, q, model, n, compiled, few));
-  const rows = few || first.length >= n ? first : await query(em, semanticCandidates(orgId, q, model, n, compiled, true));
+  const first = await query(em, semanticCandidates(orgId, q, model, n, compiled, few, own));
+  const rows = few || first.length >= n ? first : await query(em, semanticCandidates(orgId, q, model, n, compiled, true, own));
   return rows
     .map((r) => ({ id: r.id, score: 1 - Number(r.distance) }))
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilters } from '../../domain/memories/filters.ts';
 import { semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
-import { orgIndexName } from '../../domain/search/vector-indexes.ts';
+import { orgIndexName, orgIndexReady } from '../../domain/search/vector-indexes.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { ensureSchedules, vectorIndexScheduleId } from '../../temporal/schedules.ts';
 import type { VectorIndexRun } from '../../workflows/vector-indexes.ts';
@@ -48,18 +48,23 @@ async function runSchedule(): Promise<VectorIndexRun> {
   return (await stack.temporal.workflow.getHandle(run).result()) as VectorIndexRun;
 }
 
-// The index the planner reads the org's approximate candidates from (sequential scans and sorts priced out, since
-// the test's tables are tiny).
+// The index the planner reads the org's approximate candidates from, as a search asks for them (sequential scans
+// and sorts priced out, since the test's tables are tiny).
 async function indexUsed(who: SignedUp): Promise<string> {
   const em = stack.orm.em.fork();
   const compiled = await compileFilters(em, who.org.id, {});
+  const own = await orgIndexReady(em, who.org.id);
   const plan = await em.transactional(async (tx) => {
     await query(tx, sql`select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)`);
-    const statement = semanticCandidates(who.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, false);
+    const statement = semanticCandidates(who.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, false, own);
     return query(tx, sql<{ 'QUERY PLAN': string }>`explain ${statement}`);
   });
   return plan.map((row) => row['QUERY PLAN']).join('\n').match(/Index Scan using (\S+)/)?.[1] ?? 'none';
 }
+
+// The org's vectors, and how many of them its own index serves (the rest are in the shared one).
+const rows = async (who: SignedUp) =>
+  (await queryOne(stack.orm.em.fork(), sql<{ all: number; own: number }>`select count(*)::int as all, (count(*) filter (where own_index))::int as own from memory_embeddings where org_id = ${who.org.id}`))!;
 
 const indexValid = async (name: string) =>
   (await queryOne(stack.orm.em.fork(), sql<{ valid: boolean }>`select indisvalid as valid from pg_index where indexrelid = to_regclass(${name})`))?.valid ?? null;
@@ -81,15 +86,22 @@ afterAll(async () => {
 describe('vector indexes of large orgs', () => {
   it("builds an org's own index once it holds enough vectors, and its searches use it", async () => {
     expect((await status(big)).index).toBe('shared');
-    expect(await indexUsed(big)).toBe('memory_embeddings_halfvec_idx');
+    expect(await indexUsed(big)).toBe('memory_embeddings_shared_idx');
 
+    expect(await rows(big)).toEqual({ all: 8, own: 0 });
     expect(await runSchedule()).toEqual({ built: [big.org.id], dropped: [], failed: [] });
     expect(await indexValid(orgIndexName(big.org.id))).toBe(true);
     expect((await status(big)).index).toBe('own');
+    // Its rows left the shared index, and the vectors written from now on go straight to its own.
+    expect(await rows(big)).toEqual({ all: 8, own: 8 });
+    ids.push((await save(big, 'The office closes early on the last Friday of each month.')).body.id);
+    await allEmbedded(big);
+    expect(await rows(big)).toEqual({ all: 9, own: 9 });
+    expect(await rows(small)).toEqual({ all: 1, own: 0 });
     expect(await indexUsed(big)).toBe(orgIndexName(big.org.id));
     // The small org stays in the shared index.
     expect((await status(small)).index).toBe('shared');
-    expect(await indexUsed(small)).toBe('memory_embeddings_halfvec_idx');
+    expect(await indexUsed(small)).toBe('memory_embeddings_shared_idx');
 
     const hits = (await stack.api.post('/api/memories/search', { token: big.token, body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 } })).body.hits;
     expect(hits[0].id).toBe(ids[0]);
@@ -107,18 +119,26 @@ describe('vector indexes of large orgs', () => {
 
     expect(await runSchedule()).toEqual({ built: [big.org.id], dropped: [name], failed: [] });
     expect(await indexValid(name)).toBe(true);
+    expect(await rows(big)).toEqual({ all: 9, own: 9 });
     expect(await indexUsed(big)).toBe(name);
   });
 
-  it('drops the index of an org that has shrunk below half the threshold, and its searches go on', async () => {
-    // Down to 3 vectors: still at half the threshold, so the index stays (no flapping around the threshold).
-    for (const id of ids.slice(3, 8)) expect((await stack.api.delete(`/api/memories/${id}`, { token: big.token })).status).toBe(204);
+  it('keeps the index of an org that shrinks, drops it once the org holds no vector, and hands rows back', async () => {
+    for (const id of ids.slice(1)) expect((await stack.api.delete(`/api/memories/${id}`, { token: big.token })).status).toBe(204);
+    expect(await rows(big)).toEqual({ all: 1, own: 1 });
     expect(await runSchedule()).toEqual({ built: [], dropped: [], failed: [] });
-    expect((await stack.api.delete(`/api/memories/${ids[2]}`, { token: big.token })).status).toBe(204);
+    let hits = (await stack.api.post('/api/memories/search', { token: big.token, body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 } })).body.hits;
+    expect(hits.map((h: { id: string }) => h.id)).toEqual([ids[0]]);
+
+    expect((await stack.api.delete(`/api/memories/${ids[0]}`, { token: big.token })).status).toBe(204);
     expect(await runSchedule()).toEqual({ built: [], dropped: [orgIndexName(big.org.id)], failed: [] });
     expect(await indexValid(orgIndexName(big.org.id))).toBeNull();
     expect((await status(big)).index).toBe('shared');
-    const hits = (await stack.api.post('/api/memories/search', { token: big.token, body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 } })).body.hits;
-    expect(hits.map((h: { id: string }) => h.id)).toEqual([ids[0], ids[1]]);
+    // Saved again, its vectors go to the shared index.
+    const again = (await save(big, CONTENTS[0]!)).body.id;
+    await allEmbedded(big);
+    expect(await rows(big)).toEqual({ all: 1, own: 0 });
+    hits = (await stack.api.post('/api/memories/search', { token: big.token, body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 } })).body.hits;
+    expect(hits.map((h: { id: string }) => h.id)).toEqual([again]);
   });
 });

@@ -1,0 +1,24 @@
+import { Migration } from '@mikro-orm/migrations';
+
+// Orgs that hold many vectors get an HNSW index of their own (domain/search/vector-indexes.ts), and their vectors
+// then leave the shared index: `own_index` marks a row that its org's own index serves, and the shared index
+// becomes partial, over the other rows. Kept in both, a large org's vectors cost two HNSW inserts each; on the
+// benchmark's org of 128,000 that took a vector's write from 2.4 to 4.7 ms and pushed the time from a save to its
+// vector at 50 saves/s from 1.6 s to 3-5 s at p95 (docs/performance.md, session 19).
+// Rebuilding the shared index blocks writes to memory_embeddings while it runs (about 40 s a 100,000 vectors on
+// two cores). A deployment with many vectors can build it first without blocking, with the same statement and
+// `create index concurrently`; this migration then finds it and only drops the old one.
+export class Migration0019OwnVectorIndexes extends Migration {
+  override up(): void {
+    this.addSql(`alter table memory_embeddings add column own_index boolean not null default false`);
+    // The graph of a large table outgrows PostgreSQL's default 64 MB, and a build past that is far slower.
+    this.addSql(`set local maintenance_work_mem = '512MB'`);
+    this.addSql(
+      `create index if not exists memory_embeddings_shared_idx on memory_embeddings using hnsw ((embedding::halfvec(384)) halfvec_cosine_ops) with (m = 16, ef_construction = 64) where not own_index`,
+    );
+    this.addSql(`drop index if exists memory_embeddings_halfvec_idx`);
+    // Finds, for the vector-indexes workflow, an org with its own index whose rows have not all moved out of the
+    // shared one (a move cut short), without walking the org's rows.
+    this.addSql(`create index memory_embeddings_shared_org_idx on memory_embeddings (org_id) where not own_index`);
+  }
+}
