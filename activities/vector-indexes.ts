@@ -40,8 +40,9 @@ export function vectorIndexActivities(deps: VectorIndexActivityDeps) {
       );
     },
     // A build takes a minute or more for a large org (43 s for 128,000 vectors on two cores), then its rows move out
-    // of the shared index. If the worker dies, its connection goes and PostgreSQL stops the build, leaving an invalid
-    // index that the next plan drops; rows already moved are found again by the next attempt.
+    // of the shared index. If the worker dies meanwhile, PostgreSQL may go on with the build: the next attempt finds
+    // the index valid and moves the rows (those moved already are skipped), or finds it still building and fails,
+    // and the next run's plan drops the invalid index and builds it again.
     async buildOrgIndex(input: { orgId: string }): Promise<void> {
       let moved: number | null = null;
       await heartbeating(

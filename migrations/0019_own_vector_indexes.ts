@@ -6,11 +6,11 @@ import { Migration } from '@mikro-orm/migrations';
 // benchmark's org of 128,000 that took a vector's write from 2.4 to 4.7 ms and pushed the time from a save to its
 // vector at 50 saves/s from 1.6 s to 3-5 s at p95 (docs/performance.md, session 19).
 // Rebuilding the shared index blocks writes to memory_embeddings while it runs (about 40 s a 100,000 vectors on
-// two cores). A deployment with many vectors can build it first without blocking, with the same statement and
-// `create index concurrently`; this migration then finds it and only drops the old one.
+// two cores). A deployment with many vectors can add the column and build the index first without blocking (the
+// same statements, with `create index concurrently`); this migration then finds both and only drops the old index.
 export class Migration0019OwnVectorIndexes extends Migration {
   override up(): void {
-    this.addSql(`alter table memory_embeddings add column own_index boolean not null default false`);
+    this.addSql(`alter table memory_embeddings add column if not exists own_index boolean not null default false`);
     // The graph of a large table outgrows PostgreSQL's default 64 MB, and a build past that is far slower.
     this.addSql(`set local maintenance_work_mem = '512MB'`);
     this.addSql(
@@ -19,6 +19,6 @@ export class Migration0019OwnVectorIndexes extends Migration {
     this.addSql(`drop index if exists memory_embeddings_halfvec_idx`);
     // Finds, for the vector-indexes workflow, an org with its own index whose rows have not all moved out of the
     // shared one (a move cut short), without walking the org's rows.
-    this.addSql(`create index memory_embeddings_shared_org_idx on memory_embeddings (org_id) where not own_index`);
+    this.addSql(`create index if not exists memory_embeddings_shared_org_idx on memory_embeddings (org_id) where not own_index`);
   }
 }

@@ -98,7 +98,8 @@ export const vectorsWrite = (orgId: string, model: string, rows: { id: string; h
     select u.id, ${orgId}, ${model}, u.h, u.v::vector, ${ownIndexServes(orgId)}
       from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[]) as u(id, h, v)
      where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.id and md5(m.content) = u.h offset 0)
-    on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now()`;
+    on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now(),
+      own_index = excluded.own_index`;
 
 async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: string, rows: Subject[]): Promise<EmbedOutcome> {
   const outcome = noOutcome();

@@ -98,6 +98,10 @@ describe('vector indexes of large orgs', () => {
     await allEmbedded(big);
     expect(await rows(big)).toEqual({ all: 9, own: 9 });
     expect(await rows(small)).toEqual({ all: 1, own: 0 });
+    // A re-embedded vector (its memory's content edited) stays in the org's index.
+    expect((await stack.api.patch(`/api/memories/${ids[1]}`, { token: big.token, body: { content: 'The pager rotation switches owners every Tuesday at 10am Berlin time.' } })).status).toBe(200);
+    await eventually(async () => (await query(stack.orm.em.fork(), sql<{ hash: string }>`select content_hash as hash from memory_embeddings e join memories m on m.id = e.memory_id where e.memory_id = ${ids[1]} and e.content_hash = md5(m.content)`)).length === 1, 30_000);
+    expect(await rows(big)).toEqual({ all: 9, own: 9 });
     expect(await indexUsed(big)).toBe(orgIndexName(big.org.id));
     // The small org stays in the shared index.
     expect((await status(small)).index).toBe('shared');
