@@ -10,15 +10,17 @@ import { HALFVEC, orgIndexReady } from './vector-indexes.ts';
 // pgvector's text form of a vector, as a bound parameter cast with ::vector.
 export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
 
+// How the candidates are read: scored exactly, or through the org's own HNSW index or the shared one.
+export type SemanticScan = 'exact' | 'own' | 'shared';
+
 // The org's rows nearest to the query vector `q` (a vectorLiteral), best first: through an HNSW index, or exactly.
 // The indexes order by the vectors at half precision, so the approximate scan names the same expression; every row
-// is scored at full precision. It reads the org's own index when it has one (`own`: the org's id selects that
-// partial index) and the shared one otherwise (`not own_index` selects it; domain/search/vector-indexes.ts). It
-// checks each candidate's memory by its primary key (memoryPasses); the exact scan starts from the org's memories
-// that pass the filters and reads each one's vector by its key. Neither shape depends on the statistics knowing
-// the org.
-export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, exact: boolean, own: boolean) {
-  if (exact) {
+// is scored at full precision. It reads the org's own index when it has one (the org's id selects that partial
+// index) and the shared one otherwise (`not own_index` selects it; domain/search/vector-indexes.ts). It checks
+// each candidate's memory by its primary key (memoryPasses); the exact scan starts from the org's memories that
+// pass the filters and reads each one's vector by its key. Neither shape depends on the statistics knowing the org.
+export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, scan: SemanticScan) {
+  if (scan === 'exact') {
     return sql<{ id: string; distance: number | string }>`
       select m.id, e.distance from memories m cross join lateral (
         select e.embedding <=> ${q}::vector as distance from memory_embeddings e
@@ -28,7 +30,7 @@ export function semanticCandidates(orgId: string, q: string, model: string, n: n
   }
   return sql<{ id: string; distance: number | string }>`
     select e.memory_id as id, e.embedding <=> ${q}::vector as distance from memory_embeddings e
-     where e.org_id = ${orgId} and e.model = ${model} ${own ? sql`` : sql`and not e.own_index`} and ${memoryPasses(compiled, 'e')}
+     where e.org_id = ${orgId} and e.model = ${model} ${scan === 'own' ? sql`` : sql`and not e.own_index`} and ${memoryPasses(compiled, 'e')}
      order by e.embedding::${HALFVEC} <=> ${q}::${HALFVEC} limit ${n}`;
 }
 
@@ -72,8 +74,8 @@ export async function semanticRanking(em: EntityManager, orgId: string, vector: 
   const [passing, own, { vector: v, model }] = await Promise.all([passingUpTo(em.fork(), orgId, compiled, EXACT_SCAN_MAX + 1), orgIndexReady(em.fork(), orgId), vector]);
   const q = vectorLiteral(v);
   const few = passing <= EXACT_SCAN_MAX;
-  const first = await query(em, semanticCandidates(orgId, q, model, n, compiled, few, own));
-  const rows = few || first.length >= n ? first : await query(em, semanticCandidates(orgId, q, model, n, compiled, true, own));
+  const first = await query(em, semanticCandidates(orgId, q, model, n, compiled, few ? 'exact' : own ? 'own' : 'shared'));
+  const rows = few || first.length >= n ? first : await query(em, semanticCandidates(orgId, q, model, n, compiled, 'exact'));
   return rows
     .map((r) => ({ id: r.id, score: 1 - Number(r.distance) }))
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

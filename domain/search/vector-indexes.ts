@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { EMBEDDING_DIMENSIONS } from '../embeddings/port.ts';
+import { isUuid } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
 
 // The type of the HNSW indexes' expression (migrations/0017 and 0019, and the orgs' own below): a query must cast
@@ -73,14 +74,12 @@ const orgOfIndex = (name: string): string => {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 // Builds the org's index without blocking writes (CREATE INDEX CONCURRENTLY, which cannot run in a transaction and
 // takes its settings from its own session: hence one pinned connection), then moves the org's rows out of the
 // shared index. An index of that name that is already valid is kept, so a build that failed while moving rows
 // finishes on its next attempt. A build that fails leaves an invalid index behind, which the next plan drops.
 export async function buildOrgIndex(em: EntityManager, orgId: string, onBatch: (moved: number) => void = () => {}): Promise<void> {
-  if (!UUID.test(orgId)) throw new Error(`not an org id: ${orgId}`);
+  if (!isUuid(orgId)) throw new Error(`not an org id: ${orgId}`);
   const name = orgIndexName(orgId);
   await em.getKysely().connection().execute(async (db) => {
     await sql`set maintenance_work_mem = ${sql.lit(BUILD_MEMORY)}`.execute(db);

@@ -3,6 +3,7 @@ import { notFound } from '../errors.ts';
 import { namespaceIdOf } from '../memories/namespaces.ts';
 import type { RawBuilder } from 'kysely';
 import { query, sql, toDate } from '../sql.ts';
+import { isUuid } from '../ids.ts';
 
 export interface ThreadSummary {
   parentRef: string;
@@ -39,7 +40,7 @@ export async function listThreads(em: EntityManager, orgId: string, q: { namespa
   const refs = await pageRefs(em, orgId, inNamespace, q.offset + q.limit);
   const page = refs.slice(q.offset);
   if (page.length === 0) return [];
-  const solo = page.filter((ref) => UUID.test(ref));
+  const solo = page.filter((ref) => isUuid(ref));
   const rows = await query(
     em,
     sql<{ parent_ref: string; namespace: string; count: string; first_at: string; last_at: string; title: string; has_chunks: boolean }>`
@@ -96,8 +97,6 @@ async function pageRefs(em: EntityManager, orgId: string, inNamespace: RawBuilde
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 // Chunks in metadata.chunk_index order when present (numbers only), then by creation.
 export async function getThread(em: EntityManager, orgId: string, ref: string): Promise<Thread> {
   const chunks = await query(
@@ -108,7 +107,7 @@ export async function getThread(em: EntityManager, orgId: string, ref: string): 
        order by case when jsonb_typeof(metadata->'chunk_index') = 'number' then (metadata->>'chunk_index')::numeric end asc nulls last, created_at, id`,
   );
   if (chunks.length > 0) return { parentRef: ref, chunks };
-  if (UUID.test(ref)) {
+  if (isUuid(ref)) {
     const single = await query(em, sql<{ id: string; content: string; metadata: Record<string, unknown> }>`select id, content, metadata from memories where org_id = ${orgId} and id = ${ref}`);
     if (single.length > 0) return { parentRef: ref, chunks: single };
   }

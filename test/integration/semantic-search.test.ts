@@ -137,7 +137,7 @@ describe('semantic and hybrid search', () => {
     const compiled = await compileFilters(em, a.org.id, {});
     const plan = await em.transactional(async (tx) => {
       await query(tx, sql`select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)`);
-      const statement = semanticCandidates(a.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, false, false);
+      const statement = semanticCandidates(a.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, 'shared');
       return query(tx, sql<{ 'QUERY PLAN': string }>`explain ${statement}`);
     });
     const text = plan.map((row) => row['QUERY PLAN']).join('\n');
@@ -160,8 +160,8 @@ describe('semantic and hybrid search', () => {
     const q = vectorLiteral(new Float32Array(384).fill(0.05));
     const plans = await Promise.all(
       [
-        semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, false, false),
-        semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, true, false),
+        semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, 'shared'),
+        semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, 'exact'),
         sql`select d.docnum from lexical_docs d where d.org_id = ${c.org.id} and ${memoryPasses(compiled, 'd')}`,
         vectorsWrite(c.org.id, 'bge-small-en-v1.5-int8', [{ id: randomUUID(), hash: 'h', vector: q }]),
         pageWithoutVectors(sql`org_id = ${c.org.id} and superseded_by is null`, c.org.id, 'bge-small-en-v1.5-int8', { created_at: new Date(), id: randomUUID() }, 256),

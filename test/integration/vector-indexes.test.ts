@@ -56,7 +56,7 @@ async function indexUsed(who: SignedUp): Promise<string> {
   const own = await orgIndexReady(em, who.org.id);
   const plan = await em.transactional(async (tx) => {
     await query(tx, sql`select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)`);
-    const statement = semanticCandidates(who.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, false, own);
+    const statement = semanticCandidates(who.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, own ? 'own' : 'shared');
     return query(tx, sql<{ 'QUERY PLAN': string }>`explain ${statement}`);
   });
   return plan.map((row) => row['QUERY PLAN']).join('\n').match(/Index Scan using (\S+)/)?.[1] ?? 'none';
