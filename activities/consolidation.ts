@@ -21,7 +21,7 @@ export function consolidationActivities(deps: LlmActivityDeps & Pick<CuratorActi
     // contradiction candidates enter the workflow's history.
     async scanForConsolidation(input: { orgId: string; namespace?: string | undefined; threshold: number }): Promise<ScanReport> {
       const em = orm.em.fork();
-      const found = await findCandidates(em, input.orgId, input.namespace, input.threshold, deps.embedder?.model ?? null);
+      const found = await findCandidates(em, input.orgId, input.namespace, input.threshold, deps.embedder);
       const recorded = await recordProposals(em, input.orgId, found.proposals);
       return { scanned: found.scanned, created: recorded.created, alreadyKnown: found.alreadyKnown + recorded.alreadyKnown, contradictions: found.contradictions };
     },

@@ -1,6 +1,6 @@
 // Throughput, query latency and memory of the local embedding model (infra/embeddings/local.ts), for choosing
 // its sessions, threads and pass sizes: `node bench/embeddings.ts` with EMBEDDING_MODEL_DIR set (scripts/lib.sh,
-// ensure_embedding_model). Each configuration runs in a child process of its own, so that RSS is its own. Each
+// ensure_embedding_model), and EMBEDDING_LOCAL_MODEL naming the model it holds (default bge-small-en-v1.5). Each configuration runs in a child process of its own, so that RSS is its own. Each
 // set is embedded BENCH_ROUNDS times (default 3) and the best rate counts, which keeps other load on the machine
 // out of the figures; BENCH_TEXTS (default 128) scales the sets. BENCH_LAYOUTS (default 1x1,1x2,2x1) picks
 // sessions x threads; BENCH_PASS_SIZES (default 1,8,16,32,64; empty for none) the pass sizes tried without a
@@ -12,7 +12,8 @@ import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { createLocalEmbedder, QUERY_PREFIX, type LocalEmbedderOptions } from '../infra/embeddings/local.ts';
+import { createLocalEmbedder, type LocalEmbedderOptions } from '../infra/embeddings/local.ts';
+import { LOCAL_MODELS, localModelId } from '../infra/embeddings/local-models.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
 import { closedLoop, summarize, type Summary } from './lib/stats.ts';
@@ -49,10 +50,11 @@ const BUSY_LOOP = 'const share = Number(process.argv[1]); (function tick() { con
 
 const modelDir = process.env.EMBEDDING_MODEL_DIR;
 if (!modelDir) throw new Error('set EMBEDDING_MODEL_DIR to the directory holding model.onnx and tokenizer.json');
+const model = localModelId(process.env.EMBEDDING_LOCAL_MODEL);
 const mb = (bytes: number) => Math.round(bytes / 1e6);
 
 async function child(job: Job): Promise<Result> {
-  const options: LocalEmbedderOptions = { modelDir: modelDir!, sessions: job.sessions, threads: job.threads, batchSize: job.batchSize, batchTokens: job.passTokens === null ? Infinity : job.passTokens };
+  const options: LocalEmbedderOptions = { modelDir: modelDir!, model, sessions: job.sessions, threads: job.threads, batchSize: job.batchSize, batchTokens: job.passTokens === null ? Infinity : job.passTokens };
   const embedder = await createLocalEmbedder(options);
   const rssAfterLoadMb = mb(process.memoryUsage().rss);
   await embedder.embedDocuments(job.sets.sentences.slice(0, 8));
@@ -90,7 +92,7 @@ function makeSets(count: number): { sets: Sets; tokens: Record<keyof Sets, numbe
     queries: Array.from({ length: count }, () => agent.query()),
   };
   const mean = (texts: string[]) => Math.round(texts.reduce((sum, t) => sum + tokens(t), 0) / texts.length);
-  return { sets, tokens: { sentences: mean(sets.sentences), memories: mean(sets.memories), long: mean(sets.long), queries: mean(sets.queries.map((q) => QUERY_PREFIX + q)) } };
+  return { sets, tokens: { sentences: mean(sets.sentences), memories: mean(sets.memories), long: mean(sets.long), queries: mean(sets.queries.map((q) => LOCAL_MODELS[model].queryPrefix + q)) } };
 }
 
 function main(): void {
@@ -124,7 +126,7 @@ function main(): void {
   }
   process.stdout.write(
     [
-      `\n### Local embedding model bge-small-en-v1.5: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}\n`,
+      `\n### Local embedding model ${model}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}\n`,
       `Texts/s of embedDocuments over each whole set, best of ${rounds}: ${sets.sentences.length} sentences (mean ${tokens.sentences} tokens), ${sets.memories.length} agent memories`,
       `(mean ${tokens.memories} tokens), ${sets.long.length} long texts (cut to ${tokens.long} tokens). A pass holds at most "texts per pass"`,
       `texts; the rows without a token limit show the batch size alone. RSS in MB.${busy > 0 ? ` Beside a process keeping ${busy * 100}% of a core busy.` : ''}\n`,

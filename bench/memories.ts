@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { vectorLiteral } from '../domain/search/semantic.ts';
 import { createLocalEmbedder } from '../infra/embeddings/local.ts';
+import { localModelId } from '../infra/embeddings/local-models.ts';
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
@@ -355,7 +356,7 @@ async function freshness(token: string, orgId: string, pollMs: number): Promise<
 // The semantic route's answers against an exact scan in SQL (no index) of the same filter (namespace + tag, or the
 // org alone), ranked by the same query vector, computed here with the same model.
 async function recallAgainstExact(token: string, orgId: string, filtered: boolean): Promise<{ recall: number; full: number; queries: number }> {
-  const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, sessions: 1, threads: 1 });
+  const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: localModelId(process.env.EMBEDDING_LOCAL_MODEL), sessions: 1, threads: 1 });
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   let found = 0;

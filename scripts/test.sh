@@ -8,6 +8,9 @@ cd "$ROOT"
 ensure_node_deps
 ensure_postgres
 ensure_embedding_model
+# test/unit/embeddings-local.test.ts runs the other local model as well.
+TEST_E5_MODEL_DIR="$(embedding_model_dir e5-small-v2)"
+export TEST_E5_MODEL_DIR
 ensure_temporal
 ensure_secrets
 ensure_stripe_mock

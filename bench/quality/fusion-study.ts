@@ -1,22 +1,23 @@
 // How to fuse the lexical and semantic lists, measured offline before choosing: the BM25 reference and the
 // bundled model (exact cosine over every document) on Cranfield, CISI and the paraphrase set, fused in
 // several ways. Vectors are cached in $TMPDIR between runs.
-//   EMBEDDING_MODEL_DIR=... node bench/quality/fusion-study.ts
+//   EMBEDDING_MODEL_DIR=... [EMBEDDING_LOCAL_MODEL=e5-small-v2] node bench/quality/fusion-study.ts
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createLocalEmbedder } from '../../infra/embeddings/local.ts';
+import { localModelId } from '../../infra/embeddings/local-models.ts';
 import { Bm25Reference } from '../../test/support/bm25-reference.ts';
 import { idf, K1, queryTermCounts } from '../../domain/search/bm25.ts';
 import { analyze } from '../../domain/search/analyzer.ts';
 import { loadCisi, loadCranfield, type Collection } from './collections.ts';
 import { evaluate, recallAt } from './metrics.ts';
 
-const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR! });
+const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: localModelId(process.env.EMBEDDING_LOCAL_MODEL) });
 const dataDir = resolve(import.meta.dirname, '../../../shared/data');
 
 async function vectors(name: string, texts: string[], query: boolean): Promise<Float32Array[]> {
-  const file = join(tmpdir(), `fusion-study-${name}-${query ? 'q' : 'd'}.json`);
+  const file = join(tmpdir(), `fusion-study-${embedder.model}-${name}-${query ? 'q' : 'd'}.json`);
   if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as number[][]).map((v) => Float32Array.from(v));
   const out = query ? await embedder.embedQueries(texts) : await embedder.embedDocuments(texts);
   writeFileSync(file, JSON.stringify(out.map((v) => [...v])));

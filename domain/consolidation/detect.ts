@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Embedder } from '../embeddings/port.ts';
 import { namespaceIdOf } from '../memories/namespaces.ts';
 import { termFrequencies } from '../search/analyzer.ts';
 import { query, sql, toDate } from '../sql.ts';
@@ -12,10 +13,10 @@ import { knownPairs, type NewProposal } from './proposals.ts';
 // - contradiction candidates: topic overlap (Jaccard >= threshold / 2) without either of the above; a model
 //   decides whether they contradict.
 // And by meaning, over the same memories' vectors (when a model is given): a pair that the words did not
-// pair but whose cosine similarity is at least max(threshold, SEMANTIC_DUPLICATE_MIN) is proposed as a
-// duplicate, with a note saying so. bge's cosines are compressed (unrelated texts score 0.3-0.5, paraphrases
-// 0.87-0.95), hence the floor; a reviewer decides, since similar meaning also covers updates ("PostgreSQL 15"
-// against "PostgreSQL 16" scores 0.94).
+// pair but whose cosine similarity is at least max(threshold, the model's floor) is proposed as a duplicate,
+// with a note saying so. Cosines are compressed (bge: unrelated texts score 0.3-0.5, paraphrases 0.87-0.95),
+// hence the floor: SEMANTIC_DUPLICATE_MIN unless the model names its own (Embedder.nearDuplicate). A reviewer
+// decides, since similar meaning also covers updates ("PostgreSQL 15" against "PostgreSQL 16" scores 0.94).
 export const DETECT_SCAN_LIMIT = 2000;
 export const SEMANTIC_DUPLICATE_MIN = 0.9;
 export const CONTRADICTION_CHECKS_MAX = 20;
@@ -131,7 +132,7 @@ function similarPairs(items: Scanned[], vectors: Map<string, Float32Array>, min:
   return out;
 }
 
-export async function findCandidates(em: EntityManager, orgId: string, namespace: string | undefined, threshold: number, model: string | null = null): Promise<Candidates> {
+export async function findCandidates(em: EntityManager, orgId: string, namespace: string | undefined, threshold: number, embedder: Pick<Embedder, 'model' | 'nearDuplicate'> | null = null): Promise<Candidates> {
   let namespaceId: string | null = null;
   if (namespace !== undefined) {
     namespaceId = await namespaceIdOf(em, orgId, namespace);
@@ -172,9 +173,10 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
   const exact = exactDuplicates(items);
   for (const [x, y] of exact.pairs) judge(x, y);
   for (const [i, j] of overlappingPairs(exact.representatives).values()) judge(exact.representatives[i]!, exact.representatives[j]!);
-  if (model) {
+  if (embedder) {
+    const { model, nearDuplicate = SEMANTIC_DUPLICATE_MIN } = embedder;
     const judged = new Set([...proposals, ...contradictions].map((p) => `${p.memoryAId}/${p.memoryBId}`));
-    for (const { x, y, cosine } of similarPairs(exact.representatives, await vectorsOf(em, orgId, exact.representatives.map((s) => s.id), model), Math.max(threshold, SEMANTIC_DUPLICATE_MIN))) {
+    for (const { x, y, cosine } of similarPairs(exact.representatives, await vectorsOf(em, orgId, exact.representatives.map((s) => s.id), model), Math.max(threshold, nearDuplicate))) {
       const [a, b] = ordered(x, y);
       const key = `${a.id}/${b.id}`;
       if (judged.has(key)) continue;

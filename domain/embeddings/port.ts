@@ -10,6 +10,9 @@ export interface Embedder {
   // Names the model and whatever changes its vectors (for example `bge-small-en-v1.5`); stored beside every
   // vector, so a change of model re-embeds in the background instead of mixing incomparable vectors.
   readonly model: string;
+  // The cosine similarity from which two stored texts count as saying the same thing (consolidation's semantic
+  // duplicates), on the model's own scale; unset, SEMANTIC_DUPLICATE_MIN (domain/consolidation/detect.ts).
+  readonly nearDuplicate?: number;
   // Vectors for stored texts, in input order, each of EMBEDDING_DIMENSIONS unit-length floats.
   embedDocuments(texts: string[]): Promise<Float32Array[]>;
   // Vectors for search queries (with the model's query instruction, if it has one), same shape.

@@ -7,6 +7,7 @@ export interface SessionSetup {
   modelPath: string;
   threads: number;
   dimensions: number;
+  pooling: 'cls' | 'mean';
 }
 
 // A pass: `rows` texts of token ids, each padded with [PAD] (id 0) to `width`.
@@ -16,11 +17,36 @@ export interface PassRequest {
   width: number;
 }
 
-// The [CLS] vector of each row, `dimensions` floats per row, not yet scaled; or why the pass failed.
+// The pooled vector of each row (its [CLS] token's, or the mean of its tokens'), `dimensions` floats per row, not
+// yet scaled; or why the pass failed.
 export type PassReply = { vectors: Float32Array } | { error: string };
 
 // The first message of a thread: its session is loaded, or why not.
 export type SessionMessage = { ready: true } | { error: string };
+
+// Each row's first token, [CLS].
+function clsPooling(hidden: Float32Array, rows: number, width: number, dimensions: number): Float32Array<ArrayBuffer> {
+  const vectors = new Float32Array(rows * dimensions);
+  for (let row = 0; row < rows; row++) vectors.set(hidden.subarray(row * width * dimensions, (row * width + 1) * dimensions), row * dimensions);
+  return vectors;
+}
+
+// The mean over each row's tokens, padding left out.
+function meanPooling(hidden: Float32Array, ids: BigInt64Array, rows: number, width: number, dimensions: number): Float32Array<ArrayBuffer> {
+  const vectors = new Float32Array(rows * dimensions);
+  for (let row = 0; row < rows; row++) {
+    const sum = vectors.subarray(row * dimensions, (row + 1) * dimensions);
+    let tokens = 0;
+    for (let t = 0; t < width; t++) {
+      if (ids[row * width + t] === 0n) continue;
+      tokens++;
+      const at = (row * width + t) * dimensions;
+      for (let d = 0; d < dimensions; d++) sum[d]! += hidden[at + d]!;
+    }
+    for (let d = 0; d < dimensions; d++) sum[d]! /= tokens;
+  }
+  return vectors;
+}
 
 const port = parentPort!;
 const setup = workerData as SessionSetup;
@@ -42,8 +68,7 @@ try {
         token_type_ids: new Tensor('int64', new BigInt64Array(ids.length), shape),
       });
       const hidden = output.last_hidden_state!.data as Float32Array;
-      const vectors = new Float32Array(rows * setup.dimensions);
-      for (let row = 0; row < rows; row++) vectors.set(hidden.subarray(row * width * setup.dimensions, (row * width + 1) * setup.dimensions), row * setup.dimensions);
+      const vectors = setup.pooling === 'cls' ? clsPooling(hidden, rows, width, setup.dimensions) : meanPooling(hidden, ids, rows, width, setup.dimensions);
       port.postMessage({ vectors } satisfies PassReply, [vectors.buffer]);
     } catch (err) {
       port.postMessage({ error: String(err) } satisfies PassReply);

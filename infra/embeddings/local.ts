@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/embeddings/port.ts';
+import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS, type LocalModel, type LocalModelId } from './local-models.ts';
 import type { PassReply, PassRequest, SessionMessage, SessionSetup } from './local-session.ts';
 
 export interface LocalEmbedderOptions {
-  // Holds model.onnx and tokenizer.json of BAAI/bge-small-en-v1.5 (scripts/lib.sh, ensure_embedding_model).
+  // Holds model.onnx and tokenizer.json of `model` (scripts/lib.sh, ensure_embedding_model).
   modelDir: string;
+  model?: LocalModelId;
   // Sessions of the model, each in a thread of its own and running one pass at a time, and onnxruntime's
   // intra-op threads in each. Defaults by what the process embeds: localEmbedderDefaults.
   sessions?: number;
@@ -19,10 +21,7 @@ export interface LocalEmbedderOptions {
   batchTokens?: number;
 }
 
-const MODEL = 'bge-small-en-v1.5-int8';
-// bge's instruction for retrieval queries; stored texts go in as they are.
-export const QUERY_PREFIX = 'Represent this sentence for searching relevant passages: ';
-// The model has position embeddings for 512 tokens, [CLS] and [SEP] included.
+// Both models have position embeddings for 512 tokens, [CLS] and [SEP] included.
 const MAX_TOKENS = 512;
 // A session's passes hold about this many tokens per intra-op thread. `BENCH_PASS_SIZES= BENCH_PASS_TOKENS=256
 // node bench/embeddings.ts` on the 2-core machine: two sessions of one thread embedded agent memories at 77-82/s
@@ -47,9 +46,9 @@ export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: nu
   return purpose === 'queries' ? { sessions: 1, threads: cores } : { sessions: cores, threads: 1 };
 }
 
-// bge-small-en-v1.5 in this process: onnxruntime on the CPU in worker threads (local-session.ts), the tokenizer
-// in plain JS on the caller's thread. The vector of a text is the last hidden state of its [CLS] token, scaled to
-// unit length (the model's own pooling).
+// A local model (local-models.ts, bge-small-en-v1.5 by default) in this process: onnxruntime on the CPU in worker
+// threads (local-session.ts), the tokenizer in plain JS on the caller's thread. The vector of a text is pooled the
+// model's own way and scaled to unit length. The settings below were measured with bge; e5 has the same shape.
 //
 // Settings measured on the 2-core development machine, idle otherwise, with `node bench/embeddings.ts` (texts/s,
 // best of 3; sentences of 43 tokens, agent memories of 124, texts cut at 512):
@@ -65,14 +64,17 @@ export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: nu
 // onnxruntime's transformer fusions (Attention, SkipLayerNormalization) quantized the same way were slower here.
 export async function createLocalEmbedder({
   modelDir,
+  model = DEFAULT_LOCAL_MODEL,
   sessions = localEmbedderDefaults('documents').sessions,
   threads = localEmbedderDefaults('documents').threads,
   batchSize = 32,
   batchTokens = PASS_TOKENS_PER_THREAD * threads,
 }: LocalEmbedderOptions): Promise<Embedder> {
-  // The tokenizer needs no tokenizer_config.json: bge's settings are all in tokenizer.json.
+  const spec: LocalModel = LOCAL_MODELS[model];
+  const { name, pooling, queryPrefix, documentPrefix } = spec;
+  // The tokenizer needs no tokenizer_config.json: the models' settings are all in tokenizer.json.
   const tokenizer = new Tokenizer(JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8')), {});
-  const pool = await startSessions({ modelPath: join(modelDir, 'model.onnx'), threads, dimensions: EMBEDDING_DIMENSIONS }, sessions);
+  const pool = await startSessions({ modelPath: join(modelDir, 'model.onnx'), threads, dimensions: EMBEDDING_DIMENSIONS, pooling }, sessions);
 
   // [CLS] text [SEP]; the tokenizer does not truncate, so a long text keeps its first tokens and its [SEP].
   function encode(text: string): number[] {
@@ -113,9 +115,10 @@ export async function createLocalEmbedder({
   }
 
   return {
-    model: MODEL,
-    embedDocuments: embed,
-    embedQueries: (texts) => embed(texts.map((text) => QUERY_PREFIX + text)),
+    model: name,
+    ...(spec.nearDuplicate === undefined ? {} : { nearDuplicate: spec.nearDuplicate }),
+    embedDocuments: (texts) => embed(documentPrefix ? texts.map((text) => documentPrefix + text) : texts),
+    embedQueries: (texts) => embed(texts.map((text) => queryPrefix + text)),
     close: pool.close,
   };
 }

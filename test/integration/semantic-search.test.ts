@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findCandidates } from '../../domain/consolidation/detect.ts';
 import { compileFilters, memoryPasses } from '../../domain/memories/filters.ts';
 import { EF_SEARCH, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
@@ -253,5 +254,9 @@ describe('consolidation by meaning', () => {
     expect([proposal.memory_a_id, proposal.memory_b_id].sort()).toEqual([x, y].sort());
     expect(proposal.note).toContain('similar in meaning');
     expect(proposal.score).toBeGreaterThanOrEqual(0.9);
+    // The floor is the model's: the same pair is found again (and known) at bge's, not under a stricter one.
+    const model = 'bge-small-en-v1.5-int8';
+    expect(await findCandidates(stack.orm.em.fork(), b.org.id, 'dedupe', 0.8, { model })).toMatchObject({ proposals: [], alreadyKnown: 1 });
+    expect(await findCandidates(stack.orm.em.fork(), b.org.id, 'dedupe', 0.8, { model, nearDuplicate: Math.min(0.999, proposal.score + 0.01) })).toMatchObject({ proposals: [], alreadyKnown: 0 });
   });
 });

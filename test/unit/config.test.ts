@@ -61,6 +61,7 @@ describe('configuration', () => {
       WRITE_RATE_LIMIT_PER_MINUTE: '0',
       SERVICE_MODE: 'local',
       SMTP_URL: '',
+      EMBEDDING_LOCAL_MODEL: 'e5-small-v2',
     });
     expect(config.PORT).toBe(8080);
     expect(config.publicBaseUrl).toBe('https://mem.example.com');
@@ -68,6 +69,8 @@ describe('configuration', () => {
     expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([0, 1, 2]);
     expect(config.WRITE_RATE_LIMIT_PER_MINUTE).toBe(0);
     expect(config.SMTP_URL).toBeUndefined();
+    expect(config.EMBEDDING_LOCAL_MODEL).toBe('e5-small-v2');
+    expect(loadConfig(secrets).EMBEDDING_LOCAL_MODEL).toBe('bge-small-en-v1.5');
   });
 
   it.each([
@@ -79,6 +82,7 @@ describe('configuration', () => {
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe'],
     ['LLM_PRIMARY_PROVIDER', 'gemini'],
     ['WRITE_RATE_LIMIT_PER_MINUTE', '-1'],
+    ['EMBEDDING_LOCAL_MODEL', 'all-minilm-l6-v2'],
   ])('names the variable at fault: %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));

@@ -1,7 +1,7 @@
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMBEDDING_DIMENSIONS, type Embedder } from '../../domain/embeddings/port.ts';
 import { createLocalEmbedder } from '../../infra/embeddings/local.ts';
 
@@ -124,5 +124,57 @@ describe('the local embedding model', () => {
     } finally {
       await rm(dir, { recursive: true });
     }
+  });
+});
+
+// The other local model (EMBEDDING_LOCAL_MODEL=e5-small-v2), also real: scripts/test.sh fetches it.
+describe('the local e5 model', () => {
+  let e5: Embedder;
+  beforeAll(async () => {
+    const modelDir = process.env.TEST_E5_MODEL_DIR;
+    if (!modelDir) throw new Error('TEST_E5_MODEL_DIR is not set: run the tests with `bash scripts/test.sh`');
+    e5 = await createLocalEmbedder({ modelDir, model: 'e5-small-v2', sessions: 1, threads: 1 });
+  });
+  afterAll(() => e5.close());
+
+  it('records its own name and answers unit vectors of the stored width', async () => {
+    expect(e5.model).toBe('e5-small-v2-int8');
+    for (const v of await e5.embedDocuments(['Alice prefers tea over coffee.', ''])) {
+      expect(v).toHaveLength(EMBEDDING_DIMENSIONS);
+      expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    }
+  });
+
+  it('puts a memory about releases closest to a query about releases', async () => {
+    const memories = ['Deploys to production happen on Tuesdays', 'Alice prefers tea over coffee', 'Our invoices are due within 30 days', 'The office plants are watered by Bob'];
+    // e5's cosines are close together (0.67-0.77 here), and it reads "ship" near invoices: asked as bge is
+    // above, it puts the invoices a hair ahead (0.747 against 0.741).
+    const [query] = await e5.embedQueries(['what day are releases shipped']);
+    const scores = (await e5.embedDocuments(memories)).map((v) => dot(query!, v));
+    expect(scores.indexOf(Math.max(...scores))).toBe(0);
+  });
+
+  // e5 averages over a text's tokens: the padding a longer text in the same pass brings must not count.
+  it('averages over a text\'s own tokens, not the padding of its pass', async () => {
+    const short = 'Bob waters the plants.';
+    const [alone] = await e5.embedDocuments([short]);
+    // Together in one pass (two texts of at most 60 tokens fit in its 256), the short one padded to the long one.
+    const [padded] = await e5.embedDocuments([short, 'The nightly export of the billing tables runs late again. '.repeat(4)]);
+    expect(dot(alone!, padded!)).toBeGreaterThan(0.995);
+  });
+
+  // Consolidation proposes pairs above the model's own floor as duplicates (domain/consolidation/detect.ts).
+  it('names a near-duplicate floor that keeps a paraphrase and leaves out a related statement', async () => {
+    const [allergy, paraphrase, tea, coffee] = await e5.embedDocuments(['The user is allergic to peanuts', 'User has a peanut allergy', 'Alice prefers tea over coffee', 'Bob prefers coffee over tea']);
+    expect(e5.nearDuplicate).toBe(0.95);
+    expect(dot(allergy!, paraphrase!)).toBeGreaterThan(0.95);
+    // 0.93: above the default floor of 0.9, which suits bge, not e5.
+    expect(dot(tea!, coffee!)).toBeLessThan(0.95);
+  });
+
+  it('gives queries and stored texts different instructions', async () => {
+    const [query] = await e5.embedQueries(['deploys happen on Tuesdays']);
+    const [stored] = await e5.embedDocuments(['deploys happen on Tuesdays']);
+    expect(dot(query!, stored!)).toBeLessThan(0.99);
   });
 });
