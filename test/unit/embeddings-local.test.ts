@@ -115,15 +115,17 @@ describe('the local embedding model', () => {
     await expect(closing.embedDocuments(['Deploys happen on Tuesdays.'])).rejects.toThrow(/shutting down/);
   });
 
-  it('refuses to start when a session cannot load the model', async () => {
-    // The tokenizer is there, the model is not: the sessions' threads fail to load it.
+  it('refuses to start without the model, or with another model than the one named', async () => {
+    // The tokenizer is there, the model is not.
     const dir = await mkdtemp(join(tmpdir(), 'no-model-'));
     try {
       await copyFile(join(process.env.EMBEDDING_MODEL_DIR!, 'tokenizer.json'), join(dir, 'tokenizer.json'));
-      await expect(createLocalEmbedder({ modelDir: dir })).rejects.toThrow(/could not be loaded/);
+      await expect(createLocalEmbedder({ modelDir: dir })).rejects.toThrow(/no such file/);
     } finally {
       await rm(dir, { recursive: true });
     }
+    // bge's files, named as e5: its vectors would be recorded as e5's.
+    await expect(createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: 'e5-small-v2' })).rejects.toThrow(/model\.onnx is not e5-small-v2 .*EMBEDDING_LOCAL_MODEL and EMBEDDING_MODEL_DIR/);
   });
 });
 
