@@ -59,7 +59,9 @@ describe('the dashboard', () => {
       await page.getByRole('heading', { name: /1 result for/ }).waitFor();
       await shot(page, `memories-search-${width}`);
 
-      // Search by meaning needs an embedding provider, which this stack has not: the API's message shows.
+      // Search by meaning needs an embedding provider, which this stack has not: the page says so, and a search
+      // by meaning shows the API's message.
+      expect(await page.getByRole('status', { name: 'Meaning search coverage' }).textContent()).toBe('Search by meaning is off on this server: memories are found by their words.');
       await page.getByLabel('By').selectOption('semantic');
       await page.getByRole('button', { name: 'Search' }).click();
       expect(await page.getByRole('alert').textContent()).toMatch(/embedding/i);

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { client, messageOf, type Memory } from '../api.ts';
+import { api, client, messageOf, unwrap, type Memory } from '../api.ts';
 import { Link, usePath } from '../router.tsx';
 import { Empty, ErrorNote, Loading, Pager, useAction, when } from '../ui.tsx';
 
@@ -51,6 +51,7 @@ export function Memories() {
         filters={filters}
         onClear={() => setReload((n) => n + 1)}
       />
+      <MeaningStatus reload={reload} />
       <form
         class="filters"
         aria-label="Filters"
@@ -163,6 +164,41 @@ function AddMemory({ onAdded }: { onAdded: () => void }) {
       <ErrorNote error={error} />
     </form>
   );
+}
+
+// How much of the org search by meaning covers: a memory is found by its meaning once the worker has embedded it
+// (seconds after it is saved), and by its words at once. While some wait, the line is read again every few seconds.
+const STATUS_POLL_MS = 3000;
+function MeaningStatus({ reload }: { reload: number }) {
+  const [text, setText] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const read = () =>
+      api
+        .GET('/api/memories/embeddings')
+        .then(unwrap)
+        .then(({ model, total, embedded, pending }) => {
+          if (!live) return;
+          if (model === null) setText('Search by meaning is off on this server: memories are found by their words.');
+          else if (total === 0) setText('Search by meaning is on: memories are found by their meaning seconds after they are saved.');
+          else if (pending === 0) setText(`Search by meaning covers all ${total.toLocaleString()} ${total === 1 ? 'memory' : 'memories'}.`);
+          else {
+            setText(`Search by meaning covers ${embedded.toLocaleString()} of ${total.toLocaleString()} memories; the newest are found by their words until they are ready.`);
+            timer = setTimeout(read, STATUS_POLL_MS);
+          }
+        }, () => live && setText(null));
+    void read();
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [reload]);
+  return text ? (
+    <p class="muted" role="status" aria-label="Meaning search coverage">
+      {text}
+    </p>
+  ) : null;
 }
 
 type Hit = Memory & { score: number; found_by: string[] };

@@ -1,0 +1,42 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/browser.ts';
+import { shot, signUp } from '../support/dashboard-pages.ts';
+import { startStack, type Stack } from '../support/stack.ts';
+
+// The memories page with the real embedding model: what search by meaning covers, and a search that finds a
+// memory asked for in other words (dashboard.test.ts covers a server without a model).
+let stack: Stack;
+let browser: Browser;
+beforeAll(async () => {
+  [stack, browser] = await Promise.all([startStack({ embeddings: true, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } }), launchChromium()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+});
+
+describe('search by meaning in the dashboard', () => {
+  it('says how many memories it covers, follows the new one until it is ready, and finds it in other words', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    await signUp(page, stack.baseUrl);
+    const status = page.getByRole('status', { name: 'Meaning search coverage' });
+    await page.getByText('Search by meaning is on: memories are found by their meaning seconds after they are saved.').waitFor();
+
+    await page.getByLabel('New memory').fill('Deploys to production happen on Tuesdays');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('link', { name: 'Deploys to production happen on Tuesdays' }).waitFor();
+    // Read again after the save, and again while the memory waits for its vector, with no reload of the page.
+    await page.getByText('Search by meaning covers all 1 memory.').waitFor({ timeout: 30_000 });
+    expect(await status.textContent()).toBe('Search by meaning covers all 1 memory.');
+
+    await page.getByRole('searchbox', { name: 'Search' }).fill('what day are releases shipped');
+    await page.getByLabel('By').selectOption('semantic');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('heading', { name: /1 result for/ }).waitFor();
+    await page.getByText('found by semantic').waitFor();
+    await shot(page, 'memories-meaning-1280');
+    await context.close();
+  }, 90_000);
+});
