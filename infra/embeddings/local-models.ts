@@ -5,8 +5,9 @@
 // - bge-small-en-v1.5, the default, ranks the issue's reference collections above the prototype's bar (hybrid
 //   nDCG@10 on Cranfield and CISI 0.433 and 0.482, bar 0.425 and 0.459); e5 does not (0.410 and 0.444).
 // - e5-small-v2 finds conversational and paraphrased memories better: LoCoMo evidence recall@10 in hybrid 70.0%
-//   against 65.0-65.2%, our paraphrase set's recall@10 0.705 semantic against 0.559. It costs about 9% more CPU
-//   a memory (its `passage: ` prefix is three more tokens).
+//   against 65.0-65.2%, our paraphrase set's recall@10 0.705 semantic against 0.559. It costs 3-9% more CPU a
+//   memory (its `passage: ` prefix is three more tokens), enough to put save-to-vector p95 at 50 saves/s over
+//   2 s on the 2-core benchmark machine.
 export interface LocalModel {
   // Recorded beside every vector (Embedder.model): a switch of model re-embeds in the background.
   name: string;
