@@ -1,7 +1,8 @@
 // Throughput, query latency and memory of the local embedding model (infra/embeddings/local.ts), for choosing
 // its sessions, threads and pass sizes: `node bench/embeddings.ts` with EMBEDDING_MODEL_DIR set (scripts/lib.sh,
-// ensure_embedding_model), and EMBEDDING_LOCAL_MODEL naming the model it holds (default bge-small-en-v1.5). Each configuration runs in a child process of its own, so that RSS is its own. Each
-// set is embedded BENCH_ROUNDS times (default 3) and the best rate counts, which keeps other load on the machine
+// ensure_embedding_model), and EMBEDDING_LOCAL_MODEL naming the model it holds (default bge-small-en-v1.5).
+// Each configuration runs in a child process of its own, so that RSS is its own. Each set is embedded
+// BENCH_ROUNDS times (default 3) and the best rate counts, which keeps other load on the machine
 // out of the figures; BENCH_TEXTS (default 128) scales the sets. BENCH_LAYOUTS (default 1x1,1x2,2x1) picks
 // sessions x threads; BENCH_PASS_SIZES (default 1,8,16,32,64; empty for none) the pass sizes tried without a
 // token limit beside the default passes; BENCH_PASS_TOKENS (e.g. 192,256,384; default none) token limits tried with
