@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DEFAULT_LOCAL_MODEL, LOCAL_MODEL_IDS } from './embeddings/local-models.ts';
+import { localModelSchema } from './embeddings/local-models.ts';
 import { DEFAULT_MAX_INPUT_CHARS, DEFAULT_QUERY_TIMEOUT_MS } from './embeddings/openai.ts';
 import { DEFAULT_BLOCK_CACHE_MB } from '../domain/search/block-cache.ts';
 
@@ -84,7 +84,7 @@ const envSchema = z.object({
   EMBEDDING_PROVIDER: z.enum(['local', 'openai', 'none']).default('local'),
   EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
   // `local`: which model EMBEDDING_MODEL_DIR holds (infra/embeddings/local-models.ts).
-  EMBEDDING_LOCAL_MODEL: z.enum(LOCAL_MODEL_IDS).default(DEFAULT_LOCAL_MODEL),
+  EMBEDDING_LOCAL_MODEL: localModelSchema,
   // `local`: sessions of the model and threads in each; unset, they follow what the process embeds
   // (infra/embeddings/local.ts, localEmbedderDefaults).
   EMBEDDING_SESSIONS: z.coerce.number().int().min(1).max(16).optional(),

@@ -8,6 +8,8 @@
 //   against 65.0-65.2%, our paraphrase set's recall@10 0.705 semantic against 0.559. It costs 3-9% more CPU a
 //   memory (its `passage: ` prefix is three more tokens), enough to put save-to-vector p95 at 50 saves/s over
 //   2 s on the 2-core benchmark machine.
+import { z } from 'zod';
+
 export interface LocalModel {
   // Recorded beside every vector (Embedder.model): a switch of model re-embeds in the background.
   name: string;
@@ -59,11 +61,14 @@ export type LocalModelId = keyof typeof LOCAL_MODELS;
 export const LOCAL_MODEL_IDS = Object.keys(LOCAL_MODELS) as [LocalModelId, ...LocalModelId[]];
 export const DEFAULT_LOCAL_MODEL: LocalModelId = 'bge-small-en-v1.5';
 
-// For the benchmarks, which read EMBEDDING_LOCAL_MODEL themselves (the services read it through infra/config.ts).
+// EMBEDDING_LOCAL_MODEL as infra/config.ts reads it; unset, the default.
+export const localModelSchema = z.enum(LOCAL_MODEL_IDS).default(DEFAULT_LOCAL_MODEL);
+
+// The same, for the benchmarks and scripts/lib.sh, which read the variable themselves (an empty one is unset).
 export function localModelId(value: string | undefined): LocalModelId {
-  if (value === undefined || value === '') return DEFAULT_LOCAL_MODEL;
-  if (!(value in LOCAL_MODELS)) throw new Error(`EMBEDDING_LOCAL_MODEL="${value}": one of ${LOCAL_MODEL_IDS.join(', ')}`);
-  return value as LocalModelId;
+  const parsed = localModelSchema.safeParse(value || undefined);
+  if (!parsed.success) throw new Error(`EMBEDDING_LOCAL_MODEL="${value}": one of ${LOCAL_MODEL_IDS.join(', ')}`);
+  return parsed.data;
 }
 
 // `node infra/embeddings/local-models.ts [id]` prints what scripts/lib.sh needs to fetch that model (the default
