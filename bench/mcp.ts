@@ -91,7 +91,7 @@ await Promise.all(
     try {
       const client = await connect();
       for (let c = 0; c < callsPerSession; c++) {
-        const result = await client.callTool({ name: 'search_memories', arguments: { query: queries[(s * callsPerSession + c) % queries.length]!, k: 5 } });
+        const result = await client.callTool({ name: 'search_memories', arguments: { query: queries[(s * callsPerSession + c) % queries.length]!, k: 5, mode: 'lexical' } });
         if (result.isError) errors++;
       }
       await client.close();

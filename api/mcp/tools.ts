@@ -5,6 +5,7 @@ import { memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
 import { listQuery as runbookQuery, outcomeBody, runbookSchema } from '../procedural/routes.ts';
 import { projectSchema } from '../projects/routes.ts';
 import { recallBody, recallOutcome } from '../recall/routes.ts';
+import { SEARCH_MODES } from '../../domain/search/search.ts';
 
 // One request of the public API as a tool sends it: the MCP layer adds no behaviour of its own, so
 // validation, quotas, rate limits and tenancy are the API's, answered the API's way.
@@ -16,6 +17,17 @@ export interface ApiAnswer {
 export type ApiCall = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) => Promise<ApiAnswer>;
 
 const id = z.object({ id: z.uuid().describe('the memory id') });
+
+// Agents ask in their own words and seldom name a mode, so the tool's search by default is hybrid, as the
+// dashboard's is (the route keeps lexical as its default, per the contract). Where no vector can be had for
+// the query (no model on this server, or the provider down), it answers by words instead of failing: the
+// one place the MCP layer adds behaviour to a route.
+const agentSearchBody = searchBody.extend({
+  mode: z
+    .enum(SEARCH_MODES)
+    .optional()
+    .describe('hybrid when left out (words and meaning; words alone when this server cannot embed the query); lexical: words only (BM25); semantic: meaning only'),
+});
 
 // An API error becomes a tool error an agent can act on: the API's `error` code first, then its message,
 // then what to do (wait Retry-After seconds, upgrade, fix the input).
@@ -54,12 +66,19 @@ export function createMcpServer(call: ApiCall): McpServer {
     'search_memories',
     {
       title: 'Search memories',
-      description: 'Best memories for a query: mode "lexical" (words, BM25), "semantic" (meaning: questions in other words) or "hybrid" (both). Filters: namespace, tags, metadata_filter, created_after/before.',
-      inputSchema: searchBody,
+      description: 'Best memories for a query, asked in any words: by default "hybrid" (words and meaning); mode "lexical" (words, BM25) or "semantic" (meaning alone). Each hit says which lists found it (found_by). Filters: namespace, tags, metadata_filter, created_after/before.',
+      inputSchema: agentSearchBody,
       outputSchema: z.object({ hits: z.array(scoredMemorySchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (input) => toolResult(await call('POST', '/api/memories/search', input), asIs),
+    async (input) => {
+      if (input.mode) return toolResult(await call('POST', '/api/memories/search', input), asIs);
+      const hybrid = await call('POST', '/api/memories/search', { ...input, mode: 'hybrid' });
+      const unavailable = hybrid.status === 503 && (hybrid.body as { error?: string } | null)?.error === 'embeddings_unavailable';
+      const answer = unavailable ? await call('POST', '/api/memories/search', { ...input, mode: 'lexical' }) : hybrid;
+      const result = toolResult(answer, asIs);
+      return { ...result, _meta: { ...result._meta, mode: unavailable ? 'lexical' : 'hybrid' } };
+    },
   );
   server.registerTool(
     'get_memory',

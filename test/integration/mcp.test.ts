@@ -57,8 +57,14 @@ describe('MCP server at /mcp', () => {
     // The same row the REST API shows.
     expect((await stack.api.get(`/api/memories/${saved.id}`, { token: a.token })).body).toMatchObject({ id: saved.id, content: 'Deploys to production happen on Tuesdays' });
 
+    // No mode named: hybrid, which this server (no embedding model) cannot serve, so the words answer.
     const found = await client.callTool({ name: 'search_memories', arguments: { query: 'deploys tuesdays', namespace: 'ops' } });
-    expect((found.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id)).toEqual([saved.id]);
+    expect((found.structuredContent as { hits: { id: string; found_by: string[] }[] }).hits).toMatchObject([{ id: saved.id, found_by: ['lexical'] }]);
+    expect(found._meta).toEqual({ mode: 'lexical' });
+    // A mode the agent names is the route's, failure included.
+    const meaning = await client.callTool({ name: 'search_memories', arguments: { query: 'deploys tuesdays', mode: 'semantic' } });
+    expect(meaning.isError).toBe(true);
+    expect(text(meaning)).toMatch(/^embeddings_unavailable: /);
     const read = await client.callTool({ name: 'get_memory', arguments: { id: saved.id } });
     expect((read.structuredContent as { content: string }).content).toBe('Deploys to production happen on Tuesdays');
     const updated = await client.callTool({ name: 'update_memory', arguments: { id: saved.id, tags: ['deploy', 'schedule'] } });

@@ -1,3 +1,4 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCandidates } from '../../domain/consolidation/detect.ts';
@@ -62,6 +63,17 @@ describe('semantic and hybrid search', () => {
     const hybrid = await search(a, { query: question, mode: 'hybrid', k: 3 });
     expect(hybrid.body.hits[0]).toMatchObject({ id: ids.deploys, found_by: ['semantic'] });
     expect((await search(a, { query: 'what can Dana not eat', mode: 'semantic', k: 1 })).body.hits[0].id).toBe(ids.diet);
+  });
+
+  it("searches by words and meaning for an MCP agent that names no mode", async () => {
+    const client = new Client({ name: 'semantic-search-tests', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers: { authorization: `Bearer ${a.token}` } } }));
+    const asked = await client.callTool({ name: 'search_memories', arguments: { query: 'what day are releases shipped', k: 3 } });
+    expect((asked.structuredContent as { hits: unknown[] }).hits[0]).toMatchObject({ id: ids.deploys, found_by: ['semantic'] });
+    expect(asked._meta).toEqual({ mode: 'hybrid' });
+    const words = await client.callTool({ name: 'search_memories', arguments: { query: 'what day are releases shipped', mode: 'lexical' } });
+    expect(words.structuredContent).toEqual({ hits: [] });
+    await client.close();
   });
 
   it('marks the lists that found each hit in hybrid mode', async () => {
