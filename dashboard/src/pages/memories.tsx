@@ -25,6 +25,8 @@ export function Memories() {
   const [shown, setShown] = useState<Shown | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [reload, setReload] = useState(0);
+  // Whether this server embeds at all (GET /api/memories/embeddings names a model): without one, searches are by words.
+  const [meaning, setMeaning] = useState(true);
 
   useEffect(() => {
     let live = true;
@@ -49,9 +51,10 @@ export function Memories() {
         onResults={(query, hits) => setShown({ kind: 'search', query, hits })}
         onError={setError}
         filters={filters}
+        meaning={meaning}
         onClear={() => setReload((n) => n + 1)}
       />
-      <MeaningStatus reload={reload} />
+      <MeaningStatus reload={reload} onModel={setMeaning} />
       <form
         class="filters"
         aria-label="Filters"
@@ -89,7 +92,7 @@ export function Memories() {
           <button type="button" class="secondary" onClick={() => setReload((n) => n + 1)}>
             Show all memories
           </button>
-          {shown.hits.length === 0 ? <Empty>Nothing matches. Try other words, or the “meaning” mode to find memories that say it differently.</Empty> : <MemoryList memories={shown.hits} />}
+          {shown.hits.length === 0 ? <Empty>{meaning ? 'Nothing matches. Try other words, or the “meaning” mode to find memories that say it differently.' : 'Nothing matches. Try other words.'}</Empty> : <MemoryList memories={shown.hits} />}
         </section>
       ) : null}
       {shown?.kind === 'list' ? (
@@ -169,7 +172,7 @@ function AddMemory({ onAdded }: { onAdded: () => void }) {
 // How much of the org search by meaning covers: a memory is found by its meaning once the worker has embedded it
 // (seconds after it is saved), and by its words at once. While some wait, the line is read again every few seconds.
 const STATUS_POLL_MS = 3000;
-function MeaningStatus({ reload }: { reload: number }) {
+function MeaningStatus({ reload, onModel }: { reload: number; onModel: (embeds: boolean) => void }) {
   const [text, setText] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
@@ -180,6 +183,7 @@ function MeaningStatus({ reload }: { reload: number }) {
         .then(unwrap)
         .then(({ model, total, embedded, pending }) => {
           if (!live) return;
+          onModel(model !== null);
           if (model === null) setText('Search by meaning is off on this server: memories are found by their words.');
           else if (total === 0) setText('Search by meaning is on: memories are found by their meaning seconds after they are saved.');
           else if (pending === 0) setText(`Search by meaning covers all ${total.toLocaleString()} ${total === 1 ? 'memory' : 'memories'}.`);
@@ -203,8 +207,8 @@ function MeaningStatus({ reload }: { reload: number }) {
 
 type Hit = Memory & { score: number; found_by: string[] };
 
-function Search(props: { onResults: (query: string, hits: Hit[]) => void; onError: (error: string | null) => void; onClear: () => void; filters: Filters }) {
-  const { onResults, onError, onClear, filters } = props;
+function Search(props: { onResults: (query: string, hits: Hit[]) => void; onError: (error: string | null) => void; onClear: () => void; filters: Filters; meaning: boolean }) {
+  const { onResults, onError, onClear, filters, meaning } = props;
   const { busy, error, run } = useAction();
   useEffect(() => onError(error), [error]);
   return (
@@ -224,10 +228,15 @@ function Search(props: { onResults: (query: string, hits: Hit[]) => void; onErro
       </label>
       <label>
         By
-        <select name="mode" defaultValue="hybrid">
-          <option value="hybrid">words and meaning</option>
+        {/* Keyed so that learning the server has no model resets the choice to words, the one that can work. */}
+        <select name="mode" key={meaning ? 'meaning' : 'words'} defaultValue={meaning ? 'hybrid' : 'lexical'}>
+          <option value="hybrid" disabled={!meaning}>
+            words and meaning
+          </option>
           <option value="lexical">words</option>
-          <option value="semantic">meaning</option>
+          <option value="semantic" disabled={!meaning}>
+            meaning
+          </option>
         </select>
       </label>
       <button type="submit" disabled={busy}>
