@@ -5,6 +5,8 @@
 // Each turn is saved as one memory ("Speaker: text", a shared photo's caption appended), one namespace per
 // conversation; every question is searched in its conversation's namespace (k 10) in each mode, and a question
 // scores the share of its evidence turns found. Category 5 (adversarial: questions with no answer) is left out.
+// LOCOMO_ORGS=conversation saves each conversation into an org of its own instead, so that BM25's statistics
+// (document frequencies, mean length) are the conversation's rather than the ten conversations' together.
 import { readFileSync } from 'node:fs';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
@@ -54,14 +56,19 @@ const questions = samples.flatMap((s) =>
 );
 
 const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
-const { token } = await paidOrg(api, 'locomo');
+const orgPerConversation = process.env.LOCOMO_ORGS === 'conversation';
+const tokens = new Map<string, string>();
+for (const namespace of new Set(memories.map((m) => m.namespace))) {
+  if (orgPerConversation || tokens.size === 0) tokens.set(namespace, (await paidOrg(api, 'locomo')).token);
+  else tokens.set(namespace, tokens.values().next().value!);
+}
 await closedLoop(16, memories.length, async (i) => {
   const m = memories[i]!;
-  const res = await api.post('/api/memories', { token, body: { content: m.content, namespace: m.namespace, metadata: { ref: m.ref } } });
+  const res = await api.post('/api/memories', { token: tokens.get(m.namespace)!, body: { content: m.content, namespace: m.namespace, metadata: { ref: m.ref } } });
   if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
 });
-await untilEmbedded(api, token);
-console.log(`LoCoMo: ${memories.length} turns in ${samples.length} conversations, ${questions.length} questions`);
+for (const token of new Set(tokens.values())) await untilEmbedded(api, token);
+console.log(`LoCoMo: ${memories.length} turns in ${samples.length} conversations (${orgPerConversation ? 'an org each' : 'one org'}), ${questions.length} questions`);
 
 console.log(`| mode | evidence recall@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);
 console.log(`|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}`);
@@ -69,7 +76,7 @@ for (const mode of MODES) {
   const recall: number[] = [];
   await closedLoop(2, questions.length, async (i) => {
     const q = questions[i]!;
-    const res = await api.post('/api/memories/search', { token, body: { query: q.question, k: K, mode, namespace: q.namespace } });
+    const res = await api.post('/api/memories/search', { token: tokens.get(q.namespace)!, body: { query: q.question, k: K, mode, namespace: q.namespace } });
     if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}: ${res.text}`);
     const found = (res.body.hits as { metadata: { ref: string } }[]).filter((h) => q.evidence.has(h.metadata.ref)).length;
     recall[i] = found / q.evidence.size;
