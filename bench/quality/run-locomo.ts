@@ -5,8 +5,10 @@
 // Each turn is saved as one memory ("Speaker: text", a shared photo's caption appended), one namespace per
 // conversation; every question is searched in its conversation's namespace (k 10) in each mode, and a question
 // scores the share of its evidence turns found. Category 5 (adversarial: questions with no answer) is left out.
-// LOCOMO_ORGS=conversation saves each conversation into an org of its own instead, so that BM25's statistics
-// (document frequencies, mean length) are the conversation's rather than the ten conversations' together.
+// Each session is a thread, as a conversation capture saves it (metadata.parent_ref, chunk_index: the turn's
+// number), so a turn is searched with the turns before it (domain/embeddings/thread-context.ts); LOCOMO_THREADS=none
+// saves the turns alone. LOCOMO_ORGS=conversation saves each conversation into an org of its own instead, so that
+// BM25's statistics (document frequencies, mean length) are the conversation's rather than the ten conversations'.
 import { readFileSync } from 'node:fs';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
@@ -40,6 +42,8 @@ const memories = samples.flatMap((s) =>
       namespace: `locomo-${s.sample_id}`,
       content: `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`,
       ref: `${s.sample_id}/${t.dia_id}`,
+      // dia_id is "D<session>:<turn>".
+      thread: { parent_ref: `${s.sample_id}/${t.dia_id.split(':')[0]}`, chunk_index: Number(t.dia_id.split(':')[1]) },
     })),
 );
 // Evidence is written "D3:5"; a few entries hold several ids or stray spaces.
@@ -57,6 +61,7 @@ const questions = samples.flatMap((s) =>
 
 const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
 const orgPerConversation = process.env.LOCOMO_ORGS === 'conversation';
+const threads = process.env.LOCOMO_THREADS !== 'none';
 const tokens = new Map<string, string>();
 for (const namespace of new Set(memories.map((m) => m.namespace))) {
   if (orgPerConversation || tokens.size === 0) tokens.set(namespace, (await paidOrg(api, 'locomo')).token);
@@ -64,11 +69,11 @@ for (const namespace of new Set(memories.map((m) => m.namespace))) {
 }
 await closedLoop(16, memories.length, async (i) => {
   const m = memories[i]!;
-  const res = await api.post('/api/memories', { token: tokens.get(m.namespace)!, body: { content: m.content, namespace: m.namespace, metadata: { ref: m.ref } } });
+  const res = await api.post('/api/memories', { token: tokens.get(m.namespace)!, body: { content: m.content, namespace: m.namespace, metadata: { ref: m.ref, ...(threads ? m.thread : {}) } } });
   if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
 });
 for (const token of new Set(tokens.values())) await untilEmbedded(api, token);
-console.log(`LoCoMo: ${memories.length} turns in ${samples.length} conversations (${orgPerConversation ? 'an org each' : 'one org'}), ${questions.length} questions`);
+console.log(`LoCoMo: ${memories.length} turns in ${samples.length} conversations (${orgPerConversation ? 'an org each' : 'one org'}, ${threads ? 'a thread per session' : 'no threads'}), ${questions.length} questions`);
 
 console.log(`| mode | evidence recall@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);
 console.log(`|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}`);

@@ -102,11 +102,12 @@ function exactDuplicates(items: Scanned[]): { representatives: Scanned[]; pairs:
   return { representatives, pairs };
 }
 
-// The scanned memories' vectors of `model`, as unit vectors by memory id.
+// The scanned memories' vectors of `model`, as unit vectors by memory id: their texts' own, without the context a
+// chunk of a thread is searched with (what two memories say is what makes them duplicates).
 async function vectorsOf(em: EntityManager, orgId: string, ids: string[], model: string): Promise<Map<string, Float32Array>> {
   const rows = await query(
     em,
-    sql<{ memory_id: string; embedding: string }>`select memory_id, embedding::text as embedding from memory_embeddings
+    sql<{ memory_id: string; embedding: string }>`select memory_id, coalesce(text_embedding, embedding)::text as embedding from memory_embeddings
       where org_id = ${orgId} and memory_id = any(${ids}::uuid[]) and model = ${model}`,
   );
   return new Map(rows.map((r) => [r.memory_id, Float32Array.from(JSON.parse(r.embedding) as number[])]));

@@ -6,6 +6,7 @@ import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
 import { vectorLiteral } from '../search/semantic.ts';
 import { ownIndexServes } from '../search/vector-indexes.ts';
+import { chunksAfter, contextsOf, parseVector, withContext } from './thread-context.ts';
 
 // The memories' vectors in memory_embeddings (migrations/0011_embeddings.ts). A vector is keyed by the md5
 // of the text it was made from, computed by PostgreSQL, so a row whose text changed since is never taken
@@ -18,6 +19,8 @@ interface Subject {
   id: string;
   content: string;
   hash: string;
+  // A chunk of a thread (metadata.parent_ref), searched with its context (thread-context.ts).
+  thread: boolean;
 }
 
 export interface EmbedOutcome {
@@ -37,7 +40,8 @@ export const noOutcome = (): EmbedOutcome => ({ embedded: 0, reused: 0, current:
 export async function embedMemories(em: EntityManager, embedder: Embedder, orgId: string, ids: string[]): Promise<EmbedOutcome> {
   const rows = await query(
     em,
-    sql<Subject>`select id, content, md5(content) as hash from memories where org_id = ${orgId} and id = any(${ids}::uuid[]) and superseded_by is null`,
+    sql<Subject>`select id, content, md5(content) as hash, metadata ? 'parent_ref' as thread from memories
+      where org_id = ${orgId} and id = any(${ids}::uuid[]) and superseded_by is null`,
   );
   return embedSubjects(em, embedder, orgId, rows);
 }
@@ -53,8 +57,8 @@ const cursorOf = (row: { created_at: string | Date; id: string }): string => `${
 // memory's vector is looked up by its key (OFFSET 0, as in memoryPasses): as an anti-join, an org the statistics
 // do not know yet (estimated at one row) read all its vectors again for each memory of the page.
 export const pageWithoutVectors = (live: RawBuilder<unknown>, orgId: string, model: string, end: { created_at: string | Date; id: string }, size: number) =>
-  sql<Subject & { created_at: string | Date; n: number }>`select x.id, x.content, md5(x.content) as hash, x.created_at, x.n::int from (
-      select id, content, created_at, row_number() over (order by created_at, id) as n from memories
+  sql<Subject & { created_at: string | Date; n: number }>`select x.id, x.content, md5(x.content) as hash, x.thread, x.created_at, x.n::int from (
+      select id, content, metadata ? 'parent_ref' as thread, created_at, row_number() over (order by created_at, id) as n from memories
        where ${live} and (created_at, id) <= (${toDate(end.created_at).toISOString()}::timestamptz, ${end.id}::uuid)) x
      where not exists (select 1 from memory_embeddings e
                         where e.org_id = ${orgId} and e.memory_id = x.id and e.model = ${model} and e.content_hash = md5(x.content) offset 0)
@@ -90,16 +94,17 @@ export async function embedPage(
 }
 
 // Writes vectors (pgvector's text form) for memories that still hold the text they were computed from, each into
-// the one HNSW index that serves its org (domain/search/vector-indexes.ts). Each
+// the one HNSW index that serves its org (domain/search/vector-indexes.ts); `text`, for a chunk of a thread, is its
+// text's own vector, `vector` then being the one mixed with its context. Each
 // memory is probed by its key (OFFSET 0, as in memoryPasses): joined instead, an org the statistics do not know
 // yet (estimated at one row) got a hash of all its memories, with an md5 of each, for every batch written.
-export const vectorsWrite = (orgId: string, model: string, rows: { id: string; hash: string; vector: string }[]) =>
-  sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding, own_index)
-    select u.id, ${orgId}, ${model}, u.h, u.v::vector, ${ownIndexServes(orgId)}
-      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[]) as u(id, h, v)
+export const vectorsWrite = (orgId: string, model: string, rows: { id: string; hash: string; vector: string; text?: string | undefined }[]) =>
+  sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding, text_embedding, own_index)
+    select u.id, ${orgId}, ${model}, u.h, u.v::vector, u.t::vector, ${ownIndexServes(orgId)}
+      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[], ${rows.map((r) => r.text ?? null)}::text[]) as u(id, h, v, t)
      where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.id and md5(m.content) = u.h offset 0)
-    on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding, embedded_at = now(),
-      own_index = excluded.own_index`;
+    on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding,
+      text_embedding = excluded.text_embedding, embedded_at = now(), own_index = excluded.own_index`;
 
 async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: string, rows: Subject[]): Promise<EmbedOutcome> {
   const outcome = noOutcome();
@@ -113,13 +118,18 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const currentHash = new Map(have.map((h) => [h.memory_id, h.content_hash]));
   const todo = rows.filter((r) => currentHash.get(r.id) !== r.hash);
   outcome.current = rows.length - todo.length;
-  if (todo.length === 0) return outcome;
+  // Current memories named again: a chunk before them was deleted or edited, or they moved in or out of a thread.
+  const renamed = rows.filter((r) => currentHash.get(r.id) === r.hash).map((r) => r.id);
+  if (todo.length === 0) {
+    await writeInContext(em, orgId, model, new Map(), renamed);
+    return outcome;
+  }
 
   // Identical text gets the vector it already has elsewhere in the org; the model runs once per new text.
   const hashes = [...new Set(todo.map((r) => r.hash))];
   const known = await query(
     em,
-    sql<{ content_hash: string; embedding: string }>`select distinct on (content_hash) content_hash, embedding::text as embedding from memory_embeddings
+    sql<{ content_hash: string; embedding: string }>`select distinct on (content_hash) content_hash, coalesce(text_embedding, embedding)::text as embedding from memory_embeddings
       where org_id = ${orgId} and model = ${model} and content_hash = any(${hashes}::text[])`,
   );
   const vectorOf = new Map(known.map((k) => [k.content_hash, k.embedding]));
@@ -128,8 +138,9 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const refused = new Set<string>();
   // Written only where the memory still has the text that was embedded; a later edit removes the row again
   // and signals the curator, so a race with an edit ends with the newer text's vector.
+  // Chunks of threads wait for the whole batch: their context may be in it.
   const write = async (hashesDone: Set<string>) => {
-    const rows = todo.filter((r) => hashesDone.has(r.hash) && !refused.has(r.hash));
+    const rows = todo.filter((r) => !r.thread && hashesDone.has(r.hash) && !refused.has(r.hash));
     if (rows.length === 0) return;
     await query(em, vectorsWrite(orgId, model, rows.map((r) => ({ id: r.id, hash: r.hash, vector: vectorOf.get(r.hash)! }))));
   };
@@ -144,11 +155,46 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
     writing = write(new Set(chunk));
   }
   await writing;
+  const chunks = todo.filter((r) => r.thread && !refused.has(r.hash));
+  await writeInContext(em, orgId, model, new Map(chunks.map((r) => [r.id, { hash: r.hash, text: vectorOf.get(r.hash)! }])), renamed);
   outcome.embedded = fresh.length - refused.size;
   outcome.refused = todo.filter((r) => refused.has(r.hash)).length;
   outcome.reused = todo.length - outcome.refused - outcome.embedded;
   return outcome;
 }
+
+// Writes the vectors of thread chunks with their context (thread-context.ts): `embedded`, the chunks whose text
+// vectors were just computed or reused (by id); `renamed`, memories named again that already had a current vector;
+// and the chunks after either, whose context they are. A memory named again outside any thread gets back its
+// text's vector, should it have left a thread. A vector that would not change is not written again.
+async function writeInContext(em: EntityManager, orgId: string, model: string, embedded: Map<string, { hash: string; text: string }>, renamed: string[]): Promise<void> {
+  if (embedded.size + renamed.length === 0) return;
+  const after = await chunksAfter(em, orgId, [...embedded.keys(), ...renamed]);
+  const contexts = await contextsOf(em, orgId, model, [...embedded.keys(), ...renamed, ...after]);
+  const rows: { id: string; hash: string; vector: string; text: string }[] = [];
+  for (const [id, context] of contexts) {
+    const fresh = embedded.get(id);
+    const own = fresh?.text ?? context.own;
+    // Without a current vector of its own text, the memory waits for its turn in the curator.
+    if (own === null) continue;
+    const before = context.before.map((b) => (embedded.get(b.id)?.hash === b.hash ? embedded.get(b.id)!.text : b.vector)).filter((v) => v !== null);
+    const mixed = withContext(parseVector(own), before.map(parseVector));
+    if (!fresh && context.searched !== null && sameVector(parseVector(context.searched), mixed)) continue;
+    rows.push({ id, hash: fresh?.hash ?? context.hash, vector: vectorLiteral(mixed), text: own });
+  }
+  if (rows.length > 0) await query(em, vectorsWrite(orgId, model, rows));
+  const outside = renamed.filter((id) => !contexts.has(id));
+  if (outside.length > 0) {
+    await query(
+      em,
+      sql`update memory_embeddings set embedding = text_embedding, text_embedding = null
+        where org_id = ${orgId} and memory_id = any(${outside}::uuid[]) and text_embedding is not null`,
+    );
+  }
+}
+
+// Equal as stored (single precision).
+const sameVector = (a: Float32Array, b: Float32Array): boolean => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]!) < 1e-6);
 
 // The texts' vectors, null for each text the provider refuses: a refused batch is split in halves until the
 // refused texts stand alone, so one bad text costs its batch a few more requests, not its vectors.

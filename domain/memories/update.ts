@@ -7,6 +7,7 @@ import { patchObject } from '../metadata.ts';
 import { indexContent, unindexMemories } from '../search/postings.ts';
 import { curateJob } from '../embeddings/curate.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
+import { chunksAfter } from '../embeddings/thread-context.ts';
 import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
 import { byokOf } from '../llm/port.ts';
 import { escrowInsert } from '../llm/escrow.ts';
@@ -96,6 +97,11 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
     }
   }
   const tags = patch.tags !== undefined ? [...new Set(patch.tags)] : current.tags;
+  // A chunk moved into, out of or within a thread: its vector and those of the chunks after its old place are mixed
+  // with their new context by the curator (domain/embeddings/thread-context.ts).
+  if (['parent_ref', 'chunk_index'].some((key) => JSON.stringify(current.metadata[key]) !== JSON.stringify(metadata[key]))) {
+    enqueueJob(tx, curateJob(caller.orgId, [id, ...(await chunksAfter(tx, caller.orgId, [id]))]));
+  }
 
   const updated = await queryOne(
     tx,

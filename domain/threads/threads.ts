@@ -97,14 +97,29 @@ async function pageRefs(em: EntityManager, orgId: string, inNamespace: RawBuilde
   }
 }
 
-// Chunks in metadata.chunk_index order when present (numbers only), then by creation.
+// A chunk's place in its thread (memories aliased `m`): metadata.chunk_index when it is a number, chunks without
+// one after those with one, then creation. memories_thread_order_idx (migrations/0020) indexes these columns, so
+// a thread read in order, or the chunks next to one, is an index range.
+// `alias` names the memories row in the statement.
+const chunkKey = (alias: string) => {
+  const m = sql.raw(alias);
+  return sql`coalesce(case when jsonb_typeof(${m}.metadata->'chunk_index') = 'number' then (${m}.metadata->>'chunk_index')::numeric end, 'Infinity')`;
+};
+export const threadPosition = (alias: string) => sql`(${chunkKey(alias)}, ${sql.raw(alias)}.created_at, ${sql.raw(alias)}.id)`;
+export const threadOrder = (alias: string, direction: 'asc' | 'desc') => {
+  const [m, d] = [sql.raw(alias), sql.raw(direction)];
+  return sql`${chunkKey(alias)} ${d}, ${m}.created_at ${d}, ${m}.id ${d}`;
+};
+// The live chunks of the thread `ref` (a text expression), as a condition on `m`.
+export const inThread = (orgId: string, ref: RawBuilder<unknown>) =>
+  sql`m.org_id = ${orgId} and m.superseded_by is null and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = ${ref}`;
+
+// Chunks in thread order.
 export async function getThread(em: EntityManager, orgId: string, ref: string): Promise<Thread> {
   const chunks = await query(
     em,
     sql<{ id: string; content: string; metadata: Record<string, unknown> }>`
-      select id, content, metadata from memories
-       where org_id = ${orgId} and superseded_by is null and metadata ? 'parent_ref' and metadata->>'parent_ref' = ${ref}
-       order by case when jsonb_typeof(metadata->'chunk_index') = 'number' then (metadata->>'chunk_index')::numeric end asc nulls last, created_at, id`,
+      select m.id, m.content, m.metadata from memories m where ${inThread(orgId, sql`${ref}::text`)} order by ${threadOrder('m', 'asc')}`,
   );
   if (chunks.length > 0) return { parentRef: ref, chunks };
   if (isUuid(ref)) {

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseVector, withContext } from '../../domain/embeddings/thread-context.ts';
+import { query, sql } from '../../domain/sql.ts';
+import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+// Thread context in semantic search, against the real stack (the bundled model, PostgreSQL with pgvector, the
+// org's curator): a chunk of a thread is searched by its text mixed with the two chunks before it.
+let stack: Stack;
+let a: SignedUp;
+
+beforeAll(async () => {
+  stack = await startStack({ embeddings: true, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  a = await signUp(stack.api);
+}, 120_000);
+afterAll(async () => stack?.close());
+
+const save = async (content: string, metadata?: Record<string, unknown>): Promise<string> => {
+  const res = await stack.api.post('/api/memories', { token: a.token, body: { content, namespace: 'chat', ...(metadata ? { metadata } : {}) } });
+  expect(res.status).toBe(201);
+  return res.body.id;
+};
+const turn = (thread: string, index: number) => ({ parent_ref: thread, chunk_index: index });
+
+interface Stored {
+  searched: Float32Array;
+  text: Float32Array | null;
+}
+async function vectors(ids: string[]): Promise<Map<string, Stored>> {
+  const rows = await query(
+    stack.orm.em.fork(),
+    sql<{ memory_id: string; embedding: string; text_embedding: string | null }>`select memory_id, embedding::text as embedding, text_embedding::text as text_embedding
+      from memory_embeddings where org_id = ${a.org.id} and memory_id = any(${ids}::uuid[])`,
+  );
+  return new Map(rows.map((r) => [r.memory_id, { searched: parseVector(r.embedding), text: r.text_embedding === null ? null : parseVector(r.text_embedding) }]));
+}
+// Waits until `id`'s searched vector is its text's vector mixed with the texts of `before`, and returns them.
+async function mixedWith(id: string, before: string[]): Promise<Map<string, Stored>> {
+  return eventually(async () => {
+    const stored = await vectors([id, ...before]);
+    const own = stored.get(id);
+    if (!own?.text || before.some((b) => !stored.get(b)?.text)) return false;
+    const expected = withContext(own.text, before.map((b) => stored.get(b)!.text!));
+    return near(own.searched, expected) && stored;
+  }, 60_000);
+}
+const near = (x: Float32Array, y: Float32Array) => x.every((v, i) => Math.abs(v - y[i]!) < 1e-5);
+
+describe('thread context in semantic search', () => {
+  it('searches a turn with the two before it, so an answer is found by its question', async () => {
+    const question = await save('Jordan: What did you name the puppy you adopted in March?', turn('t1', 0));
+    const answer = await save('Riley: Biscuit! He already knows how to sit.', turn('t1', 1));
+    // The same text outside any thread is searched by its words alone.
+    const alone = await save('Riley: Biscuit! He already knows how to sit.');
+    const stored = await mixedWith(answer, [question]);
+    // The first turn has no context: its searched vector is its text's.
+    expect(near(stored.get(question)!.searched, stored.get(question)!.text!)).toBe(true);
+    const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: "what is Riley's dog called", mode: 'semantic', k: 5 } });
+    const score = (id: string) => res.body.hits.find((h: { id: string }) => h.id === id)?.score as number;
+    expect(score(answer)).toBeGreaterThan(score(alone));
+    // The copy outside the thread reused the turn's text vector: no context, and no second run of the model.
+    const copy = (await vectors([alone])).get(alone)!;
+    expect(copy.text).toBeNull();
+    expect(near(copy.searched, stored.get(answer)!.text!)).toBe(true);
+  });
+
+  it('mixes a turn saved before the one it follows again once that one arrives, and again when it is deleted', async () => {
+    const first = await save('Sam: I am training for the Berlin marathon in September.', turn('t2', 0));
+    const third = await save('Sam: Mostly long runs by the river before work.', turn('t2', 2));
+    await mixedWith(third, [first]);
+    const second = await save('Alex: How do you fit the training into your week?', turn('t2', 1));
+    await mixedWith(third, [second, first]);
+    expect((await stack.api.delete(`/api/memories/${second}`, { token: a.token })).status).toBe(204);
+    await mixedWith(third, [first]);
+  });
+
+  it('follows a chunk that moves within or out of its thread', async () => {
+    const one = await save('Kim: The quarterly report is due on Friday.', turn('t3', 0));
+    const two = await save('Lee: I will send the sales figures tomorrow.', turn('t3', 1));
+    const three = await save('Kim: Great, then I can draft the summary.', turn('t3', 2));
+    await mixedWith(three, [two, one]);
+    // `three` moves to the front: it loses its context, and the others take it as theirs.
+    expect((await stack.api.patch(`/api/memories/${three}`, { token: a.token, body: { metadata: { chunk_index: -1 } } })).status).toBe(200);
+    await mixedWith(one, [three]);
+    await mixedWith(two, [one, three]);
+    await mixedWith(three, []);
+    // Out of the thread, `two` is searched by its text alone again.
+    const before = (await vectors([two])).get(two)!;
+    expect((await stack.api.patch(`/api/memories/${two}`, { token: a.token, body: { metadata: { parent_ref: null } } })).status).toBe(200);
+    await eventually(async () => {
+      const stored = (await vectors([two])).get(two)!;
+      return stored.text === null && near(stored.searched, before.text!);
+    }, 60_000);
+  });
+});
