@@ -206,7 +206,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       write: false,
       summary: 'Search by words (BM25), by meaning, or both; best first',
       description:
-        'A memory is found lexically from the moment its save answers, and semantically once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog).',
+        'A memory is found lexically from the moment its save answers, and semantically once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog). A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers.',
       body: searchBody,
       responses: {
         200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },

@@ -18,8 +18,8 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
   await em.transactional(async (tx) => {
     const row = await queryOne(
       tx,
-      sql<{ content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null }>`
-        select m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by
+      sql<{ content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null; thread: boolean }>`
+        select m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by, m.metadata ? 'parent_ref' as thread
           from ${MEMORIES_IN_NAMESPACES}
          where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
     );
@@ -34,7 +34,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
     await unindexMemories(tx, caller.orgId, [id]);
     await forgetEmbeddings(tx, caller.orgId, [id]);
     // The chunks after it in its thread were searched with it as context: the curator mixes theirs again.
-    const after = await chunksAfter(tx, caller.orgId, [id]);
+    const after = row.thread ? await chunksAfter(tx, caller.orgId, [id]) : [];
     if (after.length > 0) enqueueJob(tx, curateJob(caller.orgId, after));
     await query(tx, sql`delete from memories where org_id = ${caller.orgId} and id = ${id}`);
     await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len }, row.superseded_by !== null);
