@@ -167,22 +167,35 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
 // vectors were just computed or reused (by id); `renamed`, memories named again that already had a current vector;
 // and the chunks after either, whose context they are. A memory named again outside any thread gets back its
 // text's vector, should it have left a thread. A vector that would not change is not written again.
-async function writeInContext(em: EntityManager, orgId: string, model: string, embedded: Map<string, { hash: string; text: string }>, renamed: string[]): Promise<void> {
+// A chunk before one of them may lack a vector while another activity of the curator embeds it: should that one
+// have read this batch's chunks before they were written, it could not mix them in, so those chunks' contexts are
+// read once more after the write (`recheck`), and whichever write comes last sees the other.
+async function writeInContext(
+  em: EntityManager,
+  orgId: string,
+  model: string,
+  embedded: Map<string, { hash: string; text: string }>,
+  renamed: string[],
+  recheck = false,
+): Promise<void> {
   if (embedded.size + renamed.length === 0) return;
-  const after = await chunksAfter(em, orgId, [...embedded.keys(), ...renamed]);
+  const after = recheck ? [] : await chunksAfter(em, orgId, [...embedded.keys(), ...renamed]);
   const contexts = await contextsOf(em, orgId, model, [...embedded.keys(), ...renamed, ...after]);
   const rows: { id: string; hash: string; vector: string; text: string }[] = [];
+  const partial: string[] = [];
   for (const [id, context] of contexts) {
     const fresh = embedded.get(id);
     const own = fresh?.text ?? context.own;
     // Without a current vector of its own text, the memory waits for its turn in the curator.
     if (own === null) continue;
-    const before = context.before.map((b) => (embedded.get(b.id)?.hash === b.hash ? embedded.get(b.id)!.text : b.vector)).filter((v) => v !== null);
-    const mixed = withContext(parseVector(own), before.map(parseVector));
+    const before = context.before.map((b) => (embedded.get(b.id)?.hash === b.hash ? embedded.get(b.id)!.text : b.vector));
+    const mixed = withContext(parseVector(own), before.filter((v) => v !== null).map(parseVector));
     if (!fresh && context.searched !== null && sameVector(parseVector(context.searched), mixed)) continue;
     rows.push({ id, hash: fresh?.hash ?? context.hash, vector: vectorLiteral(mixed), text: own });
+    if (before.includes(null)) partial.push(id);
   }
   if (rows.length > 0) await query(em, vectorsWrite(orgId, model, rows));
+  if (partial.length > 0 && !recheck) await writeInContext(em, orgId, model, new Map(), partial, true);
   const outside = renamed.filter((id) => !contexts.has(id));
   if (outside.length > 0) {
     await query(

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseVector, withContext } from '../../domain/embeddings/thread-context.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { spawnService, type ServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/stack.ts';
@@ -43,6 +44,17 @@ const call = async (api: ServiceProcess, method: 'GET' | 'POST', path: string, t
 };
 const status = async (api: ServiceProcess, token: string) => (await call(api, 'GET', '/api/memories/embeddings', token)).body;
 const models = async () => (await db.query<{ model: string; n: number }>('select model, count(*)::int as n from memory_embeddings group by model order by model')).rows;
+// Whether the second chunk of a thread is searched mixed with the first, both by `model`.
+async function inContext(first: string, second: string, model: string): Promise<boolean> {
+  const rows = (await db.query<{ memory_id: string; model: string; embedding: string; text_embedding: string }>(
+    'select memory_id, model, embedding::text as embedding, text_embedding::text as text_embedding from memory_embeddings where memory_id = any($1::uuid[])',
+    [[first, second]],
+  )).rows;
+  const [a, b] = [rows.find((r) => r.memory_id === first), rows.find((r) => r.memory_id === second)];
+  if (!a || !b || a.model !== model || b.model !== model) return false;
+  const expected = withContext(parseVector(b.text_embedding), [parseVector(a.text_embedding)]);
+  return parseVector(b.embedding).every((x, i) => Math.abs(x - expected[i]!) < 1e-5);
+}
 
 describe('a switch of the local model', () => {
   it('re-embeds the org in the background, and semantic search answers by the new model', async () => {
@@ -57,17 +69,24 @@ describe('a switch of the local model', () => {
       expect(res.status).toBe(201);
       ids.push(res.body.id);
     }
+    // A thread of two turns: the second is searched with the first as its context, by either model.
+    const turns: string[] = [];
+    for (const [i, content] of ['Mia: Where are you moving next year?', 'Noah: Lisbon, in June.'].entries()) {
+      turns.push((await call(api, 'POST', '/api/memories', token, { content, metadata: { parent_ref: 'move', chunk_index: i } })).body.id);
+    }
     await eventually(async () => (await status(api, token)).pending === 0, 60_000);
-    expect(await status(api, token)).toMatchObject({ model: 'bge-small-en-v1.5-int8', total: 4, embedded: 4 });
+    expect(await status(api, token)).toMatchObject({ model: 'bge-small-en-v1.5-int8', total: 6, embedded: 6 });
+    expect(await inContext(turns[0]!, turns[1]!, 'bge-small-en-v1.5-int8')).toBe(true);
 
     await stopAll();
     api = await start(e5());
     // The new model is the one in use at once; the org's vectors are of the old one until the backfill reaches them.
     expect((await status(api, token)).model).toBe('e5-small-v2-int8');
     await eventually(async () => (await status(api, token)).pending === 0, 90_000);
-    expect(await status(api, token)).toMatchObject({ model: 'e5-small-v2-int8', total: 4, embedded: 4 });
+    expect(await status(api, token)).toMatchObject({ model: 'e5-small-v2-int8', total: 6, embedded: 6 });
     // Each memory's vector was replaced, not added to.
-    expect(await models()).toEqual([{ model: 'e5-small-v2-int8', n: 4 }]);
+    expect(await models()).toEqual([{ model: 'e5-small-v2-int8', n: 6 }]);
+    expect(await inContext(turns[0]!, turns[1]!, 'e5-small-v2-int8')).toBe(true);
 
     const res = await call(api, 'POST', '/api/memories/search', token, { query: 'what day are releases shipped', mode: 'semantic', k: 2 });
     expect(res.status).toBe(200);
