@@ -11,6 +11,10 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration0020ThreadContext extends Migration {
   override up(): void {
     this.addSql(`alter table memory_embeddings add column if not exists text_embedding vector(384)`);
+    // A row with both vectors (3.1 KB) is past PostgreSQL's 2 KB threshold for moving values out of line: one
+    // vector then went to the TOAST table, a second insert on every write and a second read on every exact scan.
+    // Rows up to a page's size stay whole.
+    this.addSql(`alter table memory_embeddings set (toast_tuple_target = 8160)`);
     this.addSql(
       `create index if not exists memories_thread_order_idx on memories (org_id, (metadata->>'parent_ref'),
          (coalesce(case when jsonb_typeof(metadata->'chunk_index') = 'number' then (metadata->>'chunk_index')::numeric end, 'Infinity')), created_at, id)

@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
 import { vectorLiteral } from '../search/semantic.ts';
 import { ownIndexServes } from '../search/vector-indexes.ts';
-import { chunksAfter, contextsOf, parseVector, withContext } from './thread-context.ts';
+import { chunksAfter, contextsOf, parseVector, withContext, type ChunkContext } from './thread-context.ts';
 
 // The memories' vectors in memory_embeddings (migrations/0011_embeddings.ts). A vector is keyed by the md5
 // of the text it was made from, computed by PostgreSQL, so a row whose text changed since is never taken
@@ -119,11 +119,16 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const todo = rows.filter((r) => currentHash.get(r.id) !== r.hash);
   outcome.current = rows.length - todo.length;
   // Current memories named again: a chunk before them was deleted or edited, or they moved in or out of a thread.
-  const renamed = rows.filter((r) => currentHash.get(r.id) === r.hash).map((r) => r.id);
+  const renamed = rows.filter((r) => currentHash.get(r.id) === r.hash);
   if (todo.length === 0) {
-    await writeInContext(em, orgId, model, new Map(), renamed);
+    await writeInContext(em, orgId, model, await readContexts(em, orgId, model, [], renamed), new Map());
     return outcome;
   }
+  // The thread chunks' contexts are read while the model runs: the chunks before and after them, and the vectors
+  // of those not in this batch, are already in the database.
+  const reading = readContexts(em, orgId, model, todo.filter((r) => r.thread).map((r) => r.id), renamed);
+  // Should the model fail first, this read's failure is not worth an unhandled rejection.
+  reading.catch(() => undefined);
 
   // Identical text gets the vector it already has elsewhere in the org; the model runs once per new text.
   const hashes = [...new Set(todo.map((r) => r.hash))];
@@ -156,31 +161,45 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   }
   await writing;
   const chunks = todo.filter((r) => r.thread && !refused.has(r.hash));
-  await writeInContext(em, orgId, model, new Map(chunks.map((r) => [r.id, { hash: r.hash, text: vectorOf.get(r.hash)! }])), renamed);
+  await writeInContext(em, orgId, model, await reading, new Map(chunks.map((r) => [r.id, { hash: r.hash, text: vectorOf.get(r.hash)! }])));
   outcome.embedded = fresh.length - refused.size;
   outcome.refused = todo.filter((r) => refused.has(r.hash)).length;
   outcome.reused = todo.length - outcome.refused - outcome.embedded;
   return outcome;
 }
 
-// Writes the vectors of thread chunks with their context (thread-context.ts): `embedded`, the chunks whose text
-// vectors were just computed or reused (by id); `renamed`, memories named again that already had a current vector;
-// and the chunks after either, whose context they are. A memory named again outside any thread gets back its
-// text's vector, should it have left a thread. A vector that would not change is not written again.
-// A chunk before one of them may lack a vector while another activity of the curator embeds it: should that one
-// have read this batch's chunks before they were written, it could not mix them in, so those chunks' contexts are
-// read once more after the write (`recheck`), and whichever write comes last sees the other.
+// The contexts of thread chunks (thread-context.ts): of `chunks`, whose text vectors the caller is computing or
+// reusing (so they are not read); of the chunks among `renamed`, memories named again that already had a current
+// vector; and of the chunks after either, whose context they are. A memory named again outside any thread gets
+// back its text's vector here, should it have left a thread.
+async function readContexts(em: EntityManager, orgId: string, model: string, chunks: string[], renamed: Pick<Subject, 'id' | 'thread'>[], recheck = false) {
+  const outside = renamed.filter((r) => !r.thread).map((r) => r.id);
+  if (outside.length > 0) {
+    await query(
+      em,
+      sql`update memory_embeddings set embedding = text_embedding, text_embedding = null
+        where org_id = ${orgId} and memory_id = any(${outside}::uuid[]) and text_embedding is not null`,
+    );
+  }
+  const named = [...chunks, ...renamed.filter((r) => r.thread).map((r) => r.id)];
+  if (named.length === 0) return new Map<string, ChunkContext>();
+  const after = recheck ? [] : await chunksAfter(em, orgId, named);
+  return contextsOf(em, orgId, model, [...named, ...after], chunks);
+}
+
+// Writes the chunks of `contexts` mixed with their context, `embedded` holding the text vectors just computed or
+// reused (by id). A vector that would not change is not written again. A chunk before one of them may lack a vector
+// while another activity of the curator embeds it: should that one have read this batch's chunks before they were
+// written, it could not mix them in, so those chunks' contexts are read once more after the write (`recheck`), and
+// whichever write comes last sees the other.
 async function writeInContext(
   em: EntityManager,
   orgId: string,
   model: string,
+  contexts: Map<string, ChunkContext>,
   embedded: Map<string, { hash: string; text: string }>,
-  renamed: string[],
   recheck = false,
 ): Promise<void> {
-  if (embedded.size + renamed.length === 0) return;
-  const after = recheck ? [] : await chunksAfter(em, orgId, [...embedded.keys(), ...renamed]);
-  const contexts = await contextsOf(em, orgId, model, [...embedded.keys(), ...renamed, ...after]);
   const rows: { id: string; hash: string; vector: string; text: string }[] = [];
   const partial: string[] = [];
   for (const [id, context] of contexts) {
@@ -195,14 +214,9 @@ async function writeInContext(
     if (before.includes(null)) partial.push(id);
   }
   if (rows.length > 0) await query(em, vectorsWrite(orgId, model, rows));
-  if (partial.length > 0 && !recheck) await writeInContext(em, orgId, model, new Map(), partial, true);
-  const outside = renamed.filter((id) => !contexts.has(id));
-  if (outside.length > 0) {
-    await query(
-      em,
-      sql`update memory_embeddings set embedding = text_embedding, text_embedding = null
-        where org_id = ${orgId} and memory_id = any(${outside}::uuid[]) and text_embedding is not null`,
-    );
+  if (partial.length > 0 && !recheck) {
+    const again = await readContexts(em, orgId, model, [], partial.map((id) => ({ id, thread: true })), true);
+    await writeInContext(em, orgId, model, again, new Map(), true);
   }
 }
 

@@ -26,27 +26,32 @@ export const parseVector = (text: string): Float32Array => Float32Array.from(JSO
 
 export interface ChunkContext {
   // The hash of the memory's text, its current text vector of the model and the vector searched for it now (null
-  // without one).
+  // without one, or when the caller knows it).
   hash: string;
   own: string | null;
   searched: string | null;
-  // The chunks before it, each with its text's hash and current text vector (null without one).
+  // The chunks before it, each with its text's hash and current text vector (null likewise).
   before: { id: string; hash: string; vector: string | null }[];
 }
 
 // For each of `ids` that is a chunk of a thread, its context; memories outside threads are absent from the map.
-export async function contextsOf(em: EntityManager, orgId: string, model: string, ids: string[]): Promise<Map<string, ChunkContext>> {
+// The vectors of the memories in `known` (those the caller has just computed) are not read: null in their place.
+// Vectors travel as text, and a batch of chunks saved in order would otherwise read each one up to four times.
+export async function contextsOf(em: EntityManager, orgId: string, model: string, ids: string[], known: string[] = []): Promise<Map<string, ChunkContext>> {
   const rows = await query(
     em,
     sql<{ id: string; hash: string; own: string | null; searched: string | null; before_id: string | null; before_hash: string | null; before_vector: string | null }>`
-      select x.id, md5(x.content) as hash, coalesce(ex.text_embedding, ex.embedding)::text as own, ex.embedding::text as searched,
-             p.id as before_id, md5(p.content) as before_hash, coalesce(ep.text_embedding, ep.embedding)::text as before_vector
+      select x.id, md5(x.content) as hash,
+             case when k.x is null then coalesce(ex.text_embedding, ex.embedding)::text end as own, case when k.x is null then ex.embedding::text end as searched,
+             p.id as before_id, md5(p.content) as before_hash, case when kp.x is null then coalesce(ep.text_embedding, ep.embedding)::text end as before_vector
         from memories x
+        left join unnest(${known}::uuid[]) as k(x) on k.x = x.id
         left join memory_embeddings ex on ex.org_id = x.org_id and ex.memory_id = x.id and ex.model = ${model} and ex.content_hash = md5(x.content)
         left join lateral (
           select m.id, m.content from memories m
            where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} < ${threadPosition('x')}
            order by ${threadOrder('m', 'desc')} limit ${CONTEXT_CHUNKS}) p on true
+        left join unnest(${known}::uuid[]) as kp(x) on kp.x = p.id
         left join memory_embeddings ep on ep.org_id = ${orgId} and ep.memory_id = p.id and ep.model = ${model} and ep.content_hash = md5(p.content)
        where x.org_id = ${orgId} and x.id = any(${ids}::uuid[]) and x.superseded_by is null and x.metadata ? 'parent_ref'`,
   );
