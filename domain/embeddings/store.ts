@@ -121,7 +121,7 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   // Current memories named again: a chunk before them was deleted or edited, or they moved in or out of a thread.
   const renamed = rows.filter((r) => currentHash.get(r.id) === r.hash);
   if (todo.length === 0) {
-    await writeInContext(em, orgId, model, await readContexts(em, orgId, model, [], renamed), new Map());
+    await writeAround(em, orgId, model, await readContexts(em, orgId, model, [], renamed), new Map(), []);
     return outcome;
   }
   // The thread chunks' contexts are read while the model runs: the chunks before and after them, and the vectors
@@ -141,13 +141,17 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const fresh = hashes.filter((h) => !vectorOf.has(h));
   const textOf = new Map(todo.map((r) => [r.hash, r.content]));
   const refused = new Set<string>();
+  // The text vectors of the batch's thread chunks known so far, and the chunks written without part of their context.
+  const texts: TextVectors = new Map();
+  const partial: string[] = [];
   // Written only where the memory still has the text that was embedded; a later edit removes the row again
   // and signals the curator, so a race with an edit ends with the newer text's vector.
-  // Chunks of threads wait for the whole batch: their context may be in it.
   const write = async (hashesDone: Set<string>) => {
-    const rows = todo.filter((r) => !r.thread && hashesDone.has(r.hash) && !refused.has(r.hash));
-    if (rows.length === 0) return;
-    await query(em, vectorsWrite(orgId, model, rows.map((r) => ({ id: r.id, hash: r.hash, vector: vectorOf.get(r.hash)! }))));
+    const done = todo.filter((r) => hashesDone.has(r.hash) && !refused.has(r.hash));
+    for (const r of done) if (r.thread) texts.set(r.id, { hash: r.hash, text: vectorOf.get(r.hash)! });
+    const plain = done.filter((r) => !r.thread).map((r) => ({ id: r.id, hash: r.hash, vector: vectorOf.get(r.hash)! }));
+    const chunks = done.some((r) => r.thread) ? inContext(await reading, texts, done.filter((r) => r.thread).map((r) => r.id), partial) : [];
+    if (plain.length + chunks.length > 0) await query(em, vectorsWrite(orgId, model, [...plain, ...chunks]));
   };
   // Reused vectors are written at once. New texts go through the model a chunk at a time, and each chunk's rows
   // are written while the model takes the next: a backfill page's writes into the HNSW index do not leave the
@@ -160,8 +164,7 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
     writing = write(new Set(chunk));
   }
   await writing;
-  const chunks = todo.filter((r) => r.thread && !refused.has(r.hash));
-  await writeInContext(em, orgId, model, await reading, new Map(chunks.map((r) => [r.id, { hash: r.hash, text: vectorOf.get(r.hash)! }])));
+  await writeAround(em, orgId, model, await reading, texts, partial);
   outcome.embedded = fresh.length - refused.size;
   outcome.refused = todo.filter((r) => refused.has(r.hash)).length;
   outcome.reused = todo.length - outcome.refused - outcome.embedded;
@@ -187,37 +190,40 @@ async function readContexts(em: EntityManager, orgId: string, model: string, chu
   return contextsOf(em, orgId, model, [...named, ...after], chunks);
 }
 
-// Writes the chunks of `contexts` mixed with their context, `embedded` holding the text vectors just computed or
-// reused (by id). A vector that would not change is not written again. A chunk before one of them may lack a vector
-// while another activity of the curator embeds it: should that one have read this batch's chunks before they were
-// written, it could not mix them in, so those chunks' contexts are read once more after the write (`recheck`), and
-// whichever write comes last sees the other.
-async function writeInContext(
-  em: EntityManager,
-  orgId: string,
-  model: string,
-  contexts: Map<string, ChunkContext>,
-  embedded: Map<string, { hash: string; text: string }>,
-  recheck = false,
-): Promise<void> {
+// Text vectors of thread chunks by memory id, with the hash of the text they were made from.
+type TextVectors = Map<string, { hash: string; text: string }>;
+
+// The rows to write for the chunks `ids` of `contexts`, each mixed with its context; `texts` holds text vectors the
+// caller has (the database's are in the contexts). A vector that would not change is left out; a chunk mixed without
+// the vector of a chunk before it (not embedded yet) is added to `partial`.
+function inContext(contexts: Map<string, ChunkContext>, texts: TextVectors, ids: string[], partial: string[]) {
   const rows: { id: string; hash: string; vector: string; text: string }[] = [];
-  const partial: string[] = [];
-  for (const [id, context] of contexts) {
-    const fresh = embedded.get(id);
-    const own = fresh?.text ?? context.own;
+  for (const id of ids) {
+    const context = contexts.get(id);
+    const fresh = texts.get(id);
+    const own = fresh?.text ?? context?.own ?? null;
     // Without a current vector of its own text, the memory waits for its turn in the curator.
-    if (own === null) continue;
-    const before = context.before.map((b) => (embedded.get(b.id)?.hash === b.hash ? embedded.get(b.id)!.text : b.vector));
+    if (!context || own === null) continue;
+    const before = context.before.map((b) => (texts.get(b.id)?.hash === b.hash ? texts.get(b.id)!.text : b.vector));
+    if (before.includes(null)) partial.push(id);
     const mixed = withContext(parseVector(own), before.filter((v) => v !== null).map(parseVector));
     if (!fresh && context.searched !== null && sameVector(parseVector(context.searched), mixed)) continue;
     rows.push({ id, hash: fresh?.hash ?? context.hash, vector: vectorLiteral(mixed), text: own });
-    if (before.includes(null)) partial.push(id);
   }
+  return rows;
+}
+
+// Once a batch's own rows are written: the chunks after them and the chunks named again, mixed with the batch's text
+// vectors (`texts`); then the chunks in `partial`, read again. A chunk before one of them may lack a vector while
+// another activity of the curator embeds it: should that one have read this batch's chunks before they were written,
+// it could not mix them in either, so whichever write comes last sees the other.
+async function writeAround(em: EntityManager, orgId: string, model: string, contexts: Map<string, ChunkContext>, texts: TextVectors, partial: string[]): Promise<void> {
+  const around = inContext(contexts, texts, [...contexts.keys()].filter((id) => !texts.has(id)), partial);
+  if (around.length > 0) await query(em, vectorsWrite(orgId, model, around));
+  if (partial.length === 0) return;
+  const again = await readContexts(em, orgId, model, [], partial.map((id) => ({ id, thread: true })), true);
+  const rows = inContext(again, new Map(), [...again.keys()], []);
   if (rows.length > 0) await query(em, vectorsWrite(orgId, model, rows));
-  if (partial.length > 0 && !recheck) {
-    const again = await readContexts(em, orgId, model, [], partial.map((id) => ({ id, thread: true })), true);
-    await writeInContext(em, orgId, model, again, new Map(), true);
-  }
 }
 
 // Equal as stored (single precision).
