@@ -55,7 +55,8 @@ export function createMcpServer(call: ApiCall): McpServer {
     'add_memory',
     {
       title: 'Save a memory',
-      description: 'Stores a memory (secrets in it are redacted) and answers at once; embedding and enrichment follow in the background. Found by search as soon as this answers.',
+      description:
+        'Stores a memory (secrets in it are redacted) and answers at once; embedding and enrichment follow in the background. Found by search as soon as this answers. For the turns of a conversation (or the parts of a document), give each the same metadata.parent_ref and its place as metadata.chunk_index: each is then found by meaning with the two before it as context, so a reply is found by what it answered.',
       inputSchema: createBody,
       outputSchema: memorySchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
