@@ -1,21 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseVector, withContext } from '../../domain/embeddings/thread-context.ts';
 import { query, sql } from '../../domain/sql.ts';
+import { llmEnv } from '../support/llm-env.ts';
+import { LlmServer, type LlmCall } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 // Thread context in semantic search, against the real stack (the bundled model, PostgreSQL with pgvector, the
 // org's curator): a chunk of a thread is searched by its text mixed with the two chunks before it.
+const llm = new LlmServer();
 let stack: Stack;
 let a: SignedUp;
 
 beforeAll(async () => {
-  stack = await startStack({ embeddings: true, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  await llm.start();
+  stack = await startStack({ embeddings: true, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', ...llmEnv(llm) } });
   a = await signUp(stack.api);
+  // Consolidation's merge is a paid feature.
+  await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${a.org.id}`);
 }, 120_000);
-afterAll(async () => stack?.close());
+afterAll(async () => {
+  await stack?.close();
+  await llm.close();
+});
 
-const save = async (content: string, metadata?: Record<string, unknown>): Promise<string> => {
-  const res = await stack.api.post('/api/memories', { token: a.token, body: { content, namespace: 'chat', ...(metadata ? { metadata } : {}) } });
+const save = async (content: string, metadata?: Record<string, unknown>, namespace = 'chat'): Promise<string> => {
+  const res = await stack.api.post('/api/memories', { token: a.token, body: { content, namespace, ...(metadata ? { metadata } : {}) } });
   expect(res.status).toBe(201);
   return res.body.id;
 };
@@ -90,5 +99,20 @@ describe('thread context in semantic search', () => {
       const stored = (await vectors([two])).get(two)!;
       return stored.text === null && near(stored.searched, before.text!);
     }, 60_000);
+  });
+
+  it("leaves a chunk that consolidation merged away out of the context of the chunks after it", async () => {
+    const first = await save('Pat: We moved the standup to 10am.', turn('t4', 0), 'merge');
+    const merged = await save('Quinn: The deploy pipeline for billing runs on GitHub Actions and takes twelve minutes.', turn('t4', 1), 'merge');
+    const third = await save('Pat: Good, that is faster than before.', turn('t4', 2), 'merge');
+    await save('Quinn: The deploy pipeline for billing runs on GitHub Actions, and takes twelve minutes!', undefined, 'merge');
+    await mixedWith(third, [merged, first]);
+    await stack.api.post('/api/consolidate', { token: a.token, body: { action: 'detect', namespace: 'merge' } });
+    const proposals = (await stack.api.get('/api/consolidate?status=pending', { token: a.token })).body.proposals as { id: string; memory_a_id: string; memory_b_id: string }[];
+    const duplicate = proposals.find((p) => [p.memory_a_id, p.memory_b_id].includes(merged))!;
+    expect((await stack.api.post('/api/consolidate', { token: a.token, body: { action: 'review', id: duplicate.id, decision: 'approved' } })).status).toBe(200);
+    llm.respond((call: LlmCall) => (call.tool?.name === 'merge_memories' ? { merged: 'Quinn: billing deploys run on GitHub Actions in twelve minutes.', had_conflict: false } : undefined));
+    expect((await stack.api.post('/api/consolidate', { token: a.token, body: { action: 'merge', id: duplicate.id } })).status).toBe(200);
+    await mixedWith(third, [first]);
   });
 });
