@@ -3,6 +3,7 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { bumpCounters, readCounters } from '../counters.ts';
+import { curateJob } from '../embeddings/curate.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
@@ -56,9 +57,9 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
     // By ctid (as in eraseOrgBatch): a plan that does not depend on what the statistics know of the org.
     const rows = await query(
       tx,
-      sql<{ id: string; content_bytes: number; doc_len: number; superseded_by: string | null }>`
+      sql<{ id: string; content_bytes: number; doc_len: number; superseded_by: string | null; thread: string | null }>`
         delete from memories where ctid = any(array(select ctid from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH}))
-        returning id, content_bytes, doc_len, superseded_by`,
+        returning id, content_bytes, doc_len, superseded_by, metadata->>'parent_ref' as thread`,
     );
     if (rows.length === 0) return 0;
     let bytes = 0;
@@ -74,6 +75,17 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
     }
     await unindexMemories(tx, job.orgId, rows.map((r) => r.id));
     await forgetEmbeddings(tx, job.orgId, rows.map((r) => r.id));
+    // A thread that reaches into other projects: its chunks there are mixed with their context again, without
+    // the erased ones (domain/embeddings/thread-context.ts).
+    const threads = [...new Set(rows.flatMap((r) => (r.thread === null ? [] : [r.thread])))];
+    if (threads.length > 0) {
+      const elsewhere = await query(
+        tx,
+        sql<{ id: string }>`select id from memories where org_id = ${job.orgId} and metadata ? 'parent_ref' and metadata->>'parent_ref' = any(${threads}::text[])
+          and namespace_id <> ${job.namespaceId} and superseded_by is null`,
+      );
+      if (elsewhere.length > 0) enqueueJob(tx, curateJob(job.orgId, elsewhere.map((r) => r.id)));
+    }
     await recordEvents(tx, rows.map((r) => ({ orgId: job.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: job.name } })));
     await bumpCounters(tx, [
       { orgId: job.orgId, scopeId: job.orgId, name: ORG_COUNTERS.live, delta: -live },

@@ -115,4 +115,14 @@ describe('thread context in semantic search', () => {
     expect((await stack.api.post('/api/consolidate', { token: a.token, body: { action: 'merge', id: duplicate.id } })).status).toBe(200);
     await mixedWith(third, [first]);
   });
+
+  it('leaves the chunks of an erased project out of the context of the same thread in another project', async () => {
+    const gone = await save('Ravi: Which office should the offsite be in?', turn('t5', 0), 'offsite-drafts');
+    const kept = await save('Sia: Lisbon, the team voted for it.', turn('t5', 1), 'offsite');
+    await mixedWith(kept, [gone]);
+    const projects = (await stack.api.get('/api/projects', { token: a.token })).body.projects as { id: string; name: string }[];
+    const drafts = projects.find((p) => p.name === 'offsite-drafts')!;
+    expect((await stack.api.delete(`/api/projects/${drafts.id}`, { token: a.token })).status).toBe(204);
+    await mixedWith(kept, []);
+  });
 });
