@@ -34,18 +34,20 @@ const allEmbedded = (who: SignedUp) => eventually(async () => {
   return s.total > 0 && s.embedded === s.total && s;
 }, 60_000);
 
-// Triggers the schedule and waits for that run's result. A scheduled run's id ends in the second it was started,
-// so two triggers in one second would name the same run: each waits for the next second.
-let lastTrigger = 0;
+// Triggers the schedule and waits for that run's result. A scheduled run's id ends in the second the server
+// scheduled it, so two triggers in one second would name the same run (the second never starts): each waits until
+// the clock is past the second of the previous run, as the server recorded it (the trigger's call can reach the
+// server in the second after the one it left the test in).
+let lastRunSecond = 0;
 async function runSchedule(): Promise<VectorIndexRun> {
-  await eventually(async () => Math.floor(Date.now() / 1000) > lastTrigger);
-  lastTrigger = Math.floor(Date.now() / 1000);
+  await eventually(async () => Math.floor(Date.now() / 1000) > lastRunSecond);
   const schedule = stack.temporal.schedule.getHandle(vectorIndexScheduleId(stack.config.TEMPORAL_TASK_QUEUE));
   const before = new Set((await schedule.describe()).info.recentActions.map((a) => a.action.workflow.workflowId));
   // Allowed to overlap: the schedule learns that the previous run ended only a moment after it did.
   await schedule.trigger('ALLOW_ALL');
-  const run = await eventually(async () => (await schedule.describe()).info.recentActions.map((a) => a.action.workflow.workflowId).find((id) => !before.has(id)));
-  return (await stack.temporal.workflow.getHandle(run).result()) as VectorIndexRun;
+  const run = await eventually(async () => (await schedule.describe()).info.recentActions.find((a) => !before.has(a.action.workflow.workflowId)));
+  lastRunSecond = Math.floor(run.scheduledAt.getTime() / 1000);
+  return (await stack.temporal.workflow.getHandle(run.action.workflow.workflowId).result()) as VectorIndexRun;
 }
 
 // The index the planner reads the org's approximate candidates from, as a search asks for them (sequential scans
