@@ -16,10 +16,15 @@ export const tag = z.string().trim().min(1).max(128);
 export const tags = z.array(tag).max(64);
 
 const MAX_METADATA_JSON = 65_536;
+// A thread's key is indexed (threads are read in order through it), and an index entry holds at most about
+// 2,700 bytes: 512 characters of up to 4 bytes each stay under that.
+export const MAX_PARENT_REF = 512;
+const parentRefFits = (ref: unknown) => ref === undefined || ref === null || typeof ref === 'number' || (typeof ref === 'string' && ref.length <= MAX_PARENT_REF);
 export const metadata = z
   .record(z.string(), z.unknown())
   .refine((m) => JSON.stringify(m).length <= MAX_METADATA_JSON, `metadata is limited to ${MAX_METADATA_JSON} characters of JSON`)
-  .meta({ description: 'free JSON object; see the contract for keys with meaning' });
+  .refine((m) => parentRefFits(m.parent_ref), { message: `parent_ref is a string of at most ${MAX_PARENT_REF} characters (or a number)`, path: ['parent_ref'] })
+  .meta({ description: `free JSON object; see the contract for keys with meaning (parent_ref: a string of at most ${MAX_PARENT_REF} characters, or a number)` });
 
 export const memorySchema = z
   .object({

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp, startStack, subscribeToMemoryEvents, type SignedUp, type Stack } from '../support/stack.ts';
 import { query, sql } from '../../domain/sql.ts';
+import { MAX_PARENT_REF } from '../../api/memories/schemas.ts';
 
 let stack: Stack;
 let a: SignedUp;
@@ -72,6 +73,16 @@ describe('POST /api/memories', () => {
     expect((await save({ content: 'x', tags: 'no' })).status).toBe(400);
     expect((await save({ content: 'x', namespace: '' })).status).toBe(400);
     expect((await save({ content: 'x', metadata: [1] })).status).toBe(400);
+    // A thread's key is indexed: one longer than an index entry holds is refused, not a 500.
+    const longRef = await save({ content: 'x', metadata: { parent_ref: 'r'.repeat(MAX_PARENT_REF + 1) } });
+    expect(longRef.status).toBe(400);
+    expect(JSON.stringify(longRef.body)).toContain('parent_ref');
+    // The most bytes a key of MAX_PARENT_REF characters can take (3 a character), and nothing to compress.
+    const cjk = Array.from({ length: MAX_PARENT_REF }, () => String.fromCodePoint(0x4e00 + Math.floor(Math.random() * 20_000))).join('');
+    const longest = await save({ content: 'x', metadata: { parent_ref: cjk } });
+    expect(longest.status).toBe(201);
+    expect((await stack.api.patch(`/api/memories/${longest.body.id}`, { token: a.token, body: { metadata: { parent_ref: { nested: 'r'.repeat(3000) } } } })).status).toBe(400);
+    expect((await stack.api.patch(`/api/memories/${longest.body.id}`, { token: a.token, body: { metadata: { parent_ref: null } } })).status).toBe(200);
   });
 
   it('accepts exactly 256 KiB of content and answers 413 memory_too_large above', async () => {

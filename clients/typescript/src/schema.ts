@@ -3118,7 +3118,7 @@ export interface operations {
                     tags?: string[];
                     source?: string;
                     source_ref?: string | null;
-                    /** @description free JSON object; see the contract for keys with meaning */
+                    /** @description free JSON object; see the contract for keys with meaning (parent_ref: a string of at most 512 characters, or a number) */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -4782,7 +4782,7 @@ export interface operations {
                         check?: string;
                         notes?: string;
                     }[];
-                    /** @description free JSON object; see the contract for keys with meaning */
+                    /** @description free JSON object; see the contract for keys with meaning (parent_ref: a string of at most 512 characters, or a number) */
                     metadata?: {
                         [key: string]: unknown;
                     };
