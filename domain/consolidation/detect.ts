@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Embedder } from '../embeddings/port.ts';
 import { namespaceIdOf } from '../memories/namespaces.ts';
 import { termFrequencies } from '../search/analyzer.ts';
+import { parseVector } from '../search/semantic.ts';
 import { query, sql, toDate } from '../sql.ts';
 import { knownPairs, type NewProposal } from './proposals.ts';
 
@@ -110,7 +111,7 @@ async function vectorsOf(em: EntityManager, orgId: string, ids: string[], model:
     sql<{ memory_id: string; embedding: string }>`select memory_id, coalesce(text_embedding, embedding)::text as embedding from memory_embeddings
       where org_id = ${orgId} and memory_id = any(${ids}::uuid[]) and model = ${model}`,
   );
-  return new Map(rows.map((r) => [r.memory_id, Float32Array.from(JSON.parse(r.embedding) as number[])]));
+  return new Map(rows.map((r) => [r.memory_id, parseVector(r.embedding)]));
 }
 
 // Pairs within one project whose vectors are at least `min` similar: a plain all-pairs scan, which for the

@@ -5,8 +5,7 @@ import { bumpCounters, sumDeltas } from '../counters.ts';
 import { conflict, notFound } from '../errors.ts';
 import { recordEvents } from '../events/record.ts';
 import { newId } from '../ids.ts';
-import { curateJob } from '../embeddings/curate.ts';
-import { chunksAfter } from '../embeddings/thread-context.ts';
+import { remixChunksAfter } from '../embeddings/thread-context.ts';
 import { escrowInsert, seal } from '../llm/escrow.ts';
 import type { ByokKeys } from '../llm/port.ts';
 import { prepareContent, withRedaction } from '../memories/content.ts';
@@ -138,8 +137,7 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
     );
     await unindexMemories(tx, caller.orgId, [a.id, b.id]);
     // Superseded, the originals leave their threads: the chunks after them are mixed with their new context.
-    const after = await chunksAfter(tx, caller.orgId, [a.id, b.id]);
-    if (after.length > 0) enqueueJob(tx, curateJob(caller.orgId, after));
+    await remixChunksAfter(tx, caller.orgId, [a.id, b.id]);
     await bumpCounters(tx, sumDeltas([a, b].flatMap((r) => supersededDeltas({ orgId: caller.orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }))));
     await recordEvents(tx, superseded.map((r) => ({ orgId: caller.orgId, type: 'memory.updated' as const, data: memoryRecord(memoryView(r)) })));
     await query(tx, sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`);

@@ -4,9 +4,9 @@ import { query, queryOne, sql, toDate } from '../sql.ts';
 import type { RawBuilder } from 'kysely';
 import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
-import { vectorLiteral } from '../search/semantic.ts';
+import { parseVector, vectorLiteral } from '../search/semantic.ts';
 import { ownIndexServes } from '../search/vector-indexes.ts';
-import { chunksAfter, contextsOf, parseVector, withContext, type ChunkContext } from './thread-context.ts';
+import { chunksAfter, contextsOf, withContext, type ChunkContext } from './thread-context.ts';
 
 // The memories' vectors in memory_embeddings (migrations/0011_embeddings.ts). A vector is keyed by the md5
 // of the text it was made from, computed by PostgreSQL, so a row whose text changed since is never taken
@@ -119,14 +119,24 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const todo = rows.filter((r) => currentHash.get(r.id) !== r.hash);
   outcome.current = rows.length - todo.length;
   // Current memories named again: a chunk before them was deleted or edited, or they moved in or out of a thread.
+  // One named again outside any thread gets back its text's vector, should it have left a thread.
   const renamed = rows.filter((r) => currentHash.get(r.id) === r.hash);
+  const outside = renamed.filter((r) => !r.thread).map((r) => r.id);
+  if (outside.length > 0) {
+    await query(
+      em,
+      sql`update memory_embeddings set embedding = text_embedding, text_embedding = null
+        where org_id = ${orgId} and memory_id = any(${outside}::uuid[]) and text_embedding is not null`,
+    );
+  }
+  const renamedChunks = renamed.filter((r) => r.thread).map((r) => r.id);
   if (todo.length === 0) {
-    await writeAround(em, orgId, model, await readContexts(em, orgId, model, [], renamed), new Map(), []);
+    await writeAround(em, orgId, model, await readContexts(em, orgId, model, [], renamedChunks), new Map(), []);
     return outcome;
   }
   // The thread chunks' contexts are read while the model runs: the chunks before and after them, and the vectors
   // of those not in this batch, are already in the database.
-  const reading = readContexts(em, orgId, model, todo.filter((r) => r.thread).map((r) => r.id), renamed);
+  const reading = readContexts(em, orgId, model, todo.filter((r) => r.thread).map((r) => r.id), renamedChunks);
   // Should the model fail first, this read's failure is not worth an unhandled rejection.
   reading.catch(() => undefined);
 
@@ -172,19 +182,10 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
 }
 
 // The contexts of thread chunks (thread-context.ts): of `chunks`, whose text vectors the caller is computing or
-// reusing (so they are not read); of the chunks among `renamed`, memories named again that already had a current
-// vector; and of the chunks after either, whose context they are. A memory named again outside any thread gets
-// back its text's vector here, should it have left a thread.
-async function readContexts(em: EntityManager, orgId: string, model: string, chunks: string[], renamed: Pick<Subject, 'id' | 'thread'>[], recheck = false) {
-  const outside = renamed.filter((r) => !r.thread).map((r) => r.id);
-  if (outside.length > 0) {
-    await query(
-      em,
-      sql`update memory_embeddings set embedding = text_embedding, text_embedding = null
-        where org_id = ${orgId} and memory_id = any(${outside}::uuid[]) and text_embedding is not null`,
-    );
-  }
-  const named = [...chunks, ...renamed.filter((r) => r.thread).map((r) => r.id)];
+// reusing (so they are not read); of `renamed`, chunks named again that already had a current vector; and of the
+// chunks after either, whose context they are.
+async function readContexts(em: EntityManager, orgId: string, model: string, chunks: string[], renamed: string[], recheck = false) {
+  const named = [...chunks, ...renamed];
   if (named.length === 0) return new Map<string, ChunkContext>();
   const after = recheck ? [] : await chunksAfter(em, orgId, named);
   return contextsOf(em, orgId, model, [...named, ...after], chunks);
@@ -221,7 +222,7 @@ async function writeAround(em: EntityManager, orgId: string, model: string, cont
   const around = inContext(contexts, texts, [...contexts.keys()].filter((id) => !texts.has(id)), partial);
   if (around.length > 0) await query(em, vectorsWrite(orgId, model, around));
   if (partial.length === 0) return;
-  const again = await readContexts(em, orgId, model, [], partial.map((id) => ({ id, thread: true })), true);
+  const again = await readContexts(em, orgId, model, [], partial, true);
   const rows = inContext(again, new Map(), [...again.keys()], []);
   if (rows.length > 0) await query(em, vectorsWrite(orgId, model, rows));
 }

@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
 import { inThread, threadOrder, threadPosition } from '../threads/threads.ts';
+import { curateJob } from './curate.ts';
 
 // A chunk of a thread (metadata.parent_ref: a conversation's turns, a document's parts) often means little
 // alone: "Yes, twice, both last summer!" answers the turn before it. So the vector searched for a memory in a
@@ -20,9 +22,6 @@ export function withContext(own: Float32Array, before: Float32Array[]): Float32A
   norm = Math.sqrt(norm);
   return norm > 0 ? mixed.map((x) => x / norm) : mixed;
 }
-
-// pgvector's text form, parsed.
-export const parseVector = (text: string): Float32Array => Float32Array.from(JSON.parse(text) as number[]);
 
 export interface ChunkContext {
   // The hash of the memory's text, its current text vector of the model and the vector searched for it now (null
@@ -79,4 +78,11 @@ export async function chunksAfter(em: EntityManager, orgId: string, ids: string[
   );
   const named = new Set(ids);
   return rows.map((r) => r.id).filter((id) => !named.has(id));
+}
+
+// In the transaction of a write that takes `ids` out of their place in a thread (a delete, a merge, a move): the
+// org's curator mixes the chunks after them again, and `also` (a moved memory itself).
+export async function remixChunksAfter(tx: EntityManager, orgId: string, ids: string[], also: string[] = []): Promise<void> {
+  const remix = [...also, ...(await chunksAfter(tx, orgId, ids))];
+  if (remix.length > 0) enqueueJob(tx, curateJob(orgId, remix));
 }

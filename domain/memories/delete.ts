@@ -3,10 +3,8 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
-import { curateJob } from '../embeddings/curate.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
-import { chunksAfter } from '../embeddings/thread-context.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { remixChunksAfter } from '../embeddings/thread-context.ts';
 import { unindexMemories } from '../search/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { countDeleted } from './counters.ts';
@@ -34,8 +32,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
     await unindexMemories(tx, caller.orgId, [id]);
     await forgetEmbeddings(tx, caller.orgId, [id]);
     // The chunks after it in its thread were searched with it as context: the curator mixes theirs again.
-    const after = row.thread ? await chunksAfter(tx, caller.orgId, [id]) : [];
-    if (after.length > 0) enqueueJob(tx, curateJob(caller.orgId, after));
+    if (row.thread) await remixChunksAfter(tx, caller.orgId, [id]);
     await query(tx, sql`delete from memories where org_id = ${caller.orgId} and id = ${id}`);
     await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len }, row.superseded_by !== null);
     await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.deleted', data: { id, namespace: row.namespace } }]);

@@ -7,7 +7,7 @@ import { patchObject } from '../metadata.ts';
 import { indexContent, unindexMemories } from '../search/postings.ts';
 import { curateJob } from '../embeddings/curate.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
-import { chunksAfter } from '../embeddings/thread-context.ts';
+import { remixChunksAfter } from '../embeddings/thread-context.ts';
 import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
 import { byokOf } from '../llm/port.ts';
 import { escrowInsert } from '../llm/escrow.ts';
@@ -100,7 +100,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   // A chunk moved into, out of or within a thread: its vector and those of the chunks after its old place are mixed
   // with their new context by the curator (domain/embeddings/thread-context.ts).
   if (['parent_ref', 'chunk_index'].some((key) => JSON.stringify(current.metadata[key]) !== JSON.stringify(metadata[key]))) {
-    enqueueJob(tx, curateJob(caller.orgId, [id, ...(await chunksAfter(tx, caller.orgId, [id]))]));
+    await remixChunksAfter(tx, caller.orgId, [id], [id]);
   }
 
   const updated = await queryOne(

@@ -9,6 +9,8 @@ import { HALFVEC, orgIndexReady } from './vector-indexes.ts';
 
 // pgvector's text form of a vector, as a bound parameter cast with ::vector.
 export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
+// And back: pgvector's text form of a vector, parsed.
+export const parseVector = (text: string): Float32Array => Float32Array.from(JSON.parse(text) as number[]);
 
 // How the candidates are read: scored exactly, or through the org's own HNSW index or the shared one.
 export type SemanticScan = 'exact' | 'own' | 'shared';

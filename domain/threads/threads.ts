@@ -97,10 +97,9 @@ async function pageRefs(em: EntityManager, orgId: string, inNamespace: RawBuilde
   }
 }
 
-// A chunk's place in its thread (memories aliased `m`): metadata.chunk_index when it is a number, chunks without
-// one after those with one, then creation. memories_thread_order_idx (migrations/0020) indexes these columns, so
-// a thread read in order, or the chunks next to one, is an index range.
-// `alias` names the memories row in the statement.
+// A chunk's place in its thread (`alias` names the memories row in the statement): metadata.chunk_index when it is
+// a number, chunks without one after those with one, then creation. memories_thread_order_idx (migrations/0020)
+// indexes these columns, so a thread read in order, or the chunks next to one, is an index range.
 const chunkKey = (alias: string) => {
   const m = sql.raw(alias);
   return sql`coalesce(case when jsonb_typeof(${m}.metadata->'chunk_index') = 'number' then (${m}.metadata->>'chunk_index')::numeric end, 'Infinity')`;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseVector, withContext } from '../../domain/embeddings/thread-context.ts';
+import { withContext } from '../../domain/embeddings/thread-context.ts';
+import { parseVector } from '../../domain/search/semantic.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { spawnService, type ServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/stack.ts';

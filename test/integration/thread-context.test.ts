@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseVector, withContext } from '../../domain/embeddings/thread-context.ts';
+import { withContext } from '../../domain/embeddings/thread-context.ts';
+import { parseVector } from '../../domain/search/semantic.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer, type LlmCall } from '../support/llm-server.ts';
