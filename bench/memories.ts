@@ -374,7 +374,7 @@ async function recallAgainstExact(token: string, orgId: string, filtered: boolea
     const exact = await db.query<{ memory_id: string }>(
       `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
         where m.org_id = $4 and ($5 = false or (n.name = $1 and m.tags @> array[$2])) and m.superseded_by is null
-        order by (e.embedding <=> $3::vector) + 0 limit 10`,
+        group by e.memory_id order by min(e.embedding <=> $3::vector) limit 10`,
       [namespace, tag, vectorLiteral(vector!), orgId, filtered],
     );
     expected += exact.rows.length;

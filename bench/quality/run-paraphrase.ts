@@ -4,6 +4,9 @@
 // them and the embeddings should not.
 //   BENCH_API_URL=http://127.0.0.1:3099 DATABASE_URL=... node bench/quality/run-paraphrase.ts
 //   node bench/quality/run-paraphrase.ts --check    (only validates the data files and prints counts)
+// PARAPHRASE_DOCUMENTS=n saves long memories instead: each run of n memories of a namespace (in file order) joined
+// into one, as an agent saving a document or a meeting's notes would; a question's evidence is then the long
+// memories holding its evidence, most of it past the first 512 tokens (domain/embeddings/passages.ts).
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -179,9 +182,30 @@ async function run(memories: Memory[], questions: Question[]): Promise<void> {
   console.log(`\n| mode | kind | questions | recall@${K} | MRR@${K} | hit@1 |\n|---|---|---|---|---|---|\n${rows.join('\n')}`);
 }
 
-const { memories, questions } = loadData();
+// Runs of `size` memories of one namespace, each joined into one long memory, and the questions' evidence mapped
+// to them.
+function asDocuments(memories: Memory[], questions: Question[], size: number): { memories: Memory[]; questions: Question[] } {
+  const documents: Memory[] = [];
+  const documentOf = new Map<string, string>();
+  for (const namespace of new Set(memories.map((m) => m.namespace))) {
+    const inNamespace = memories.filter((m) => m.namespace === namespace);
+    for (let start = 0; start < inNamespace.length; start += size) {
+      const part = inNamespace.slice(start, start + size);
+      const id = `${namespace}/${start / size}`;
+      for (const m of part) documentOf.set(m.id, id);
+      documents.push({ id, content: part.map((m) => m.content).join('\n\n'), namespace, tags: [...new Set(part.flatMap((m) => m.tags))] });
+    }
+  }
+  const lengths = documents.map((d) => d.content.length).sort((x, y) => x - y);
+  console.log(`${documents.length} long memories of ${size}: ${lengths[0]} to ${lengths.at(-1)} characters, median ${lengths[lengths.length >> 1]}`);
+  return { memories: documents, questions: questions.map((q) => ({ ...q, evidence: [...new Set(q.evidence.map((e) => documentOf.get(e)!))] })) };
+}
+
+const data = loadData();
 if (process.argv.includes('--check')) {
-  if (!check(memories, questions)) process.exitCode = 1;
+  if (!check(data.memories, data.questions)) process.exitCode = 1;
 } else {
+  const size = Number(process.env.PARAPHRASE_DOCUMENTS ?? 0);
+  const { memories, questions } = size > 1 ? asDocuments(data.memories, data.questions, size) : data;
   await run(memories, questions);
 }

@@ -109,7 +109,7 @@ async function vectorsOf(em: EntityManager, orgId: string, ids: string[], model:
   const rows = await query(
     em,
     sql<{ memory_id: string; embedding: string }>`select memory_id, coalesce(text_embedding, embedding)::text as embedding from memory_embeddings
-      where org_id = ${orgId} and memory_id = any(${ids}::uuid[]) and model = ${model}`,
+      where org_id = ${orgId} and memory_id = any(${ids}::uuid[]) and passage = 0 and model = ${model}`,
   );
   return new Map(rows.map((r) => [r.memory_id, parseVector(r.embedding)]));
 }

@@ -6,11 +6,12 @@ import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
 import { parseVector, vectorLiteral } from '../search/semantic.ts';
 import { ownIndexServes } from '../search/vector-indexes.ts';
+import { LONG_TEXT_CHARS, passagesOf } from './passages.ts';
 import { chunksAfter, contextsOf, withContext, type ChunkContext } from './thread-context.ts';
 
 // The memories' vectors in memory_embeddings (migrations/0011_embeddings.ts). A vector is keyed by the md5
 // of the text it was made from, computed by PostgreSQL, so a row whose text changed since is never taken
-// for current.
+// for current. A memory's text is passage 0; a long memory also has passages 1, 2, ... (passages.ts).
 
 // Texts given to the model at once, whose rows are then written while it takes the next chunk.
 const EMBED_CHUNK = 64;
@@ -53,15 +54,19 @@ export const BACKFILL_EXAMINE = 4096;
 
 const cursorOf = (row: { created_at: string | Date; id: string }): string => `${toDate(row.created_at).toISOString()}|${row.id}`;
 
-// The first `size` of the `live` memories up to `end` (in creation order) without a current vector of `model`. Each
-// memory's vector is looked up by its key (OFFSET 0, as in memoryPasses): as an anti-join, an org the statistics
-// do not know yet (estimated at one row) read all its vectors again for each memory of the page.
+// The first `size` of the `live` memories up to `end` (in creation order) without a current vector of `model` (or,
+// for a long one, without its passages: one saved before passages were made). Each memory's vectors are looked up
+// by their key (OFFSET 0, as in memoryPasses): as an anti-join, an org the statistics do not know yet (estimated at
+// one row) read all its vectors again for each memory of the page. PostgreSQL counts characters where passagesOf
+// counts UTF-16 units, so a text it finds long always has passages.
 export const pageWithoutVectors = (live: RawBuilder<unknown>, orgId: string, model: string, end: { created_at: string | Date; id: string }, size: number) =>
   sql<Subject & { created_at: string | Date; n: number }>`select x.id, x.content, md5(x.content) as hash, x.thread, x.created_at, x.n::int from (
       select id, content, metadata ? 'parent_ref' as thread, created_at, row_number() over (order by created_at, id) as n from memories
        where ${live} and (created_at, id) <= (${toDate(end.created_at).toISOString()}::timestamptz, ${end.id}::uuid)) x
      where not exists (select 1 from memory_embeddings e
-                        where e.org_id = ${orgId} and e.memory_id = x.id and e.model = ${model} and e.content_hash = md5(x.content) offset 0)
+                        where e.org_id = ${orgId} and e.memory_id = x.id and e.passage = 0 and e.model = ${model} and e.content_hash = md5(x.content) offset 0)
+        or (length(x.content) > ${LONG_TEXT_CHARS} and not exists (select 1 from memory_embeddings e
+                        where e.org_id = ${orgId} and e.memory_id = x.id and e.passage > 0 and e.model = ${model} and e.content_hash = md5(x.content) offset 0))
      order by x.created_at, x.id limit ${size}`;
 
 // One page of a backfill: of the next `examine` memories after `cursor` in creation order, the first `size` that
@@ -94,17 +99,27 @@ export async function embedPage(
 }
 
 // Writes vectors (pgvector's text form) for memories that still hold the text they were computed from, each into
-// the one HNSW index that serves its org (domain/search/vector-indexes.ts); `text`, for a chunk of a thread, is its
-// text's own vector, `vector` then being the one mixed with its context. Each
+// the one HNSW index that serves its org (domain/search/vector-indexes.ts); `passage` is 0 (the default) for the
+// memory's text, and `text`, for a chunk of a thread, is its text's own vector, `vector` then being the one mixed
+// with its context. Each
 // memory is probed by its key (OFFSET 0, as in memoryPasses): joined instead, an org the statistics do not know
 // yet (estimated at one row) got a hash of all its memories, with an md5 of each, for every batch written.
-export const vectorsWrite = (orgId: string, model: string, rows: { id: string; hash: string; vector: string; text?: string | undefined }[]) =>
-  sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding, text_embedding, own_index)
-    select u.id, ${orgId}, ${model}, u.h, u.v::vector, u.t::vector, ${ownIndexServes(orgId)}
-      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[], ${rows.map((r) => r.text ?? null)}::text[]) as u(id, h, v, t)
+export const vectorsWrite = (orgId: string, model: string, rows: { id: string; hash: string; vector: string; text?: string | undefined; passage?: number }[]) =>
+  sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding, text_embedding, own_index, passage)
+    select u.id, ${orgId}, ${model}, u.h, u.v::vector, u.t::vector, ${ownIndexServes(orgId)}, u.p
+      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[], ${rows.map((r) => r.text ?? null)}::text[],
+                  ${rows.map((r) => r.passage ?? 0)}::smallint[]) as u(id, h, v, t, p)
      where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.id and md5(m.content) = u.h offset 0)
-    on conflict (org_id, memory_id) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding,
+    on conflict (org_id, memory_id, passage) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding,
       text_embedding = excluded.text_embedding, embedded_at = now(), own_index = excluded.own_index`;
+
+// A text to embed: a memory's text (passage 0) or one of its passages, by the hash of the memory's text.
+interface Piece {
+  hash: string;
+  passage: number;
+  text: string;
+}
+const pieceKey = (hash: string, passage: number): string => `${hash}/${passage}`;
 
 async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: string, rows: Subject[]): Promise<EmbedOutcome> {
   const outcome = noOutcome();
@@ -112,15 +127,20 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const model = embedder.model;
   const have = await query(
     em,
-    sql<{ memory_id: string; content_hash: string }>`select memory_id, content_hash from memory_embeddings
-      where org_id = ${orgId} and memory_id = any(${rows.map((r) => r.id)}::uuid[]) and model = ${model}`,
+    sql<{ memory_id: string; content_hash: string; passages: boolean }>`select e.memory_id, e.content_hash,
+        exists (select 1 from memory_embeddings p where p.org_id = e.org_id and p.memory_id = e.memory_id and p.passage > 0
+                   and p.model = e.model and p.content_hash = e.content_hash) as passages
+        from memory_embeddings e
+      where e.org_id = ${orgId} and e.memory_id = any(${rows.map((r) => r.id)}::uuid[]) and e.passage = 0 and e.model = ${model}`,
   );
-  const currentHash = new Map(have.map((h) => [h.memory_id, h.content_hash]));
-  const todo = rows.filter((r) => currentHash.get(r.id) !== r.hash);
+  const vectors = new Map(have.map((h) => [h.memory_id, h]));
+  // Current: a vector of the memory's text, and its passages if it is long.
+  const current = (r: Subject) => vectors.get(r.id)?.content_hash === r.hash && (vectors.get(r.id)!.passages || r.content.length <= LONG_TEXT_CHARS);
+  const todo = rows.filter((r) => !current(r));
   outcome.current = rows.length - todo.length;
   // Current memories named again: a chunk before them was deleted or edited, or they moved in or out of a thread.
   // One named again outside any thread gets back its text's vector, should it have left a thread.
-  const renamed = rows.filter((r) => currentHash.get(r.id) === r.hash);
+  const renamed = rows.filter(current);
   const outside = renamed.filter((r) => !r.thread).map((r) => r.id);
   if (outside.length > 0) {
     await query(
@@ -140,43 +160,66 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   // Should the model fail first, this read's failure is not worth an unhandled rejection.
   reading.catch(() => undefined);
 
-  // Identical text gets the vector it already has elsewhere in the org; the model runs once per new text.
+  // Identical text gets the vectors it already has elsewhere in the org (or, for a long memory embedded before it
+  // had passages, its own); the model runs once per new text or passage.
   const hashes = [...new Set(todo.map((r) => r.hash))];
   const known = await query(
     em,
-    sql<{ content_hash: string; embedding: string }>`select distinct on (content_hash) content_hash, coalesce(text_embedding, embedding)::text as embedding from memory_embeddings
+    sql<{ content_hash: string; passage: number; embedding: string }>`select distinct on (content_hash, passage) content_hash, passage,
+        coalesce(text_embedding, embedding)::text as embedding from memory_embeddings
       where org_id = ${orgId} and model = ${model} and content_hash = any(${hashes}::text[])`,
   );
-  const vectorOf = new Map(known.map((k) => [k.content_hash, k.embedding]));
-  const fresh = hashes.filter((h) => !vectorOf.has(h));
+  const vectorOf = new Map(known.map((k) => [pieceKey(k.content_hash, k.passage), k.embedding]));
   const textOf = new Map(todo.map((r) => [r.hash, r.content]));
+  // Each text's pieces: the text itself, then its passages.
+  const piecesOf = new Map(hashes.map((hash) => [hash, [textOf.get(hash)!, ...passagesOf(textOf.get(hash)!)].map((text, passage): Piece => ({ hash, passage, text }))]));
+  const fresh = [...piecesOf.values()].flat().filter((p) => !vectorOf.has(pieceKey(p.hash, p.passage)));
+  // A memory is written once each of its pieces has a vector or was refused.
+  const waiting = new Map<string, number>();
+  for (const p of fresh) waiting.set(p.hash, (waiting.get(p.hash) ?? 0) + 1);
   const refused = new Set<string>();
   // The text vectors of the batch's thread chunks known so far, and the chunks written without part of their context.
   const texts: TextVectors = new Map();
   const partial: string[] = [];
   // Written only where the memory still has the text that was embedded; a later edit removes the row again
   // and signals the curator, so a race with an edit ends with the newer text's vector.
+  // A refused passage is left out; a memory whose text is refused gets no vector at all.
   const write = async (hashesDone: Set<string>) => {
-    const done = todo.filter((r) => hashesDone.has(r.hash) && !refused.has(r.hash));
-    for (const r of done) if (r.thread) texts.set(r.id, { hash: r.hash, text: vectorOf.get(r.hash)! });
-    const plain = done.filter((r) => !r.thread).map((r) => ({ id: r.id, hash: r.hash, vector: vectorOf.get(r.hash)! }));
+    const done = todo.filter((r) => hashesDone.has(r.hash) && !refused.has(pieceKey(r.hash, 0)));
+    const textVector = (r: Subject) => vectorOf.get(pieceKey(r.hash, 0))!;
+    for (const r of done) if (r.thread) texts.set(r.id, { hash: r.hash, text: textVector(r) });
+    const plain = done.filter((r) => !r.thread).map((r) => ({ id: r.id, hash: r.hash, vector: textVector(r) }));
     const chunks = done.some((r) => r.thread) ? inContext(await reading, texts, done.filter((r) => r.thread).map((r) => r.id), partial) : [];
-    if (plain.length + chunks.length > 0) await query(em, vectorsWrite(orgId, model, [...plain, ...chunks]));
+    // A memory's passages go with its text's vector, never without it.
+    const heads = new Set([...plain, ...chunks].map((r) => r.id));
+    const parts = done
+      .filter((r) => heads.has(r.id))
+      .flatMap((r) => piecesOf.get(r.hash)!.slice(1).map((p) => ({ id: r.id, hash: r.hash, passage: p.passage, vector: vectorOf.get(pieceKey(r.hash, p.passage)) })))
+      .filter((p): p is { id: string; hash: string; passage: number; vector: string } => p.vector !== undefined);
+    if (plain.length + chunks.length + parts.length > 0) await query(em, vectorsWrite(orgId, model, [...plain, ...chunks, ...parts]));
   };
   // Reused vectors are written at once. New texts go through the model a chunk at a time, and each chunk's rows
   // are written while the model takes the next: a backfill page's writes into the HNSW index do not leave the
   // model idle (docs/performance.md, session 13).
-  let writing = write(new Set(vectorOf.keys()));
+  let writing = write(new Set(hashes.filter((h) => !waiting.has(h))));
   for (let start = 0; start < fresh.length; start += EMBED_CHUNK) {
     const chunk = fresh.slice(start, start + EMBED_CHUNK);
-    const [computed] = await Promise.all([embedRefusing(embedder, chunk.map((h) => textOf.get(h)!)), writing]);
-    chunk.forEach((h, i) => (computed[i] ? vectorOf.set(h, vectorLiteral(computed[i])) : refused.add(h)));
-    writing = write(new Set(chunk));
+    const [computed] = await Promise.all([embedRefusing(embedder, chunk.map((p) => p.text)), writing]);
+    const completed = new Set<string>();
+    chunk.forEach((p, i) => {
+      const key = pieceKey(p.hash, p.passage);
+      if (computed[i]) vectorOf.set(key, vectorLiteral(computed[i]));
+      else refused.add(key);
+      waiting.set(p.hash, waiting.get(p.hash)! - 1);
+      if (waiting.get(p.hash) === 0) completed.add(p.hash);
+    });
+    writing = write(completed);
   }
   await writing;
   await writeAround(em, orgId, model, await reading, texts, partial);
-  outcome.embedded = fresh.length - refused.size;
-  outcome.refused = todo.filter((r) => refused.has(r.hash)).length;
+  const modelRan = new Set(fresh.map((p) => p.hash));
+  outcome.embedded = [...modelRan].filter((h) => !refused.has(pieceKey(h, 0))).length;
+  outcome.refused = todo.filter((r) => refused.has(pieceKey(r.hash, 0))).length;
   outcome.reused = todo.length - outcome.refused - outcome.embedded;
   return outcome;
 }
@@ -266,7 +309,8 @@ export async function embeddingBacklog(em: EntityManager, model: string): Promis
     em,
     sql<{ backlog: string }>`select
         (select coalesce(sum(value), 0) from counters where name = ${ORG_COUNTERS.live})
-        - (select count(*) from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id where e.model = ${model} and m.superseded_by is null) as backlog`,
+        - (select count(*) from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
+            where e.passage = 0 and e.model = ${model} and m.superseded_by is null) as backlog`,
   );
   return Math.max(0, Number(row!.backlog));
 }
@@ -280,7 +324,7 @@ export async function embeddingStatus(em: EntityManager, orgId: string, model: s
         (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}) as total,
         (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${vectorCounter(model ?? '')})
           - (select count(*) from memories m join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id
-              where m.org_id = ${orgId} and m.superseded_by is not null and e.model = ${model ?? ''}) as embedded`,
+              where m.org_id = ${orgId} and m.superseded_by is not null and e.passage = 0 and e.model = ${model ?? ''}) as embedded`,
   );
   return { model, total: Number(row?.total ?? 0), embedded: Number(row?.embedded ?? 0) };
 }

@@ -45,13 +45,13 @@ export async function contextsOf(em: EntityManager, orgId: string, model: string
              p.id as before_id, md5(p.content) as before_hash, case when kp.x is null then coalesce(ep.text_embedding, ep.embedding)::text end as before_vector
         from memories x
         left join unnest(${known}::uuid[]) as k(x) on k.x = x.id
-        left join memory_embeddings ex on ex.org_id = x.org_id and ex.memory_id = x.id and ex.model = ${model} and ex.content_hash = md5(x.content)
+        left join memory_embeddings ex on ex.org_id = x.org_id and ex.memory_id = x.id and ex.passage = 0 and ex.model = ${model} and ex.content_hash = md5(x.content)
         left join lateral (
           select m.id, m.content from memories m
            where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} < ${threadPosition('x')}
            order by ${threadOrder('m', 'desc')} limit ${CONTEXT_CHUNKS}) p on true
         left join unnest(${known}::uuid[]) as kp(x) on kp.x = p.id
-        left join memory_embeddings ep on ep.org_id = ${orgId} and ep.memory_id = p.id and ep.model = ${model} and ep.content_hash = md5(p.content)
+        left join memory_embeddings ep on ep.org_id = ${orgId} and ep.memory_id = p.id and ep.passage = 0 and ep.model = ${model} and ep.content_hash = md5(p.content)
        where x.org_id = ${orgId} and x.id = any(${ids}::uuid[]) and x.superseded_by is null and x.metadata ? 'parent_ref'`,
   );
   const contexts = new Map<string, ChunkContext>();

@@ -20,13 +20,15 @@ export type SemanticScan = 'exact' | 'own' | 'shared';
 // is scored at full precision. It reads the org's own index when it has one (the org's id selects that partial
 // index) and the shared one otherwise (`not own_index` selects it; domain/search/vector-indexes.ts). It checks
 // each candidate's memory by its primary key (memoryPasses); the exact scan starts from the org's memories that
-// pass the filters and reads each one's vector by its key. Neither shape depends on the statistics knowing the org.
+// pass the filters and reads each one's vectors by their key, keeping the nearest (a long memory has several:
+// domain/embeddings/passages.ts), so it yields each memory once and the index scan a long one perhaps more than
+// once. Neither shape depends on the statistics knowing the org.
 export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, scan: SemanticScan) {
   if (scan === 'exact') {
     return sql<{ id: string; distance: number | string }>`
       select m.id, e.distance from memories m cross join lateral (
         select e.embedding <=> ${q}::vector as distance from memory_embeddings e
-         where e.org_id = m.org_id and e.memory_id = m.id and e.model = ${model} offset 0) e
+         where e.org_id = m.org_id and e.memory_id = m.id and e.model = ${model} order by 1 limit 1) e
        where ${compiled.where}
        order by e.distance limit ${n}`;
   }
@@ -69,16 +71,37 @@ async function passingUpTo(em: EntityManager, orgId: string, compiled: CompiledF
 // applied. When few memories pass the filters they are scored exactly (EXACT_SCAN_MAX); they are counted while
 // the query's vector is still being computed. Otherwise an HNSW index serves them (the org's own, or the one the
 // other orgs share), and the filters (and, in the shared one, the org) are applied after the index scan, which
-// goes on until n rows pass them (HNSW_SESSION_SETTINGS). When
-// the index still yields fewer than n, because the org's rows are too sparse in it (vectors of an older model,
-// say), an exact scan decides, so k rows come back whenever k exist.
+// goes on until n rows pass them (HNSW_SESSION_SETTINGS); a long memory's passages may fill several of those rows,
+// and the scan is then made deeper, up to DEEPEN_MAX times n rows. When
+// the index still yields fewer than n memories, because the org's rows are too sparse in it (vectors of an older
+// model, say), an exact scan decides, so k rows come back whenever k exist.
 export async function semanticRanking(em: EntityManager, orgId: string, vector: Promise<QueryVector>, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
   const [passing, own, { vector: v, model }] = await Promise.all([passingUpTo(em.fork(), orgId, compiled, EXACT_SCAN_MAX + 1), orgIndexReady(em.fork(), orgId), vector]);
   const q = vectorLiteral(v);
-  const few = passing <= EXACT_SCAN_MAX;
-  const first = await query(em, semanticCandidates(orgId, q, model, n, compiled, few ? 'exact' : own ? 'own' : 'shared'));
-  const rows = few || first.length >= n ? first : await query(em, semanticCandidates(orgId, q, model, n, compiled, 'exact'));
-  return rows
-    .map((r) => ({ id: r.id, score: 1 - Number(r.distance) }))
+  const exact = async () => nearestFirst(await query(em, semanticCandidates(orgId, q, model, n, compiled, 'exact')));
+  if (passing <= EXACT_SCAN_MAX) return exact();
+  const found = await indexRanking(em, orgId, q, model, n, compiled, own ? 'own' : 'shared');
+  return found.length >= n ? found : exact();
+}
+
+// How much deeper than n rows an index scan goes to find n memories among long memories' passages.
+const DEEPEN_MAX = 8;
+
+// The best n memories through an HNSW index (fewer if the scan ends before), each by its nearest row: read n rows,
+// then twice as many while passages of the same memories leave fewer than n, up to DEEPEN_MAX times n.
+export async function indexRanking(em: EntityManager, orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, scan: 'own' | 'shared'): Promise<Ranked[]> {
+  for (let rows = n; ; rows *= 2) {
+    const read = await query(em, semanticCandidates(orgId, q, model, rows, compiled, scan));
+    const found = nearestFirst(read);
+    if (found.length >= n || read.length < rows || rows >= DEEPEN_MAX * n) return found.slice(0, n);
+  }
+}
+
+// Each memory once, by its nearest row, best first (ties by id).
+function nearestFirst(rows: { id: string; distance: number | string }[]): Ranked[] {
+  const best = new Map<string, number>();
+  for (const r of rows) best.set(r.id, Math.max(best.get(r.id) ?? -Infinity, 1 - Number(r.distance)));
+  return [...best]
+    .map(([id, score]) => ({ id, score }))
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

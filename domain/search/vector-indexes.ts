@@ -107,7 +107,7 @@ export async function dropVectorIndex(em: EntityManager, name: string, onBatch: 
 const MARK_BATCH = 1000;
 
 // Marks every row of the org as served by its own index (true) or by the shared one (false), batch by batch in
-// key order. The rows that the curator writes meanwhile are marked already (vectorsWrite).
+// key order (a batch's memories with all their passages). The rows that the curator writes meanwhile are marked already (vectorsWrite).
 export async function markOwnIndex(em: EntityManager, orgId: string, own: boolean, onBatch: (moved: number) => void = () => {}): Promise<number> {
   let cursor = '00000000-0000-0000-0000-000000000000';
   let total = 0;
@@ -115,7 +115,7 @@ export async function markOwnIndex(em: EntityManager, orgId: string, own: boolea
     const row = await queryOne(
       em,
       sql<{ last: string | null; moved: number }>`with batch as (
-          select memory_id from memory_embeddings where org_id = ${orgId} and memory_id > ${cursor} order by memory_id limit ${MARK_BATCH}),
+          select memory_id from memory_embeddings where org_id = ${orgId} and memory_id > ${cursor} and passage = 0 order by memory_id limit ${MARK_BATCH}),
         moved as (
           update memory_embeddings set own_index = ${own}
            where org_id = ${orgId} and memory_id = any(array(select memory_id from batch)) and own_index <> ${own} returning 1)

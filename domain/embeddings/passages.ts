@@ -1,0 +1,52 @@
+// A memory's vector is made from its text's first 512 tokens (the model's limit: about 2,000 characters of
+// English), so a question about the middle of a long memory (a document, a meeting's notes) would not find it by
+// meaning. A long memory is therefore also embedded in passages: windows of about PASSAGE_CHARS characters that
+// overlap by about PASSAGE_OVERLAP, cut where a paragraph, a line, a sentence or at least a word ends. Search by
+// meaning scores a memory by the best of its vectors (domain/search/semantic.ts). Characters stand in for tokens so
+// that the split is the same for every model: a window is about 200 tokens of English.
+
+// Texts up to this long are embedded whole, as before, and get no passages.
+export const LONG_TEXT_CHARS = 1500;
+export const PASSAGE_CHARS = 900;
+export const PASSAGE_OVERLAP = 150;
+// A memory is searched by meaning in at most this many passages (about 96,000 characters: a memory may hold
+// 262,144 bytes); the rest of a longer one is found lexically. Each passage costs the model about as much as a
+// short memory.
+export const MAX_PASSAGES = 128;
+
+// A window never ends before this share of PASSAGE_CHARS when no better break is found nearer its end.
+const MIN_SHARE = 0.6;
+
+// The windows of a long text, in order; none for a text of at most LONG_TEXT_CHARS.
+export function passagesOf(text: string): string[] {
+  if (text.length <= LONG_TEXT_CHARS) return [];
+  const passages: string[] = [];
+  let start = 0;
+  while (start < text.length && passages.length < MAX_PASSAGES) {
+    const end = start + PASSAGE_CHARS >= text.length ? text.length : breakBefore(text, start + Math.floor(PASSAGE_CHARS * MIN_SHARE), start + PASSAGE_CHARS);
+    const passage = text.slice(start, end).trim();
+    if (passage.length > 0) passages.push(passage);
+    if (end >= text.length) break;
+    start = Math.max(start + 1, wordStartAfter(text, end - PASSAGE_OVERLAP));
+  }
+  return passages;
+}
+
+// Where a window in [from, to] best ends: after the last paragraph break, line break, sentence end or space in the
+// range, in that order of preference; at `to` when there is none (a text without spaces).
+function breakBefore(text: string, from: number, to: number): number {
+  const range = text.slice(from, to);
+  for (const mark of [/\n\s*\n/g, /\n/g, /[.!?]["')\]]?\s/g, /\s/g]) {
+    let last = -1;
+    for (const m of range.matchAll(mark)) last = m.index + m[0].length;
+    if (last > 0) return from + last;
+  }
+  return to;
+}
+
+// The first word's start in the PASSAGE_OVERLAP characters from `at` (the next window starts on a word, not inside
+// one), or `at` itself when none starts there.
+function wordStartAfter(text: string, at: number): number {
+  const space = text.slice(at, at + PASSAGE_OVERLAP).search(/\s\S/);
+  return space < 0 ? at : at + space + 1;
+}
