@@ -6,6 +6,7 @@ import { query, queryOne, sql } from '../sql.ts';
 import type { Ranked } from './fusion.ts';
 import type { QueryVector } from './search.ts';
 import { HALFVEC, orgIndexReady } from './vector-indexes.ts';
+import { PASSAGE_HANDICAP } from '../embeddings/passages.ts';
 
 // pgvector's text form of a vector, as a bound parameter cast with ::vector.
 export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
@@ -21,19 +22,19 @@ export type SemanticScan = 'exact' | 'own' | 'shared';
 // index) and the shared one otherwise (`not own_index` selects it; domain/search/vector-indexes.ts). It checks
 // each candidate's memory by its primary key (memoryPasses); the exact scan starts from the org's memories that
 // pass the filters and reads each one's vectors by their key, keeping the nearest (a long memory has several:
-// domain/embeddings/passages.ts), so it yields each memory once and the index scan a long one perhaps more than
-// once. Neither shape depends on the statistics knowing the org.
+// domain/embeddings/passages.ts, whose distances count PASSAGE_HANDICAP more), so it yields each memory once and
+// the index scan a long one perhaps more than once. Neither shape depends on the statistics knowing the org.
 export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, scan: SemanticScan) {
   if (scan === 'exact') {
     return sql<{ id: string; distance: number | string }>`
       select m.id, e.distance from memories m cross join lateral (
-        select e.embedding <=> ${q}::vector as distance from memory_embeddings e
+        select (e.embedding <=> ${q}::vector) + case when e.passage > 0 then ${PASSAGE_HANDICAP}::float8 else 0 end as distance from memory_embeddings e
          where e.org_id = m.org_id and e.memory_id = m.id and e.model = ${model} order by 1 limit 1) e
        where ${compiled.where}
        order by e.distance limit ${n}`;
   }
   return sql<{ id: string; distance: number | string }>`
-    select e.memory_id as id, e.embedding <=> ${q}::vector as distance from memory_embeddings e
+    select e.memory_id as id, (e.embedding <=> ${q}::vector) + case when e.passage > 0 then ${PASSAGE_HANDICAP}::float8 else 0 end as distance from memory_embeddings e
      where e.org_id = ${orgId} and e.model = ${model} ${scan === 'own' ? sql`` : sql`and not e.own_index`} and ${memoryPasses(compiled, 'e')}
      order by e.embedding::${HALFVEC} <=> ${q}::${HALFVEC} limit ${n}`;
 }
