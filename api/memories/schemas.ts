@@ -43,7 +43,7 @@ export const memorySchema = z
 
 export const scoredMemorySchema = memorySchema
   .extend({
-    score: z.number().meta({ description: 'lexical: the BM25 score; semantic: the cosine similarity of query and memory; hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists' }),
+    score: z.number().meta({ description: "lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists" }),
     found_by: z.array(z.enum(['lexical', 'semantic'])).meta({ description: 'which lists found this memory (in hybrid, one or both)' }),
   })
   .meta({ id: 'ScoredMemory' });

@@ -1249,7 +1249,7 @@ export interface components {
              * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
              */
             superseded_by?: string;
-            /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory; hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists */
+            /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists */
             score: number;
             /** @description which lists found this memory (in hybrid, one or both) */
             found_by: ("lexical" | "semantic")[];
@@ -3315,7 +3315,7 @@ export interface operations {
                     /** @default 10 */
                     k?: number;
                     /**
-                     * @description lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory; hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then averaged (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...). Every filter applies in every mode.
+                     * @description lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 96,000 characters, and scored by its best); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then averaged (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...). Every filter applies in every mode.
                      * @default lexical
                      * @enum {string}
                      */
@@ -3406,7 +3406,7 @@ export interface operations {
                     /** @default 5 */
                     k?: number;
                     /**
-                     * @description lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory; hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then averaged (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...). Every filter applies in every mode.
+                     * @description lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 96,000 characters, and scored by its best); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then averaged (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...). Every filter applies in every mode.
                      * @default lexical
                      * @enum {string}
                      */
