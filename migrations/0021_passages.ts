@@ -7,8 +7,12 @@ import { Migration } from '@mikro-orm/migrations';
 // Adding a column with a constant default rewrites nothing; the new primary key is built once, blocking writes of
 // vectors meanwhile (the whole migration took 3.8 s on the benchmark's 109,000 vectors here).
 // The trigger of migrations/0018 counts memories with a vector, so it counts passage 0 only.
+// Orgs that hold long memories already get a backfill when the worker next starts (embedding_backfills: orgs a
+// migration asks the worker to walk once; domain/embeddings/backfill.ts): it embeds their passages only.
 export class Migration0021Passages extends Migration {
   override up(): void {
+    this.addSql(`create table if not exists embedding_backfills (org_id uuid primary key, requested_at timestamptz(3) not null default now())`);
+    this.addSql(`insert into embedding_backfills (org_id) select distinct org_id from memories where length(content) > 2000 and superseded_by is null on conflict do nothing`);
     this.addSql(`alter table memory_embeddings add column if not exists passage smallint not null default 0`);
     this.addSql(`alter table memory_embeddings drop constraint memory_embeddings_pkey, add constraint memory_embeddings_pkey primary key (org_id, memory_id, passage)`);
     this.addSql(`

@@ -18,18 +18,20 @@ export async function requestBackfill(em: EntityManager, caller: Caller): Promis
 }
 
 // At worker start: every org whose memories outnumber its vectors of `model` (a new deployment, a change of
-// model, or ids dropped while the model was down) gets a backfill. Read from the counters of both.
+// model, or ids dropped while the model was down) gets a backfill, read from the counters of both; so does every
+// org a migration asked a walk of (embedding_backfills: migrations/0021 for the passages of long memories), once.
 export async function backfillLagging(em: EntityManager, model: string): Promise<number> {
-  const rows = await query(
-    em,
-    sql<{ org_id: string }>`with live as (
-        select org_id, sum(value) as n from counters where name = ${ORG_COUNTERS.live} and scope_id = org_id group by org_id having sum(value) > 0),
-      have as (select org_id, sum(value) as n from counters where name = ${vectorCounter(model)} and scope_id = org_id group by org_id)
-      select live.org_id from live left join have using (org_id) where coalesce(have.n, 0) < live.n`,
-  );
-  if (rows.length === 0) return 0;
-  await em.transactional(async (tx) => {
+  return em.transactional(async (tx) => {
+    const rows = await query(
+      tx,
+      sql<{ org_id: string }>`with live as (
+          select org_id, sum(value) as n from counters where name = ${ORG_COUNTERS.live} and scope_id = org_id group by org_id having sum(value) > 0),
+        have as (select org_id, sum(value) as n from counters where name = ${vectorCounter(model)} and scope_id = org_id group by org_id),
+        requested as (delete from embedding_backfills returning org_id)
+        select live.org_id from live left join have using (org_id) where coalesce(have.n, 0) < live.n
+        union select org_id from requested`,
+    );
     for (const { org_id } of rows) enqueueJob(tx, curateJob(org_id, [], [], true));
+    return rows.length;
   });
-  return rows.length;
 }

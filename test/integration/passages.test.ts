@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfillLagging } from '../../domain/embeddings/backfill.ts';
 import { PASSAGE_HANDICAP, passagesOf } from '../../domain/embeddings/passages.ts';
 import { compileFilters } from '../../domain/memories/filters.ts';
 import { indexRanking, parseVector, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
@@ -141,6 +142,17 @@ describe('long memories searched in passages', () => {
     }, 60_000);
     expect(rows.length).toBe(passagesOf(`${HANDBOOK}\n\nRevised in November.`).length + 1);
     expect(rows[0]!.embedding).toBe(text!.embedding);
+  });
+
+  it('walks, at worker start, each org a migration asked a backfill of, once', async () => {
+    const id = await save(`${HANDBOOK}\n\nRevised in December.`, 'older');
+    await eventually(async () => (await rowsOf(id)).length > 1, 60_000);
+    await query(stack.orm.em.fork(), sql`delete from memory_embeddings where org_id = ${a.org.id} and memory_id = ${id} and passage > 0`);
+    // As migrations/0021 asks for orgs holding long memories.
+    await query(stack.orm.em.fork(), sql`insert into embedding_backfills (org_id) values (${a.org.id})`);
+    expect(await backfillLagging(stack.orm.em.fork(), embedder.model)).toBeGreaterThanOrEqual(1);
+    await eventually(async () => (await rowsOf(id)).length > 1, 60_000);
+    expect(await query(stack.orm.em.fork(), sql`select org_id from embedding_backfills`)).toEqual([]);
   });
 });
 
