@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/memories/model.ts';
+import type { Passage } from '../../domain/embeddings/passages.ts';
 import { epochMs, epochMsFilter } from '../http/schemas.ts';
 
 export const namespaceName = z
@@ -45,13 +46,25 @@ export const scoredMemorySchema = memorySchema
   .extend({
     score: z.number().meta({ description: "lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists" }),
     found_by: z.array(z.enum(['lexical', 'semantic'])).meta({ description: 'which lists found this memory (in hybrid, one or both)' }),
+    matched_passage: z
+      .object({
+        start: z.number().int().meta({ description: 'where the passage starts in content, in UTF-16 code units (as JavaScript indexes strings)' }),
+        end: z.number().int().meta({ description: 'where it ends (exclusive), in the same units' }),
+        text: z.string().meta({ description: 'the passage itself: content from start to end' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'semantic and hybrid: for a memory over 2,000 characters found by meaning through one of its passages (windows of about 900 characters) rather than through its beginning, that passage: where in a long memory the answer lies. Absent otherwise.',
+      }),
   })
   .meta({ id: 'ScoredMemory' });
 
-export const memoryJson = (m: MemoryView & { foundBy?: string[] }) => ({
+export const memoryJson = (m: MemoryView & { foundBy?: string[]; matchedPassage?: Passage }) => ({
   ...memoryRecord(m),
   ...(m.score !== undefined ? { score: m.score } : {}),
   ...(m.foundBy ? { found_by: m.foundBy } : {}),
+  ...(m.matchedPassage ? { matched_passage: m.matchedPassage } : {}),
 });
 
 // Filters shared by list, search and export requests.

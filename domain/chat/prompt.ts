@@ -2,9 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Embedder } from '../embeddings/port.ts';
 import type { LlmTask, Turn } from '../llm/port.ts';
-import type { MemoryView } from '../memories/model.ts';
 import { suggestRunbooks, type RunbookView } from '../runbooks/runbooks.ts';
-import { queryVectors, searchMemories } from '../search/search.ts';
+import { queryVectors, searchMemories, type SearchHit } from '../search/search.ts';
 import type { ChatCitation, ChatRole } from './sessions.ts';
 
 // Memory-augmented chat: the top memories by hybrid search (BM25 alone while no query vector can be had)
@@ -21,7 +20,7 @@ export interface ChatMessage {
 }
 
 export interface ChatContext {
-  memories: MemoryView[];
+  memories: SearchHit[];
   runbooks: RunbookView[];
 }
 
@@ -63,8 +62,16 @@ export const citationsOf = (context: ChatContext): ChatCitation[] => [
   ...context.runbooks.map((r) => ({ id: r.id, type: 'procedural' as const, title: r.title })),
 ];
 
+// What of a memory goes into the prompt: its beginning; for a long memory found through a passage past what fits,
+// the beginning that leaves room for that passage, then the passage.
+function promptText(m: SearchHit): string {
+  const passage = m.matchedPassage;
+  if (!passage || passage.end <= MEMORY_PROMPT_CHARS) return m.content.slice(0, MEMORY_PROMPT_CHARS);
+  return `${m.content.slice(0, Math.max(0, MEMORY_PROMPT_CHARS - passage.text.length))}\n[…]\n${passage.text}`;
+}
+
 function contextBlock(context: ChatContext): string {
-  const memories = context.memories.map((m) => `<memory id="${m.id}" namespace="${m.namespace}" updated="${new Date(m.updatedAt).toISOString()}">\n${m.content.slice(0, MEMORY_PROMPT_CHARS)}\n</memory>`);
+  const memories = context.memories.map((m) => `<memory id="${m.id}" namespace="${m.namespace}" updated="${new Date(m.updatedAt).toISOString()}">\n${promptText(m)}\n</memory>`);
   const runbooks = context.runbooks.map(
     (r) => `<runbook id="${r.id}" title="${r.title}" successes="${r.successCount}" failures="${r.failureCount}">\n${r.summary}\n${r.steps.map((s, i) => `${i + 1}. ${s.description}${s.command ? ` (\`${s.command}\`)` : ''}`).join('\n')}\n</runbook>`,
   );

@@ -24,15 +24,27 @@ export const PASSAGE_HANDICAP = 0.02;
 // A window never ends before this share of PASSAGE_CHARS when no better break is found nearer its end.
 const MIN_SHARE = 0.6;
 
-// The windows of a long text, in order; none for a text of at most LONG_TEXT_CHARS.
-export function passagesOf(text: string): string[] {
+// A window of a text: text.slice(start, end), without the whitespace at either end.
+export interface Passage {
+  start: number;
+  end: number;
+  text: string;
+}
+
+// The windows of a long text, in order; none for a text of at most LONG_TEXT_CHARS. Passage i + 1 of a memory's
+// vectors is the i-th of them.
+export function passagesOf(text: string): Passage[] {
   if (text.length <= LONG_TEXT_CHARS) return [];
-  const passages: string[] = [];
+  const passages: Passage[] = [];
   let start = 0;
   while (start < text.length && passages.length < MAX_PASSAGES) {
     const end = start + PASSAGE_CHARS >= text.length ? text.length : breakBefore(text, start + Math.floor(PASSAGE_CHARS * MIN_SHARE), start + PASSAGE_CHARS);
-    const passage = text.slice(start, end).trim();
-    if (passage.length > 0) passages.push(passage);
+    const window = text.slice(start, end);
+    const passage = window.trim();
+    if (passage.length > 0) {
+      const from = start + (window.length - window.trimStart().length);
+      passages.push({ start: from, end: from + passage.length, text: passage });
+    }
     if (end >= text.length) break;
     start = Math.max(start + 1, wordStartAfter(text, end - PASSAGE_OVERLAP));
   }

@@ -172,7 +172,7 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const vectorOf = new Map(known.map((k) => [pieceKey(k.content_hash, k.passage), k.embedding]));
   const textOf = new Map(todo.map((r) => [r.hash, r.content]));
   // Each text's pieces: the text itself, then its passages.
-  const piecesOf = new Map(hashes.map((hash) => [hash, [textOf.get(hash)!, ...passagesOf(textOf.get(hash)!)].map((text, passage): Piece => ({ hash, passage, text }))]));
+  const piecesOf = new Map(hashes.map((hash) => [hash, [textOf.get(hash)!, ...passagesOf(textOf.get(hash)!).map((p) => p.text)].map((text, passage): Piece => ({ hash, passage, text }))]));
   const fresh = [...piecesOf.values()].flat().filter((p) => !vectorOf.has(pieceKey(p.hash, p.passage)));
   // A memory is written once each of its pieces has a vector or was refused.
   const waiting = new Map<string, number>();

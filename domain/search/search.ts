@@ -7,7 +7,8 @@ import { query, sql } from '../sql.ts';
 import { analyze, QUESTION_STOP_WORDS } from './analyzer.ts';
 import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
 import { lexicalRanking } from './lexical.ts';
-import { semanticRanking } from './semantic.ts';
+import { matchedPassages, semanticRanking } from './semantic.ts';
+import { LONG_TEXT_CHARS, type Passage } from '../embeddings/passages.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
 // lists fused by relative score (fusion.ts).
@@ -21,6 +22,8 @@ export const FUSION_DEPTH = 100;
 export interface SearchHit extends MemoryView {
   score: number;
   foundBy: Retriever[];
+  // A long memory found by meaning through one of its passages: that passage (domain/embeddings/passages.ts).
+  matchedPassage?: Passage;
 }
 
 export interface SearchRequest {
@@ -71,7 +74,11 @@ export async function searchMemories(em: EntityManager, orgId: string, request: 
     const [lexical, similar] = await Promise.all([lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled), semantic(depth)]);
     ranked = fuse({ lexical, semantic: similar }, k);
   }
-  return withRows(em, orgId, ranked);
+  const hits = await withRows(em, orgId, ranked);
+  const long = hits.filter((h) => h.foundBy.includes('semantic') && h.content.length > LONG_TEXT_CHARS);
+  if (long.length === 0 || !vector) return hits;
+  const matched = await matchedPassages(em, orgId, await vector, long);
+  return hits.map((h) => (matched.has(h.id) ? { ...h, matchedPassage: matched.get(h.id)! } : h));
 }
 
 // The memory rows of ranked ids, in rank order, each with its score and the lists that found it.

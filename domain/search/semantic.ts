@@ -6,7 +6,7 @@ import { query, queryOne, sql } from '../sql.ts';
 import type { Ranked } from './fusion.ts';
 import type { QueryVector } from './search.ts';
 import { HALFVEC, orgIndexReady } from './vector-indexes.ts';
-import { PASSAGE_HANDICAP } from '../embeddings/passages.ts';
+import { PASSAGE_HANDICAP, passagesOf, type Passage } from '../embeddings/passages.ts';
 
 // pgvector's text form of a vector, as a bound parameter cast with ::vector.
 export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
@@ -106,4 +106,23 @@ function nearestFirst(rows: { id: string; distance: number | string }[]): Ranked
   return [...best]
     .map(([id, score]) => ({ id, score }))
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+// Of memories found by meaning, those whose nearest vector to the query is one of their passages (handicap
+// included, as the ranking counted it), with that passage: where in a long memory the answer lies. One statement
+// over the memories' own rows; a search whose hits are all short skips it.
+export async function matchedPassages(em: EntityManager, orgId: string, { vector, model }: QueryVector, memories: { id: string; content: string }[]): Promise<Map<string, Passage>> {
+  const rows = await query(
+    em,
+    sql<{ memory_id: string; passage: number }>`select distinct on (memory_id) memory_id, passage from memory_embeddings
+      where org_id = ${orgId} and memory_id = any(${memories.map((m) => m.id)}::uuid[]) and model = ${model}
+      order by memory_id, (embedding <=> ${vectorLiteral(vector)}::vector) + case when passage > 0 then ${PASSAGE_HANDICAP}::float8 else 0 end`,
+  );
+  const contentOf = new Map(memories.map((m) => [m.id, m.content]));
+  const matched = new Map<string, Passage>();
+  for (const r of rows) {
+    const passage = r.passage > 0 ? passagesOf(contentOf.get(r.memory_id)!)[r.passage - 1] : undefined;
+    if (passage) matched.set(r.memory_id, passage);
+  }
+  return matched;
 }

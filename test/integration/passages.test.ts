@@ -48,7 +48,7 @@ const save = async (content: string, namespace = 'site'): Promise<string> => {
 const search = async (body: Record<string, unknown>) => {
   const res = await stack.api.post('/api/memories/search', { token: a.token, body });
   expect(res.status).toBe(200);
-  return res.body.hits as { id: string; score: number }[];
+  return res.body.hits as { id: string; score: number; matched_passage?: { start: number; end: number; text: string } }[];
 };
 const allEmbedded = () =>
   eventually(async () => {
@@ -90,7 +90,16 @@ describe('long memories searched in passages', () => {
     for (const other of others) expect((await rowsOf(other)).map((r) => r.passage)).toEqual([0]);
 
     const question = 'how often is the backup power tested?';
-    for (const mode of ['semantic', 'hybrid']) expect((await search({ query: question, mode, k: 3 }))[0]!.id).toBe(handbook);
+    for (const mode of ['semantic', 'hybrid']) {
+      const hits = await search({ query: question, mode, k: 3 });
+      expect(hits[0]!.id).toBe(handbook);
+      // The hit says where in the memory the answer lies; short memories carry no passage.
+      const passage = hits[0]!.matched_passage!;
+      expect(passage.text).toContain('diesel generator');
+      expect(HANDBOOK.slice(passage.start, passage.end)).toBe(passage.text);
+      for (const hit of hits.slice(1)) expect(hit.matched_passage).toBeUndefined();
+    }
+    expect((await search({ query: 'generator first Monday', k: 3 }))[0]!.matched_passage).toBeUndefined();
     // The memory is scored by its best vector, a passage's (less the handicap): its text's vector (cut at 512
     // tokens, before the generator's paragraph) scores lower.
     const hit = (await search({ query: question, mode: 'semantic', k: 4 })).find((h) => h.id === handbook)!;
@@ -99,6 +108,21 @@ describe('long memories searched in passages', () => {
     const best = Math.max(...passages) - PASSAGE_HANDICAP;
     expect(best).toBeGreaterThan(own! + 0.05);
     expect(hit.score).toBeCloseTo(best, 5);
+  });
+
+  it("puts the passage that matched into a chat's prompt when it lies past the memory's beginning", async () => {
+    // Past the 4,000 characters of a memory a chat's prompt holds.
+    const long = [...PARAGRAPHS.slice(0, -1), ...PARAGRAPHS.slice(0, -1), PARAGRAPHS.at(-1)!].join('\n\n');
+    expect(long.indexOf('diesel generator')).toBeGreaterThan(4000);
+    const id = await save(long, 'chat');
+    await allEmbedded();
+    await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${a.org.id}`);
+    llm.reset();
+    const res = await stack.api.post('/api/chat', { token: a.token, body: { messages: [{ role: 'user', content: 'how often is the backup power tested?' }], namespace: 'chat' } });
+    expect(res.status).toBe(200);
+    expect(res.body.citations.map((c: { id: string }) => c.id)).toContain(id);
+    expect(llm.calls[0]!.system).toContain('Facilities start it under load for half an hour on the first Monday of every month');
+    expect(llm.calls[0]!.system).toContain('Welcome to the Lisbon office handbook.');
   });
 
   it('reads deeper in the index when passages of one memory fill the first rows', async () => {

@@ -11,7 +11,7 @@ describe('passagesOf', () => {
 
   it('covers a long text in overlapping windows that end where paragraphs end', () => {
     const text = Array.from({ length: 12 }, (_, i) => paragraph(i)).join('\n\n');
-    const passages = passagesOf(text);
+    const passages = passagesOf(text).map((p) => p.text);
     expect(passages.length).toBeGreaterThan(text.length / PASSAGE_CHARS);
     for (const p of passages) expect(p.length).toBeLessThanOrEqual(PASSAGE_CHARS);
     // Every paragraph is whole in some passage, and each passage but the last ends at a paragraph's end.
@@ -24,12 +24,20 @@ describe('passagesOf', () => {
 
   it('cuts a text without breaks at the window size, and words at a space', () => {
     const blob = 'a'.repeat(3000);
-    const passages = passagesOf(blob);
+    const passages = passagesOf(blob).map((p) => p.text);
     expect(passages[0]).toHaveLength(PASSAGE_CHARS);
     expect(passages.join('').length).toBeGreaterThanOrEqual(3000);
     const words = Array.from({ length: 600 }, (_, i) => `word${i}`).join(' ');
-    for (const p of passagesOf(words)) expect(p).toMatch(/^word\d+( word\d+)*$/);
-    expect(passagesOf(words)[1]!.length).toBeGreaterThan(PASSAGE_OVERLAP);
+    for (const p of passagesOf(words)) expect(p.text).toMatch(/^word\d+( word\d+)*$/);
+    expect(passagesOf(words)[1]!.text.length).toBeGreaterThan(PASSAGE_OVERLAP);
+  });
+
+  it("gives each passage's place in the text", () => {
+    const text = Array.from({ length: 12 }, (_, i) => `  ${paragraph(i)}  `).join('\n\n');
+    for (const p of passagesOf(text)) {
+      expect(text.slice(p.start, p.end)).toBe(p.text);
+      expect(p.text).toBe(p.text.trim());
+    }
   });
 
   it('stops at MAX_PASSAGES', () => {

@@ -1253,6 +1253,15 @@ export interface components {
             score: number;
             /** @description which lists found this memory (in hybrid, one or both) */
             found_by: ("lexical" | "semantic")[];
+            /** @description semantic and hybrid: for a memory over 2,000 characters found by meaning through one of its passages (windows of about 900 characters) rather than through its beginning, that passage: where in a long memory the answer lies. Absent otherwise. */
+            matched_passage?: {
+                /** @description where the passage starts in content, in UTF-16 code units (as JavaScript indexes strings) */
+                start: number;
+                /** @description where it ends (exclusive), in the same units */
+                end: number;
+                /** @description the passage itself: content from start to end */
+                text: string;
+            };
         };
         Project: {
             /** Format: uuid */
