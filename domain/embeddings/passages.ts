@@ -10,9 +10,9 @@
 export const LONG_TEXT_CHARS = 2000;
 export const PASSAGE_CHARS = 900;
 export const PASSAGE_OVERLAP = 150;
-// A memory is searched by meaning in at most this many passages (about 96,000 characters: a memory may hold
-// 262,144 bytes); the rest of a longer one is found lexically. Each passage costs the model about as much as a
-// short memory.
+// A memory is searched by meaning in at most this many passages (about 86,000 characters: a memory may hold
+// 262,144 bytes); the rest of a longer one is found lexically. Each passage costs the worker about 0.05 s of
+// CPU, twice an agent's note of 124 tokens (docs/performance.md, session 22).
 export const MAX_PASSAGES = 128;
 // A passage's cosine similarity counts this much less than the memory's own vector's. A long memory has many
 // chances to come near a query, a short one a single chance: without the handicap, long texts crowded out short
