@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { LONG_TEXT_CHARS, type Passage } from '../embeddings/passages.ts';
 import { embeddingsUnavailable, type Embedder } from '../embeddings/port.ts';
 import { AppError } from '../errors.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
@@ -8,7 +9,6 @@ import { analyze, QUESTION_STOP_WORDS } from './analyzer.ts';
 import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
 import { lexicalRanking } from './lexical.ts';
 import { matchedPassages, semanticRanking } from './semantic.ts';
-import { LONG_TEXT_CHARS, type Passage } from '../embeddings/passages.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
 // lists fused by relative score (fusion.ts).
