@@ -9,6 +9,9 @@
 // number), so a turn is searched with the turns before it (domain/embeddings/thread-context.ts); LOCOMO_THREADS=none
 // saves the turns alone. LOCOMO_ORGS=conversation saves each conversation into an org of its own instead, so that
 // BM25's statistics (document frequencies, mean length) are the conversation's rather than the ten conversations'.
+// LOCOMO_UNIT=session saves each session whole as one memory instead (its date, then its turns a line each: 1,200 to
+// 5,900 characters, most of them long memories, searched by meaning in passages: domain/embeddings/passages.ts), and
+// a question then scores the share of its evidence sessions found; LOCOMO_K sets k (10 by default).
 import { readFileSync } from 'node:fs';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
@@ -16,7 +19,8 @@ import { closedLoop } from '../lib/stats.ts';
 
 const MODES = ['lexical', 'semantic', 'hybrid'] as const;
 const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
-const K = 10;
+const K = Number(process.env.LOCOMO_K ?? 10);
+const bySession = process.env.LOCOMO_UNIT === 'session';
 
 interface Turn {
   speaker: string;
@@ -34,17 +38,25 @@ const file = process.env.LOCOMO_JSON;
 if (!file) throw new Error('set LOCOMO_JSON to the path of LoCoMo\'s data/locomo10.json');
 const samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
 
+const line = (t: Turn) => `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`;
+const sessionsOf = (s: Sample) => Object.entries(s.conversation).filter(([key]) => /^session_\d+$/.test(key)) as [string, Turn[]][];
 const memories = samples.flatMap((s) =>
-  Object.entries(s.conversation)
-    .filter(([key]) => /^session_\d+$/.test(key))
-    .flatMap(([, turns]) => turns as Turn[])
-    .map((t) => ({
-      namespace: `locomo-${s.sample_id}`,
-      content: `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`,
-      ref: `${s.sample_id}/${t.dia_id}`,
-      // dia_id is "D<session>:<turn>".
-      thread: { parent_ref: `${s.sample_id}/${t.dia_id.split(':')[0]}`, chunk_index: Number(t.dia_id.split(':')[1]) },
-    })),
+  bySession
+    ? sessionsOf(s).map(([key, turns]) => ({
+        namespace: `locomo-${s.sample_id}`,
+        content: `${String(s.conversation[`${key}_date_time`] ?? '')}\n${turns.map(line).join('\n')}`.trim(),
+        ref: `${s.sample_id}/D${key.split('_')[1]}`,
+        thread: {},
+      }))
+    : sessionsOf(s)
+        .flatMap(([, turns]) => turns)
+        .map((t) => ({
+          namespace: `locomo-${s.sample_id}`,
+          content: line(t),
+          ref: `${s.sample_id}/${t.dia_id}`,
+          // dia_id is "D<session>:<turn>".
+          thread: { parent_ref: `${s.sample_id}/${t.dia_id.split(':')[0]}`, chunk_index: Number(t.dia_id.split(':')[1]) },
+        })),
 );
 // Evidence is written "D3:5"; a few entries hold several ids or stray spaces.
 const questions = samples.flatMap((s) =>
@@ -54,14 +66,14 @@ const questions = samples.flatMap((s) =>
       namespace: `locomo-${s.sample_id}`,
       question: q.question,
       category: q.category,
-      evidence: new Set(q.evidence.flatMap((e) => e.match(/D\d+:\d+/g) ?? []).map((e) => `${s.sample_id}/${e}`)),
+      evidence: new Set(q.evidence.flatMap((e) => e.match(/D\d+:\d+/g) ?? []).map((e) => `${s.sample_id}/${bySession ? e.split(':')[0] : e}`)),
     }))
     .filter((q) => q.evidence.size > 0),
 );
 
 const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
 const orgPerConversation = process.env.LOCOMO_ORGS === 'conversation';
-const threads = process.env.LOCOMO_THREADS !== 'none';
+const threads = process.env.LOCOMO_THREADS !== 'none' && !bySession;
 const tokens = new Map<string, string>();
 for (const namespace of new Set(memories.map((m) => m.namespace))) {
   if (orgPerConversation || tokens.size === 0) tokens.set(namespace, (await paidOrg(api, 'locomo')).token);
@@ -73,7 +85,8 @@ await closedLoop(16, memories.length, async (i) => {
   if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
 });
 for (const token of new Set(tokens.values())) await untilEmbedded(api, token);
-console.log(`LoCoMo: ${memories.length} turns in ${samples.length} conversations (${orgPerConversation ? 'an org each' : 'one org'}, ${threads ? 'a thread per session' : 'no threads'}), ${questions.length} questions`);
+const layout = bySession ? 'a memory per session' : threads ? 'a thread per session' : 'no threads';
+console.log(`LoCoMo: ${memories.length} ${bySession ? 'sessions' : 'turns'} in ${samples.length} conversations (${orgPerConversation ? 'an org each' : 'one org'}, ${layout}), ${questions.length} questions`);
 
 console.log(`| mode | evidence recall@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);
 console.log(`|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}`);
