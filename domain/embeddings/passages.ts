@@ -46,7 +46,7 @@ export function passagesOf(text: string): Passage[] {
       passages.push({ start: from, end: from + passage.length, text: passage });
     }
     if (end >= text.length) break;
-    start = Math.max(start + 1, wordStartAfter(text, end - PASSAGE_OVERLAP));
+    start = Math.max(start + 1, nextStart(text, end - PASSAGE_OVERLAP, end));
   }
   return passages;
 }
@@ -63,9 +63,13 @@ function breakBefore(text: string, from: number, to: number): number {
   return to;
 }
 
-// The first word's start in the PASSAGE_OVERLAP characters from `at` (the next window starts on a word, not inside
-// one), or `at` itself when none starts there.
-function wordStartAfter(text: string, at: number): number {
-  const space = text.slice(at, at + PASSAGE_OVERLAP).search(/\s\S/);
-  return space < 0 ? at : at + space + 1;
+// Where the next window starts, in [from, to): the first line's or sentence's start there, else the first word's
+// (a window starts on a word, not inside one), else `from`.
+function nextStart(text: string, from: number, to: number): number {
+  const range = text.slice(from, to);
+  for (const mark of [/\n\s*(?=\S)/, /[.!?]["')\]]?\s+(?=\S)/, /\s(?=\S)/]) {
+    const m = mark.exec(range);
+    if (m) return from + m.index + m[0].length;
+  }
+  return from;
 }

@@ -39,4 +39,24 @@ describe('search by meaning in the dashboard', () => {
     await shot(page, 'memories-meaning-1280');
     await context.close();
   }, 90_000);
+
+  it('shows, for a long memory found by a passage, the passage that matched', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    await signUp(page, stack.baseUrl);
+    // Past the first 2,000 characters, which the memory's own vector covers.
+    const filler = Array.from({ length: 12 }, (_, i) => `Section ${i} of the office handbook lists the rooms, desks and lockers of floor ${i} and who books them.`).join('\n\n');
+    const handbook = `${filler}\n\n${filler}\n\nThe diesel generator in the basement is started under load on the first Monday of every month.`;
+    await page.getByLabel('New memory').fill(handbook);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Search by meaning covers all 1 memory.').waitFor({ timeout: 30_000 });
+
+    await page.getByRole('searchbox', { name: 'Search' }).fill('how often is the backup power tested');
+    await page.getByLabel('By').selectOption('semantic');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('heading', { name: /1 result for/ }).waitFor();
+    expect(await page.getByLabel('Matched passage').textContent()).toContain('The diesel generator in the basement');
+    await shot(page, 'memories-passage-1280');
+    await context.close();
+  }, 90_000);
 });

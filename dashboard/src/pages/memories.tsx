@@ -113,12 +113,20 @@ export function Memories() {
   );
 }
 
-function MemoryList({ memories }: { memories: (Memory & { score?: number; found_by?: string[] })[] }) {
+function MemoryList({ memories }: { memories: (Memory & Partial<Pick<Hit, 'score' | 'found_by' | 'matched_passage'>>)[] }) {
   return (
     <ul class="memories">
       {memories.map((m) => (
         <li key={m.id}>
           <Link to={`/memories/${m.id}`}>{m.content.length > 240 ? `${m.content.slice(0, 240)}…` : m.content}</Link>
+          {m.matched_passage ? (
+            // A long memory found by meaning through a passage (at most about 900 characters): why it was found.
+            <p class="passage" aria-label="Matched passage">
+              {m.matched_passage.start > 0 ? '…' : ''}
+              {m.matched_passage.text}
+              {m.matched_passage.end < m.content.length ? '…' : ''}
+            </p>
+          ) : null}
           <p class="meta">
             <span>{m.namespace}</span>
             {m.tags.map((t) => (
@@ -205,7 +213,7 @@ function MeaningStatus({ reload, onModel }: { reload: number; onModel: (embeds: 
   ) : null;
 }
 
-type Hit = Memory & { score: number; found_by: string[] };
+type Hit = Memory & { score: number; found_by: string[]; matched_passage?: { start: number; end: number; text: string } };
 
 function Search(props: { onResults: (query: string, hits: Hit[]) => void; onError: (error: string | null) => void; onClear: () => void; filters: Filters; meaning: boolean }) {
   const { onResults, onError, onClear, filters, meaning } = props;
