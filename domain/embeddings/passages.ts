@@ -1,7 +1,8 @@
 // A memory's vector is made from its text's first 512 tokens (the model's limit: about 2,000 characters of
 // English), so a question about the middle of a long memory (a document, a meeting's notes) would not find it by
 // meaning. A long memory is therefore also embedded in passages: windows of about PASSAGE_CHARS characters that
-// overlap by about PASSAGE_OVERLAP, cut where a paragraph, a line, a sentence or at least a word ends. Search by
+// overlap by about PASSAGE_OVERLAP, cut where a paragraph, a line, a sentence or at least a word ends, and starting
+// where a line, a sentence or a word starts (so a passage reads well as a hit's excerpt). Search by
 // meaning scores a memory by the best of its vectors (domain/search/semantic.ts). Characters stand in for tokens so
 // that the split is the same for every model: a window is about 200 tokens of English.
 
@@ -17,7 +18,7 @@ export const MAX_PASSAGES = 128;
 // A passage's cosine similarity counts this much less than the memory's own vector's. A long memory has many
 // chances to come near a query, a short one a single chance: without the handicap, long texts crowded out short
 // ones that answer as well (Cranfield's abstracts through the API, semantic nDCG@10: 0.399 without passages,
-// 0.391 with them, 0.399 with the handicap; long memories kept most of their gain: docs/performance.md,
+// 0.391 with them, 0.398-0.399 with the handicap; long memories kept most of their gain: docs/performance.md,
 // session 22).
 export const PASSAGE_HANDICAP = 0.02;
 
