@@ -1,3 +1,4 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillLagging } from '../../domain/embeddings/backfill.ts';
 import { PASSAGE_HANDICAP, passagesOf } from '../../domain/embeddings/passages.ts';
@@ -100,6 +101,14 @@ describe('long memories searched in passages', () => {
       for (const hit of hits.slice(1)) expect(hit.matched_passage).toBeUndefined();
     }
     expect((await search({ query: 'generator first Monday', k: 3 }))[0]!.matched_passage).toBeUndefined();
+    // An agent over MCP gets the same passage.
+    const client = new Client({ name: 'passages-tests', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers: { authorization: `Bearer ${a.token}` } } }));
+    const asked = await client.callTool({ name: 'search_memories', arguments: { query: question, k: 3 } });
+    const [first] = (asked.structuredContent as { hits: { id: string; matched_passage?: { text: string } }[] }).hits;
+    expect(first!.id).toBe(handbook);
+    expect(first!.matched_passage!.text).toContain('diesel generator');
+    await client.close();
     // The memory is scored by its best vector, a passage's (less the handicap): its text's vector (cut at 512
     // tokens, before the generator's paragraph) scores lower.
     const hit = (await search({ query: question, mode: 'semantic', k: 4 })).find((h) => h.id === handbook)!;
