@@ -2,8 +2,9 @@
 # The data-plane benchmark: a fresh memsvc_bench database, a Temporal dev server, the worker and the API as
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
 # BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_REUSE=1 keeps the database of the last run
-# and measures its org again without seeding; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase what runs
-# (saves, mcp, dashboard and locomo, not in the default set: save throughput alone with each process's CPU; MCP's
+# and measures its org again without seeding; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase,documents
+# what runs (documents: the paraphrase set saved as long memories, runs of 32 notes joined; saves, mcp, dashboard and
+# locomo, not in the default set: save throughput alone with each process's CPU; MCP's
 # cost over HTTP; the dashboard's loads in Chromium; LoCoMo's conversations, from LOCOMO_JSON).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
@@ -21,7 +22,7 @@ export DATABASE_POOL_MAX=20
 STACK_KEEP_DATABASE="${BENCH_REUSE:-0}" start_own_stack memsvc_bench 3099 7299 8299 bench
 
 # BENCH_SUITES picks what runs (default all), e.g. BENCH_SUITES=memories while tuning saves.
-suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase},"
+suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase,documents},"
 if [[ "$suites" == *,saves,* ]]; then
   log "save throughput and its CPU"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/saves.ts
@@ -59,4 +60,8 @@ fi
 if [[ "$suites" == *,paraphrase,* ]]; then
   log "recall of paraphrased questions, per search mode"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-paraphrase.ts
+fi
+if [[ "$suites" == *,documents,* ]]; then
+  log "recall of paraphrased questions in long memories (searched in passages), per search mode"
+  PARAPHRASE_DOCUMENTS=32 BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-paraphrase.ts
 fi
