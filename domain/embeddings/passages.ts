@@ -9,6 +9,7 @@
 // Texts up to this long are embedded whole, as before, and get no passages: their own vector covers them (512
 // tokens are about 2,000 characters of English or more).
 export const LONG_TEXT_CHARS = 2000;
+export const isLong = (text: string): boolean => text.length > LONG_TEXT_CHARS;
 export const PASSAGE_CHARS = 900;
 export const PASSAGE_OVERLAP = 150;
 // A memory is searched by meaning in at most this many passages (about 86,000 characters: a memory may hold
@@ -35,7 +36,7 @@ export interface Passage {
 // The windows of a long text, in order; none for a text of at most LONG_TEXT_CHARS. Passage i + 1 of a memory's
 // vectors is the i-th of them.
 export function passagesOf(text: string): Passage[] {
-  if (text.length <= LONG_TEXT_CHARS) return [];
+  if (!isLong(text)) return [];
   const passages: Passage[] = [];
   let start = 0;
   while (start < text.length && passages.length < MAX_PASSAGES) {

@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import type { Embedder } from './port.ts';
 import { parseVector, vectorLiteral } from '../search/semantic.ts';
 import { ownIndexServes } from '../search/vector-indexes.ts';
-import { LONG_TEXT_CHARS, passagesOf } from './passages.ts';
+import { isLong, LONG_TEXT_CHARS, passagesOf } from './passages.ts';
 import { chunksAfter, contextsOf, withContext, type ChunkContext } from './thread-context.ts';
 
 // The memories' vectors in memory_embeddings (migrations/0011_embeddings.ts). A vector is keyed by the md5
@@ -135,7 +135,10 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   );
   const vectors = new Map(have.map((h) => [h.memory_id, h]));
   // Current: a vector of the memory's text, and its passages if it is long.
-  const current = (r: Subject) => vectors.get(r.id)?.content_hash === r.hash && (vectors.get(r.id)!.passages || r.content.length <= LONG_TEXT_CHARS);
+  const current = (r: Subject) => {
+    const v = vectors.get(r.id);
+    return v?.content_hash === r.hash && (v.passages || !isLong(r.content));
+  };
   const todo = rows.filter((r) => !current(r));
   outcome.current = rows.length - todo.length;
   // Current memories named again: a chunk before them was deleted or edited, or they moved in or out of a thread.

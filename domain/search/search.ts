@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { LONG_TEXT_CHARS, type Passage } from '../embeddings/passages.ts';
+import { isLong, type Passage } from '../embeddings/passages.ts';
 import { embeddingsUnavailable, type Embedder } from '../embeddings/port.ts';
 import { AppError } from '../errors.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
@@ -75,7 +75,7 @@ export async function searchMemories(em: EntityManager, orgId: string, request: 
     ranked = fuse({ lexical, semantic: similar }, k);
   }
   const hits = await withRows(em, orgId, ranked);
-  const long = hits.filter((h) => h.foundBy.includes('semantic') && h.content.length > LONG_TEXT_CHARS);
+  const long = hits.filter((h) => h.foundBy.includes('semantic') && isLong(h.content));
   if (long.length === 0 || !vector) return hits;
   const matched = await matchedPassages(em, orgId, await vector, long);
   return hits.map((h) => (matched.has(h.id) ? { ...h, matchedPassage: matched.get(h.id)! } : h));
