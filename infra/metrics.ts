@@ -22,7 +22,7 @@ export const memoriesSaved = new Counter({ name: 'memsvc_memories_saved_total', 
 
 export const searches = new Counter({
   name: 'memsvc_searches_total',
-  help: 'Search queries by mode (lexical, semantic, hybrid); each query of a bulk search counts',
+  help: 'Search queries by mode (lexical, semantic, hybrid; similar: GET /api/memories/:id/similar); each query of a bulk search counts',
   labelNames: ['mode'],
   registers,
 });

@@ -1,6 +1,6 @@
 import { McpServer, ResourceTemplate, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { createBody, listBody, patchBody, searchBody } from '../memories/routes.ts';
+import { createBody, listBody, patchBody, searchBody, similarQuery } from '../memories/routes.ts';
 import { memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
 import { listQuery as runbookQuery, outcomeBody, runbookSchema } from '../procedural/routes.ts';
 import { projectSchema } from '../projects/routes.ts';
@@ -28,6 +28,10 @@ const agentSearchBody = searchBody.extend({
     .optional()
     .describe('hybrid when left out (words and meaning; words alone when this server cannot embed the query); lexical: words only (BM25); semantic: meaning only'),
 });
+
+// A tool's input as the query string of a GET route; fields left out stay out.
+const queryString = (input: Record<string, unknown>): URLSearchParams =>
+  new URLSearchParams(Object.entries(input).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])));
 
 // An API error becomes a tool error an agent can act on: the API's `error` code first, then its message,
 // then what to do (wait Retry-After seconds, upgrade, fix the input).
@@ -87,6 +91,18 @@ export function createMcpServer(call: ApiCall): McpServer {
     async ({ id }) => toolResult(await call('GET', `/api/memories/${id}`), asIs),
   );
   server.registerTool(
+    'find_similar_memories',
+    {
+      title: 'Memories like this one',
+      description:
+        'The memories nearest in meaning to one memory (by its stored vector; a copy of its text scores 1), best first, itself left out: to gather what else is known about a subject, or to find restatements before saving or editing. Fails with embedding_pending for a memory saved seconds ago.',
+      inputSchema: id.extend(similarQuery.pick({ k: true, namespace: true }).shape),
+      outputSchema: z.object({ hits: z.array(scoredMemorySchema) }),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ id, ...input }) => toolResult(await call('GET', `/api/memories/${id}/similar?${queryString(input)}`), asIs),
+  );
+  server.registerTool(
     'update_memory',
     {
       title: 'Update a memory',
@@ -138,10 +154,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       outputSchema: z.object({ procedurals: z.array(runbookSchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (input) => {
-      const query = new URLSearchParams(Object.entries(input).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])));
-      return toolResult(await call('GET', `/api/procedural?${query}`), asIs);
-    },
+    async (input) => toolResult(await call('GET', `/api/procedural?${queryString(input)}`), asIs),
   );
   server.registerTool(
     'record_runbook_outcome',

@@ -15,6 +15,7 @@ import pLimit from 'p-limit';
 import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
 import { memoriesSaved, searches } from '../../infra/metrics.ts';
 import { needsVector, queryVectors, searchMemories, SEARCH_MODES } from '../../domain/search/search.ts';
+import { similarMemories } from '../../domain/search/similar.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { jsonObjectParam } from '../http/params.ts';
@@ -93,6 +94,14 @@ const bulkBody = z.object({
   metadata_filter: filterFields.metadata_filter,
   created_after: filterFields.created_after,
   created_before: filterFields.created_before,
+});
+
+export const similarQuery = z.object({
+  k: intParam(1, SEARCH_K_MAX).default(10),
+  namespace: namespaceName.optional(),
+  created_after: epochMsParam.optional(),
+  created_before: epochMsParam.optional(),
+  metadata_filter: jsonObjectParam.optional(),
 });
 
 const contentRequired = (issues: z.core.$ZodIssue[]) => (issues.some((i) => i.path[0] === 'content') ? 'content required' : undefined);
@@ -237,6 +246,28 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
         const vectors = needsVector(body.mode) ? queryVectors(deps.embedder, body.queries) : undefined;
         const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, { k: body.k, mode: body.mode, filters: toFilters(body), vectors, slots: bulkSlots });
         ctx.body = { results: body.queries.map((query, i) => ({ query, hits: hits[i]!.map(memoryJson) })) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories/:id/similar',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'Memories nearest in meaning to this one, best first',
+      description:
+        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters as in search. Superseded memories are left out of the hits.",
+      params: idParams,
+      query: similarQuery,
+      responses: {
+        200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
+        404: { description: 'No such memory in this org' },
+        409: { description: '`embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds)' },
+        503: { description: '`embeddings_unavailable`: this server has no embedding model' },
+      },
+      handler: async (ctx, { params, query: q }) => {
+        searches.inc({ mode: 'similar' });
+        const hits = await similarMemories(ctx.state.em, callerOf(ctx).orgId, deps.embedder?.model ?? null, params.id, q.k, toFilters(q));
+        ctx.body = { hits: hits.map(memoryJson) };
       },
     }),
     defineRoute({

@@ -39,6 +39,8 @@ describe('TypeScript client', () => {
     // Every route, typed, through `api`.
     const projects = await client.api.GET('/api/projects');
     expect(projects.data?.projects.map((p) => p.name)).toContain('client');
+    // Memories like it need its vector, computed in the background, which this stack (no outbox relay) never starts.
+    expect(await client.similarMemories(saved.id, { k: 3 }).catch((err: unknown) => err)).toMatchObject({ status: 409, error: 'embedding_pending' });
     await client.deleteMemory(saved.id);
     const gone = await client.getMemory(saved.id).catch((err: unknown) => err);
     expect(gone).toBeInstanceOf(MemoryServiceError);

@@ -59,4 +59,30 @@ describe('search by meaning in the dashboard', () => {
     await shot(page, 'memories-passage-1280');
     await context.close();
   }, 90_000);
+
+  it("lists on a memory's page the memories nearest in meaning, once it has its vector", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    const { token } = await signUp(page, stack.baseUrl);
+    for (const content of ['We ship a new release to our customers every Tuesday.', "Ivan's cat is called Pixel and sleeps on the office printer."]) {
+      expect((await stack.api.post('/api/memories', { token, body: { content } })).status).toBe(201);
+    }
+    await page.reload();
+    await page.getByText('Search by meaning covers all 2 memories.').waitFor({ timeout: 30_000 });
+    await page.getByLabel('New memory').fill('Deploys to production happen on Tuesdays');
+    await page.getByRole('button', { name: 'Save' }).click();
+    // Opened at once: its vector is still being computed, and the page asks again until it is.
+    await page.getByRole('link', { name: 'Deploys to production happen on Tuesdays' }).click();
+    const similar = page.getByRole('region', { name: 'Similar in meaning' });
+    await similar.getByRole('listitem').first().waitFor({ timeout: 30_000 });
+    const items = similar.getByRole('listitem');
+    expect(await items.count()).toBe(2);
+    expect(await items.first().getByRole('link').textContent()).toBe('We ship a new release to our customers every Tuesday.');
+    expect(await items.first().textContent()).toMatch(/similarity 0\.\d\d/);
+    await shot(page, 'memory-similar-1280');
+    await similar.getByRole('link', { name: 'We ship a new release to our customers every Tuesday.' }).click();
+    await page.getByRole('heading', { name: 'Memory' }).waitFor();
+    await similar.getByRole('link', { name: 'Deploys to production happen on Tuesdays' }).waitFor();
+    await context.close();
+  }, 90_000);
 });

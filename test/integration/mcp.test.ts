@@ -32,6 +32,7 @@ describe('MCP server at /mcp', () => {
       'add_memory',
       'delete_memory',
       'find_runbooks',
+      'find_similar_memories',
       'get_memory',
       'list_memories',
       'list_projects',
@@ -206,7 +207,7 @@ describe('MCP server at /mcp', () => {
         stderr: 'ignore',
       }),
     );
-    expect((await client.listTools()).tools).toHaveLength(10);
+    expect((await client.listTools()).tools).toHaveLength(11);
     const added = await client.callTool({ name: 'add_memory', arguments: { content: 'Saved from a desktop agent over stdio' } });
     const id = (added.structuredContent as { id: string }).id;
     expect((await stack.api.get(`/api/memories/${id}`, { token: s.token })).body.content).toBe('Saved from a desktop agent over stdio');
@@ -232,7 +233,7 @@ describe('MCP server at /mcp', () => {
     const overHttp = new Client({ name: 'readme', version: '1.0.0' });
     const headers = Object.fromEntries(Object.entries(http.headers ?? {}).map(([k, v]) => [k, withToken(v)]));
     await overHttp.connect(new StreamableHTTPClientTransport(new URL(new URL(http.url!).pathname, stack.baseUrl), { requestInit: { headers } }));
-    expect((await overHttp.listTools()).tools.length).toBe(10);
+    expect((await overHttp.listTools()).tools.length).toBe(11);
     await overHttp.close();
 
     const env = Object.fromEntries(Object.entries(stdio.env ?? {}).map(([k, v]) => [k, k === 'MEMORY_SERVICE_URL' ? stack.baseUrl : withToken(v)]));

@@ -154,6 +154,25 @@ describe('an embedding provider that fails', () => {
     provider.reset();
     expect((await search({ query: 'report', mode: 'hybrid' })).status).toBe(200);
   });
+
+  it('answers memories like one from stored vectors while the provider is down, and 409 before it has a vector', async () => {
+    const user = await signUp(stack.api);
+    const put = async (content: string) => (await stack.api.post('/api/memories', { token: user.token, body: { content } })).body.id as string;
+    const similar = (id: string) => stack.api.get(`/api/memories/${id}/similar`, { token: user.token });
+    const first = await put('The staging database is refreshed from production every Sunday night.');
+    const second = await put('Every Sunday night staging gets a fresh copy of the production data.');
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === 2, 30_000);
+
+    provider.down('embeddings', true);
+    const res = await similar(first);
+    expect(res.status).toBe(200);
+    expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual([second]);
+    // A search needs the query's vector, which the provider cannot give now.
+    expect((await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'staging refresh', mode: 'semantic' } })).status).toBe(503);
+    const pending = await similar(await put('The staging database is refreshed on Sundays.'));
+    expect(pending.status).toBe(409);
+    expect(pending.body).toMatchObject({ error: 'embedding_pending' });
+  });
 });
 
 describe('embeddings turned off', () => {
@@ -167,6 +186,10 @@ describe('embeddings turned off', () => {
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ error: 'embeddings_unavailable' });
       expect((await off.api.get('/api/memories/embeddings', { token: user.token })).body).toEqual({ model: null, total: 1, embedded: 0, pending: 0, index: 'shared' });
+      const [memory] = (await off.api.post('/api/memories/search', { token: user.token, body: { query: 'standup' } })).body.hits;
+      const similar = await off.api.get(`/api/memories/${memory.id}/similar`, { token: user.token });
+      expect(similar.status).toBe(503);
+      expect(similar.body).toMatchObject({ error: 'embeddings_unavailable' });
     } finally {
       await off.close();
     }

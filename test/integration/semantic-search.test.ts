@@ -272,3 +272,52 @@ describe('consolidation by meaning', () => {
     expect(await findCandidates(stack.orm.em.fork(), b.org.id, 'dedupe', 0.8, { model, nearDuplicate: Math.min(0.999, proposal.score + 0.01) })).toMatchObject({ proposals: [], alreadyKnown: 0 });
   });
 });
+
+describe('memories like this one', () => {
+  it('ranks the org’s other memories by meaning from the memory’s own vector, with filters, tenancy and the MCP tool', async () => {
+    const c = await signUp(stack.api);
+    const put = async (content: string, namespace: string) => (await save(c, { content, namespace })).body.id as string;
+    const deploys = await put('Deploys to production happen on Tuesdays after the change review.', 'ops');
+    const releases = await put('We ship a new release to our customers every Tuesday.', 'ops');
+    const copy = await put('Deploys to production happen on Tuesdays after the change review.', 'archive');
+    const plants = await put('The office plants are watered by an outside company on Mondays.', 'office');
+    const cat = await put("Ivan's cat is called Pixel and sleeps on the office printer.", 'office');
+    await allEmbedded(c);
+    const similar = (id: string, query = '', who = c) => stack.api.get(`/api/memories/${id}/similar${query}`, { token: who.token });
+
+    const res = await similar(deploys);
+    expect(res.status).toBe(200);
+    const hits = res.body.hits as { id: string; score: number; found_by: string[] }[];
+    // The memory itself is left out; a copy of its text comes first, then the memory that says the same in other words.
+    expect(hits.map((h) => h.id)).not.toContain(deploys);
+    expect(hits.map((h) => h.id).slice(0, 2)).toEqual([copy, releases]);
+    expect(hits.map((h) => h.id).sort()).toEqual([copy, releases, plants, cat].sort());
+    expect(hits[0]!.score).toBeGreaterThan(0.999);
+    expect(hits[0]!.found_by).toEqual(['semantic']);
+    expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((x, y) => y - x));
+    // The same as a semantic search with the memory's vector: scores are cosine similarities.
+    const [row] = await query(stack.orm.em.fork(), sql<{ cosine: number }>`select 1 - (a.embedding <=> b.embedding) as cosine from memory_embeddings a, memory_embeddings b
+      where a.memory_id = ${deploys} and b.memory_id = ${releases} and a.passage = 0 and b.passage = 0`);
+    expect(hits[1]!.score).toBeCloseTo(Number(row!.cosine), 5);
+
+    expect((await similar(deploys, '?namespace=ops')).body.hits.map((h: { id: string }) => h.id)).toEqual([releases]);
+    expect((await similar(deploys, '?k=1')).body.hits.map((h: { id: string }) => h.id)).toEqual([copy]);
+    expect((await similar(deploys, '?namespace=nowhere')).body.hits).toEqual([]);
+    for (const bad of ['?k=0', '?k=51', '?created_after=yesterday']) expect((await similar(deploys, bad)).status).toBe(400);
+    // Another org's memory, an unknown id and a malformed one.
+    expect((await similar(ids.deploys!)).status).toBe(404);
+    expect((await similar(randomUUID())).status).toBe(404);
+    expect((await similar('not-a-uuid')).status).toBe(400);
+    // Another org holding the very same sentence never shows in the hits, nor c's memories in theirs.
+    expect(hits.map((h) => h.id)).not.toContain(ids.foreignDeploys);
+    expect((await similar(ids.foreignDeploys!, '', b)).body.hits.map((h: { id: string }) => h.id)).not.toContain(copy);
+
+    const client = new Client({ name: 'semantic-search-tests', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers: { authorization: `Bearer ${c.token}` } } }));
+    const tool = await client.callTool({ name: 'find_similar_memories', arguments: { id: deploys, k: 2, namespace: 'ops' } });
+    expect((tool.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id)).toEqual([releases]);
+    const missing = await client.callTool({ name: 'find_similar_memories', arguments: { id: ids.deploys! } });
+    expect(missing.isError).toBe(true);
+    await client.close();
+  });
+});

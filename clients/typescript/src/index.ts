@@ -11,6 +11,7 @@ type ListBody = NonNullable<paths['/api/memories/list']['post']['requestBody']>[
 type SearchBody = NonNullable<paths['/api/memories/search']['post']['requestBody']>['content']['application/json'];
 type CreateBody = NonNullable<paths['/api/memories']['post']['requestBody']>['content']['application/json'];
 type PatchBody = NonNullable<paths['/api/memories/{id}']['patch']['requestBody']>['content']['application/json'];
+type SimilarQuery = NonNullable<paths['/api/memories/{id}/similar']['get']['parameters']['query']>;
 
 export interface MemoryClientOptions {
   baseUrl: string;
@@ -111,6 +112,11 @@ export class MemoryClient {
 
   async searchMemories(body: SearchBody) {
     return (await unwrap(await this.api.POST('/api/memories/search', { body }))).hits;
+  }
+
+  // The memories nearest in meaning to memory `id`, best first (it is left out).
+  async similarMemories(id: string, query: SimilarQuery = {}) {
+    return (await unwrap(await this.api.GET('/api/memories/{id}/similar', { params: { path: { id }, query } }))).hits;
   }
 
   // Every memory matching the filters, page after page (`limit` per request).

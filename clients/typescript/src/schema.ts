@@ -481,6 +481,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/memories/{id}/similar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Memories nearest in meaning to this one, best first
+         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters as in search. Superseded memories are left out of the hits.
+         */
+        get: operations["getApiMemoriesIdSimilar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories/batch": {
         parameters: {
             query?: never;
@@ -3485,6 +3505,75 @@ export interface operations {
                 };
             };
             /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getApiMemoriesIdSimilar: {
+        parameters: {
+            query?: {
+                k?: number;
+                namespace?: string;
+                created_after?: number;
+                created_before?: number;
+                metadata_filter?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Hits */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hits: components["schemas"]["ScoredMemory"][];
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such memory in this org */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `embeddings_unavailable`: this server has no embedding model */
             503: {
                 headers: {
                     [name: string]: unknown;

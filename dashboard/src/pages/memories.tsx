@@ -113,7 +113,8 @@ export function Memories() {
   );
 }
 
-function MemoryList({ memories }: { memories: (Memory & Partial<Pick<Hit, 'score' | 'found_by' | 'matched_passage'>>)[] }) {
+// A list of memories or of search hits; `similarity` shows each hit's score as the cosine it is (memory.tsx).
+export function MemoryList({ memories, similarity = false }: { memories: (Memory & Partial<Pick<Hit, 'score' | 'found_by' | 'matched_passage'>>)[]; similarity?: boolean }) {
   return (
     <ul class="memories">
       {memories.map((m) => (
@@ -135,7 +136,7 @@ function MemoryList({ memories }: { memories: (Memory & Partial<Pick<Hit, 'score
               </span>
             ))}
             <span>{when(m.updated_at)}</span>
-            {m.found_by ? <span>found by {m.found_by.join(' and ')}</span> : null}
+            {similarity && m.score !== undefined ? <span>similarity {m.score.toFixed(2)}</span> : m.found_by ? <span>found by {m.found_by.join(' and ')}</span> : null}
           </p>
         </li>
       ))}
@@ -213,7 +214,7 @@ function MeaningStatus({ reload, onModel }: { reload: number; onModel: (embeds: 
   ) : null;
 }
 
-type Hit = Memory & { score: number; found_by: string[]; matched_passage?: { start: number; end: number; text: string } };
+export type Hit = Memory & { score: number; found_by: string[]; matched_passage?: { start: number; end: number; text: string } };
 
 function Search(props: { onResults: (query: string, hits: Hit[]) => void; onError: (error: string | null) => void; onClear: () => void; filters: Filters; meaning: boolean }) {
   const { onResults, onError, onClear, filters, meaning } = props;

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { client, messageOf, type Memory } from '../api.ts';
+import { client, messageOf, MemoryServiceError, type Memory } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
 import { ErrorNote, Loading, when } from '../ui.tsx';
+import { MemoryList, type Hit } from './memories.tsx';
 
 // What the service records of each content edit (the previous text itself is not kept).
 interface Revision {
@@ -113,6 +114,53 @@ export function MemoryPage({ id }: { id: string }) {
         </article>
       )}
       <ErrorNote error={error} />
+      <SimilarMemories id={memory.id} version={memory.updated_at} />
     </main>
+  );
+}
+
+const SIMILAR_SHOWN = 5;
+// A memory saved or edited seconds ago has no vector yet: asked again this often until it has.
+const PENDING_POLL_MS = 3000;
+
+// The memories nearest in meaning to this one (GET /api/memories/:id/similar): what else is known about its
+// subject, or restatements worth merging. Absent on a server without an embedding model.
+function SimilarMemories({ id, version }: { id: string; version: number }) {
+  const [hits, setHits] = useState<Hit[] | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const [off, setOff] = useState(false);
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const read = () =>
+      client.similarMemories(id, { k: SIMILAR_SHOWN }).then(
+        (found) => {
+          if (!live) return;
+          setNote(null);
+          setHits(found);
+        },
+        (err: unknown) => {
+          if (!live) return;
+          const code = err instanceof MemoryServiceError ? err.error : null;
+          if (code === 'embeddings_unavailable') setOff(true);
+          else if (code === 'embedding_pending') {
+            setNote('Its meaning is still being read: similar memories show in a few seconds.');
+            timer = setTimeout(read, PENDING_POLL_MS);
+          } else setNote(messageOf(err));
+        },
+      );
+    setHits(null);
+    void read();
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [id, version]);
+  if (off) return null;
+  return (
+    <section aria-label="Similar in meaning">
+      <h2>Similar in meaning</h2>
+      {note ? <p class="muted">{note}</p> : hits === null ? <Loading what="similar memories" /> : hits.length === 0 ? <p class="muted">No other memories.</p> : <MemoryList memories={hits} similarity />}
+    </section>
   );
 }
