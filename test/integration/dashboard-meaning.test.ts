@@ -46,7 +46,7 @@ describe('search by meaning in the dashboard', () => {
     await signUp(page, stack.baseUrl);
     // Past the first 2,000 characters, which the memory's own vector covers.
     const filler = Array.from({ length: 12 }, (_, i) => `Section ${i} of the office handbook lists the rooms, desks and lockers of floor ${i} and who books them.`).join('\n\n');
-    const handbook = `${filler}\n\n${filler}\n\nThe diesel generator in the basement is started under load on the first Monday of every month.`;
+    const handbook = `${filler}\n\n${filler}\n\nThe diesel generator in the basement is started under load on the first Monday of every month.\n`;
     await page.getByLabel('New memory').fill(handbook);
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Search by meaning covers all 1 memory.').waitFor({ timeout: 30_000 });
@@ -55,7 +55,10 @@ describe('search by meaning in the dashboard', () => {
     await page.getByLabel('By').selectOption('semantic');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('heading', { name: /1 result for/ }).waitFor();
-    expect(await page.getByLabel('Matched passage').textContent()).toContain('The diesel generator in the basement');
+    const passage = await page.getByLabel('Matched passage').textContent();
+    expect(passage).toContain('The diesel generator in the basement');
+    // The memory's last passage: text comes before it, and nothing but the line's end after (no ellipsis).
+    expect(passage).toMatch(/^….*every month\.$/s);
     await shot(page, 'memories-passage-1280');
     await context.close();
   }, 90_000);

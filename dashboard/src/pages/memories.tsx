@@ -121,11 +121,12 @@ export function MemoryList({ memories, similarity = false }: { memories: (Memory
         <li key={m.id}>
           <Link to={`/memories/${m.id}`}>{m.content.length > 240 ? `${m.content.slice(0, 240)}…` : m.content}</Link>
           {m.matched_passage ? (
-            // A long memory found by meaning through a passage (at most about 900 characters): why it was found.
+            // A long memory found by meaning through a passage (at most about 900 characters): why it was found. The
+            // ellipses say that text comes before or after it, not mere white space.
             <p class="passage" aria-label="Matched passage">
-              {m.matched_passage.start > 0 ? '…' : ''}
+              {m.content.slice(0, m.matched_passage.start).trim() ? '…' : ''}
               {m.matched_passage.text}
-              {m.matched_passage.end < m.content.length ? '…' : ''}
+              {m.content.slice(m.matched_passage.end).trim() ? '…' : ''}
             </p>
           ) : null}
           <p class="meta">
