@@ -8,6 +8,7 @@ import { listMemories } from '../domain/memories/list.ts';
 import { listProjects } from '../domain/projects/projects.ts';
 import { listThreads } from '../domain/threads/threads.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
+import { createdAt, writeScaleOrg } from './lib/scale-org.ts';
 import { summarize } from './lib/stats.ts';
 
 const N = Number(process.env.N ?? 1_000_000);
@@ -22,25 +23,17 @@ const orm = await openOrm({ databaseUrl: scratch.toString(), poolMax: 2 });
 await migrate(orm);
 const org = '00000000-0000-0000-0000-00000000a001';
 const started = performance.now();
-for (const statement of [
-  `insert into orgs (id, slug, name, plan, created_at, updated_at) values ('${org}', 'scale', 'Scale', 'enterprise', now(), now())`,
-  `insert into namespaces (id, org_id, name, created_at, updated_at)
-     select ('00000000-0000-0000-0001-' || lpad(i::text, 12, '0'))::uuid, '${org}', 'project-' || i, now(), now() from generate_series(0, 19) i`,
-  `insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, metadata, created_at, updated_at)
-     select gen_random_uuid(), '${org}', ('00000000-0000-0000-0001-' || lpad((i % 20)::text, 12, '0'))::uuid,
-            'memory number ' || i || ' about deploys and releases of project ' || (i % 400), 60, 10, array['tag-' || (i % 50)], 'api',
-            case when i % 10 < 3 then jsonb_build_object('parent_ref', 'conv-' || (i / 12), 'chunk_index', i % 12, 'i', i % 1000)
-                 else jsonb_build_object('i', i % 1000, 'kind', case when i % 3 = 0 then 'fact' else 'note' end) end,
-            timestamptz '2026-01-01' + make_interval(secs => i * 20), timestamptz '2026-01-01' + make_interval(secs => i * 20)
-       from generate_series(1, ${N}) i`,
-  `insert into counters (org_id, scope_id, name, shard, value) values ('${org}', '${org}', 'memories', 0, ${N})`,
-  'vacuum analyze memories',
-]) {
-  await orm.em.getConnection().execute(statement);
-}
+await writeScaleOrg((statement) => orm.em.getConnection().execute(statement), {
+  org,
+  slug: 'scale',
+  n: N,
+  content: `'memory number ' || i || ' about deploys and releases of project ' || (i % 400)`,
+  metadata: `case when i % 10 < 3 then jsonb_build_object('parent_ref', 'conv-' || (i / 12), 'chunk_index', i % 12, 'i', i % 1000)
+                  else jsonb_build_object('i', i % 1000, 'kind', case when i % 3 = 0 then 'fact' else 'note' end) end`,
+});
 console.log(`${N} memories written in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
 
-const week = Date.parse('2026-01-01') + (N - 30_000) * 20_000;
+const week = createdAt(N - 30_000);
 const cases: [string, () => Promise<unknown>][] = [
   ['list, newest', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest' })],
   ['list, namespace + tag', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', namespace: 'project-3', tags: ['tag-13'] })],

@@ -56,26 +56,35 @@ export function semanticCandidates(orgId: string, q: string, model: string, n: n
 export const EF_SEARCH = 40;
 export const HNSW_SESSION_SETTINGS = { 'hnsw.iterative_scan': 'relaxed_order', 'hnsw.ef_search': String(EF_SEARCH) };
 
-// Filters that leave at most this many memories are scored exactly, without the index: reading a memory's vector
-// by its key and scoring it costs about 2.5 µs, so 2,000 cost 6-9 ms with finding them (on the benchmark's org of
-// 107,000; 6,295 cost 22-36 ms: docs/performance.md, session 18). The HNSW scan, which applies the filters only to
-// what it yields, would read about k / (share passing) vectors for them, up to pgvector's max_scan_tuples: 74 ms
-// a search for a namespace + tag (282 memories of 107,000) against 9 ms unfiltered.
-export const EXACT_SCAN_MAX = 2000;
+// Filters that leave few memories are scored exactly, without the index. The HNSW scan applies the filters only
+// to what it yields, so it reads about n / share vectors to find n that pass (share: the org's memories that pass),
+// at 20-35 µs each (more when the check is dearer, a tag's for one), up to pgvector's max_scan_tuples; scoring a
+// memory exactly, found through the filter's indexes and its vector read by its key, costs 3-8 µs. The exact scan
+// is the cheaper while passing² <= EXACT_OVER_INDEX × n × the org's memories, and it is exact. At least
+// EXACT_SCAN_MAX are scored so: an org in the shared index shares the graph with other tenants, which makes the
+// index scan dearer than the org's own numbers say (session 18: a namespace and a tag leaving 282 of 107,000
+// memories took 74 ms through the index, 2,000 memories scored exactly 6-9 ms). Measured on an org of 1,000,000
+// (bench/semantic-at-scale.ts, docs/performance.md, session 23), k 10: 3,000 passing took 106 ms through the
+// index and 14 ms exactly, 10,000 34 and 43 ms, 20,000 16 and 86 ms.
+const EXACT_SCAN_MAX = 2000;
+const EXACT_OVER_INDEX = 6;
+export const exactScanMax = (n: number, orgMemories: number): number => Math.max(EXACT_SCAN_MAX, Math.floor(Math.sqrt(EXACT_OVER_INDEX * n * orgMemories)));
 
-// How many of the org's memories pass the filters, counted up to `limit`. Without filters (or with a namespace
-// alone) the counters know it; otherwise the memories are counted, stopping at the limit.
-async function passingUpTo(em: EntityManager, orgId: string, compiled: CompiledFilters, limit: number): Promise<number> {
-  if (compiled.trivial) {
-    const counters = await readCounters(em, orgId, compiled.namespaceId ?? orgId);
-    return counters.get(compiled.namespaceId ? NAMESPACE_MEMORIES : ORG_COUNTERS.live) ?? 0;
-  }
-  const row = await queryOne(em, sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${limit}) passing`);
-  return row?.n ?? 0;
+// Whether the best n of the memories that pass the filters are found by scoring each of them (exactScanMax). Without
+// filters, or with a namespace alone, the counters know how many pass; otherwise they are counted, stopping past
+// the bound.
+async function scoredExactly(em: EntityManager, orgId: string, compiled: CompiledFilters, n: number): Promise<boolean> {
+  const inNamespace = compiled.trivial && compiled.namespaceId !== null;
+  const [org, namespace] = await Promise.all([readCounters(em.fork(), orgId), inNamespace ? readCounters(em.fork(), orgId, compiled.namespaceId!) : null]);
+  const total = org.get(ORG_COUNTERS.live) ?? 0;
+  const limit = exactScanMax(n, total);
+  if (compiled.trivial) return (namespace ? (namespace.get(NAMESPACE_MEMORIES) ?? 0) : total) <= limit;
+  const row = await queryOne(em, sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${limit + 1}) passing`);
+  return (row?.n ?? 0) <= limit;
 }
 
 // The best `n` memories of the org by cosine similarity to the query's vector, best first, with every filter
-// applied. When few memories pass the filters they are scored exactly (EXACT_SCAN_MAX); they are counted while
+// applied. When few memories pass the filters they are scored exactly (exactScanMax); they are counted while
 // the query's vector is still being computed. Otherwise an HNSW index serves them (the org's own, or the one the
 // other orgs share), and the filters (and, in the shared one, the org) are applied after the index scan, which
 // goes on until n rows pass them (HNSW_SESSION_SETTINGS); a long memory's passages may fill several of those rows,
@@ -83,10 +92,10 @@ async function passingUpTo(em: EntityManager, orgId: string, compiled: CompiledF
 // the index still yields fewer than n memories, because the org's rows are too sparse in it (vectors of an older
 // model, say), an exact scan decides, so k rows come back whenever k exist.
 export async function semanticRanking(em: EntityManager, orgId: string, vector: Promise<QueryVector>, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
-  const [passing, own, { vector: v, model }] = await Promise.all([passingUpTo(em.fork(), orgId, compiled, EXACT_SCAN_MAX + 1), orgIndexReady(em.fork(), orgId), vector]);
+  const [exactly, own, { vector: v, model }] = await Promise.all([scoredExactly(em.fork(), orgId, compiled, n), orgIndexReady(em.fork(), orgId), vector]);
   const q = vectorLiteral(v);
   const exact = async () => nearestFirst(await query(em, semanticCandidates(orgId, q, model, n, compiled, 'exact')));
-  if (passing <= EXACT_SCAN_MAX) return exact();
+  if (exactly) return exact();
   const found = await indexRanking(em, orgId, q, model, n, compiled, own ? 'own' : 'shared');
   return found.length >= n ? found : exact();
 }

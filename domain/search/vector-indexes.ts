@@ -17,7 +17,7 @@ export const HALFVEC = sql.raw(`halfvec(${EMBEDDING_DIMENSIONS})`);
 // Once the index is built, the org's rows are marked `own_index` and leave the shared index (a partial index over
 // the other rows, migrations/0019), so each vector is kept in one HNSW graph; the curator marks the vectors it
 // writes for such an org at once (vectorsWrite). Smaller orgs stay in the shared index, where the fallback stays
-// cheap (an exact scan of 10,000 memories costs about 25 ms), and the smallest are scored exactly (EXACT_SCAN_MAX).
+// cheap (an exact scan of 10,000 memories costs about 25 ms), and the smallest are scored exactly (exactScanMax).
 //
 // These indexes are the schema's one part not made by a migration: which orgs have one is data. Their names are
 // derived from the org id, so the catalog is the only record of them. The vector-indexes workflow keeps them in

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { exactScanMax } from '../../domain/search/semantic.ts';
+
+// When a filtered semantic search scores every memory that passes instead of reading the HNSW index: the index
+// reads about n / share vectors, the exact scan one per memory passing (docs/performance.md, session 23).
+describe('exactScanMax', () => {
+  it('scores at least 2,000 memories exactly, whatever the org', () => {
+    expect(exactScanMax(10, 0)).toBe(2000);
+    expect(exactScanMax(10, 50_000)).toBe(2000);
+  });
+
+  it('grows with the square root of the org and of how many are asked for', () => {
+    expect(exactScanMax(10, 1_000_000)).toBe(7745);
+    expect(exactScanMax(100, 1_000_000)).toBe(24_494);
+    expect(exactScanMax(100, 107_000)).toBe(8012);
+    expect(exactScanMax(10, 4_000_000)).toBe(2 * 7745 + 1);
+  });
+
+  it('keeps an unfiltered search in a large org on the index', () => {
+    // Passing = the whole org: far above the bound once the org is past a few thousand memories.
+    for (const org of [10_000, 100_000, 1_000_000]) expect(exactScanMax(100, org)).toBeLessThan(org);
+  });
+});
