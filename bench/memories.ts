@@ -173,6 +173,22 @@ async function measure(tokens: string[], model: boolean) {
   const semanticFiltered = await byMode('semantic', true);
   const hybrid = await byMode('hybrid', false);
   const hybridFiltered = await byMode('hybrid', true);
+  // Memories like one (GET /api/memories/:id/similar), asked for memories that semantic search found, so they have
+  // their vectors.
+  const similar = !model
+    ? null
+    : await (async () => {
+        const pool: string[] = [];
+        for (let i = 0; i < 30; i++) {
+          const res = await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10, mode: 'semantic' } });
+          expectOk(res.status, 'semantic search');
+          pool.push(...(res.body.hits as { id: string }[]).map((h) => h.id));
+        }
+        const run = await closedLoop(1, 300, async (i) => {
+          expectOk((await api.get(`/api/memories/${pool[i % pool.length]}/similar`, { token })).status, 'similar');
+        });
+        return summarize(run.latencies);
+      })();
   const bulkHybrid = !model
     ? null
     : await closedLoop(1, 40, async () => {
@@ -198,6 +214,7 @@ async function measure(tokens: string[], model: boolean) {
     bulk: summarize(bulk.latencies),
     semantic,
     semanticFiltered,
+    similar,
     hybrid,
     hybridFiltered,
     bulkHybrid: bulkHybrid && summarize(bulkHybrid.latencies),
@@ -269,6 +286,7 @@ for (const target of reuse ? [already] : checkpoints) {
       ...row('bulk search, 25 queries, k 5', m.bulk),
       ...row('semantic search, k 10', m.semantic),
       ...row('semantic search with namespace + tag filters', m.semanticFiltered),
+      ...row('memories like one (GET /api/memories/:id/similar), k 10', m.similar),
       ...row('hybrid search, k 10', m.hybrid),
       ...row('hybrid search with namespace + tag filters', m.hybridFiltered),
       ...row('bulk hybrid search, 25 queries, k 5', m.bulkHybrid),
