@@ -490,7 +490,7 @@ export interface paths {
         };
         /**
          * Memories nearest in meaning to this one, best first
-         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters as in search. Superseded memories are left out of the hits.
+         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, metadata_filter (JSON), created_after, created_before. Superseded memories are left out of the hits.
          */
         get: operations["getApiMemoriesIdSimilar"];
         put?: never;
