@@ -74,7 +74,7 @@ describe('search by meaning in the dashboard', () => {
     await page.getByText('Search by meaning covers all 2 memories.').waitFor({ timeout: 30_000 });
     await page.getByLabel('New memory').fill('Deploys to production happen on Tuesdays');
     await page.getByRole('button', { name: 'Save' }).click();
-    // Opened at once: its vector is still being computed, and the page asks again until it is.
+    // Opened at once, perhaps before its vector exists: the page then says so and asks again until it does.
     await page.getByRole('link', { name: 'Deploys to production happen on Tuesdays' }).click();
     const similar = page.getByRole('region', { name: 'Similar in meaning' });
     await similar.getByRole('listitem').first().waitFor({ timeout: 30_000 });
