@@ -179,9 +179,11 @@ function AddMemory({ onAdded }: { onAdded: () => void }) {
   );
 }
 
+// While memories wait for their vectors (seconds after a save or an edit), what depends on them is read again this often.
+export const VECTOR_WAIT_POLL_MS = 3000;
+
 // How much of the org search by meaning covers: a memory is found by its meaning once the worker has embedded it
-// (seconds after it is saved), and by its words at once. While some wait, the line is read again every few seconds.
-const STATUS_POLL_MS = 3000;
+// (seconds after it is saved), and by its words at once. While some wait, the line is read again.
 function MeaningStatus({ reload, onModel }: { reload: number; onModel: (embeds: boolean) => void }) {
   const [text, setText] = useState<string | null>(null);
   useEffect(() => {
@@ -199,7 +201,7 @@ function MeaningStatus({ reload, onModel }: { reload: number; onModel: (embeds: 
           else if (pending === 0) setText(`Search by meaning covers all ${total.toLocaleString()} ${total === 1 ? 'memory' : 'memories'}.`);
           else {
             setText(`Search by meaning covers ${embedded.toLocaleString()} of ${total.toLocaleString()} memories; the newest are found by their words until they are ready.`);
-            timer = setTimeout(read, STATUS_POLL_MS);
+            timer = setTimeout(read, VECTOR_WAIT_POLL_MS);
           }
         }, () => live && setText(null));
     void read();

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { client, messageOf, MemoryServiceError, type Memory } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
 import { ErrorNote, Loading, when } from '../ui.tsx';
-import { MemoryList, type Hit } from './memories.tsx';
+import { MemoryList, VECTOR_WAIT_POLL_MS, type Hit } from './memories.tsx';
 
 // What the service records of each content edit (the previous text itself is not kept).
 interface Revision {
@@ -120,11 +120,10 @@ export function MemoryPage({ id }: { id: string }) {
 }
 
 const SIMILAR_SHOWN = 5;
-// A memory saved or edited seconds ago has no vector yet: asked again this often until it has.
-const PENDING_POLL_MS = 3000;
 
 // The memories nearest in meaning to this one (GET /api/memories/:id/similar): what else is known about its
-// subject, or restatements worth merging. Absent on a server without an embedding model.
+// subject, or restatements worth merging. A memory saved or edited seconds ago has no vector yet: asked again until it
+// has. Absent on a server without an embedding model.
 function SimilarMemories({ id, version }: { id: string; version: number }) {
   const [hits, setHits] = useState<Hit[] | null>(null);
   const [note, setNote] = useState<string | null>(null);
@@ -145,7 +144,7 @@ function SimilarMemories({ id, version }: { id: string; version: number }) {
           if (code === 'embeddings_unavailable') setOff(true);
           else if (code === 'embedding_pending') {
             setNote('Its meaning is still being read: similar memories show in a few seconds.');
-            timer = setTimeout(read, PENDING_POLL_MS);
+            timer = setTimeout(read, VECTOR_WAIT_POLL_MS);
           } else setNote(messageOf(err));
         },
       );
