@@ -1,7 +1,6 @@
 import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { parse } from 'pg-connection-string';
-import { HNSW_SESSION_SETTINGS } from '../domain/search/semantic.ts';
 import { entities } from './entities.ts';
 import { migrations } from '../migrations/index.ts';
 
@@ -18,14 +17,9 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   // MikroORM reads host, port, user and database from the URL and drops its other parameters: TLS is taken
   // from them here, as libpq and node-postgres spell it (sslmode, sslrootcert, sslcert, sslkey).
   const { ssl } = parse(options.databaseUrl);
-  // Settings every session starts with, sent in the connection's startup packet (as PGOPTIONS would): no
-  // statement spends a round trip on them.
-  const sessionOptions = Object.entries(HNSW_SESSION_SETTINGS)
-    .map(([name, value]) => `-c ${name}=${value}`)
-    .join(' ');
   return MikroORM.init({
     clientUrl: options.databaseUrl,
-    driverOptions: { options: sessionOptions, ...(ssl === undefined ? {} : { ssl }) },
+    driverOptions: ssl === undefined ? {} : { ssl },
     entities,
     extensions: [Migrator],
     pool: { min: 0, max: options.poolMax ?? 10 },

@@ -7,66 +7,11 @@
 // PARAPHRASE_DOCUMENTS=n saves long memories instead: each run of n memories of a namespace (in file order) joined
 // into one, as an agent saving a document or a meeting's notes would; a question's evidence is then the long
 // memories holding its evidence, most of it past the first 512 tokens (domain/embeddings/passages.ts).
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { analyze } from '../../domain/search/analyzer.ts';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
-import { closedLoop } from '../lib/stats.ts';
 import { recallAt } from './metrics.ts';
-
-const KINDS = ['paraphrase', 'lexical', 'mixed'] as const;
-const MODES = ['lexical', 'semantic', 'hybrid'] as const;
-type Kind = (typeof KINDS)[number];
-const K = 10;
-
-interface Memory {
-  id: string;
-  content: string;
-  namespace: string;
-  tags: string[];
-}
-interface Question {
-  id: string;
-  question: string;
-  evidence: string[];
-  kind: Kind;
-}
-
-const dataDir = resolve(import.meta.dirname, 'paraphrase');
-
-function readJsonl<T>(file: string, check: (row: any, where: string) => T): T[] {
-  return readFileSync(resolve(dataDir, file), 'utf8')
-    .split('\n')
-    .flatMap((line, i) => (line.trim() === '' ? [] : [check(JSON.parse(line), `${file}:${i + 1}`)]));
-}
-
-function fail(where: string, why: string): never {
-  throw new Error(`${where}: ${why}`);
-}
-
-const isText = (x: unknown): x is string => typeof x === 'string' && x.trim() !== '';
-
-function loadData(): { memories: Memory[]; questions: Question[] } {
-  const memories = readJsonl<Memory>('memories.jsonl', (r, where) => {
-    if (!isText(r.id) || !isText(r.content) || !isText(r.namespace)) fail(where, 'id, content and namespace must be non-empty strings');
-    if (!Array.isArray(r.tags) || !r.tags.every(isText)) fail(where, 'tags must be an array of strings');
-    return { id: r.id, content: r.content, namespace: r.namespace, tags: r.tags };
-  });
-  const ids = new Set(memories.map((m) => m.id));
-  if (ids.size !== memories.length) fail('memories.jsonl', 'duplicate ids');
-  const questions = readJsonl<Question>('questions.jsonl', (r, where) => {
-    if (!isText(r.id) || !isText(r.question)) fail(where, 'id and question must be non-empty strings');
-    if (!KINDS.includes(r.kind)) fail(where, `kind must be one of ${KINDS.join(', ')}`);
-    if (!Array.isArray(r.evidence) || r.evidence.length < 1 || r.evidence.length > 3) fail(where, 'evidence must list 1 to 3 memory ids');
-    for (const e of r.evidence) if (!ids.has(e)) fail(where, `unknown evidence id ${e}`);
-    if (new Set(r.evidence).size !== r.evidence.length) fail(where, 'evidence lists an id twice');
-    return { id: r.id, question: r.question, evidence: r.evidence, kind: r.kind };
-  });
-  if (new Set(questions.map((q) => q.id)).size !== questions.length) fail('questions.jsonl', 'duplicate ids');
-  return { memories, questions };
-}
+import { askParaphraseSet, K, KINDS, loadParaphraseSet, type Memory, MODES, type Question, saveParaphraseSet } from './paraphrase-set.ts';
 
 // "Content words" are the service's own BM25 terms (lowercased, Porter-stemmed, Lucene stop words dropped) minus
 // the function words questions are made of. Two terms count as the same word when equal, when one is a prefix of
@@ -131,27 +76,11 @@ function check(memories: Memory[], questions: Question[]): boolean {
   return ok;
 }
 
-interface Hit {
-  id: string;
-  metadata?: { ref?: string };
-}
-
 async function run(memories: Memory[], questions: Question[]): Promise<void> {
   const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
   const { token } = await paidOrg(api, 'paraphrase');
 
-  const refOf = new Map<string, string>();
-  await closedLoop(8, memories.length, async (i) => {
-    const m = memories[i]!;
-    const body = { content: m.content, namespace: m.namespace, tags: m.tags, metadata: { ref: m.id } };
-    for (;;) {
-      const res = await api.post('/api/memories', { token, body });
-      if (res.status === 201) return void refOf.set(res.body.id, m.id);
-      // A service started with its write rate limit on answers 429; wait as told rather than fail the run.
-      if (res.status !== 429) throw new Error(`save of ${m.id} answered ${res.status}: ${res.text}`);
-      await sleep(1000 * (Number(res.headers.get('retry-after')) || 1));
-    }
-  });
+  const refOf = await saveParaphraseSet(api, token, memories);
   console.log(`saved ${refOf.size} memories`);
 
   // Embedding happens in the background; semantic results are only meaningful once every memory has a vector.
@@ -159,12 +88,7 @@ async function run(memories: Memory[], questions: Question[]): Promise<void> {
 
   const rows: string[] = [];
   for (const mode of MODES) {
-    const rankings: string[][] = [];
-    await closedLoop(8, questions.length, async (i) => {
-      const res = await api.post('/api/memories/search', { token, body: { query: questions[i]!.question, k: K, mode } });
-      if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}: ${res.text}`);
-      rankings[i] = (res.body.hits as Hit[]).map((h) => refOf.get(h.id) ?? h.metadata?.ref ?? h.id);
-    });
+    const rankings = await askParaphraseSet(api, token, questions, mode, refOf);
     for (const kind of ['all', ...KINDS] as const) {
       const picked = questions.flatMap((q, i) => (kind === 'all' || q.kind === kind ? [{ q, ranking: rankings[i]! }] : []));
       const s = { recall: 0, mrr: 0, hit1: 0 };
@@ -201,7 +125,7 @@ function asDocuments(memories: Memory[], questions: Question[], size: number): {
   return { memories: documents, questions: questions.map((q) => ({ ...q, evidence: [...new Set(q.evidence.map((e) => documentOf.get(e)!))] })) };
 }
 
-const data = loadData();
+const data = loadParaphraseSet();
 if (process.argv.includes('--check')) {
   if (!check(data.memories, data.questions)) process.exitCode = 1;
 } else {

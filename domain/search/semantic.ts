@@ -39,22 +39,29 @@ export function semanticCandidates(orgId: string, q: string, model: string, n: n
        where ${compiled.where}
        group by m.id order by 2 limit ${n}`;
   }
+  // The scan's subquery depends on the settings' row, so they are set before the index scan starts (a one-time
+  // filter on it in the plan); set_config's third argument keeps them to the statement's own transaction.
   return sql<{ id: string; distance: number | string }>`
-    select e.memory_id as id, ${rowDistance(q)} as distance from memory_embeddings e
-     where e.org_id = ${orgId} and e.model = ${model} ${scan === 'own' ? sql`` : sql`and not e.own_index`} and ${memoryPasses(compiled, 'e')}
-     order by e.embedding::${HALFVEC} <=> ${q}::${HALFVEC} limit ${n}`;
+    select c.id, c.distance
+      from (select set_config('hnsw.iterative_scan', 'relaxed_order', true) as scan, set_config('hnsw.ef_search', ${String(efSearch(n))}, true) as ef) hnsw
+     cross join lateral (
+       select e.memory_id as id, ${rowDistance(q)} as distance from memory_embeddings e
+        where hnsw.scan is not null and hnsw.ef is not null
+          and e.org_id = ${orgId} and e.model = ${model} ${scan === 'own' ? sql`` : sql`and not e.own_index`} and ${memoryPasses(compiled, 'e')}
+        order by e.embedding::${HALFVEC} <=> ${q}::${HALFVEC} limit ${n}) c`;
 }
 
-// pgvector's HNSW settings every database session of the service starts with (infra/orm.ts passes them in the
-// connection's startup packet), so a search is one statement and no transaction. Iterative scans (pgvector 0.8):
-// the scan goes on past ef_search candidates until the rows that pass the org and the filters fill the limit, in
-// relaxed order (re-sorted here). A deeper list (hybrid's 100) is read the same way: on the benchmark's org of
-// 250,000 memories it found as much of the exact top 100 as ef_search 100 did (0.68 and 0.62 against 0.68 and
-// 0.61 over two sets of 100 queries) in 8.1 ms a statement against 9.4 (docs/performance.md, session 15). If a
-// server or a pooler drops these settings, searches still return k rows when k exist (the exact scan below),
-// only more slowly.
-export const EF_SEARCH = 40;
-export const HNSW_SESSION_SETTINGS = { 'hnsw.iterative_scan': 'relaxed_order', 'hnsw.ef_search': String(EF_SEARCH) };
+// pgvector's HNSW settings, which every index scan sets for itself (semanticCandidates), so that a search is one
+// statement, needs no transaction, and keeps its settings behind a pooler that drops a session's. Iterative scans
+// (pgvector 0.8): the scan goes on past ef_search candidates until the rows that pass the org and the filters fill
+// the limit, in relaxed order (re-sorted here). ef_search, the candidates the graph search keeps, buys recall with
+// time. Among 100,000 memories of one kind, 40 (the session default until session 24) lost a third of the answers
+// an exact scan finds to the paraphrase set's questions (docs/performance.md, session 24); 64 wins back part of
+// it for 0.6 ms a search. A deeper list (hybrid's 100) reads ef_search = its depth: as fast as iterating past 64
+// and better at its top. EF_SEARCH_MAX bounds what a long memory's passages deepen it to; iteration goes on past it.
+export const EF_SEARCH = 64;
+const EF_SEARCH_MAX = 100;
+export const efSearch = (n: number): number => Math.min(EF_SEARCH_MAX, Math.max(EF_SEARCH, n));
 
 // Filters that leave few memories are scored exactly, without the index. The HNSW scan applies the filters only
 // to what it yields, so it reads about n / share vectors to find n that pass (share: the org's memories that pass),
@@ -87,7 +94,7 @@ async function scoredExactly(em: EntityManager, orgId: string, compiled: Compile
 // applied. When few memories pass the filters they are scored exactly (exactScanMax); they are counted while
 // the query's vector is still being computed. Otherwise an HNSW index serves them (the org's own, or the one the
 // other orgs share), and the filters (and, in the shared one, the org) are applied after the index scan, which
-// goes on until n rows pass them (HNSW_SESSION_SETTINGS); a long memory's passages may fill several of those rows,
+// goes on until n rows pass them (efSearch); a long memory's passages may fill several of those rows,
 // and the scan is then made deeper, up to DEEPEN_MAX times n rows. When
 // the index still yields fewer than n memories, because the org's rows are too sparse in it (vectors of an older
 // model, say), an exact scan decides, so k rows come back whenever k exist.

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCandidates } from '../../domain/consolidation/detect.ts';
 import { compileFilters, memoryPasses } from '../../domain/memories/filters.ts';
-import { EF_SEARCH, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
+import { EF_SEARCH, efSearch, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
 import { pageWithoutVectors, vectorsWrite } from '../../domain/embeddings/store.ts';
@@ -198,14 +198,23 @@ describe('semantic and hybrid search', () => {
     expect(new Set(hits.map((h: { namespace: string }) => h.namespace))).toEqual(new Set(['odd']));
   });
 
-  it("starts every database session with pgvector's iterative scan, so a search needs no transaction", async () => {
-    // Each statement may take another pooled connection: every one of them must carry the settings.
-    const sessions = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        queryOne(stack.orm.em.fork(), sql<{ scan: string; ef: string }>`select current_setting('hnsw.iterative_scan') as scan, current_setting('hnsw.ef_search') as ef from pg_sleep(0.05)`),
-      ),
-    );
-    expect(sessions).toEqual(Array(4).fill({ scan: 'relaxed_order', ef: String(EF_SEARCH) }));
+  it("sets pgvector's settings in the search's own statement, so a search needs no transaction nor session settings", async () => {
+    // A session that scans as pgvector would with ef_search 1 and no iterative scan yields one row through the
+    // index; the statement sets its own (efSearch, iterative), so it still yields the n asked, and only for itself.
+    const em = stack.orm.em.fork();
+    const compiled = await compileFilters(em, a.org.id, {});
+    const [rows, after] = await em.transactional(async (tx) => {
+      await query(tx, sql`select set_config('hnsw.ef_search', '1', true), set_config('hnsw.iterative_scan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`);
+      const found = await query(tx, semanticCandidates(a.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 5, compiled, 'shared'));
+      return [found, await queryOne(tx, sql<{ ef: string }>`select current_setting('hnsw.ef_search') as ef`)];
+    });
+    expect(rows).toHaveLength(5);
+    expect(efSearch(5)).toBe(EF_SEARCH);
+    // set_config's local form: inside a transaction the statement's settings last to its end, outside it (a
+    // search's own statement) to the statement's.
+    expect(after).toEqual({ ef: String(EF_SEARCH) });
+    const fresh = await queryOne(stack.orm.em.fork(), sql<{ ef: string; scan: string }>`select current_setting('hnsw.ef_search') as ef, current_setting('hnsw.iterative_scan') as scan`);
+    expect(fresh).toEqual({ ef: '40', scan: 'off' });
   });
 
   it('backfills vectors that went missing, on request', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exactScanMax } from '../../domain/search/semantic.ts';
+import { efSearch, exactScanMax } from '../../domain/search/semantic.ts';
 
 // When a filtered semantic search scores every memory that passes instead of reading the HNSW index: the index
 // reads about n / share vectors, the exact scan one per memory passing (docs/performance.md, session 23).
@@ -19,5 +19,20 @@ describe('exactScanMax', () => {
   it('keeps an unfiltered search in a large org on the index', () => {
     // Passing = the whole org: far above the bound once the org is past a few thousand memories.
     for (const org of [10_000, 100_000, 1_000_000]) expect(exactScanMax(100, org)).toBeLessThan(org);
+  });
+});
+
+// How many candidates the HNSW graph search keeps (pgvector's ef_search), set by each index scan for itself
+// (docs/performance.md, session 24).
+describe('efSearch', () => {
+  it('keeps 64 for a short list', () => {
+    expect(efSearch(1)).toBe(64);
+    expect(efSearch(10)).toBe(64);
+  });
+
+  it('follows a deeper list up to 100, past which iterative scanning goes on', () => {
+    expect(efSearch(80)).toBe(80);
+    expect(efSearch(100)).toBe(100);
+    expect(efSearch(800)).toBe(100);
   });
 });
