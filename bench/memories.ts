@@ -314,7 +314,7 @@ if (model) {
   }
   const recall = await recallAgainstExact(tokens[0]!, orgId, true);
   process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);
-  // Unfiltered, the HNSW index answers alone (ef_search 40 for k 10); the agent corpus is dense, so near-ties abound.
+  // Unfiltered, the HNSW index answers alone (efSearch: 64 for k 10); the agent corpus is dense, so near-ties abound.
   const unfiltered = await recallAgainstExact(tokens[0]!, orgId, false);
   process.stdout.write(`semantic search (the org alone) against an exact scan: recall@10 ${unfiltered.recall}\n`);
   await paraphrasesAmongTheOrg(tokens[0]!, orgId);
