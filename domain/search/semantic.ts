@@ -57,7 +57,7 @@ export function semanticCandidates(orgId: string, q: string, model: string, n: n
 // the limit, in relaxed order (re-sorted here). ef_search, the candidates the graph search keeps, buys recall with
 // time. Among 100,000 memories of one kind, 40 (the session default until session 24) lost a third of the answers
 // an exact scan finds to the paraphrase set's questions (docs/performance.md, session 24); 64 wins back part of
-// it for 0.6 ms a search. A deeper list (hybrid's 100) reads ef_search = its depth: as fast as iterating past 64
+// it for 0.6 ms a search. A deeper list (hybrid's 100) reads ef_search = its depth: no slower than iterating from 40
 // and better at its top. EF_SEARCH_MAX bounds what a long memory's passages deepen it to; iteration goes on past it.
 export const EF_SEARCH = 64;
 const EF_SEARCH_MAX = 100;
