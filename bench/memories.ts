@@ -439,7 +439,7 @@ async function paraphrasesAmongTheOrg(token: string, orgId: string) {
   await closedLoop(8, ids.length, async (i) => {
     for (;;) {
       const res = await api.delete(`/api/memories/${ids[i]}`, { token });
-      // Deletes are rate limited even with the write limit off; wait as told.
+      // A service started with its write rate limit on answers 429 (deletes count as writes); wait as told.
       if (res.status !== 429) return expectOk(res.status, 'delete');
       await new Promise((r) => setTimeout(r, 1000 * (Number(res.headers.get('retry-after')) || 1)));
     }
