@@ -3,23 +3,16 @@
 // 25 minutes through the API): 20 projects, 50 tags, 30% of the memories in threads of 12, metadata with a
 // frequent value (kind: fact, a third) and a rare one (i: 7, 0.1%).
 //   ADMIN_DATABASE_URL=postgres://memsvc:memsvc@127.0.0.1:5433/postgres node bench/lists-at-scale.ts
-import pg from 'pg';
 import { listMemories } from '../domain/memories/list.ts';
 import { listProjects } from '../domain/projects/projects.ts';
 import { listThreads } from '../domain/threads/threads.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
-import { createdAt, writeScaleOrg } from './lib/scale-org.ts';
+import { createdAt, scratchDatabase, writeScaleOrg } from './lib/scale-org.ts';
 import { summarize } from './lib/stats.ts';
 
 const N = Number(process.env.N ?? 1_000_000);
-const admin = new URL(process.env.ADMIN_DATABASE_URL ?? 'postgres://memsvc:memsvc@127.0.0.1:5433/postgres');
-const scratch = new URL(admin);
-scratch.pathname = '/memsvc_lists_bench';
-const adminDb = new pg.Client({ connectionString: admin.toString() });
-await adminDb.connect();
-await adminDb.query('drop database if exists memsvc_lists_bench with (force)');
-await adminDb.query('create database memsvc_lists_bench');
-const orm = await openOrm({ databaseUrl: scratch.toString(), poolMax: 2 });
+const scratch = await scratchDatabase('memsvc_lists_bench');
+const orm = await openOrm({ databaseUrl: scratch.url, poolMax: 2 });
 await migrate(orm);
 const org = '00000000-0000-0000-0000-00000000a001';
 const started = performance.now();
@@ -58,5 +51,4 @@ for (const [name, run] of cases) {
   console.log(`| ${name} | ${s.p50} | ${s.p95} |`);
 }
 await orm.close();
-await adminDb.query('drop database memsvc_lists_bench with (force)');
-await adminDb.end();
+await scratch.close();

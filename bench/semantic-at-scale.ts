@@ -10,7 +10,6 @@
 //   (N=... memories, BASE=... texts embedded; KEEP=1 keeps the scratch database, and REUSE=1 then searches it again
 //   without writing it anew)
 import { resolve } from 'node:path';
-import pg from 'pg';
 import { createLocalEmbedder } from '../infra/embeddings/local.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
 import { compileFilters, type MemoryFilters } from '../domain/memories/filters.ts';
@@ -20,24 +19,16 @@ import { buildOrgIndex, orgIndexName } from '../domain/search/vector-indexes.ts'
 import { query, queryOne, sql } from '../domain/sql.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
-import { createdAt, writeScaleOrg } from './lib/scale-org.ts';
+import { createdAt, scratchDatabase, writeScaleOrg } from './lib/scale-org.ts';
 import { summarize } from './lib/stats.ts';
 
 const N = Number(process.env.N ?? 1_000_000);
 const BASE = Number(process.env.BASE ?? 20_000);
 const QUERIES = 200;
 const RECALL_QUERIES = Number(process.env.RECALL_QUERIES ?? 50);
-const admin = new URL(process.env.ADMIN_DATABASE_URL ?? 'postgres://memsvc:memsvc@127.0.0.1:5433/postgres');
-const scratch = new URL(admin);
-scratch.pathname = '/memsvc_semantic_bench';
-const adminDb = new pg.Client({ connectionString: admin.toString() });
-await adminDb.connect();
 const reuse = Boolean(process.env.REUSE);
-if (!reuse) {
-  await adminDb.query('drop database if exists memsvc_semantic_bench with (force)');
-  await adminDb.query('create database memsvc_semantic_bench');
-}
-const orm = await openOrm({ databaseUrl: scratch.toString(), poolMax: 4 });
+const scratch = await scratchDatabase('memsvc_semantic_bench', { reuse });
+const orm = await openOrm({ databaseUrl: scratch.url, poolMax: 4 });
 const em = () => orm.em.fork();
 const exec = (statement: string) => orm.em.getConnection().execute(statement);
 const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(0);
@@ -134,5 +125,4 @@ for (const [name, k, filters] of cases.filter(([, k]) => k === 10)) {
 }
 
 await orm.close();
-if (!process.env.KEEP) await adminDb.query('drop database memsvc_semantic_bench with (force)');
-await adminDb.end();
+await scratch.close(Boolean(process.env.KEEP));

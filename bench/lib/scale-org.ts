@@ -2,6 +2,29 @@
 // (lists-at-scale.ts, semantic-at-scale.ts): seconds instead of the half hour the API would take. 20 projects
 // (`project-0` ...), memory i in project i % 20 with tag `tag-<i % 50>`, one memory every 20 s from 2026-01-01;
 // `content` and `metadata` are SQL expressions of i. The counters the searches read are written too.
+import pg from 'pg';
+
+// A scratch database beside the project's (ADMIN_DATABASE_URL names a database to connect to for creating it),
+// created anew unless `reuse`; `close` drops it unless `keep`.
+export async function scratchDatabase(name: string, { reuse = false } = {}): Promise<{ url: string; close: (keep?: boolean) => Promise<void> }> {
+  const admin = new URL(process.env.ADMIN_DATABASE_URL ?? 'postgres://memsvc:memsvc@127.0.0.1:5433/postgres');
+  const scratch = new URL(admin);
+  scratch.pathname = `/${name}`;
+  const adminDb = new pg.Client({ connectionString: admin.toString() });
+  await adminDb.connect();
+  if (!reuse) {
+    await adminDb.query(`drop database if exists ${name} with (force)`);
+    await adminDb.query(`create database ${name}`);
+  }
+  return {
+    url: scratch.toString(),
+    close: async (keep = false) => {
+      if (!keep) await adminDb.query(`drop database ${name} with (force)`);
+      await adminDb.end();
+    },
+  };
+}
+
 export interface ScaleOrg {
   org: string;
   slug: string;
