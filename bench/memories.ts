@@ -377,6 +377,17 @@ async function freshness(token: string, orgId: string, pollMs: number): Promise<
 
 // The semantic route's answers against an exact scan in SQL (no index) of the same filter (namespace + tag, or the
 // org alone), ranked by the same query vector, computed here with the same model.
+// The org's 10 memories nearest to the vector, every one scored (in a namespace, with a tag, when given).
+async function exactTop10(db: pg.Client, orgId: string, vector: Float32Array, only?: { namespace: string; tag: string }): Promise<string[]> {
+  const { rows } = await db.query<{ memory_id: string }>(
+    `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
+      where m.org_id = $4 and ($5 = false or (n.name = $1 and m.tags @> array[$2])) and m.superseded_by is null
+      group by e.memory_id order by min(e.embedding <=> $3::vector) limit 10`,
+    [only?.namespace ?? '', only?.tag ?? '', vectorLiteral(vector), orgId, only !== undefined],
+  );
+  return rows.map((r) => r.memory_id);
+}
+
 async function recallAgainstExact(token: string, orgId: string, filtered: boolean): Promise<{ recall: number; full: number; queries: number }> {
   const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: localModelId(process.env.EMBEDDING_LOCAL_MODEL), sessions: 1, threads: 1 });
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -393,15 +404,10 @@ async function recallAgainstExact(token: string, orgId: string, filtered: boolea
     expectOk(res.status, 'semantic search');
     const got = new Set((res.body.hits as { id: string }[]).map((h) => h.id));
     const [vector] = await embedder.embedQueries([query]);
-    const exact = await db.query<{ memory_id: string }>(
-      `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
-        where m.org_id = $4 and ($5 = false or (n.name = $1 and m.tags @> array[$2])) and m.superseded_by is null
-        group by e.memory_id order by min(e.embedding <=> $3::vector) limit 10`,
-      [namespace, tag, vectorLiteral(vector!), orgId, filtered],
-    );
-    expected += exact.rows.length;
-    found += exact.rows.filter((r) => got.has(r.memory_id)).length;
-    if (got.size === exact.rows.length) full += 1;
+    const exact = await exactTop10(db, orgId, vector!, filtered ? { namespace, tag } : undefined);
+    expected += exact.length;
+    found += exact.filter((id) => got.has(id)).length;
+    if (got.size === exact.length) full += 1;
   }
   await db.end();
   return { recall: expected ? Math.round((found / expected) * 1000) / 1000 : NaN, full, queries };
@@ -425,14 +431,7 @@ async function paraphrasesAmongTheOrg(token: string, orgId: string) {
   const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: localModelId(process.env.EMBEDDING_LOCAL_MODEL), sessions: 1, threads: 1 });
   const vectors = await embedder.embedQueries(questions.map((q) => q.question));
   const exact: string[][] = [];
-  for (const v of vectors) {
-    const { rows } = await db.query<{ memory_id: string }>(
-      `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
-        where m.org_id = $2 and m.superseded_by is null group by e.memory_id order by min(e.embedding <=> $1::vector) limit ${K}`,
-      [vectorLiteral(v), orgId],
-    );
-    exact.push(rows.map((r) => refOf.get(r.memory_id) ?? r.memory_id));
-  }
+  for (const v of vectors) exact.push((await exactTop10(db, orgId, v)).map((id) => refOf.get(id) ?? id));
   const recall = { exact: evidenceRecall(questions, exact) } as Record<string, number>;
   for (const mode of MODES) recall[mode] = evidenceRecall(questions, await askParaphraseSet(api, token, questions, mode, refOf));
   await embedder.close();
