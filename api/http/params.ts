@@ -11,3 +11,7 @@ export const jsonObjectParam = z.string().transform((text, ctx) => {
   ctx.addIssue({ code: 'custom', message: 'must be a URL-encoded JSON object' });
   return z.NEVER;
 });
+
+// A list in a query string as repeated parameters (`tags=a&tags=b`, OpenAPI's form style, exploded): one value
+// arrives as a string, several as an array.
+export const repeatedParam = <T extends z.ZodType>(list: z.ZodArray<T>) => z.preprocess((v) => (typeof v === 'string' ? [v] : v), list);

@@ -1,7 +1,7 @@
 import { McpServer, ResourceTemplate, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { createBody, listBody, patchBody, searchBody, similarQuery } from '../memories/routes.ts';
-import { memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
+import { filterFields, memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
 import { listQuery as runbookQuery, outcomeBody, runbookSchema } from '../procedural/routes.ts';
 import { projectSchema } from '../projects/routes.ts';
 import { recallBody, recallOutcome } from '../recall/routes.ts';
@@ -29,9 +29,10 @@ const agentSearchBody = searchBody.extend({
     .describe('hybrid when left out (words and meaning; words alone when this server cannot embed the query); lexical: words only (BM25); semantic: meaning only'),
 });
 
-// A tool's input as the query string of a GET route; fields left out stay out.
+// A tool's input as the query string of a GET route; fields left out stay out, and a list's items are repeated
+// parameters (tags=a&tags=b).
 const queryString = (input: Record<string, unknown>): URLSearchParams =>
-  new URLSearchParams(Object.entries(input).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])));
+  new URLSearchParams(Object.entries(input).flatMap(([k, v]) => [v ?? []].flat().map((item) => [k, String(item)] as [string, string])));
 
 // An API error becomes a tool error an agent can act on: the API's `error` code first, then its message,
 // then what to do (wait Retry-After seconds, upgrade, fix the input).
@@ -96,7 +97,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       title: 'Memories like this one',
       description:
         'The memories nearest in meaning to one memory (by its stored vector; a copy of its text scores 1), best first, itself left out: to gather what else is known about a subject, or to find restatements before saving or editing. Fails with embedding_pending for a memory saved seconds ago.',
-      inputSchema: id.extend(similarQuery.pick({ k: true, namespace: true }).shape),
+      inputSchema: id.extend({ ...similarQuery.pick({ k: true, namespace: true }).shape, tags: filterFields.tags }),
       outputSchema: z.object({ hits: z.array(scoredMemorySchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

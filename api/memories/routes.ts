@@ -18,7 +18,7 @@ import { needsVector, queryVectors, searchMemories, SEARCH_MODES } from '../../d
 import { similarMemories } from '../../domain/search/similar.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
-import { jsonObjectParam } from '../http/params.ts';
+import { jsonObjectParam, repeatedParam } from '../http/params.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam, patchGuard, epochMsParam } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
@@ -52,6 +52,9 @@ export const listBody = z.object({
   order: z.enum(LIST_ORDERS).default('updated_desc'),
 });
 
+// tags=a&tags=b: the memory must carry all of them, as the body's `tags` asks elsewhere.
+const tagsParam = repeatedParam(tags).optional().meta({ description: 'the memory must carry all of these tags (repeat the parameter: tags=a&tags=b)' });
+
 const legacyQuery = z.object({
   q: z.string().trim().min(1).max(4000).optional().meta({ description: 'full-text BM25 query; rows then carry score, best first' }),
   namespace: namespaceName.optional(),
@@ -62,6 +65,7 @@ const legacyQuery = z.object({
   updated_after: epochMsParam.optional(),
   updated_before: epochMsParam.optional(),
   metadata_filter: jsonObjectParam.optional(),
+  tags: tagsParam,
   entity: z.uuid().optional(),
   order: z.enum(LIST_ORDERS).default('updated_desc'),
 });
@@ -90,15 +94,13 @@ const bulkBody = z.object({
   queries: z.array(z.string().trim().min(1).max(4000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
   k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
   mode: searchMode,
-  namespace: filterFields.namespace,
-  metadata_filter: filterFields.metadata_filter,
-  created_after: filterFields.created_after,
-  created_before: filterFields.created_before,
+  ...searchFilters,
 });
 
 export const similarQuery = z.object({
   k: intParam(1, SEARCH_K_MAX).default(10),
   namespace: namespaceName.optional(),
+  tags: tagsParam,
   created_after: epochMsParam.optional(),
   created_before: epochMsParam.optional(),
   metadata_filter: jsonObjectParam.optional(),
@@ -255,7 +257,7 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'Memories nearest in meaning to this one, best first',
       description:
-        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, metadata_filter (JSON), created_after, created_before. Superseded memories are left out of the hits.",
+        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before. Superseded memories are left out of the hits.",
       params: idParams,
       query: similarQuery,
       responses: {

@@ -116,6 +116,9 @@ describe('semantic and hybrid search', () => {
     const res = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['what day are releases shipped', 'who carries the pager'], k: 1, mode: 'hybrid' } });
     expect(res.status).toBe(200);
     expect(res.body.results.map((r: { hits: { id: string }[] }) => r.hits[0]!.id)).toEqual([ids.deploys, ids.oncall]);
+    // Filters, tags among them, apply to every query.
+    const tagged = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['what can Dana not eat', 'who carries the pager'], k: 10, mode: 'semantic', tags: ['personal'] } });
+    expect(tagged.body.results.map((r: { hits: { id: string }[] }) => r.hits.map((h) => h.id).sort())).toEqual([[ids.diet, ids.cat].sort(), [ids.diet, ids.cat].sort()]);
   });
 
   it('rejects an unknown mode', async () => {
@@ -285,12 +288,12 @@ describe('consolidation by meaning', () => {
 describe('memories like this one', () => {
   it('ranks the org’s other memories by meaning from the memory’s own vector, with filters, tenancy and the MCP tool', async () => {
     const c = await signUp(stack.api);
-    const put = async (content: string, namespace: string) => (await save(c, { content, namespace })).body.id as string;
+    const put = async (content: string, namespace: string, tags: string[] = []) => (await save(c, { content, namespace, tags })).body.id as string;
     const deploys = await put('Deploys to production happen on Tuesdays after the change review.', 'ops');
     const releases = await put('We ship a new release to our customers every Tuesday.', 'ops');
     const copy = await put('Deploys to production happen on Tuesdays after the change review.', 'archive');
-    const plants = await put('The office plants are watered by an outside company on Mondays.', 'office');
-    const cat = await put("Ivan's cat is called Pixel and sleeps on the office printer.", 'office');
+    const plants = await put('The office plants are watered by an outside company on Mondays.', 'office', ['office']);
+    const cat = await put("Ivan's cat is called Pixel and sleeps on the office printer.", 'office', ['office', 'pets, mostly']);
     await allEmbedded(c);
     const similar = (id: string, query = '', who = c) => stack.api.get(`/api/memories/${id}/similar${query}`, { token: who.token });
 
@@ -312,7 +315,10 @@ describe('memories like this one', () => {
     expect((await similar(deploys, '?namespace=ops')).body.hits.map((h: { id: string }) => h.id)).toEqual([releases]);
     expect((await similar(deploys, '?k=1')).body.hits.map((h: { id: string }) => h.id)).toEqual([copy]);
     expect((await similar(deploys, '?namespace=nowhere')).body.hits).toEqual([]);
-    for (const bad of ['?k=0', '?k=51', '?created_after=yesterday']) expect((await similar(deploys, bad)).status).toBe(400);
+    // Tags as repeated parameters, all of them required (a tag may hold a comma).
+    expect((await similar(deploys, '?tags=office')).body.hits.map((h: { id: string }) => h.id).sort()).toEqual([plants, cat].sort());
+    expect((await similar(deploys, `?tags=office&tags=${encodeURIComponent('pets, mostly')}`)).body.hits.map((h: { id: string }) => h.id)).toEqual([cat]);
+    for (const bad of ['?k=0', '?k=51', '?created_after=yesterday', '?tags=']) expect((await similar(deploys, bad)).status).toBe(400);
     // Another org's memory, an unknown id and a malformed one.
     expect((await similar(ids.deploys!)).status).toBe(404);
     expect((await similar(randomUUID())).status).toBe(404);
@@ -325,6 +331,8 @@ describe('memories like this one', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers: { authorization: `Bearer ${c.token}` } } }));
     const tool = await client.callTool({ name: 'find_similar_memories', arguments: { id: deploys, k: 2, namespace: 'ops' } });
     expect((tool.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id)).toEqual([releases]);
+    const tagged = await client.callTool({ name: 'find_similar_memories', arguments: { id: deploys, tags: ['office', 'pets, mostly'] } });
+    expect((tagged.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id)).toEqual([cat]);
     const missing = await client.callTool({ name: 'find_similar_memories', arguments: { id: ids.deploys! } });
     expect(missing.isError).toBe(true);
     await client.close();

@@ -490,7 +490,7 @@ export interface paths {
         };
         /**
          * Memories nearest in meaning to this one, best first
-         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, metadata_filter (JSON), created_after, created_before. Superseded memories are left out of the hits.
+         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before. Superseded memories are left out of the hits.
          */
         get: operations["getApiMemoriesIdSimilar"];
         put?: never;
@@ -3072,6 +3072,8 @@ export interface operations {
                 updated_after?: number;
                 updated_before?: number;
                 metadata_filter?: string;
+                /** @description the memory must carry all of these tags (repeat the parameter: tags=a&tags=b) */
+                tags?: string[];
                 entity?: string;
                 order?: "newest" | "oldest" | "updated_desc" | "updated_asc";
             };
@@ -3442,6 +3444,8 @@ export interface operations {
                     mode?: "lexical" | "semantic" | "hybrid";
                     /** @description project (namespace) name; created on first use */
                     namespace?: string;
+                    /** @description the memory must carry all of these tags */
+                    tags?: string[];
                     /** @description JSON containment: the row's metadata must contain this object */
                     metadata_filter?: {
                         [key: string]: unknown;
@@ -3518,6 +3522,8 @@ export interface operations {
             query?: {
                 k?: number;
                 namespace?: string;
+                /** @description the memory must carry all of these tags (repeat the parameter: tags=a&tags=b) */
+                tags?: string[];
                 created_after?: number;
                 created_before?: number;
                 metadata_filter?: string;
