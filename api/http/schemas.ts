@@ -15,6 +15,22 @@ export const MAX_EPOCH_MS = 253_402_300_799_999;
 export const epochMsFilter = epochMs.min(0).max(MAX_EPOCH_MS);
 export const epochMsParam = intParam(0, MAX_EPOCH_MS).meta({ description: 'epoch milliseconds, UTC' });
 
+// A JSON object carried in a query string parameter (URL-encoded), for example metadata_filter.
+export const jsonObjectParam = z.string().transform((text, ctx) => {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  ctx.addIssue({ code: 'custom', message: 'must be a URL-encoded JSON object' });
+  return z.NEVER;
+});
+
+// A list in a query string as repeated parameters (`tags=a&tags=b`, OpenAPI's form style, exploded): one value
+// arrives as a string, several as an array.
+export const repeatedParam = <T extends z.ZodType>(list: z.ZodArray<T>) => z.preprocess((v) => (typeof v === 'string' ? [v] : v), list);
+
 // An update names at least one of its fields, or it is 400 `no patchable fields supplied`.
 export function patchGuard(fields: z.ZodRawShape) {
   const names = Object.keys(fields);

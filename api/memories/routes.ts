@@ -18,9 +18,8 @@ import { needsVector, queryVectors, searchMemories, SEARCH_MODES } from '../../d
 import { similarMemories } from '../../domain/search/similar.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
-import { jsonObjectParam, repeatedParam } from '../http/params.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, patchGuard, epochMsParam } from '../http/schemas.ts';
+import { epochMs, epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { filterFields, memoryJson, memorySchema, metadata, namespaceName, scoredMemorySchema, tags, toFilters } from './schemas.ts';
 
