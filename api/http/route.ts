@@ -79,7 +79,7 @@ export function bodyParser(route: AnyRoute): Middleware<AppState> {
 export function validated(route: AnyRoute): Middleware<AppState> {
   return async (ctx) => {
     const params = parse(route.params, ctx.params ?? {}, 'path');
-    const query = parse(route.query, ctx.query, 'query');
+    const query = parse(route.query, listKeysPlain(ctx.query), 'query');
     let body: unknown = undefined;
     if (route.body) {
       const raw = (ctx.request as unknown as { body?: unknown }).body ?? {};
@@ -91,6 +91,19 @@ export function validated(route: AnyRoute): Middleware<AppState> {
     }
     await route.handler(ctx, { params, query, body } as never);
   };
+}
+
+// A list in a query string arrives as repeated parameters (`tags=a&tags=b`, what the OpenAPI document describes),
+// or with brackets (`tags[]=a&tags[]=b`, as axios, PHP and Stripe's clients write it): both name the same field, so
+// a bracketed list is never dropped as an unknown parameter, which would silently lift its filter.
+function listKeysPlain(query: Record<string, string | string[] | undefined>): Record<string, string | string[] | undefined> {
+  const plain: Record<string, string | string[] | undefined> = {};
+  for (const [key, value] of Object.entries(query)) {
+    const name = key.endsWith('[]') ? key.slice(0, -2) : key;
+    const before = plain[name];
+    plain[name] = before === undefined ? value : [before, value ?? []].flat();
+  }
+  return plain;
 }
 
 function parse(schema: AnyObject | undefined, value: unknown, where: 'path' | 'query'): unknown {

@@ -155,12 +155,16 @@ describe('GET /api/memories (legacy)', () => {
     expect((await stack.api.get('/api/memories?limit=501', { token: a.token })).status).toBe(400);
   });
 
-  it('filters by tags given as repeated parameters, all of them required', async () => {
+  it('filters by tags given as repeated parameters (with or without brackets), all of them required', async () => {
     const ids = (res: { body: { id: string }[] }) => res.body.map((m) => m.id).sort();
     const odd = created.filter((_, i) => i % 2).map((m) => m.id).sort();
     expect(ids(await stack.api.get('/api/memories?tags=odd&limit=500', { token: a.token }))).toEqual(odd);
     expect(ids(await stack.api.get('/api/memories?tags=odd&tags=x&limit=500', { token: a.token }))).toEqual(odd);
     expect((await stack.api.get('/api/memories?tags=odd&tags=even', { token: a.token })).body).toEqual([]);
+    // With brackets, as axios and PHP write a list: the same filter, never dropped as an unknown parameter.
+    expect(ids(await stack.api.get('/api/memories?tags[]=odd&tags[]=x&limit=500', { token: a.token }))).toEqual(odd);
+    expect(ids(await stack.api.get(`/api/memories?${encodeURIComponent('tags[]')}=odd&limit=500`, { token: a.token }))).toEqual(odd);
+    expect((await stack.api.get('/api/memories?tags=odd&tags[]=even', { token: a.token })).body).toEqual([]);
     const searched = await stack.api.get('/api/memories?q=note&tags=even&limit=500', { token: a.token });
     expect(ids(searched)).toEqual(created.filter((_, i) => i % 2 === 0).map((m) => m.id).sort());
     const empty = await stack.api.get('/api/memories?tags=', { token: a.token });
