@@ -39,6 +39,10 @@ describe('TypeScript client', () => {
     // Every route, typed, through `api`.
     const projects = await client.api.GET('/api/projects');
     expect(projects.data?.projects.map((p) => p.name)).toContain('client');
+    // A list in a query string goes as the document describes it (tags=a&tags=b), and filters.
+    const tagged = await client.api.GET('/api/memories', { params: { query: { namespace: 'client', tags: ['deploy', 'ops'] } } });
+    expect(tagged.data?.map((m) => m.id)).toEqual([saved.id]);
+    expect((await client.api.GET('/api/memories', { params: { query: { namespace: 'client', tags: ['deploy', 'nope'] } } })).data).toEqual([]);
     // Memories like it need its vector, computed in the background, which this stack (no outbox relay) never starts.
     expect(await client.similarMemories(saved.id, { k: 3 }).catch((err: unknown) => err)).toMatchObject({ status: 409, error: 'embedding_pending' });
     await client.deleteMemory(saved.id);
