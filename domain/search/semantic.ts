@@ -17,8 +17,9 @@ export const parseVector = (text: string): Float32Array => Float32Array.from(JSO
 // counting PASSAGE_HANDICAP more.
 const rowDistance = (q: string) => sql`(e.embedding <=> ${q}::vector) + case when e.passage > 0 then ${PASSAGE_HANDICAP}::float8 else 0 end`;
 
-// How the candidates are read: scored exactly, or through the org's own HNSW index or the shared one.
-export type SemanticScan = 'exact' | 'own' | 'shared';
+// How the candidates are read: scored exactly (from the memories that pass the filters, or from all the org's
+// vectors), or through the org's own HNSW index or the shared one.
+export type SemanticScan = 'exact' | 'org' | 'own' | 'shared';
 
 // The org's rows nearest to the query vector `q` (a vectorLiteral), best first: through an HNSW index, or exactly.
 // The indexes order by the vectors at half precision, so the approximate scan names the same expression; every row
@@ -30,7 +31,18 @@ export type SemanticScan = 'exact' | 'own' | 'shared';
 // the index scan a long one perhaps more than once. (Grouping the rows costs less than taking each memory's
 // nearest in its own subquery: on 1,064 memories 0.3 against 0.6 ms more than one row per memory did.) Neither
 // shape depends on the statistics knowing the org.
+// `org` scores every vector of the org in one range of the table's key, without a probe per memory, and checks
+// only the nearest 2n memories against the filters: exact whenever n of them pass (the caller falls back to `exact`
+// otherwise), and 1.4 against 4.0-4.3 ms in an org of 2,000 (docs/performance.md, session 25).
 export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, scan: SemanticScan) {
+  if (scan === 'org') {
+    return sql<{ id: string; distance: number | string }>`
+      select c.memory_id as id, c.distance from (
+        select e.org_id, e.memory_id, min(${rowDistance(q)}) as distance from memory_embeddings e
+         where e.org_id = ${orgId} and e.model = ${model}
+         group by e.org_id, e.memory_id order by 3 limit ${2 * n}) c
+       where ${memoryPasses(compiled, 'c')}`;
+  }
   if (scan === 'exact') {
     return sql<{ id: string; distance: number | string }>`
       select m.id, min(e.distance) as distance from memories m cross join lateral (
@@ -92,16 +104,21 @@ async function scoredExactly(em: EntityManager, orgId: string, compiled: Compile
 
 // The best `n` memories of the org by cosine similarity to the query's vector, best first, with every filter
 // applied. When few memories pass the filters they are scored exactly (exactScanMax); they are counted while
-// the query's vector is still being computed. Otherwise an HNSW index serves them (the org's own, or the one the
-// other orgs share), and the filters (and, in the shared one, the org) are applied after the index scan, which
-// goes on until n rows pass them (efSearch); a long memory's passages may fill several of those rows,
-// and the scan is then made deeper, up to DEEPEN_MAX times n rows. When
-// the index still yields fewer than n memories, because the org's rows are too sparse in it (vectors of an older
-// model, say), an exact scan decides, so k rows come back whenever k exist.
+// the query's vector is still being computed. A small org searched whole reads its vectors alone first (`org`);
+// should fewer than n of the nearest 2n pass (memories merged away), the memories are scored. Otherwise an HNSW
+// index serves them (the org's own, or the one the other orgs share), and the filters (and, in the shared one, the
+// org) are applied after the index scan, which goes on until n rows pass them (efSearch); a long memory's passages
+// may fill several of those rows, and the scan is then made deeper, up to DEEPEN_MAX times n rows. When the index
+// still yields fewer than n memories, because the org's rows are too sparse in it (vectors of an older model, say),
+// an exact scan decides, so k rows come back whenever k exist.
 export async function semanticRanking(em: EntityManager, orgId: string, vector: Promise<QueryVector>, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
   const [exactly, own, { vector: v, model }] = await Promise.all([scoredExactly(em.fork(), orgId, compiled, n), orgIndexReady(em.fork(), orgId), vector]);
   const q = vectorLiteral(v);
   const exact = async () => nearestFirst(await query(em, semanticCandidates(orgId, q, model, n, compiled, 'exact')));
+  if (exactly && compiled.trivial && compiled.namespaceId === null) {
+    const nearest = nearestFirst(await query(em, semanticCandidates(orgId, q, model, n, compiled, 'org')));
+    if (nearest.length >= n) return nearest.slice(0, n);
+  }
   if (exactly) return exact();
   const found = await indexRanking(em, orgId, q, model, n, compiled, own ? 'own' : 'shared');
   return found.length >= n ? found : exact();

@@ -194,11 +194,42 @@ describe('semantic and hybrid search', () => {
     expect(plans[3]).toMatch(/id = u\.id/);
     expect(plans[4]).toContain('SubPlan');
     expect(plans[4]).toMatch(/memory_id = x\.id/);
+    // A small org searched whole reads its vectors by their key's range, and checks only the nearest.
+    const whole = semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, await compileFilters(em, c.org.id, {}), 'org');
+    plans.push((await query(em, sql<{ 'QUERY PLAN': string }>`explain ${whole}`)).map((row) => row['QUERY PLAN']).join('\n'));
+    expect(plans[5]).toContain('SubPlan');
+    expect(plans[5]).toMatch(/id = c\.memory_id/);
     for (const plan of plans) expect(plan).not.toMatch(/Join Filter|Hash Join|Merge Join/);
     // And the answers are the org's own, filtered.
     const hits = (await search(c, { query: 'quarterly plan', mode: 'hybrid', namespace: 'odd', k: 50 })).body.hits;
     expect(hits).toHaveLength(20);
     expect(new Set(hits.map((h: { namespace: string }) => h.namespace))).toEqual(new Set(['odd']));
+  });
+
+  it("ranks a small org by its vectors alone, and scores its memories when the nearest were merged away", async () => {
+    const d = await signUp(stack.api);
+    const put = async (content: string) => (await save(d, { content })).body.id as string;
+    const deploys = await put('Deploys to production happen on Tuesdays after the change review.');
+    const releases = await put('We ship a new release to our customers every Tuesday.');
+    const cat = await put("Ivan's cat is called Pixel and sleeps on the office printer.");
+    await put('The office plants are watered by an outside company on Mondays.');
+    await allEmbedded(d);
+    const ask = async (k: number) => (await search(d, { query: 'what day are releases shipped', mode: 'semantic', k })).body.hits.map((h: { id: string }) => h.id) as string[];
+    const before = await ask(4);
+    expect(before.slice(0, 2).sort()).toEqual([deploys, releases].sort());
+    // The org's vectors alone rank as its memories scored one by one.
+    const em = stack.orm.em.fork();
+    const compiled = await compileFilters(em, d.org.id, {});
+    const row = await queryOne(em, sql<{ v: string }>`select embedding::text as v from memory_embeddings where org_id = ${d.org.id} and memory_id = ${cat}`);
+    const byDistance = (rows: { id: string; distance: number | string }[]) => rows.map((r) => [r.id, Number(r.distance).toFixed(6)]).sort((x, y) => Number(x[1]) - Number(y[1]));
+    const whole = await query(em, semanticCandidates(d.org.id, row!.v, 'bge-small-en-v1.5-int8', 2, compiled, 'org'));
+    const scored = await query(em, semanticCandidates(d.org.id, row!.v, 'bge-small-en-v1.5-int8', 4, compiled, 'exact'));
+    expect(byDistance(whole)).toEqual(byDistance(scored));
+    // Both nearest merged away: the 2k nearest vectors of a search for one hold no memory that passes, so the
+    // memories are scored, and the next one comes back.
+    await query(em, sql`update memories set superseded_by = ${cat} where org_id = ${d.org.id} and id = any(${[deploys, releases]}::uuid[])`);
+    expect(await ask(1)).toEqual([before[2]]);
+    expect(await ask(4)).toEqual(before.slice(2));
   });
 
   it("sets pgvector's settings in the search's own statement, so a search needs no transaction nor session settings", async () => {
