@@ -33,7 +33,7 @@ export type SemanticScan = 'exact' | 'org' | 'own' | 'shared';
 // shape depends on the statistics knowing the org.
 // `org` scores every vector of the org in one range of the table's key, without a probe per memory, and checks
 // only the nearest 2n memories against the filters: exact whenever n of them pass (the caller falls back to `exact`
-// otherwise), and 1.4 against 4.0-4.3 ms in an org of 2,000 (docs/performance.md, session 25).
+// otherwise): 1.6 against 3.9 ms at k 10 in an org of 2,000 (docs/performance.md, session 25).
 export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, scan: SemanticScan) {
   if (scan === 'org') {
     return sql<{ id: string; distance: number | string }>`
