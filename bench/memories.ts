@@ -421,13 +421,9 @@ async function paraphrasesAmongTheOrg(token: string, orgId: string) {
   const { memories, questions } = loadParaphraseSet();
   const refOf = await saveParaphraseSet(api, token, memories, 'paraphrase-');
   const ids = [...refOf.keys()];
+  await embedded(token);
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
-  for (;;) {
-    const { rows } = await db.query<{ n: number }>(`select count(distinct memory_id)::int as n from memory_embeddings where org_id = $1 and memory_id = any($2::uuid[])`, [orgId, ids]);
-    if (rows[0]!.n === ids.length) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
   const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: localModelId(process.env.EMBEDDING_LOCAL_MODEL), sessions: 1, threads: 1 });
   const vectors = await embedder.embedQueries(questions.map((q) => q.question));
   const exact: string[][] = [];
