@@ -62,6 +62,8 @@ describe('thread context in semantic search', () => {
     // The same text outside any thread is searched by its words alone.
     const alone = await save('Riley: Biscuit! He already knows how to sit.');
     const stored = await mixedWith(answer, [question]);
+    // The copy may come in a later batch than the turn: the search below compares the two once both have a vector.
+    await eventually(async () => (await vectors([alone])).has(alone), 60_000);
     // The first turn has no context: its searched vector is its text's.
     expect(near(stored.get(question)!.searched, stored.get(question)!.text!)).toBe(true);
     const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: "what is Riley's dog called", mode: 'semantic', k: 5 } });
