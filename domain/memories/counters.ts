@@ -10,14 +10,17 @@ export interface Footprint {
 }
 
 export const ORG_COUNTERS = { created: 'memories_created', live: 'memories', bytes: 'content_bytes', docLen: 'doc_len' } as const;
-export const NAMESPACE_MEMORIES = 'memories';
+// A namespace's live memories and their total length (BM25's N and average length when a hybrid search's
+// statistics are the namespace's, domain/search/lexical.ts).
+export const NAMESPACE_COUNTERS = { live: 'memories', docLen: 'doc_len' } as const;
 
 function deltas(f: Footprint, sign: 1 | -1): CounterDelta[] {
   return [
     { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.live, delta: sign },
     { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: sign * f.bytes },
     { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.docLen, delta: sign * f.docLen },
-    { orgId: f.orgId, scopeId: f.namespaceId, name: NAMESPACE_MEMORIES, delta: sign },
+    { orgId: f.orgId, scopeId: f.namespaceId, name: NAMESPACE_COUNTERS.live, delta: sign },
+    { orgId: f.orgId, scopeId: f.namespaceId, name: NAMESPACE_COUNTERS.docLen, delta: sign * f.docLen },
   ];
 }
 

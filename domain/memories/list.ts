@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readCounters } from '../counters.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { NAMESPACE_MEMORIES, ORG_COUNTERS } from './counters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from './counters.ts';
 import { compileFilters, type CompiledFilters, type MemoryFilters } from './filters.ts';
 import { LIST_COUNT_MAX_ORG_MEMORIES } from './limits.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from './model.ts';
@@ -67,7 +67,7 @@ async function windowedPage(em: EntityManager, orgId: string, filters: CompiledF
 async function countMatching(em: EntityManager, orgId: string, filters: CompiledFilters, orgSize: number): Promise<number | null> {
   if (filters.trivial) {
     const counters = await readCounters(em, orgId, filters.namespaceId ?? orgId);
-    return counters.get(filters.namespaceId ? NAMESPACE_MEMORIES : ORG_COUNTERS.live) ?? 0;
+    return counters.get(filters.namespaceId ? NAMESPACE_COUNTERS.live : ORG_COUNTERS.live) ?? 0;
   }
   if (orgSize > LIST_COUNT_MAX_ORG_MEMORIES) return null;
   const row = await queryOne(em, sql<{ n: string }>`select count(*) as n from memories m where ${filters.where}`);

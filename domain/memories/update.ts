@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
-import { indexContent, unindexMemories } from '../search/postings.ts';
+import { indexContent, moveIndexedMemory, unindexMemories } from '../search/postings.ts';
 import { curateJob } from '../embeddings/curate.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
 import { remixChunksAfter } from '../embeddings/thread-context.ts';
@@ -69,6 +69,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
 
   const namespace = patch.namespace ?? current.namespace;
   const namespaceId = patch.namespace !== undefined && patch.namespace !== current.namespace ? await ensureNamespace(tx, caller.orgId, patch.namespace) : current.namespace_id;
+  if (namespaceId !== current.namespace_id) await moveIndexedMemory(tx, caller.orgId, id, namespaceId);
   if (patch.content !== undefined) {
     const prepared = prepareContent(patch.content);
     if (prepared.content !== current.content) {

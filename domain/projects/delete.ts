@@ -7,7 +7,7 @@ import { curateJob } from '../embeddings/curate.ts';
 import { forgetEmbeddings } from '../embeddings/store.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
-import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { unindexMemories } from '../search/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
@@ -33,7 +33,7 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
     const project = await queryOne(tx, sql<{ name: string }>`select name from namespaces where id = ${id} and org_id = ${caller.orgId} for update`);
     if (!project) throw notFound();
     requireRole(caller, 'admin');
-    const memories = (await readCounters(tx, caller.orgId, id)).get(NAMESPACE_MEMORIES) ?? 0;
+    const memories = (await readCounters(tx, caller.orgId, id)).get(NAMESPACE_COUNTERS.live) ?? 0;
     await query(tx, sql`delete from counters where org_id = ${caller.orgId} and scope_id = ${id}`);
     await query(tx, sql`delete from namespaces where org_id = ${caller.orgId} and id = ${id}`);
     const erasure: ProjectErasure = { orgId: caller.orgId, namespaceId: id, name: project.name };

@@ -4,7 +4,7 @@ import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
-import { NAMESPACE_MEMORIES } from '../memories/counters.ts';
+import { NAMESPACE_COUNTERS } from '../memories/counters.ts';
 import { MAX_PROJECTS_PER_ORG } from '../memories/namespaces.ts';
 import { isUniqueViolation, query, sql, toDate, toDateOrNull } from '../sql.ts';
 import { Namespace } from './entities.ts';
@@ -39,7 +39,7 @@ async function projects(em: EntityManager, orgId: string, page: { id?: string; l
   const rows = await query(
     em,
     sql<ProjectRow>`select n.id, n.name, n.description, n.metadata, n.archived_at, n.created_at, n.updated_at,
-          coalesce((select sum(value) from counters c where c.org_id = n.org_id and c.scope_id = n.id and c.name = ${NAMESPACE_MEMORIES}), 0) as memory_count,
+          coalesce((select sum(value) from counters c where c.org_id = n.org_id and c.scope_id = n.id and c.name = ${NAMESPACE_COUNTERS.live}), 0) as memory_count,
           greatest(n.updated_at, (select m.updated_at from memories m where m.org_id = n.org_id and m.namespace_id = n.id order by m.updated_at desc limit 1)) as last_activity_at
         from namespaces n
        where n.org_id = ${orgId} ${id ? sql`and n.id = ${id}` : sql``}

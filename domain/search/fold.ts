@@ -34,7 +34,8 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     if (staged.length === 0) return 0;
     const memories = await query(
       tx,
-      sql<{ id: string }>`select id from memories where org_id = ${orgId} and id = any(${staged.map((s) => s.memory_id)}::uuid[]) order by id for share skip locked`,
+      sql<{ id: string; namespace_id: string }>`select id, namespace_id from memories
+        where org_id = ${orgId} and id = any(${staged.map((s) => s.memory_id)}::uuid[]) order by id for share skip locked`,
     );
     const rows = await query(
       tx,
@@ -47,6 +48,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     const stagedOf = new Map(rows.map((r) => [r.memory_id, r]));
     const docnums: number[] = [];
     const ids: string[] = [];
+    const namespaceIds: string[] = [];
     const byTerm = new Map<string, { docnums: number[]; lens: number[]; tfs: number[] }>();
     for (const m of memories) {
       const row = stagedOf.get(m.id);
@@ -54,6 +56,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
       const docnum = next++;
       docnums.push(docnum);
       ids.push(m.id);
+      namespaceIds.push(m.namespace_id);
       for (const [term, tf] of Object.entries(row.tfs)) {
         let postings = byTerm.get(term);
         if (!postings) byTerm.set(term, (postings = { docnums: [], lens: [], tfs: [] }));
@@ -62,7 +65,11 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
         postings.tfs.push(tf);
       }
     }
-    await query(tx, sql`insert into lexical_docs (org_id, docnum, memory_id) select ${orgId}, d, m from unnest(${docnums}::int[], ${ids}::uuid[]) as u(d, m)`);
+    await query(
+      tx,
+      sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id)
+        select ${orgId}, d, m, ns from unnest(${docnums}::int[], ${ids}::uuid[], ${namespaceIds}::uuid[]) as u(d, m, ns)`,
+    );
     await query(tx, sql`update lexical_state set next_docnum = ${next} where org_id = ${orgId}`);
     const fresh = new Map<string, StoredBlock>();
     for (const [term, postings] of byTerm) fresh.set(term, encodeBlock(postings));

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
 import { queryTermCounts } from './bm25.ts';
@@ -25,19 +25,32 @@ export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 // counters. A posting costs a few nanoseconds here against about half a microsecond as a PostgreSQL row
 // (docs/performance.md). An unfiltered search scores only what it takes to know its best n (MaxScore); a filtered
 // one checks the best candidates against the filter, in score order, so the result is the same as filtering
-// first: for a namespace alone, first the best few by MaxScore, otherwise (or when those fall short) every
-// posting scored.
+// first. A filter's namespace of at most NAMESPACE_MAX memories is read whole from the index (its document
+// numbers), and only its documents are scored; for a larger one alone, MaxScore keeps enough of the best that
+// about 2n + 8 should be in it. Other filters (or candidates that fall short) score every posting.
+// `statistics`: 'namespace' takes N, the average length and df from the filter's namespace (when it was read
+// whole) instead of the org: hybrid's lexical list (search.ts, docs/api-decisions.md). `namespaceMax` bounds the
+// namespace read whole (NAMESPACE_MAX).
 // Returns the best `n` memory ids with their BM25 scores, best first (ties by id).
-export async function lexicalRanking(em: EntityManager, orgId: string, terms: readonly string[], n: number, compiled: CompiledFilters): Promise<Ranked[]> {
+export async function lexicalRanking(
+  em: EntityManager,
+  orgId: string,
+  terms: readonly string[],
+  n: number,
+  compiled: CompiledFilters,
+  { statistics = 'org', namespaceMax = NAMESPACE_MAX }: { statistics?: 'org' | 'namespace'; namespaceMax?: number } = {},
+): Promise<Ranked[]> {
   const counts = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
   if (counts.length === 0 || n <= 0) return [];
-  const { index, inNamespace } = await readIndex(em, orgId, counts.map(([t]) => t), compiled.namespaceId);
+  const { index, inNamespace } = await readIndex(em, orgId, counts.map(([t]) => t), compiled.namespaceId, statistics, namespaceMax);
   const filter = compiled.trivial && compiled.namespaceId === null ? null : compiled;
-  // How many of the best candidates MaxScore keeps, checked before anything else: n without a filter; for a
-  // namespace alone (an agent's or a user's scope), enough that about 2n + 8 should be in it, its share of the
-  // org coming from the counters; none for other filters. When they fall short (a filter, or memories deleted
-  // after the index was read), what they left out was never scored, so every posting is scored.
-  const first = !filter ? n : compiled.trivial && inNamespace > 0 ? Math.ceil(((2 * n + 8) * index.n) / inNamespace) : Infinity;
+  // How many of the best candidates MaxScore keeps, checked before anything else: n without a filter or for a
+  // namespace read whole (all its candidates pass but superseded memories); for a larger namespace alone, enough
+  // that about 2n + 8 should be in it, its share of the org coming from the counters; none for other filters.
+  // When they fall short (a filter, or memories deleted after the index was read), what they left out was never
+  // scored, so every posting is scored.
+  const first =
+    !filter || (compiled.trivial && index.scope) ? n : compiled.trivial && inNamespace > 0 ? Math.ceil(((2 * n + 8) * index.n) / inNamespace) : Infinity;
   if (!filter || first < index.n / 2) {
     const top = scoreTop(index, counts, first);
     const found = await pick(em, orgId, index, top, n, filter, first);
@@ -72,9 +85,9 @@ async function pick(
     }
   };
   while (found.length < n && !order.done) {
-    // A selective filter: if the candidates checked so far say that the org's memories matching it are fewer
+    // A selective filter: if the candidates checked so far say that the memories matching it are fewer
     // than the candidates the next round would check, reading those memories is the cheaper way to finish.
-    if (compiled && !candidates.pruned && checked > 0 && ((found.length + 1) / (checked + 1)) * index.n < want) {
+    if (compiled && !candidates.pruned && checked > 0 && ((found.length + 1) / (checked + 1)) * (index.scope?.docnums.length ?? index.n) < want) {
       const rest = order.rest();
       collect(rest, await matchingRest(em, orgId, compiled, index, keysAt(candidates.keys, rest)));
       break;
@@ -105,8 +118,16 @@ interface IndexRow {
   in_namespace: number | null;
 }
 
-// Also the live memories of `namespaceId`, when one is given (0 otherwise).
-async function readIndex(em: EntityManager, orgId: string, terms: string[], namespaceId: string | null): Promise<{ index: IndexRead; inNamespace: number }> {
+// Also the live memories of `namespaceId`, when one is given (0 otherwise), and, when they are at most
+// `namespaceMax`, its documents (index.scope), with its statistics when asked.
+async function readIndex(
+  em: EntityManager,
+  orgId: string,
+  terms: string[],
+  namespaceId: string | null,
+  statistics: 'org' | 'namespace',
+  namespaceMax: number,
+): Promise<{ index: IndexRead; inNamespace: number }> {
   // The cached blocks of the query's terms, taken now: the rows the statement sends without bytes are these.
   const blockKey = (term: string, first: number, version: string) => `${first}\u0000${version}\u0000${term}`;
   const cached = new Map<string, CachedBlock>();
@@ -127,7 +148,9 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[], name
           on c.t = b.term and c.f = b.first_docnum and c.v = b.xmin::text
        where b.org_id = ${orgId} and b.term = any(${terms}::text[])
       union all
-      select 1, q.t, null, null, null, null, null, s.memory_id, (s.tfs ->> q.t)::int, s.doc_len, null, null, null
+      -- A staged memory's row says in its wide column whether the memory is in the namespace.
+      select 1, q.t, null, ${namespaceId ? sql`exists (select 1 from memories m where m.org_id = s.org_id and m.id = s.memory_id and m.namespace_id = ${namespaceId} offset 0)` : sql`null`},
+             null, null, null, s.memory_id, (s.tfs ->> q.t)::int, s.doc_len, null, null, null
         from lexical_staged s cross join unnest(${terms}::text[]) as q(t)
        where s.org_id = ${orgId} and s.tfs ?| ${terms}::text[] and s.tfs ? q.t
       union all
@@ -135,16 +158,13 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[], name
              (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null, null, null,
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}),
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.docLen}),
-             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_MEMORIES})`,
+             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.live})
+      ${namespaceId ? namespaceDocuments(orgId, namespaceId, namespaceMax) : sql``}`,
   );
   const meta = rows.find((r) => r.kind === 2)!;
   const base = meta.docs ?? 0;
   const index: IndexRead = { blocks: new Map(), staged: new Map(), base, stagedIds: [], tombstones: new Int32Array(0), n: meta.n ?? 0, total: meta.total ?? 0 };
-  if (meta.data) {
-    // int4send writes big-endian.
-    const view = new DataView(meta.data.buffer, meta.data.byteOffset, meta.data.byteLength);
-    index.tombstones = Int32Array.from({ length: meta.data.byteLength / 4 }, (_, i) => view.getInt32(4 * i));
-  }
+  if (meta.data) index.tombstones = int4s(meta.data);
   const stagedKey = new Map<string, number>();
   const read = new Map<string, CachedBlock[]>();
   for (const r of rows) {
@@ -173,13 +193,42 @@ async function readIndex(em: EntityManager, orgId: string, terms: string[], name
       list.push({ key, tf: r.tf!, len: r.doc_len! });
     }
   }
+  const inNamespace = meta.in_namespace ?? 0;
+  const namespace = rows.find((r) => r.kind === 3);
+  if (namespace) {
+    index.scope = {
+      docnums: namespace.data ? int4s(namespace.data) : new Int32Array(0),
+      stagedKeys: new Set(rows.flatMap((r) => (r.kind === 1 && r.wide ? [stagedKey.get(r.memory_id!)!] : []))),
+      statistics: statistics === 'namespace' ? { n: inNamespace, total: namespace.total ?? 0 } : null,
+    };
+  }
   for (const term of terms) {
     // In document order, as scoring walks them.
     const blocks = (read.get(term) ?? []).sort((a, b) => a.first - b.first);
     blockCache.set(orgId, term, blocks);
     if (blocks.length > 0) index.blocks.set(term, blocks);
   }
-  return { index, inNamespace: meta.in_namespace ?? 0 };
+  return { index, inNamespace };
+}
+
+// A namespace of more memories is not read whole: its document numbers cost about 0.13 ms per 1,000 to read,
+// while MaxScore's best few find the best n of a namespace that is a large share of its org cheaply (a search
+// of k 10 in 25,000 of 112,000: 3.5 ms from those, 6.1 ms read whole; docs/performance.md, session 26).
+export const NAMESPACE_MAX = 20_000;
+
+// The row of kind 3: the namespace's folded documents (from lexical_docs' namespace index alone) and their total
+// length; its memory count is the meta row's. The bound is checked in the statement, so a large namespace costs
+// one counter read.
+const namespaceDocuments = (orgId: string, namespaceId: string, max: number) => sql`
+      union all
+      select 3, null, null, null, (select string_agg(int4send(docnum), ''::bytea) from lexical_docs where namespace_id = ${namespaceId}), null, null, null, null, null, null,
+             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.docLen}), null
+       where (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.live}) <= ${max}`;
+
+// int4send's big-endian integers, concatenated.
+function int4s(data: Buffer): Int32Array {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  return Int32Array.from({ length: data.byteLength / 4 }, (_, i) => view.getInt32(4 * i));
 }
 
 // A copy the cache may keep: the driver's buffer can be a slice of a larger one, which a view would keep alive.

@@ -37,3 +37,10 @@ export async function unindexMemories(em: EntityManager, orgId: string, memoryId
       insert into lexical_tombstones (org_id, docnum) select ${orgId}, docnum from folded`,
   );
 }
+
+// A folded memory's document records its namespace (the namespace's BM25 statistics count it, lexical.ts): a move
+// updates it in the caller's transaction, which holds the memory's row locked. A staged memory takes the
+// namespace it has when it is folded.
+export async function moveIndexedMemory(em: EntityManager, orgId: string, memoryId: string, namespaceId: string): Promise<void> {
+  await query(em, sql`update lexical_docs set namespace_id = ${namespaceId} where org_id = ${orgId} and memory_id = ${memoryId}`);
+}

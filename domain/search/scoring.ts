@@ -21,6 +21,19 @@ export interface IndexRead {
   tombstones: Int32Array;
   n: number;
   total: number;
+  // When set, only these documents are scored: a namespace's (lexical.ts), a superset of what the caller's
+  // filter passes.
+  scope?: Scope | undefined;
+}
+
+export interface Scope {
+  // The scope's folded documents (none tombstoned), and the keys of its staged memories that hold any of the
+  // query's terms.
+  docnums: Int32Array;
+  stagedKeys: Set<number>;
+  // When set, BM25's statistics (N, the average length, each term's df) are the scope's instead of the org's:
+  // its live memories and their total length.
+  statistics: { n: number; total: number } | null;
 }
 
 // Documents (a document number, or base + i for the i-th staged memory) with their scores. `pruned`: only those
@@ -47,31 +60,49 @@ interface Term {
   staged: { key: number; tf: number; len: number }[];
 }
 
-// The query's terms that have live postings, with the tombstones marked dead; `done()` must be called when
-// scoring ends.
+// The query's terms that have live postings, with the tombstones (and, for a scope, every document outside it)
+// marked dead; `done()` must be called when scoring ends.
 function prepare(index: IndexRead, counts: [string, number][]) {
   if (deadMarks.length < index.base) deadMarks = new Uint8Array(Math.max(index.base, 2 * deadMarks.length));
   const dead = deadMarks;
   for (const d of index.tombstones) dead[d] = 1;
-  const anyDead = index.tombstones.length > 0;
+  const { scope } = index;
+  const blocksOf = (term: string) => index.blocks.get(term) ?? [];
+  const stagedOf = (term: string) => index.staged.get(term) ?? [];
+  // df counts live postings only: first the org's, then, the marks turned to the scope's, its own.
+  const dfs = new Map<string, number>();
+  if (!scope?.statistics) for (const [term] of counts) dfs.set(term, stagedOf(term).length + live(blocksOf(term), dead, index.tombstones.length > 0));
+  if (scope) {
+    // The scope's documents are never tombstones (lexical_docs lists live documents only).
+    dead.fill(1, 0, index.base);
+    for (const d of scope.docnums) dead[d] = 0;
+  }
+  const anyDead = scope !== undefined || index.tombstones.length > 0;
+  if (scope?.statistics) for (const [term] of counts) dfs.set(term, stagedOf(term).filter((p) => scope.stagedKeys.has(p.key)).length + live(blocksOf(term), dead, true));
+  const { n, total } = scope?.statistics ?? index;
   const terms: Term[] = [];
   for (const [term, qtf] of counts) {
-    const blocks = index.blocks.get(term) ?? [];
-    const staged = index.staged.get(term) ?? [];
-    // df counts live postings only.
-    let df = staged.length;
-    for (const { postings: p } of blocks) {
-      if (!anyDead) df += p.docnums.length;
-      else for (const d of p.docnums) df += 1 - dead[d]!;
-    }
-    if (df > 0) terms.push({ weight: qtf * idf(index.n, df) * (K1 + 1), blocks, staged });
+    const df = dfs.get(term)!;
+    const staged = scope ? stagedOf(term).filter((p) => scope.stagedKeys.has(p.key)) : stagedOf(term);
+    if (df > 0) terms.push({ weight: qtf * idf(n, df) * (K1 + 1), blocks: blocksOf(term), staged });
   }
   const c0 = K1 * (1 - B);
-  const c1 = index.n > 0 && index.total > 0 ? (K1 * B) / (index.total / index.n) : 0;
+  const c1 = n > 0 && total > 0 ? (K1 * B) / (total / n) : 0;
   const done = () => {
-    for (const d of index.tombstones) dead[d] = 0;
+    if (scope) dead.fill(0, 0, index.base);
+    else for (const d of index.tombstones) dead[d] = 0;
   };
   return { terms, c0, c1, dead, anyDead, done };
+}
+
+// How many of the blocks' postings are not marked dead.
+function live(blocks: IndexBlock[], dead: Uint8Array, anyDead: boolean): number {
+  let count = 0;
+  for (const { postings: p } of blocks) {
+    if (!anyDead) count += p.docnums.length;
+    else for (const d of p.docnums) count += 1 - dead[d]!;
+  }
+  return count;
 }
 
 // Every live posting of the query's terms scored: every document that has any, with its score.

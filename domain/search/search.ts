@@ -71,7 +71,7 @@ export async function searchMemories(em: EntityManager, orgId: string, request: 
   else if (mode === 'semantic') ranked = only('semantic', await semantic(k));
   else {
     const depth = Math.max(k, FUSION_DEPTH);
-    const [lexical, similar] = await Promise.all([lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled), semantic(depth)]);
+    const [lexical, similar] = await Promise.all([lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled, { statistics: 'namespace' }), semantic(depth)]);
     ranked = fuse({ lexical, semantic: similar }, k);
   }
   const hits = await withRows(em, orgId, ranked);

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readCounters } from '../counters.ts';
 import { PASSAGE_HANDICAP, passagesOf, type Passage } from '../embeddings/passages.ts';
-import { NAMESPACE_MEMORIES, ORG_COUNTERS } from '../memories/counters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import type { Ranked } from './fusion.ts';
@@ -97,7 +97,7 @@ async function scoredExactly(em: EntityManager, orgId: string, compiled: Compile
   const [org, namespace] = await Promise.all([readCounters(em.fork(), orgId), inNamespace ? readCounters(em.fork(), orgId, compiled.namespaceId!) : null]);
   const total = org.get(ORG_COUNTERS.live) ?? 0;
   const limit = exactScanMax(n, total);
-  if (compiled.trivial) return (namespace ? (namespace.get(NAMESPACE_MEMORIES) ?? 0) : total) <= limit;
+  if (compiled.trivial) return (namespace ? (namespace.get(NAMESPACE_COUNTERS.live) ?? 0) : total) <= limit;
   const row = await queryOne(em, sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${limit + 1}) passing`);
   return (row?.n ?? 0) <= limit;
 }

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCranfield } from '../../bench/quality/collections.ts';
 import { decodeBlock } from '../../domain/search/blocks.ts';
 import { compactPostings, foldPostings, scheduleFolds } from '../../domain/search/fold.ts';
-import { blockCache } from '../../domain/search/lexical.ts';
+import { compileFilters } from '../../domain/memories/filters.ts';
+import { analyze } from '../../domain/search/analyzer.ts';
+import { blockCache, lexicalRanking } from '../../domain/search/lexical.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { Bm25Reference } from '../support/bm25-reference.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -14,7 +16,7 @@ import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.
 let stack: Stack;
 let a: SignedUp;
 const reference = new Bm25Reference();
-const memories = new Map<string, { namespace: string; tags: string[]; doc: number }>();
+const memories = new Map<string, { namespace: string; tags: string[]; doc: number; content: string }>();
 const DATA = new URL('../../../shared/data', import.meta.url).pathname;
 const docs = loadCranfield(DATA).docs.slice(0, 160);
 
@@ -24,7 +26,7 @@ const save = async (doc: (typeof docs)[number]) => {
   const res = await stack.api.post('/api/memories', { token: a.token, body: { content: doc.text, namespace, tags, metadata: { doc: Number(doc.id) } } });
   expect(res.status).toBe(201);
   reference.add(res.body.id, res.body.content);
-  memories.set(res.body.id, { namespace, tags, doc: Number(doc.id) });
+  memories.set(res.body.id, { namespace, tags, doc: Number(doc.id), content: res.body.content });
   return res.body.id as string;
 };
 const fold = () => foldPostings(stack.orm.em.fork(), a.org.id);
@@ -66,6 +68,18 @@ async function expectAsOracle(label: string) {
     const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 5, ...filter } });
     expect(res.body.hits.map((h: { id: string }) => h.id), `${label}: ${JSON.stringify(filter)}`).toEqual(expected.map((e) => e.id));
   }
+  // Hybrid's lexical list in a namespace: BM25 with the namespace's statistics, as an index of its memories alone.
+  for (const namespace of ['odd', 'even']) {
+    const oracle = new Bm25Reference();
+    for (const [id, m] of memories) if (m.namespace === namespace) oracle.add(id, m.content);
+    const compiled = await compileFilters(stack.orm.em.fork(), a.org.id, { namespace });
+    for (const q of QUERIES) {
+      const ranked = await lexicalRanking(stack.orm.em.fork(), a.org.id, analyze(q), 20, compiled, { statistics: 'namespace' });
+      const expected = oracle.search(q, 20);
+      expect(ranked.map((r) => r.id), `${label}: ${namespace}'s statistics, ${q}`).toEqual(expected.map((e) => e.id));
+      ranked.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i]!.score, 9));
+    }
+  }
 }
 
 describe('lexical search over postings blocks', () => {
@@ -99,6 +113,7 @@ describe('lexical search over postings blocks', () => {
     const content = 'pressure distribution over a swept wing in supersonic flow, measured again';
     expect((await stack.api.patch(`/api/memories/${edited}`, { token: a.token, body: { content } })).status).toBe(200);
     reference.add(edited, content);
+    memories.get(edited)!.content = content;
     const to = memories.get(moved)!.namespace === 'odd' ? 'even' : 'odd';
     expect((await stack.api.patch(`/api/memories/${moved}`, { token: a.token, body: { namespace: to } })).status).toBe(200);
     memories.get(moved)!.namespace = to;
@@ -165,7 +180,7 @@ describe('lexical search over postings blocks', () => {
     // removing the document's row alone, then putting it back.
     const q = 'boundary layer transition';
     const ranked = reference.search(q, 4);
-    const docsOf = await query(stack.orm.em.fork(), sql<{ docnum: number; memory_id: string }>`select docnum, memory_id from lexical_docs where org_id = ${a.org.id} and memory_id = any(${ranked.map((r) => r.id)}::uuid[])`);
+    const docsOf = await query(stack.orm.em.fork(), sql<{ docnum: number; memory_id: string; namespace_id: string }>`select docnum, memory_id, namespace_id from lexical_docs where org_id = ${a.org.id} and memory_id = any(${ranked.map((r) => r.id)}::uuid[])`);
     // One of the best 3 that is folded (every memory is by now).
     const gone = ranked.slice(0, 3).flatMap((r) => docsOf.filter((d) => d.memory_id === r.id))[0]!;
     await query(stack.orm.em.fork(), sql`delete from lexical_docs where org_id = ${a.org.id} and docnum = ${gone.docnum}`);
@@ -173,7 +188,7 @@ describe('lexical search over postings blocks', () => {
       const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 3 } });
       expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual(ranked.filter((r) => r.id !== gone.memory_id).slice(0, 3).map((r) => r.id));
     } finally {
-      await query(stack.orm.em.fork(), sql`insert into lexical_docs (org_id, docnum, memory_id) values (${a.org.id}, ${gone.docnum}, ${gone.memory_id})`);
+      await query(stack.orm.em.fork(), sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id) values (${a.org.id}, ${gone.docnum}, ${gone.memory_id}, ${gone.namespace_id})`);
     }
     await expectAsOracle('with the document row back');
   });
@@ -205,9 +220,10 @@ describe('lexical search over postings blocks', () => {
     }
   });
 
-  it('searches one namespace from the best candidates its share calls for, and from every posting when they all lie outside it', async () => {
-    // 150 memories in `near` match strongly, 150 in `far` weakly: the first round for `far` (the best 36 by
-    // MaxScore) finds none of it, and the search scores every posting instead.
+  it('searches a namespace from its own documents, and a large one from the best candidates its share calls for, or from every posting when they all lie outside it', async () => {
+    // 150 memories in `near` match strongly, 150 in `far` weakly. Through the API, each namespace is read whole.
+    // Not read whole (as a namespace of more than NAMESPACE_MAX would not be), the first round for `far` (the
+    // best 36 by MaxScore) finds none of it, and the search scores every posting instead.
     const c = await signUp(stack.api);
     const oracle = new Bm25Reference();
     const namespaceOf = new Map<string, string>();
@@ -227,10 +243,14 @@ describe('lexical search over postings blocks', () => {
       if (start === 200) await foldPostings(stack.orm.em.fork(), c.org.id);
     }
     for (const namespace of ['near', 'far']) {
+      const compiled = await compileFilters(stack.orm.em.fork(), c.org.id, { namespace });
       for (const k of [1, 5]) {
         const res = await stack.api.post('/api/memories/search', { token: c.token, body: { query: 'glacier', k, namespace } });
         const expected = oracle.search('glacier', 300).filter((h) => namespaceOf.get(h.id) === namespace).slice(0, k);
         expect(res.body.hits.map((h: { id: string }) => h.id), `${namespace}, k ${k}`).toEqual(expected.map((e) => e.id));
+        // The same search as for a namespace too large to be read whole (NAMESPACE_MAX).
+        const large = await lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('glacier'), k, compiled, { namespaceMax: 100 });
+        expect(large.map((r) => r.id), `${namespace} not read whole, k ${k}`).toEqual(expected.map((e) => e.id));
       }
     }
   });
@@ -269,6 +289,7 @@ describe('lexical search over postings blocks', () => {
     expect(((await editing) as { status: number }).status).toBe(200);
     expect(((await deleting) as { status: number }).status).toBe(204);
     reference.add(edited, content);
+    memories.get(edited)!.content = content;
     reference.remove(deleted);
     memories.delete(deleted);
     expect(await count('lexical_tombstones')).toBe(2);

@@ -7,7 +7,7 @@ import { maxScore, scoreAll, type IndexRead, type Scored } from '../../domain/se
 let seed = 11;
 const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 
-function randomIndex(documents: number, staged: number, blockSize: number): { index: IndexRead; terms: string[] } {
+function randomIndex(documents: number, staged: number, blockSize: number): { index: IndexRead; terms: string[]; lens: number[] } {
   const terms = Array.from({ length: 12 }, (_, i) => `t${i}`);
   // Term i appears in about a share 0.6 / (i + 1)^1.3 of the documents.
   const share = terms.map((_, i) => 0.6 / (i + 1) ** 1.3);
@@ -39,7 +39,7 @@ function randomIndex(documents: number, staged: number, blockSize: number): { in
       .map((s) => ({ key: documents + s, tf: tfOf(), len: lens[documents + s]! }));
     if (stagedPostings.length > 0) index.staged.set(term, stagedPostings);
   });
-  return { index, terms };
+  return { index, terms, lens };
 }
 
 const asMap = (s: Scored) => new Map(Array.from(s.keys, (k, i) => [k, s.scores[i]!]));
@@ -91,5 +91,57 @@ describe('MaxScore over postings blocks', () => {
     const first = asMap(scoreAll(index, counts));
     maxScore(index, counts, 5);
     expect(asMap(scoreAll(index, counts))).toEqual(first);
+  });
+
+  it("scores only the documents of a scope, with its statistics or the org's, to the last bit", () => {
+    const { index, terms, lens } = randomIndex(5_000, 60, 256);
+    const dead = new Set(index.tombstones);
+    const docnums = Array.from({ length: index.base }, (_, d) => d).filter((d) => !dead.has(d) && random() < 0.1);
+    const stagedKeys = new Set(index.stagedIds.map((_, i) => index.base + i).filter(() => random() < 0.3));
+    const members = [...docnums, ...stagedKeys];
+    const statistics = { n: members.length, total: members.reduce((sum, d) => sum + lens[d]!, 0) };
+    // The same scope as an index of its own: only its postings.
+    const alone: IndexRead = { ...index, blocks: new Map(), staged: new Map(), ...statistics };
+    const inScope = new Set(members);
+    for (const [term, blocks] of index.blocks) {
+      const kept = blocks.flatMap(({ postings: p }) => {
+        const at = Array.from(p.docnums.keys()).filter((i) => inScope.has(p.docnums[i]!));
+        if (at.length === 0) return [];
+        const postings = decodeBlock(encodeBlock({ docnums: at.map((i) => p.docnums[i]!), lens: at.map((i) => p.lens[i]!), tfs: at.map((i) => p.tfs[i]!) }));
+        return [{ postings, peaks: peaksOf(postings) }];
+      });
+      if (kept.length > 0) alone.blocks.set(term, kept);
+    }
+    for (const [term, staged] of index.staged) alone.staged.set(term, staged.filter((p) => stagedKeys.has(p.key)));
+    const own: IndexRead = { ...index, scope: { docnums: Int32Array.from(docnums), stagedKeys, statistics } };
+    const orgs: IndexRead = { ...index, scope: { docnums: Int32Array.from(docnums), stagedKeys, statistics: null } };
+    let differ = 0;
+    for (let q = 0; q < 40; q++) {
+      const counts: [string, number][] = terms.filter(() => random() < 0.25).map((t) => [t, 1 + Math.floor(random() * 2)]);
+      if (counts.length === 0) continue;
+      // With its own statistics: as the index of the scope alone.
+      const scoped = asMap(scoreAll(own, counts));
+      expect(scoped).toEqual(asMap(scoreAll(alone, counts)));
+      // With the org's: the org's scores of the scope's documents.
+      const whole = asMap(scoreAll(index, counts));
+      expect(asMap(scoreAll(orgs, counts))).toEqual(new Map([...whole].filter(([key]) => inScope.has(key))));
+      if ([...scoped].some(([key, score]) => whole.get(key) !== score)) differ += 1;
+      // MaxScore within the scope: the same scores, and every document reaching the 10th best.
+      for (const scope of [own, orgs]) {
+        const all = asMap(scoreAll(scope, counts));
+        const top = asMap(maxScore(scope, counts, 10));
+        for (const [key, score] of top) expect(score).toBe(all.get(key));
+        const nth = [...all.values()].sort((a, b) => b - a)[Math.min(10, all.size) - 1];
+        if (nth !== undefined) for (const [key, score] of all) if (score >= nth) expect(top.has(key)).toBe(true);
+      }
+    }
+    // The scope's statistics change the scores.
+    expect(differ).toBeGreaterThan(20);
+    // And no mark is left behind for a search without a scope.
+    const counts: [string, number][] = [['t0', 1], ['t3', 1]];
+    const before = asMap(scoreAll(index, counts));
+    scoreAll(own, counts);
+    maxScore(orgs, counts, 5);
+    expect(asMap(scoreAll(index, counts))).toEqual(before);
   });
 });
