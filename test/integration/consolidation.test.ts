@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { readCounters } from '../../domain/counters.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer, type LlmCall } from '../support/llm-server.ts';
@@ -49,6 +50,18 @@ async function seed(namespace: string, token = a.token) {
   const coffeeB = await save('The office coffee machine is no longer on the third floor; it moved to the lobby.', namespace, token);
   await save('Lunch is served at noon in the cafeteria.', namespace, token);
   return { dupA, dupB, older, newer, coffeeA, coffeeB };
+}
+
+// A project's counters (the memory count and total length that hybrid's lexical list takes as BM25's N and
+// average length) against its memories that are not merged away.
+async function expectCounted(namespace: string) {
+  const [live] = await query(
+    stack.orm.em.fork(),
+    sql<{ id: string; n: number; total: number }>`select n.id, count(m.id)::int as n, coalesce(sum(m.doc_len), 0)::int as total
+      from namespaces n left join memories m on m.namespace_id = n.id and m.superseded_by is null where n.org_id = ${a.org.id} and n.name = ${namespace} group by n.id`,
+  );
+  const counters = await readCounters(stack.orm.em.fork(), a.org.id, live!.id);
+  expect([counters.get('memories'), counters.get('doc_len')]).toEqual([live!.n, live!.total]);
 }
 
 const pairOf = (p: Proposal) => [p.memory_a_id, p.memory_b_id].sort().join('/');
@@ -138,6 +151,7 @@ describe('consolidation', () => {
     expect(everything.total).toBe(8);
     const project = ((await stack.api.get('/api/projects', { token: a.token })).body.projects as { name: string; memory_count: number }[]).find((p) => p.name === 'merge');
     expect(project?.memory_count).toBe(6);
+    await expectCounted('merge');
 
     const repeat = await consolidate({ action: 'merge', id: dup.id });
     expect(repeat.body).toEqual(merged.body);
@@ -147,6 +161,7 @@ describe('consolidation', () => {
     const deleted = await stack.api.delete(`/api/memories/${ids.dupA}`, { token: a.token });
     expect(deleted.status).toBe(204);
     expect((await stack.api.post('/api/memories/list', { token: a.token, body: { namespace: 'merge' } })).body.total).toBe(6);
+    await expectCounted('merge');
   });
 
   it('records a failed merge for the dashboard and lets it be asked again', async () => {
