@@ -9,6 +9,11 @@ export class Migration0022NamespaceStatistics extends Migration {
   override up(): void {
     this.addSql(`alter table lexical_docs add column namespace_id uuid`);
     this.addSql(`update lexical_docs d set namespace_id = m.namespace_id from memories m where m.org_id = d.org_id and m.id = d.memory_id`);
+    // A document whose memory is gone (none should be: a delete unindexes in its own transaction) is unindexed as
+    // a delete would, so that the column can be required.
+    this.addSql(`
+      with gone as (delete from lexical_docs where namespace_id is null returning org_id, docnum)
+      insert into lexical_tombstones (org_id, docnum) select org_id, docnum from gone on conflict do nothing`);
     this.addSql(`alter table lexical_docs alter column namespace_id set not null`);
     this.addSql(`create index lexical_docs_namespace_idx on lexical_docs (namespace_id) include (docnum)`);
     this.addSql(`

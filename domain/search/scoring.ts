@@ -73,9 +73,10 @@ function prepare(index: IndexRead, counts: [string, number][]) {
   const dfs = new Map<string, number>();
   if (!scope?.statistics) for (const [term] of counts) dfs.set(term, stagedOf(term).length + live(blocksOf(term), dead, index.tombstones.length > 0));
   if (scope) {
-    // The scope's documents are never tombstones (lexical_docs lists live documents only).
     dead.fill(1, 0, index.base);
     for (const d of scope.docnums) dead[d] = 0;
+    // lexical_docs lists live documents only, so this changes nothing unless a tombstone's row was still read.
+    for (const d of index.tombstones) dead[d] = 1;
   }
   const anyDead = scope !== undefined || index.tombstones.length > 0;
   if (scope?.statistics) for (const [term] of counts) dfs.set(term, stagedOf(term).filter((p) => scope.stagedKeys.has(p.key)).length + live(blocksOf(term), dead, true));
