@@ -17,7 +17,8 @@ ensure_schemathesis
 ensure_stripe_mock
 trap stop_started EXIT
 
-FUZZ_TMP="$(mktemp -d)"
+FUZZ_TMP="$(mktemp -d)" && STARTED_DIRS+=("$FUZZ_TMP")
+
 # The LLM providers and the payment processor as local stand-ins, so that chat, billing and enrichment answer
 # as they do in production instead of 503 `..._not_configured`.
 node test/support/providers-main.ts "$FUZZ_TMP/providers.env" & STARTED_PIDS+=("$!")

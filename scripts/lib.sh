@@ -30,6 +30,8 @@ API_NODE_FLAGS="${API_NODE_FLAGS---max-old-space-size=320}"
 NODE_MALLOC_ENV="MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072}"
 STARTED_PIDS=()
 STARTED_PG=""
+# Scratch directories of what this script started, removed with it (a Temporal dev server's state, a fuzz run's).
+STARTED_DIRS=()
 
 log() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31m[setup]\033[0m %s\n' "$*" >&2; exit 1; }
@@ -310,7 +312,9 @@ start_own_stack() {
   ensure_database "$db"
   export DATABASE_URL="$(database_url "$db")" WRITE_RATE_LIMIT_PER_MINUTE=0 SIGNUPS_PER_ADDRESS_PER_HOUR=0 LOG_LEVEL=warn PORT="$api_port"
   export TEMPORAL_ADDRESS="127.0.0.1:$temporal_port" TEMPORAL_TASK_QUEUE="$queue" WORKER_METRICS_PORT="$((api_port + 1000))"
-  start_temporal "$temporal_port" "$ui_port" "$(mktemp -d)/temporal.db"
+  local state
+  state="$(mktemp -d)" && STARTED_DIRS+=("$state")
+  start_temporal "$temporal_port" "$ui_port" "$state/temporal.db"
   node infra/migrate.ts
   env "$NODE_MALLOC_ENV" nice -n "$WORKER_NICE" node $WORKER_NODE_FLAGS temporal/worker-main.ts & STARTED_PIDS+=("$!")
   export STACK_WORKER_PID="$!"
@@ -350,4 +354,5 @@ stop_started() {
     log "stopping PostgreSQL (this script started it)"
     as_pg_owner "$(pg_bin pg_ctl)" -D "$PG_DATA" -w -m fast stop >/dev/null || true
   fi
+  rm -rf "${STARTED_DIRS[@]}"
 }
