@@ -81,7 +81,7 @@ const searchMode = z
   .default('lexical')
   .meta({
     description:
-      'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...) and, in a namespace of up to 20,000 memories, takes the BM25 statistics of that namespace rather than of the whole org. Every filter applies in every mode.',
+      'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...) and, in a namespace of up to 20,000 memories, takes the BM25 statistics of that namespace rather than of the whole org; in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
   });
 export const searchBody = z.object({
   query: z.string().trim().min(1).max(4000),

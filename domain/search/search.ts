@@ -8,6 +8,7 @@ import { query, sql } from '../sql.ts';
 import { analyze, QUESTION_STOP_WORDS } from './analyzer.ts';
 import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
 import { lexicalRanking } from './lexical.ts';
+import { withThreadContext } from './lexical-context.ts';
 import { matchedPassages, semanticRanking } from './semantic.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
@@ -71,8 +72,10 @@ export async function searchMemories(em: EntityManager, orgId: string, request: 
   else if (mode === 'semantic') ranked = only('semantic', await semantic(k));
   else {
     const depth = Math.max(k, FUSION_DEPTH);
-    const [lexical, similar] = await Promise.all([lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled, { statistics: 'namespace' }), semantic(depth)]);
-    ranked = fuse({ lexical, semantic: similar }, k);
+    const lexical = async () =>
+      withThreadContext(em, orgId, await lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled, { statistics: 'namespace' }), depth, compiled);
+    const [words, similar] = await Promise.all([lexical(), semantic(depth)]);
+    ranked = fuse({ lexical: words, semantic: similar }, k);
   }
   const hits = await withRows(em, orgId, ranked);
   const long = hits.filter((h) => h.foundBy.includes('semantic') && isLong(h.content));

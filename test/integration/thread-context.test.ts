@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withContext } from '../../domain/embeddings/thread-context.ts';
+import { compileFilters } from '../../domain/memories/filters.ts';
+import { CONTEXT_SHARES, withThreadContext } from '../../domain/search/lexical-context.ts';
 import { parseVector } from '../../domain/search/semantic.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { llmEnv } from '../support/llm-env.ts';
@@ -127,5 +129,47 @@ describe('thread context in semantic search', () => {
     const drafts = projects.find((p) => p.name === 'offsite-drafts')!;
     expect((await stack.api.delete(`/api/projects/${drafts.id}`, { token: a.token })).status).toBe(204);
     await mixedWith(kept, []);
+  });
+});
+
+describe("thread context in hybrid search's lexical list", () => {
+  it('gives the chunks after a listed memory a share of its score, only those that pass the filter', async () => {
+    const question = await save('Jordan: Did you adopt the shelter dog in March?', turn('l1', 0));
+    const answer = await save('Riley: Biscuit! He already knows how to sit.', turn('l1', 1), 'elsewhere');
+    const next = await save('Riley: And he sleeps all day long.', turn('l1', 2));
+    const later = await save('Jordan: Lovely, send a photo.', turn('l1', 3));
+    const chat = await compileFilters(stack.orm.em.fork(), a.org.id, { namespace: 'chat' });
+    const everywhere = await compileFilters(stack.orm.em.fork(), a.org.id, {});
+    const list = [{ id: question, score: 10 }];
+    // The two chunks after the question gain 0.2 and 0.1 of its score; the third gains nothing.
+    expect(await withThreadContext(stack.orm.em.fork(), a.org.id, list, 10, everywhere)).toEqual([
+      { id: question, score: 10 },
+      { id: answer, score: 10 * CONTEXT_SHARES[0] },
+      { id: next, score: 10 * CONTEXT_SHARES[1] },
+    ]);
+    // In the question's project, the answer (in another project) is no hit, and still the chunk after the question.
+    expect(await withThreadContext(stack.orm.em.fork(), a.org.id, list, 10, chat)).toEqual([
+      { id: question, score: 10 },
+      { id: next, score: 10 * CONTEXT_SHARES[1] },
+    ]);
+    // A listed chunk keeps its own score plus its share, and the list is cut to n.
+    const both = await withThreadContext(stack.orm.em.fork(), a.org.id, [{ id: question, score: 10 }, { id: next, score: 5 }], 2, everywhere);
+    expect(both).toEqual([
+      { id: question, score: 10 },
+      { id: next, score: 5 + 10 * CONTEXT_SHARES[1] },
+    ]);
+    expect(both.map((r) => r.id)).not.toContain(later);
+  });
+
+  it('lets hybrid search find by its words a turn that answers the turn before it, and leaves lexical search as it was', async () => {
+    const question = await save('Jordan: Which volcano did you hike on Tuesday?', turn('l2', 0), 'trips');
+    const answer = await save('Riley: Etna! The crater was steaming the whole time.', turn('l2', 1), 'trips');
+    await save('Riley: The weather in Oslo was grey all week.', undefined, 'trips');
+    await eventually(async () => (await vectors([question, answer])).size === 2, 60_000);
+    const search = (mode: string) => stack.api.post('/api/memories/search', { token: a.token, body: { query: 'volcano hike', mode, namespace: 'trips', k: 5 } });
+    const hybrid = (await search('hybrid')).body.hits as { id: string; found_by: string[] }[];
+    expect(hybrid.find((h) => h.id === answer)?.found_by).toContain('lexical');
+    const lexical = (await search('lexical')).body.hits as { id: string }[];
+    expect(lexical.map((h) => h.id)).toEqual([question]);
   });
 });
