@@ -12,7 +12,8 @@ import { withThreadContext } from './lexical-context.ts';
 import { matchedPassages, semanticRanking } from './semantic.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
-// lists fused by relative score (fusion.ts).
+// lists fused by relative score (fusion.ts), the lexical one without question words, with a namespace's own
+// statistics (lexical.ts) and with thread context (lexical-context.ts).
 export const SEARCH_MODES = ['lexical', 'semantic', 'hybrid'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
