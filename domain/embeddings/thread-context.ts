@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
-import { inThread, threadOrder, threadPosition } from '../threads/threads.ts';
+import { inThread, memoriesNamed, threadOrder, threadPosition } from '../threads/threads.ts';
 import { curateJob } from './curate.ts';
 
 // A chunk of a thread (metadata.parent_ref: a conversation's turns, a document's parts) often means little
@@ -43,7 +43,7 @@ export async function contextsOf(em: EntityManager, orgId: string, model: string
       select x.id, md5(x.content) as hash,
              case when k.x is null then coalesce(ex.text_embedding, ex.embedding)::text end as own, case when k.x is null then ex.embedding::text end as searched,
              p.id as before_id, md5(p.content) as before_hash, case when kp.x is null then coalesce(ep.text_embedding, ep.embedding)::text end as before_vector
-        from memories x
+        from ${memoriesNamed(orgId, ids)}
         left join unnest(${known}::uuid[]) as k(x) on k.x = x.id
         left join memory_embeddings ex on ex.org_id = x.org_id and ex.memory_id = x.id and ex.passage = 0 and ex.model = ${model} and ex.content_hash = md5(x.content)
         left join lateral (
@@ -52,7 +52,7 @@ export async function contextsOf(em: EntityManager, orgId: string, model: string
            order by ${threadOrder('m', 'desc')} limit ${CONTEXT_CHUNKS}) p on true
         left join unnest(${known}::uuid[]) as kp(x) on kp.x = p.id
         left join memory_embeddings ep on ep.org_id = ${orgId} and ep.memory_id = p.id and ep.passage = 0 and ep.model = ${model} and ep.content_hash = md5(p.content)
-       where x.org_id = ${orgId} and x.id = any(${ids}::uuid[]) and x.superseded_by is null and x.metadata ? 'parent_ref'`,
+       where x.superseded_by is null and x.metadata ? 'parent_ref'`,
   );
   const contexts = new Map<string, ChunkContext>();
   for (const r of rows) {
@@ -69,12 +69,12 @@ export async function chunksAfter(em: EntityManager, orgId: string, ids: string[
   const rows = await query(
     em,
     sql<{ id: string }>`
-      select distinct s.id from memories x
+      select distinct s.id from ${memoriesNamed(orgId, ids)}
        cross join lateral (
          select m.id from memories m
           where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} > ${threadPosition('x')}
           order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
-       where x.org_id = ${orgId} and x.id = any(${ids}::uuid[]) and x.metadata ? 'parent_ref'`,
+       where x.metadata ? 'parent_ref'`,
   );
   const named = new Set(ids);
   return rows.map((r) => r.id).filter((id) => !named.has(id));

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { CONTEXT_CHUNKS } from '../embeddings/thread-context.ts';
 import type { CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
-import { inThread, threadOrder, threadPosition } from '../threads/threads.ts';
+import { inThread, memoriesNamed, threadOrder, threadPosition } from '../threads/threads.ts';
 import type { Ranked } from './fusion.ts';
 
 // Hybrid's lexical list reads a chunk of a thread with the chunks before it, as search by meaning does with their
@@ -14,22 +14,20 @@ import type { Ranked } from './fusion.ts';
 // the shares were the best of seven pairs from 0.15 to 0.4 offline (docs/performance.md, session 26).
 export const CONTEXT_SHARES = [0.2, 0.1] as const;
 
+// The chunks after each of `ids` that is in a thread, with their places after it (1, 2), those that pass the filter.
+export const chunksAfterNamed = (orgId: string, ids: string[], compiled: CompiledFilters) => sql<{ source: string; id: string; place: number }>`
+  select x.id as source, s.id, s.place from ${memoriesNamed(orgId, ids)}
+   cross join lateral (
+     select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m
+      where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} > ${threadPosition('x')}
+      order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
+   where x.metadata ? 'parent_ref' and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${compiled.where} offset 0)`;
+
 // The list with the shares added, best first (ties by id), cut to `n`. A chunk that gains a share must pass the
 // search's filter, as every hit must.
 export async function withThreadContext(em: EntityManager, orgId: string, list: Ranked[], n: number, compiled: CompiledFilters): Promise<Ranked[]> {
   if (list.length === 0) return list;
-  // The chunks after each memory of the list that is in a thread, with their places after it (1, 2).
-  const rows = await query(
-    em,
-    sql<{ source: string; id: string; place: number }>`
-      select x.id as source, s.id, s.place from memories x
-       cross join lateral (
-         select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m
-          where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} > ${threadPosition('x')}
-          order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
-       where x.org_id = ${orgId} and x.id = any(${list.map((r) => r.id)}::uuid[]) and x.metadata ? 'parent_ref'
-         and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${compiled.where} offset 0)`,
-  );
+  const rows = await query(em, chunksAfterNamed(orgId, list.map((r) => r.id), compiled));
   if (rows.length === 0) return list;
   const scores = new Map(list.map((r) => [r.id, r.score]));
   const own = new Map(scores);

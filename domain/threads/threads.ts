@@ -109,6 +109,12 @@ export const threadOrder = (alias: string, direction: 'asc' | 'desc') => {
   const [m, d] = [sql.raw(alias), sql.raw(direction)];
   return sql`${chunkKey(alias)} ${d}, ${m}.created_at ${d}, ${m}.id ${d}`;
 };
+// The org's memories `ids`, as rows `x` of a FROM list, each read by its primary key. OFFSET 0 keeps the probes:
+// with a plain `x.id = any(...)`, an org the statistics do not know yet (estimated at one row) was read through the
+// thread-order index, every chunk the org has for each statement (docs/performance.md, session 17, has the kind).
+export const memoriesNamed = (orgId: string, ids: string[]) =>
+  sql`unnest(${ids}::uuid[]) as named(id) cross join lateral (select * from memories m where m.org_id = ${orgId} and m.id = named.id offset 0) x`;
+
 // The live chunks of the thread `ref` (a text expression), as a condition on `m`.
 export const inThread = (orgId: string, ref: RawBuilder<unknown>) =>
   sql`m.org_id = ${orgId} and m.superseded_by is null and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = ${ref}`;
