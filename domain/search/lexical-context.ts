@@ -10,8 +10,8 @@ import type { Ranked } from './fusion.ts';
 // gains a share of that memory's BM25 score, CONTEXT_SHARES[i] for the (i + 1)-th after it. "Biscuit! He already
 // knows how to sit." shares no word with "what is Riley's dog called", but follows a turn that has "dog". Only the
 // list's own scores are known, so only its memories pass a share on, and a chunk outside it starts from 0. On
-// LoCoMo's conversations, a thread per session, hybrid evidence recall@10 went from 69.6% to 70.3% through the API;
-// the shares were the best of seven pairs from 0.15 to 0.4 offline (docs/performance.md, session 26).
+// LoCoMo's conversations, a thread per session, hybrid evidence recall@10 went from 69.4-69.6% to 69.8-70.3% through
+// the API; the shares were the best of seven pairs from 0.15 to 0.4 offline (docs/performance.md, session 26).
 export const CONTEXT_SHARES = [0.2, 0.1] as const;
 
 // The chunks after each of `ids` that is in a thread, with their places after it (1, 2), those that pass the filter.
