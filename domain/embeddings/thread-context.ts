@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawBuilder } from 'kysely';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
 import { inThread, memoriesNamed, threadOrder, threadPosition } from '../threads/threads.ts';
@@ -63,21 +64,22 @@ export async function contextsOf(em: EntityManager, orgId: string, model: string
   return contexts;
 }
 
-// The chunks whose context includes one of `ids`: the CONTEXT_CHUNKS live chunks after each in its thread.
+// The chunks whose context includes one of `ids`: the CONTEXT_CHUNKS live chunks after each in its thread, with
+// the memory they follow (`source`) and their place after it (1, 2); with `where` (a condition on memories `m`),
+// only those it passes.
+export const chunksAfterNamed = (orgId: string, ids: string[], where?: RawBuilder<unknown>) => sql<{ source: string; id: string; place: number }>`
+  select x.id as source, s.id, s.place from ${memoriesNamed(orgId, ids)}
+   cross join lateral (
+     select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m
+      where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} > ${threadPosition('x')}
+      order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
+   where x.metadata ? 'parent_ref' ${where ? sql`and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${where} offset 0)` : sql``}`;
+
+// Those chunks' ids, less `ids` themselves.
 export async function chunksAfter(em: EntityManager, orgId: string, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await query(
-    em,
-    sql<{ id: string }>`
-      select distinct s.id from ${memoriesNamed(orgId, ids)}
-       cross join lateral (
-         select m.id from memories m
-          where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} > ${threadPosition('x')}
-          order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
-       where x.metadata ? 'parent_ref'`,
-  );
   const named = new Set(ids);
-  return rows.map((r) => r.id).filter((id) => !named.has(id));
+  return [...new Set((await query(em, chunksAfterNamed(orgId, ids))).map((r) => r.id))].filter((id) => !named.has(id));
 }
 
 // In the transaction of a write that takes `ids` out of their place in a thread (a delete, a merge, a move): the

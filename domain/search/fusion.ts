@@ -19,6 +19,9 @@ export interface Ranked {
   score: number;
 }
 
+// Best first; ties by memory id, so that results are deterministic.
+export const byRank = (a: Ranked, b: Ranked): number => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 export interface Fused {
   id: string;
   score: number;
@@ -44,5 +47,5 @@ export function fuse(lists: Partial<Record<Retriever, Ranked[]>>, k: number): Fu
       byId.set(hit.id, entry);
     }
   }
-  return [...byId.values()].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, k);
+  return [...byId.values()].sort(byRank).slice(0, k);
 }

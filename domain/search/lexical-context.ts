@@ -1,12 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { CONTEXT_CHUNKS } from '../embeddings/thread-context.ts';
+import { chunksAfterNamed } from '../embeddings/thread-context.ts';
 import type { CompiledFilters } from '../memories/filters.ts';
-import { query, sql } from '../sql.ts';
-import { inThread, memoriesNamed, threadOrder, threadPosition } from '../threads/threads.ts';
-import type { Ranked } from './fusion.ts';
+import { query } from '../sql.ts';
+import { byRank, type Ranked } from './fusion.ts';
 
 // Hybrid's lexical list reads a chunk of a thread with the chunks before it, as search by meaning does with their
-// vectors (domain/embeddings/thread-context.ts): each of the CONTEXT_CHUNKS live chunks after a memory of the list
+// vectors (domain/embeddings/thread-context.ts): each of the two live chunks after a memory of the list
 // gains a share of that memory's BM25 score, CONTEXT_SHARES[i] for the (i + 1)-th after it. "Biscuit! He already
 // knows how to sit." shares no word with "what is Riley's dog called", but follows a turn that has "dog". Only the
 // list's own scores are known, so only its memories pass a share on, and a chunk outside it starts from 0. On
@@ -14,26 +13,17 @@ import type { Ranked } from './fusion.ts';
 // the API; the shares were the best of seven pairs from 0.15 to 0.4 offline (docs/performance.md, session 26).
 export const CONTEXT_SHARES = [0.2, 0.1] as const;
 
-// The chunks after each of `ids` that is in a thread, with their places after it (1, 2), those that pass the filter.
-export const chunksAfterNamed = (orgId: string, ids: string[], compiled: CompiledFilters) => sql<{ source: string; id: string; place: number }>`
-  select x.id as source, s.id, s.place from ${memoriesNamed(orgId, ids)}
-   cross join lateral (
-     select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m
-      where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} > ${threadPosition('x')}
-      order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
-   where x.metadata ? 'parent_ref' and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${compiled.where} offset 0)`;
-
 // The list with the shares added, best first (ties by id), cut to `n`. A chunk that gains a share must pass the
 // search's filter, as every hit must.
 export async function withThreadContext(em: EntityManager, orgId: string, list: Ranked[], n: number, compiled: CompiledFilters): Promise<Ranked[]> {
   if (list.length === 0) return list;
-  const rows = await query(em, chunksAfterNamed(orgId, list.map((r) => r.id), compiled));
+  const rows = await query(em, chunksAfterNamed(orgId, list.map((r) => r.id), compiled.where));
   if (rows.length === 0) return list;
   const scores = new Map(list.map((r) => [r.id, r.score]));
   const own = new Map(scores);
   for (const r of rows) scores.set(r.id, (scores.get(r.id) ?? 0) + CONTEXT_SHARES[r.place - 1]! * own.get(r.source)!);
   return [...scores]
     .map(([id, score]) => ({ id, score }))
-    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .sort(byRank)
     .slice(0, n);
 }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawBuilder } from 'kysely';
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
@@ -6,7 +7,7 @@ import { queryTermCounts } from './bm25.ts';
 import { BestFirst } from './best-first.ts';
 import { BlockCache, DEFAULT_BLOCK_CACHE_MB, type CachedBlock } from './block-cache.ts';
 import { decodeBlock, peaksOf } from './blocks.ts';
-import type { Ranked } from './fusion.ts';
+import { byRank, type Ranked } from './fusion.ts';
 import { scoreAll, scoreTop, type IndexRead, type Scored } from './scoring.ts';
 
 // Distinct query terms beyond this are ignored.
@@ -97,7 +98,7 @@ async function pick(
     want *= CHECK_GROWTH;
     collect(batch, await resolve(em, orgId, index, keysAt(candidates.keys, batch), compiled));
   }
-  found.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  found.sort(byRank);
   return found.slice(0, n);
 }
 
@@ -128,6 +129,10 @@ async function readIndex(
   statistics: 'org' | 'namespace',
   namespaceMax: number,
 ): Promise<{ index: IndexRead; inNamespace: number }> {
+  // True in the statement when the namespace holds at most namespaceMax live memories (one counter read, run once).
+  const readWhole = namespaceId
+    ? sql`(select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.live}) <= ${namespaceMax}`
+    : null;
   // The cached blocks of the query's terms, taken now: the rows the statement sends without bytes are these.
   const blockKey = (term: string, first: number, version: string) => `${first}\u0000${version}\u0000${term}`;
   const cached = new Map<string, CachedBlock>();
@@ -148,8 +153,8 @@ async function readIndex(
           on c.t = b.term and c.f = b.first_docnum and c.v = b.xmin::text
        where b.org_id = ${orgId} and b.term = any(${terms}::text[])
       union all
-      -- A staged memory's row says in its wide column whether the memory is in the namespace.
-      select 1, q.t, null, ${namespaceId ? sql`exists (select 1 from memories m where m.org_id = s.org_id and m.id = s.memory_id and m.namespace_id = ${namespaceId} offset 0)` : sql`null`},
+      -- A staged memory's row says in its wide column whether the memory is in a namespace read whole.
+      select 1, q.t, null, ${readWhole ? sql`${readWhole} and exists (select 1 from memories m where m.org_id = s.org_id and m.id = s.memory_id and m.namespace_id = ${namespaceId} offset 0)` : sql`null`},
              null, null, null, s.memory_id, (s.tfs ->> q.t)::int, s.doc_len, null, null, null
         from lexical_staged s cross join unnest(${terms}::text[]) as q(t)
        where s.org_id = ${orgId} and s.tfs ?| ${terms}::text[] and s.tfs ? q.t
@@ -159,7 +164,7 @@ async function readIndex(
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}),
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.docLen}),
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.live})
-      ${namespaceId ? namespaceDocuments(orgId, namespaceId, namespaceMax) : sql``}`,
+      ${readWhole ? namespaceDocuments(orgId, namespaceId!, readWhole) : sql``}`,
   );
   const meta = rows.find((r) => r.kind === 2)!;
   const base = meta.docs ?? 0;
@@ -216,14 +221,13 @@ async function readIndex(
 // of k 10 in 25,000 of 112,000: 3.5 ms from those, 6.1 ms read whole; docs/performance.md, session 26).
 export const NAMESPACE_MAX = 20_000;
 
-// The row of kind 3: the namespace's folded documents (from lexical_docs' namespace index alone) and their total
-// length; its memory count is the meta row's. The bound is checked in the statement, so a large namespace costs
-// one counter read.
-const namespaceDocuments = (orgId: string, namespaceId: string, max: number) => sql`
+// The row of kind 3, when `readWhole` holds: the namespace's folded documents (from lexical_docs' namespace index
+// alone) and their total length; its memory count is the meta row's.
+const namespaceDocuments = (orgId: string, namespaceId: string, readWhole: RawBuilder<unknown>) => sql`
       union all
       select 3, null, null, null, (select string_agg(int4send(docnum), ''::bytea) from lexical_docs where namespace_id = ${namespaceId}), null, null, null, null, null, null,
              (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.docLen}), null
-       where (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.live}) <= ${max}`;
+       where ${readWhole}`;
 
 // int4send's big-endian integers, concatenated.
 function int4s(data: Buffer): Int32Array {

@@ -68,10 +68,11 @@ function prepare(index: IndexRead, counts: [string, number][]) {
   for (const d of index.tombstones) dead[d] = 1;
   const { scope } = index;
   const blocksOf = (term: string) => index.blocks.get(term) ?? [];
-  const stagedOf = (term: string) => index.staged.get(term) ?? [];
+  // Each term's staged postings that are scored: a scope's own, or all.
+  const staged = new Map(counts.map(([term]) => [term, (index.staged.get(term) ?? []).filter((p) => !scope || scope.stagedKeys.has(p.key))]));
   // df counts live postings only: first the org's, then, the marks turned to the scope's, its own.
   const dfs = new Map<string, number>();
-  if (!scope?.statistics) for (const [term] of counts) dfs.set(term, stagedOf(term).length + live(blocksOf(term), dead, index.tombstones.length > 0));
+  if (!scope?.statistics) for (const [term] of counts) dfs.set(term, (index.staged.get(term)?.length ?? 0) + live(blocksOf(term), dead, index.tombstones.length > 0));
   if (scope) {
     dead.fill(1, 0, index.base);
     for (const d of scope.docnums) dead[d] = 0;
@@ -79,13 +80,12 @@ function prepare(index: IndexRead, counts: [string, number][]) {
     for (const d of index.tombstones) dead[d] = 1;
   }
   const anyDead = scope !== undefined || index.tombstones.length > 0;
-  if (scope?.statistics) for (const [term] of counts) dfs.set(term, stagedOf(term).filter((p) => scope.stagedKeys.has(p.key)).length + live(blocksOf(term), dead, true));
+  if (scope?.statistics) for (const [term] of counts) dfs.set(term, staged.get(term)!.length + live(blocksOf(term), dead, true));
   const { n, total } = scope?.statistics ?? index;
   const terms: Term[] = [];
   for (const [term, qtf] of counts) {
     const df = dfs.get(term)!;
-    const staged = scope ? stagedOf(term).filter((p) => scope.stagedKeys.has(p.key)) : stagedOf(term);
-    if (df > 0) terms.push({ weight: qtf * idf(n, df) * (K1 + 1), blocks: blocksOf(term), staged });
+    if (df > 0) terms.push({ weight: qtf * idf(n, df) * (K1 + 1), blocks: blocksOf(term), staged: staged.get(term)! });
   }
   const c0 = K1 * (1 - B);
   const c1 = n > 0 && total > 0 ? (K1 * B) / (total / n) : 0;

@@ -4,7 +4,7 @@ import { PASSAGE_HANDICAP, passagesOf, type Passage } from '../embeddings/passag
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import type { Ranked } from './fusion.ts';
+import { byRank, type Ranked } from './fusion.ts';
 import type { QueryVector } from './search.ts';
 import { HALFVEC, orgIndexReady } from './vector-indexes.ts';
 
@@ -143,7 +143,7 @@ function nearestFirst(rows: { id: string; distance: number | string }[]): Ranked
   for (const r of rows) best.set(r.id, Math.max(best.get(r.id) ?? -Infinity, 1 - Number(r.distance)));
   return [...best]
     .map(([id, score]) => ({ id, score }))
-    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    .sort(byRank);
 }
 
 // Of memories found by meaning, those whose nearest vector to the query is one of their passages (handicap

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCandidates } from '../../domain/consolidation/detect.ts';
 import { compileFilters, memoryPasses } from '../../domain/memories/filters.ts';
-import { chunksAfterNamed } from '../../domain/search/lexical-context.ts';
+import { chunksAfterNamed } from '../../domain/embeddings/thread-context.ts';
 import { EF_SEARCH, efSearch, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
@@ -201,7 +201,7 @@ describe('semantic and hybrid search', () => {
     expect(plans[5]).toContain('SubPlan');
     expect(plans[5]).toMatch(/id = c\.memory_id/);
     // The chunks after a hybrid search's lexical hits (its thread context) are found from each hit read by its key.
-    const context = chunksAfterNamed(c.org.id, [randomUUID(), randomUUID()], compiled);
+    const context = chunksAfterNamed(c.org.id, [randomUUID(), randomUUID()], compiled.where);
     plans.push((await query(em, sql<{ 'QUERY PLAN': string }>`explain ${context}`)).map((row) => row['QUERY PLAN']).join('\n'));
     expect(plans[6]).toMatch(/Function Scan on unnest named[\s\S]*\(id = named\.id\)/);
     expect(plans[6]).not.toContain('ANY');
