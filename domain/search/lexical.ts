@@ -26,12 +26,13 @@ export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 // counters. A posting costs a few nanoseconds here against about half a microsecond as a PostgreSQL row
 // (docs/performance.md). An unfiltered search scores only what it takes to know its best n (MaxScore); a filtered
 // one checks the best candidates against the filter, in score order, so the result is the same as filtering
-// first. A filter's namespace of at most NAMESPACE_MAX memories is read whole from the index (its document
-// numbers), and only its documents are scored; for a larger one alone, MaxScore keeps enough of the best that
-// about 2n + 8 should be in it. Other filters (or candidates that fall short) score every posting.
+// first. A filter's namespace is read whole from the index (its document numbers) when that is the cheaper way
+// (wholeNamespace), and then only its documents are scored; otherwise, for a namespace alone, MaxScore keeps
+// enough of the best that about 2n + 8 should be in it. Other filters (or candidates that fall short) score
+// every posting.
 // `statistics`: 'namespace' takes N, the average length and df from the filter's namespace (when it was read
-// whole) instead of the org: hybrid's lexical list (search.ts, docs/api-decisions.md). `namespaceMax` bounds the
-// namespace read whole (NAMESPACE_MAX).
+// whole) instead of the org: hybrid's lexical list (search.ts, docs/api-decisions.md). `namespaceRead` overrides
+// the choice (tests and bench/namespaces-at-scale.ts compare the two ways).
 // Returns the best `n` memory ids with their BM25 scores, best first (ties by id).
 export async function lexicalRanking(
   em: EntityManager,
@@ -39,11 +40,11 @@ export async function lexicalRanking(
   terms: readonly string[],
   n: number,
   compiled: CompiledFilters,
-  { statistics = 'org', namespaceMax = NAMESPACE_MAX }: { statistics?: 'org' | 'namespace'; namespaceMax?: number } = {},
+  { statistics = 'org', namespaceRead = 'chosen' }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead } = {},
 ): Promise<Ranked[]> {
   const counts = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
   if (counts.length === 0 || n <= 0) return [];
-  const { index, inNamespace } = await readIndex(em, orgId, counts.map(([t]) => t), compiled.namespaceId, statistics, namespaceMax);
+  const { index, inNamespace } = await readIndex(em, orgId, counts.map(([t]) => t), compiled.namespaceId, statistics, namespaceRead, n);
   const filter = compiled.trivial && compiled.namespaceId === null ? null : compiled;
   // How many of the best candidates MaxScore keeps, checked before anything else: n without a filter or for a
   // namespace read whole (all its candidates pass but superseded memories); for a larger namespace alone, enough
@@ -119,20 +120,20 @@ interface IndexRow {
   in_namespace: number | null;
 }
 
-// Also the live memories of `namespaceId`, when one is given (0 otherwise), and, when they are at most
-// `namespaceMax`, its documents (index.scope), with its statistics when asked.
+// Also the live memories of `namespaceId`, when one is given (0 otherwise), and, when it is read whole (for a
+// search of the best `n`), its documents (index.scope), with its statistics when asked.
 async function readIndex(
   em: EntityManager,
   orgId: string,
   terms: string[],
   namespaceId: string | null,
   statistics: 'org' | 'namespace',
-  namespaceMax: number,
+  namespaceRead: NamespaceRead,
+  n: number,
 ): Promise<{ index: IndexRead; inNamespace: number }> {
-  // True in the statement when the namespace holds at most namespaceMax live memories (one counter read, run once).
-  const readWhole = namespaceId
-    ? sql`(select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.live}) <= ${namespaceMax}`
-    : null;
+  // Decided once, in the statement's first part, and read where the statement needs it.
+  const decide = namespaceId && namespaceRead !== 'candidates' ? wholeNamespace(orgId, namespaceId, namespaceRead === 'whole' ? null : n) : null;
+  const readWhole = decide ? sql`(select whole from read_whole)` : null;
   // The cached blocks of the query's terms, taken now: the rows the statement sends without bytes are these.
   const blockKey = (term: string, first: number, version: string) => `${first}\u0000${version}\u0000${term}`;
   const cached = new Map<string, CachedBlock>();
@@ -146,6 +147,7 @@ async function readIndex(
   const rows = await query(
     em,
     sql<IndexRow>`
+      ${decide ? sql`with read_whole as materialized (select ${decide} as whole)` : sql``}
       select 0 as kind, b.term, b.docs, b.wide, case when c.f is null then b.data end as data, b.first_docnum, b.xmin::text as version,
              null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total, null::float8 as in_namespace
         from lexical_blocks b
@@ -216,10 +218,22 @@ async function readIndex(
   return { index, inNamespace };
 }
 
-// A namespace of more memories is not read whole: its document numbers cost about 0.13 ms per 1,000 to read,
-// while MaxScore's best few find the best n of a namespace that is a large share of its org cheaply (a search
-// of k 10 in 25,000 of 112,000: 3.5 ms from those, 6.1 ms read whole; docs/performance.md, session 26).
-export const NAMESPACE_MAX = 20_000;
+export type NamespaceRead = 'chosen' | 'whole' | 'candidates';
+
+// Reading one of a namespace's document numbers costs about 1 / WHOLE_COST_RATIO of checking one of MaxScore's
+// candidates against its row. MaxScore checks about (2n + 8) N / m candidates for a namespace of m memories
+// among the org's N, so the namespace is read whole when m <= WHOLE_COST_RATIO (2n + 8) N / m: the bound grows with
+// the org and with the depth of the list, about 13,400 of 100,000 and 42,000 of 1,000,000 for k 10, 36,000 and
+// 115,000 for hybrid's list of 100. The ratio fits where the two ways cost the same in bench/namespaces-at-scale.ts
+// (docs/performance.md, session 27).
+export const WHOLE_COST_RATIO = 64;
+
+// True when the namespace is read whole for a search of the best `n` (always when n is null): two counter reads.
+function wholeNamespace(orgId: string, namespaceId: string, n: number | null): RawBuilder<unknown> {
+  if (n === null) return sql`true`;
+  const count = (scopeId: string, name: string) => sql`(select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${scopeId} and name = ${name})`;
+  return sql`${count(namespaceId, NAMESPACE_COUNTERS.live)} ^ 2 <= ${WHOLE_COST_RATIO * (2 * n + 8)} * ${count(orgId, ORG_COUNTERS.live)}`;
+}
 
 // The row of kind 3, when `readWhole` holds: the namespace's folded documents (from lexical_docs' namespace index
 // alone) and their total length; its memory count is the meta row's.

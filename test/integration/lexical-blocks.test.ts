@@ -6,6 +6,7 @@ import { compactPostings, foldPostings, scheduleFolds } from '../../domain/searc
 import { compileFilters } from '../../domain/memories/filters.ts';
 import { analyze } from '../../domain/search/analyzer.ts';
 import { blockCache, lexicalRanking } from '../../domain/search/lexical.ts';
+import { bumpCounters } from '../../domain/counters.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { Bm25Reference } from '../support/bm25-reference.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -222,8 +223,8 @@ describe('lexical search over postings blocks', () => {
 
   it('searches a namespace from its own documents, and a large one from the best candidates its share calls for, or from every posting when they all lie outside it', async () => {
     // 150 memories in `near` match strongly, 150 in `far` weakly. Through the API, each namespace is read whole.
-    // Not read whole (as a namespace of more than NAMESPACE_MAX would not be), the first round for `far` (the
-    // best 36 by MaxScore) finds none of it, and the search scores every posting instead.
+    // Not read whole (as a namespace that is a large share of a large org would not be), the first round for
+    // `far` (the best 36 by MaxScore) finds none of it, and the search scores every posting instead.
     const c = await signUp(stack.api);
     const oracle = new Bm25Reference();
     const namespaceOf = new Map<string, string>();
@@ -248,10 +249,39 @@ describe('lexical search over postings blocks', () => {
         const res = await stack.api.post('/api/memories/search', { token: c.token, body: { query: 'glacier', k, namespace } });
         const expected = oracle.search('glacier', 300).filter((h) => namespaceOf.get(h.id) === namespace).slice(0, k);
         expect(res.body.hits.map((h: { id: string }) => h.id), `${namespace}, k ${k}`).toEqual(expected.map((e) => e.id));
-        // The same search as for a namespace too large to be read whole (NAMESPACE_MAX).
-        const large = await lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('glacier'), k, compiled, { namespaceMax: 100 });
+        // The same search as for a namespace too large to be read whole.
+        const large = await lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('glacier'), k, compiled, { namespaceRead: 'candidates' });
         expect(large.map((r) => r.id), `${namespace} not read whole, k ${k}`).toEqual(expected.map((e) => e.id));
       }
+    }
+  });
+
+  it('reads a namespace whole while its share of the org is small enough for the depth of the list, and not beyond', async () => {
+    // The choice is made in the statement from the counters (wholeNamespace in lexical.ts): with the namespace's
+    // statistics asked for, a namespace read whole is scored with them and one that is not with the org's, so the
+    // scores tell which way was taken. The counters are raised to stand for an org of a million memories.
+    const c = await signUp(stack.api);
+    for (let i = 0; i < 40; i++) {
+      const namespace = i % 4 === 0 ? 'small' : 'large';
+      expect((await stack.api.post('/api/memories', { token: c.token, body: { content: `lantern ${i % 3 === 0 ? 'lantern ' : ''}harbour ${i}`, namespace } })).status).toBe(201);
+    }
+    await foldPostings(stack.orm.em.fork(), c.org.id);
+    const ids = new Map((await query(stack.orm.em.fork(), sql<{ name: string; id: string }>`select name, id from namespaces where org_id = ${c.org.id}`)).map((r) => [r.name, r.id]));
+    const raise = (scopeId: string, by: number) => bumpCounters(stack.orm.em.fork(), [{ orgId: c.org.id, scopeId, name: 'memories', delta: by }]);
+    await raise(c.org.id, 1_000_000);
+    // `small` stands for 30,000 (3%): read whole for k 10 (up to about 42,000) and for k 100. `large` stands for
+    // 100,000 (10%): read whole for k 100 only (up to about 115,000).
+    await raise(ids.get('small')!, 30_000 - 10);
+    await raise(ids.get('large')!, 100_000 - 30);
+    const ranking = async (namespace: string, k: number, namespaceRead?: 'whole' | 'candidates') =>
+      lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('lantern harbour'), k, await compileFilters(stack.orm.em.fork(), c.org.id, { namespace }), {
+        statistics: 'namespace',
+        ...(namespaceRead ? { namespaceRead } : {}),
+      });
+    for (const [namespace, k, way] of [['small', 10, 'whole'], ['small', 100, 'whole'], ['large', 10, 'candidates'], ['large', 100, 'whole']] as const) {
+      const chosen = await ranking(namespace, k);
+      expect(chosen, `${namespace}, k ${k}`).toEqual(await ranking(namespace, k, way));
+      expect(chosen, `${namespace}, k ${k}`).not.toEqual(await ranking(namespace, k, way === 'whole' ? 'candidates' : 'whole'));
     }
   });
 
