@@ -132,7 +132,7 @@ async function readIndex(
   n: number,
 ): Promise<{ index: IndexRead; inNamespace: number }> {
   // Decided once, in the statement's first part, and read where the statement needs it.
-  const decide = namespaceId && namespaceRead !== 'candidates' ? wholeNamespace(orgId, namespaceId, namespaceRead === 'whole' ? null : n) : null;
+  const decide = namespaceId ? wholeNamespace(orgId, namespaceId, namespaceRead, n) : null;
   const readWhole = decide ? sql`(select whole from read_whole)` : null;
   // The cached blocks of the query's terms, taken now: the rows the statement sends without bytes are these.
   const blockKey = (term: string, first: number, version: string) => `${first}\u0000${version}\u0000${term}`;
@@ -226,11 +226,11 @@ export type NamespaceRead = 'chosen' | 'whole' | 'candidates';
 // the org and with the depth of the list, about 13,400 of 100,000 and 42,000 of 1,000,000 for k 10, 36,000 and
 // 115,000 for hybrid's list of 100. The ratio fits where the two ways cost the same in bench/namespaces-at-scale.ts
 // (docs/performance.md, session 27).
-export const WHOLE_COST_RATIO = 64;
+const WHOLE_COST_RATIO = 64;
 
-// True when the namespace is read whole for a search of the best `n` (always when n is null): two counter reads.
-function wholeNamespace(orgId: string, namespaceId: string, n: number | null): RawBuilder<unknown> {
-  if (n === null) return sql`true`;
+// True when the namespace is read whole for a search of the best `n` (two counter reads); null when it never is.
+function wholeNamespace(orgId: string, namespaceId: string, namespaceRead: NamespaceRead, n: number): RawBuilder<unknown> | null {
+  if (namespaceRead !== 'chosen') return namespaceRead === 'whole' ? sql`true` : null;
   const count = (scopeId: string, name: string) => sql`(select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${scopeId} and name = ${name})`;
   return sql`${count(namespaceId, NAMESPACE_COUNTERS.live)} ^ 2 <= ${WHOLE_COST_RATIO * (2 * n + 8)} * ${count(orgId, ORG_COUNTERS.live)}`;
 }
