@@ -1,9 +1,9 @@
 // Lexical search in one namespace of a large org, by the namespace's size and share: the two ways lexical.ts
 // can search it, timed side by side on the same index. "Read whole": the namespace's document numbers read from
 // the index and only its documents scored. "MaxScore": the org's best candidates, enough of them that about 2k + 8
-// should be in the namespace, checked against their rows. Each query runs both ways in turn (and the way the
-// code chooses, `lexicalRanking`'s default), each first in turn, 100 queries, the second of two rounds reported;
-// both ways must return the same ids and scores. k 10 is a search's default; k 100 is the list hybrid search reads.
+// should be in the namespace, checked against their rows. Each of 100 queries runs both ways and the way the
+// code chooses (`lexicalRanking`'s default), each of the three first in turn; the second of two rounds is
+// reported, and all three must return the same ids and scores. k 10 is a search's default; k 100 is the list hybrid search reads.
 // The org (agent memories, as bench/memories.ts saves them) is written straight into a scratch database with
 // SQL, its postings staged as saves stage them and folded by the curator's own fold (domain/search/fold.ts):
 // minutes instead of the half hour the API takes at a million.

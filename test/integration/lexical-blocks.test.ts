@@ -7,6 +7,7 @@ import { compileFilters } from '../../domain/memories/filters.ts';
 import { analyze } from '../../domain/search/analyzer.ts';
 import { blockCache, lexicalRanking } from '../../domain/search/lexical.ts';
 import { bumpCounters } from '../../domain/counters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../../domain/memories/counters.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { Bm25Reference } from '../support/bm25-reference.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -267,12 +268,12 @@ describe('lexical search over postings blocks', () => {
     }
     await foldPostings(stack.orm.em.fork(), c.org.id);
     const ids = new Map((await query(stack.orm.em.fork(), sql<{ name: string; id: string }>`select name, id from namespaces where org_id = ${c.org.id}`)).map((r) => [r.name, r.id]));
-    const raise = (scopeId: string, by: number) => bumpCounters(stack.orm.em.fork(), [{ orgId: c.org.id, scopeId, name: 'memories', delta: by }]);
-    await raise(c.org.id, 1_000_000);
+    const raise = (scopeId: string, name: string, by: number) => bumpCounters(stack.orm.em.fork(), [{ orgId: c.org.id, scopeId, name, delta: by }]);
+    await raise(c.org.id, ORG_COUNTERS.live, 1_000_000);
     // `small` stands for 30,000 (3%): read whole for k 10 (up to about 42,000) and for k 100. `large` stands for
     // 100,000 (10%): read whole for k 100 only (up to about 115,000).
-    await raise(ids.get('small')!, 30_000 - 10);
-    await raise(ids.get('large')!, 100_000 - 30);
+    await raise(ids.get('small')!, NAMESPACE_COUNTERS.live, 30_000 - 10);
+    await raise(ids.get('large')!, NAMESPACE_COUNTERS.live, 100_000 - 30);
     const ranking = async (namespace: string, k: number, namespaceRead?: 'whole' | 'candidates') =>
       lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('lantern harbour'), k, await compileFilters(stack.orm.em.fork(), c.org.id, { namespace }), {
         statistics: 'namespace',
