@@ -41,6 +41,10 @@ export async function bumpCounters(em: EntityManager, deltas: CounterDelta[]): P
   if (statement) await query(em, statement);
 }
 
+// A counter's value as an expression, for reading it inside a larger statement (0 when it has no row).
+export const counterValue = (orgId: string, scopeId: string | null, name: string): RawBuilder<unknown> =>
+  sql`(select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${scopeId} and name = ${name})`;
+
 export async function readCounters(em: EntityManager, orgId: string, scopeId = orgId): Promise<Map<string, number>> {
   const rows = await query(
     em,

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { counterValue } from '../counters.ts';
 import { ORG_COUNTERS } from '../memories/counters.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import type { RawBuilder } from 'kysely';
@@ -324,8 +325,8 @@ export async function embeddingStatus(em: EntityManager, orgId: string, model: s
   const row = await queryOne(
     em,
     sql<{ total: string; embedded: string }>`select
-        (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}) as total,
-        (select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${vectorCounter(model ?? '')})
+        ${counterValue(orgId, orgId, ORG_COUNTERS.live)} as total,
+        ${counterValue(orgId, orgId, vectorCounter(model ?? ''))}
           - (select count(*) from memories m join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id
               where m.org_id = ${orgId} and m.superseded_by is not null and e.passage = 0 and e.model = ${model ?? ''}) as embedded`,
   );

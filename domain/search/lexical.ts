@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
+import { counterValue } from '../counters.ts';
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
 import { query, sql } from '../sql.ts';
@@ -131,8 +132,8 @@ async function readIndex(
   namespaceRead: NamespaceRead,
   n: number,
 ): Promise<{ index: IndexRead; inNamespace: number }> {
-  // Decided once, in the statement's first part, and read where the statement needs it.
-  const decide = namespaceId ? wholeNamespace(orgId, namespaceId, namespaceRead, n) : null;
+  // Decided once, from the counters the statement reads first, and read where the statement needs it.
+  const decide = namespaceId ? wholeNamespace(namespaceRead, n) : null;
   const readWhole = decide ? sql`(select whole from read_whole)` : null;
   // The cached blocks of the query's terms, taken now: the rows the statement sends without bytes are these.
   const blockKey = (term: string, first: number, version: string) => `${first}\u0000${version}\u0000${term}`;
@@ -147,7 +148,10 @@ async function readIndex(
   const rows = await query(
     em,
     sql<IndexRow>`
-      ${decide ? sql`with read_whole as materialized (select ${decide} as whole)` : sql``}
+      with totals as materialized (
+        select ${counterValue(orgId, orgId, ORG_COUNTERS.live)}::float8 as n, ${counterValue(orgId, orgId, ORG_COUNTERS.docLen)}::float8 as total,
+               ${counterValue(orgId, namespaceId, NAMESPACE_COUNTERS.live)}::float8 as in_namespace)
+      ${decide ? sql`, read_whole as materialized (select ${decide} as whole from totals)` : sql``}
       select 0 as kind, b.term, b.docs, b.wide, case when c.f is null then b.data end as data, b.first_docnum, b.xmin::text as version,
              null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total, null::float8 as in_namespace
         from lexical_blocks b
@@ -163,9 +167,8 @@ async function readIndex(
       union all
       select 2, null, (select next_docnum from lexical_state where org_id = ${orgId}), null,
              (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null, null, null,
-             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.live}),
-             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${orgId} and name = ${ORG_COUNTERS.docLen}),
-             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.live})
+             t.n, t.total, t.in_namespace
+        from totals t
       ${readWhole ? namespaceDocuments(orgId, namespaceId!, readWhole) : sql``}`,
   );
   const meta = rows.find((r) => r.kind === 2)!;
@@ -228,11 +231,11 @@ export type NamespaceRead = 'chosen' | 'whole' | 'candidates';
 // (docs/performance.md, session 27).
 const WHOLE_COST_RATIO = 64;
 
-// True when the namespace is read whole for a search of the best `n` (two counter reads); null when it never is.
-function wholeNamespace(orgId: string, namespaceId: string, namespaceRead: NamespaceRead, n: number): RawBuilder<unknown> | null {
+// True when the namespace is read whole for a search of the best `n`, as a condition on the statement's totals;
+// null when it never is.
+function wholeNamespace(namespaceRead: NamespaceRead, n: number): RawBuilder<unknown> | null {
   if (namespaceRead !== 'chosen') return namespaceRead === 'whole' ? sql`true` : null;
-  const count = (scopeId: string, name: string) => sql`(select coalesce(sum(value), 0) from counters where org_id = ${orgId} and scope_id = ${scopeId} and name = ${name})`;
-  return sql`${count(namespaceId, NAMESPACE_COUNTERS.live)} ^ 2 <= ${WHOLE_COST_RATIO * (2 * n + 8)} * ${count(orgId, ORG_COUNTERS.live)}`;
+  return sql`in_namespace ^ 2 <= ${WHOLE_COST_RATIO * (2 * n + 8)} * n`;
 }
 
 // The row of kind 3, when `readWhole` holds: the namespace's folded documents (from lexical_docs' namespace index
@@ -240,7 +243,7 @@ function wholeNamespace(orgId: string, namespaceId: string, namespaceRead: Names
 const namespaceDocuments = (orgId: string, namespaceId: string, readWhole: RawBuilder<unknown>) => sql`
       union all
       select 3, null, null, null, (select string_agg(int4send(docnum), ''::bytea) from lexical_docs where namespace_id = ${namespaceId}), null, null, null, null, null, null,
-             (select coalesce(sum(value), 0)::float8 from counters where org_id = ${orgId} and scope_id = ${namespaceId} and name = ${NAMESPACE_COUNTERS.docLen}), null
+             ${counterValue(orgId, namespaceId, NAMESPACE_COUNTERS.docLen)}::float8, null
        where ${readWhole}`;
 
 // int4send's big-endian integers, concatenated.
