@@ -82,7 +82,8 @@ async function pick(
   let want = first;
   let checked = 0;
   const collect = (positions: Int32Array, ids: Map<number, string>) => {
-    for (const i of positions) {
+    for (let at = 0; at < positions.length; at++) {
+      const i = positions[at]!;
       const id = ids.get(candidates.keys[i]!);
       if (id !== undefined) found.push({ id, score: candidates.scores[i]! });
     }
@@ -246,10 +247,13 @@ const namespaceDocuments = (orgId: string, namespaceId: string, readWhole: RawBu
              ${counterValue(orgId, namespaceId, NAMESPACE_COUNTERS.docLen)}::float8, null
        where ${readWhole}`;
 
-// int4send's big-endian integers, concatenated.
+// int4send's big-endian integers, concatenated. (A loop: Int32Array.from with a mapping function took 25 times as
+// long, 4 ms for a namespace of 115,000 documents.)
 function int4s(data: Buffer): Int32Array {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  return Int32Array.from({ length: data.byteLength / 4 }, (_, i) => view.getInt32(4 * i));
+  const values = new Int32Array(data.byteLength / 4);
+  for (let i = 0; i < values.length; i++) values[i] = view.getInt32(4 * i);
+  return values;
 }
 
 // A copy the cache may keep: the driver's buffer can be a slice of a larger one, which a view would keep alive.
@@ -259,7 +263,11 @@ function owned(data: Buffer): Buffer {
   return Buffer.from(copy.buffer);
 }
 
-const keysAt = (keys: Int32Array, positions: Int32Array): number[] => Array.from(positions, (i) => keys[i]!);
+function keysAt(keys: Int32Array, positions: Int32Array): number[] {
+  const at = new Array<number>(positions.length);
+  for (let i = 0; i < positions.length; i++) at[i] = keys[positions[i]!]!;
+  return at;
+}
 
 // The memory ids of the candidate `keys` that match the filter, found from the filter's side: every folded
 // memory matching it (one statement, as long as the filter is selective), and the staged candidates by id.

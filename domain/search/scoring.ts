@@ -65,7 +65,10 @@ interface Term {
 function prepare(index: IndexRead, counts: [string, number][]) {
   if (deadMarks.length < index.base) deadMarks = new Uint8Array(Math.max(index.base, 2 * deadMarks.length));
   const dead = deadMarks;
-  for (const d of index.tombstones) dead[d] = 1;
+  // Indexed loops over the typed arrays here and below: a for-of loop over one costs ten times more (a namespace
+  // read whole can hold 100,000 documents).
+  const { tombstones } = index;
+  for (let i = 0; i < tombstones.length; i++) dead[tombstones[i]!] = 1;
   const { scope } = index;
   const blocksOf = (term: string) => index.blocks.get(term) ?? [];
   // Each term's staged postings that are scored: a scope's own, or all.
@@ -75,9 +78,10 @@ function prepare(index: IndexRead, counts: [string, number][]) {
   if (!scope?.statistics) for (const [term] of counts) dfs.set(term, (index.staged.get(term)?.length ?? 0) + live(blocksOf(term), dead, index.tombstones.length > 0));
   if (scope) {
     dead.fill(1, 0, index.base);
-    for (const d of scope.docnums) dead[d] = 0;
+    const { docnums } = scope;
+    for (let i = 0; i < docnums.length; i++) dead[docnums[i]!] = 0;
     // lexical_docs lists live documents only, so this changes nothing unless a tombstone's row was still read.
-    for (const d of index.tombstones) dead[d] = 1;
+    for (let i = 0; i < tombstones.length; i++) dead[tombstones[i]!] = 1;
   }
   const anyDead = scope !== undefined || index.tombstones.length > 0;
   if (scope?.statistics) for (const [term] of counts) dfs.set(term, staged.get(term)!.length + live(blocksOf(term), dead, true));
@@ -91,17 +95,20 @@ function prepare(index: IndexRead, counts: [string, number][]) {
   const c1 = n > 0 && total > 0 ? (K1 * B) / (total / n) : 0;
   const done = () => {
     if (scope) dead.fill(0, 0, index.base);
-    else for (const d of index.tombstones) dead[d] = 0;
+    else for (let i = 0; i < tombstones.length; i++) dead[tombstones[i]!] = 0;
   };
   return { terms, c0, c1, dead, anyDead, done };
 }
 
-// How many of the blocks' postings are not marked dead.
+// How many of the blocks' postings are not marked dead. An indexed loop summing the marks: half the time of a
+// for-of loop over the document numbers (a long query counts half a million postings at 100,000 memories).
 function live(blocks: IndexBlock[], dead: Uint8Array, anyDead: boolean): number {
   let count = 0;
   for (const { postings: p } of blocks) {
-    if (!anyDead) count += p.docnums.length;
-    else for (const d of p.docnums) count += 1 - dead[d]!;
+    const docnums = p.docnums;
+    count += docnums.length;
+    if (!anyDead) continue;
+    for (let i = 0; i < docnums.length; i++) count -= dead[docnums[i]!]!;
   }
   return count;
 }
@@ -153,7 +160,7 @@ function collect(keys: Int32Array, pruned: boolean, zero: Int32Array = keys): Sc
   const acc = accumulator;
   const scores = new Float64Array(keys.length);
   for (let i = 0; i < keys.length; i++) scores[i] = acc[keys[i]!]!;
-  for (const k of zero) acc[k] = 0;
+  for (let i = 0; i < zero.length; i++) acc[zero[i]!] = 0;
   return { keys: keys.slice(), scores, pruned };
 }
 
