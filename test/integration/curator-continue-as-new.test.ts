@@ -9,10 +9,10 @@ import { LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 import { TemporalDevServer } from '../support/temporal-server.ts';
 
-// The org's curator continues as new when Temporal suggests it: after its embedding batches in flight finish, so
-// the next run does not embed them again, or after a short grace when one is stuck retrying (here: embedding while
-// the provider is down), and the next run picks that work up. A Temporal server of this file's own suggests
-// continue-as-new after a few dozen events instead of thousands.
+// The org's curator continues as new when Temporal suggests it: after its embedding batches and its fold in flight
+// finish, so the next run does not embed them again and no completion arrives while it hands over, or after a short
+// grace when one is stuck retrying (here: embedding while the provider is down), and the next run picks that work
+// up. A Temporal server of this file's own suggests continue-as-new after a few dozen events instead of thousands.
 const provider = new LlmServer();
 let dir: string;
 let temporal: TemporalDevServer;
@@ -102,5 +102,60 @@ describe("the org's curator", () => {
     expect((await handle.describe()).runId).not.toBe(firstRun);
     const sent = provider.calls.flatMap((c) => c.embeddings?.input ?? []);
     for (const text of texts) expect(sent.filter((t) => t === text), text).toHaveLength(1);
+  }, 120_000);
+
+  it('lets its fold in flight finish before it continues as new, so no completion fails the handover', async () => {
+    const owner = await signUp(stack.api);
+    const handle = stack.temporal.workflow.getHandle(curatorWorkflowId(owner.org.id));
+    const save = async (i: number) => {
+      const res = await stack.api.post('/api/memories', { token: owner.token, body: { content: `Fold handover memory ${i}.` } });
+      expect(res.status).toBe(201);
+      await signalled(owner.org.id);
+    };
+    // A transaction holds the org's index state, as a fold does, so the curator's first fold waits in flight.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const holding = new Promise<void>((resolve) => (locked = resolve));
+    const holder = stack.orm.em.fork().transactional(async (tx) => {
+      await query(tx, sql`insert into lexical_state (org_id) values (${owner.org.id}) on conflict do nothing`);
+      await query(tx, sql`select 1 from lexical_state where org_id = ${owner.org.id} for update`);
+      locked();
+      await released;
+    });
+    await holding;
+    let firstRun = '';
+    try {
+      await save(0);
+      const db = stack.orm.em.fork();
+      await eventually(
+        async () =>
+          (await query(db, sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%lexical_state%'`))[0]!
+            .n > 0,
+      );
+      firstRun = (await handle.describe()).runId;
+      // Saves (each a signal and an embedding batch) until Temporal suggests a handover (30 events).
+      for (let i = 1; i <= 12; i++) {
+        await save(i);
+        const { runId, historyLength } = await handle.describe();
+        if (runId !== firstRun || historyLength >= 40) break;
+      }
+      // The run wants to hand over, and waits for the fold the lock holds.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect((await handle.describe()).runId).toBe(firstRun);
+    } finally {
+      release();
+      await holder;
+    }
+    await eventually(async () => (await handle.describe()).runId !== firstRun);
+
+    // The first run saw every fold it started complete, and no workflow task of its failed.
+    const events = (await stack.temporal.workflow.getHandle(curatorWorkflowId(owner.org.id), firstRun).fetchHistory()).events ?? [];
+    const folds = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'foldPostings').map((e) => Number(e.eventId));
+    const completed = new Set(events.flatMap((e) => (e.activityTaskCompletedEventAttributes ? [Number(e.activityTaskCompletedEventAttributes.scheduledEventId)] : [])));
+    expect(folds.length).toBeGreaterThan(0);
+    for (const fold of folds) expect(completed.has(fold), `fold scheduled at event ${fold}`).toBe(true);
+    expect(events.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
+    expect(events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
   }, 120_000);
 });
