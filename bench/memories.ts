@@ -1,5 +1,6 @@
 // The data-plane benchmark: seeds one org through the HTTP API and measures save throughput, search,
-// bulk search and filtered list latency at each checkpoint; with a model, how fresh a save's vector is, and what
+// bulk search and filtered list latency at each checkpoint (searches in two or three words, and in whole
+// questions); with a model, how fresh a save's vector is, and what
 // semantic search through the index finds against an exact scan of the org (the paraphrase set's answers among
 // its memories included). Run with `bash scripts/bench.sh`.
 import { readFileSync } from 'node:fs';
@@ -23,6 +24,9 @@ const kind = process.env.BENCH_CORPUS ?? 'agent';
 const agent = agentMemoryGenerator(corpus);
 const makeContent = kind === 'agent' ? () => agent.memory() : () => corpus.memory();
 const makeQuery = kind === 'agent' ? () => agent.query() : () => corpus.shortQuery();
+// Questions as people write them, where makeQuery asks in two or three words: the Cranfield and CISI queries whole
+// (4 to 342 words, median 20; 3 to 138 distinct terms, median 13).
+const askQuestion = () => corpus.pick(corpus.queries);
 const NAMESPACES = Array.from({ length: 20 }, (_, i) => `project-${i}`);
 const TAGS = Array.from({ length: 50 }, (_, i) => `tag-${i}`);
 
@@ -154,6 +158,9 @@ async function measure(tokens: string[], model: boolean) {
     const body = { query: makeQuery(), k: 10, namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] };
     expectOk((await api.post('/api/memories/search', { token, body })).status, 'filtered search');
   });
+  const searchQuestion = await closedLoop(1, 200, async () => {
+    expectOk((await api.post('/api/memories/search', { token, body: { query: askQuestion(), k: 10 } })).status, 'question search');
+  });
   const searchConcurrent = await closedLoop(4, 400, async () => {
     expectOk((await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10 } })).status, 'search');
   });
@@ -161,14 +168,14 @@ async function measure(tokens: string[], model: boolean) {
     const queries = Array.from({ length: 25 }, () => makeQuery());
     expectOk((await api.post('/api/memories/search/bulk', { token, body: { queries, k: 5 } })).status, 'bulk');
   });
-  const byMode = async (mode: string, filtered: boolean) =>
+  const byMode = async (mode: string, filtered: boolean, ask = makeQuery, requests = 300) =>
     !model
       ? null
       : summarize(
       (
-        await closedLoop(1, 300, async () => {
+        await closedLoop(1, requests, async () => {
           const filters = filtered ? { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] } : {};
-          expectOk((await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10, mode, ...filters } })).status, `${mode} search`);
+          expectOk((await api.post('/api/memories/search', { token, body: { query: ask(), k: 10, mode, ...filters } })).status, `${mode} search`);
         })
       ).latencies,
     );
@@ -176,6 +183,7 @@ async function measure(tokens: string[], model: boolean) {
   const semanticFiltered = await byMode('semantic', true);
   const hybrid = await byMode('hybrid', false);
   const hybridFiltered = await byMode('hybrid', true);
+  const hybridQuestion = await byMode('hybrid', false, askQuestion, 200);
   // Memories like one (GET /api/memories/:id/similar), asked for memories that semantic search found, so they have
   // their vectors.
   const similar = !model
@@ -213,6 +221,7 @@ async function measure(tokens: string[], model: boolean) {
     search: summarize(searchRun.latencies),
     searchNamespace: summarize(searchNamespace.latencies),
     searchFiltered: summarize(searchFiltered.latencies),
+    searchQuestion: summarize(searchQuestion.latencies),
     searchConcurrentPerSecond: searchConcurrent.perSecond,
     bulk: summarize(bulk.latencies),
     semantic,
@@ -220,6 +229,7 @@ async function measure(tokens: string[], model: boolean) {
     similar,
     hybrid,
     hybridFiltered,
+    hybridQuestion,
     bulkHybrid: bulkHybrid && summarize(bulkHybrid.latencies),
     list: summarize(list.latencies),
     listMetadata: summarize(listMeta.latencies),
@@ -286,12 +296,14 @@ for (const target of reuse ? [already] : checkpoints) {
       ...row('search, k 10 (2-3 word queries)', m.search),
       ...row('search in one namespace', m.searchNamespace),
       ...row('search with namespace + tag filters', m.searchFiltered),
+      ...row('search, k 10, whole questions (median 20 words)', m.searchQuestion),
       ...row('bulk search, 25 queries, k 5', m.bulk),
       ...row('semantic search, k 10', m.semantic),
       ...row('semantic search with namespace + tag filters', m.semanticFiltered),
       ...row('memories like one (GET /api/memories/:id/similar), k 10', m.similar),
       ...row('hybrid search, k 10', m.hybrid),
       ...row('hybrid search with namespace + tag filters', m.hybridFiltered),
+      ...row('hybrid search, whole questions', m.hybridQuestion),
       ...row('bulk hybrid search, 25 queries, k 5', m.bulkHybrid),
       ...row('list, namespace + tag filter, 50 rows + total', m.list),
       ...row('list, metadata_filter, 50 rows + total', m.listMetadata),
