@@ -26,6 +26,13 @@ export interface LocalEmbedderOptions {
 
 // Both models have position embeddings for 512 tokens, [CLS] and [SEP] included.
 const MAX_TOKENS = 512;
+// A question is read from at most this many tokens: its first half and its last (where a whole message passed as
+// the question usually asks it). A pass grows with its tokens: the API's session took 44 ms (p50) for questions of
+// over 100 words, and 18 ms cut so, against 5-8 ms for 20 words or fewer; uncut, they put hybrid's p95 at 56-60 ms
+// for the benchmark's whole questions. CISI, whose questions run to 342 words (25 of 112 longer than this), ranks as
+// well cut as whole: nDCG@10 semantic 0.433 and hybrid 0.476, against 0.432 and 0.472; Cranfield's are shorter and
+// rank as before (docs/performance.md, session 28). Stored texts keep MAX_TOKENS.
+const MAX_QUERY_TOKENS = 128;
 // A session's passes hold about this many tokens per intra-op thread. `BENCH_PASS_SIZES= BENCH_PASS_TOKENS=256
 // node bench/embeddings.ts` on the 2-core machine: two sessions of one thread embedded agent memories at 77-82/s
 // in passes of at most 256 tokens against 73-79/s at 512, and 65 against 60/s beside a process keeping 60% of a
@@ -83,9 +90,11 @@ export async function createLocalEmbedder({
   const tokenizer = new Tokenizer(JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8')), {});
   const pool = await startSessions({ modelPath, threads, dimensions: EMBEDDING_DIMENSIONS, pooling }, sessions);
 
-  // [CLS] text [SEP]; the tokenizer does not truncate, so a long text keeps its first tokens and its [SEP].
-  function encode(text: string): number[] {
+  // [CLS] text [SEP]; the tokenizer does not truncate, so a long text keeps its first tokens and its [SEP], a long
+  // question its first and last tokens.
+  function encode(text: string, query: boolean): number[] {
     const { ids } = tokenizer.encode(text);
+    if (query && ids.length > MAX_QUERY_TOKENS) return [...ids.slice(0, MAX_QUERY_TOKENS / 2), ...ids.slice(ids.length - MAX_QUERY_TOKENS / 2)];
     return ids.length <= MAX_TOKENS ? ids : [...ids.slice(0, MAX_TOKENS - 1), ids.at(-1)!];
   }
 
@@ -102,8 +111,8 @@ export async function createLocalEmbedder({
     });
   }
 
-  async function embed(texts: string[]): Promise<Float32Array[]> {
-    const encoded = texts.map(encode);
+  async function embed(texts: string[], query: boolean): Promise<Float32Array[]> {
+    const encoded = texts.map((text) => encode(text, query));
     // Texts of similar length share a pass, so little of it is spent on padding.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[a]!.length - encoded[b]!.length);
     const batches: number[][] = [];
@@ -124,8 +133,8 @@ export async function createLocalEmbedder({
   return {
     model: name,
     ...(spec.nearDuplicate === undefined ? {} : { nearDuplicate: spec.nearDuplicate }),
-    embedDocuments: (texts) => embed(documentPrefix ? texts.map((text) => documentPrefix + text) : texts),
-    embedQueries: (texts) => embed(texts.map((text) => queryPrefix + text)),
+    embedDocuments: (texts) => embed(documentPrefix ? texts.map((text) => documentPrefix + text) : texts, false),
+    embedQueries: (texts) => embed(texts.map((text) => queryPrefix + text), true),
     close: pool.close,
   };
 }

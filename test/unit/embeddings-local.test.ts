@@ -66,6 +66,20 @@ describe('the local embedding model', () => {
     expect(maxDifference(a!, b!)).toBeLessThan(1e-5);
   });
 
+  it('reads a long question from its first and last 64 tokens', async () => {
+    // About 80 tokens of beginning, 200 of middle, 80 of end; each text alone in its pass, as a search embeds it.
+    const ask = (middle: string, end: string) =>
+      `${'Kafka consumers in staging lag behind during the nightly export. '.repeat(6)}${middle.repeat(20)}${'The export job writes to the shared bucket. '.repeat(8)}${end}`;
+    const one = async (text: string, as: 'query' | 'stored') => (as === 'query' ? await embedder.embedQueries([text]) : await embedder.embedDocuments([text]))[0]!;
+    const a = await one(ask('Invoices are due within thirty days. ', 'Why does the consumer lag?'), 'query');
+    // Another middle is left out; another end is read.
+    expect(maxDifference(a, await one(ask('Bob waters the office plants on Fridays. ', 'Why does the consumer lag?'), 'query'))).toBeLessThan(1e-5);
+    expect(maxDifference(a, await one(ask('Invoices are due within thirty days. ', 'Who rotates the credentials?'), 'query'))).toBeGreaterThan(0.01);
+    // A stored text is read to 512 tokens, its middle included.
+    const stored = await one(ask('Invoices are due within thirty days. ', 'Why?'), 'stored');
+    expect(maxDifference(stored, await one(ask('Bob waters the office plants on Fridays. ', 'Why?'), 'stored'))).toBeGreaterThan(0.01);
+  });
+
   it('embeds texts without words', async () => {
     for (const v of await embedder.embedDocuments(['?', '', '   '])) {
       expect(v.every(Number.isFinite)).toBe(true);
