@@ -230,11 +230,12 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   }
   // No unit starts from here on. The embedding batches and the fold in flight get a short grace (HANDOVER_GRACE): a
   // completion that arrives while the run hands over fails the handover, and the worker then replays the whole
-  // history (1.4 s at 2,000 events beside a stream of saves, when a fold's completion did so in session 28, and the
-  // saves waited 1.5 s longer for their vectors for the rest of that stream). Any other unit in flight is not waited for:
-  // an activity retrying through a provider's outage could hold the run for an hour while its history grows. Its work goes to the next run, which redoes it; every kind of unit is idempotent (a
-  // current vector is kept, an enrichment is written only while the content is unchanged, a fold takes what is
-  // staged), and a carried enrichment keeps its escrowed keys until the next run releases them.
+  // history (1.4 s at 2,000 events beside a stream of saves, when a fold's completion did so in session 28; the saves
+  // waited 1.5 s longer for their vectors for the rest of that stream). Any other unit in flight is not waited for:
+  // an activity retrying through a provider's outage could hold the run for an hour while its history grows. Its
+  // work goes to the next run, which redoes it; every kind of unit is idempotent (a current vector is kept, an
+  // enrichment is written only while the content is unchanged, a fold takes what is staged), and a carried
+  // enrichment keeps its escrowed keys until the next run releases them.
   draining = true;
   void embedding;
   void moreLanes;
