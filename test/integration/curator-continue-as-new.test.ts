@@ -141,6 +141,7 @@ describe("the org's curator", () => {
         if (runId !== firstRun || historyLength >= 40) break;
       }
       // The run wants to hand over, and waits for the fold the lock holds.
+      expect((await handle.describe()).historyLength).toBeGreaterThanOrEqual(30);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       expect((await handle.describe()).runId).toBe(firstRun);
     } finally {
