@@ -13,6 +13,11 @@ import { scoreAll, scoreTop, type IndexRead, type Scored } from './scoring.ts';
 
 // Distinct query terms beyond this are ignored.
 export const MAX_QUERY_TERMS = 128;
+// Hybrid's lexical list reads a long question by this many of its rarest terms (lexicalRanking's `rarest`). The
+// common words it leaves out hold most of the postings and add little to BM25: on CISI, whose questions run to 138
+// distinct terms, the list's nDCG@10 was 0.400 with all of them and 0.397 with its 32 rarest, and hybrid's 0.476 and
+// 0.478; no Cranfield question has more (docs/performance.md, session 28).
+export const HYBRID_LEXICAL_TERMS = 32;
 // A filtered search checks its best candidates against the filter in rounds: this many first (or 8k), then
 // eight times more each round, until k pass or every candidate has been checked.
 const FIRST_CHECK = 256;
@@ -32,7 +37,8 @@ export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 // enough of the best that about 2n + 8 should be in it. Other filters (or candidates that fall short) score
 // every posting.
 // `statistics`: 'namespace' takes N, the average length and df from the filter's namespace (when it was read
-// whole) instead of the org: hybrid's lexical list (search.ts, docs/api-decisions.md). `namespaceRead` overrides
+// whole) instead of the org: hybrid's lexical list (search.ts, docs/api-decisions.md). `rarest` keeps only that many
+// of the query's terms, those with the fewest postings in the org (HYBRID_LEXICAL_TERMS). `namespaceRead` overrides
 // the choice (tests and bench/namespaces-at-scale.ts compare the two ways).
 // Returns the best `n` memory ids with their BM25 scores, best first (ties by id).
 export async function lexicalRanking(
@@ -41,11 +47,12 @@ export async function lexicalRanking(
   terms: readonly string[],
   n: number,
   compiled: CompiledFilters,
-  { statistics = 'org', namespaceRead = 'chosen' }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead } = {},
+  { statistics = 'org', namespaceRead = 'chosen', rarest }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead; rarest?: number } = {},
 ): Promise<Ranked[]> {
-  const counts = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
-  if (counts.length === 0 || n <= 0) return [];
-  const { index, inNamespace } = await readIndex(em, orgId, counts.map(([t]) => t), compiled.namespaceId, statistics, namespaceRead, n);
+  const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
+  if (asked.length === 0 || n <= 0) return [];
+  const { index, inNamespace } = await readIndex(em, orgId, asked.map(([t]) => t), compiled.namespaceId, statistics, namespaceRead, n);
+  const counts = rarest !== undefined && asked.length > rarest ? rarestOf(index, asked, rarest) : asked;
   const filter = compiled.trivial && compiled.namespaceId === null ? null : compiled;
   // How many of the best candidates MaxScore keeps, checked before anything else: n without a filter or for a
   // namespace read whole (all its candidates pass but superseded memories); for a larger namespace alone, enough
@@ -60,6 +67,20 @@ export async function lexicalRanking(
     if (found.length >= n || !top.pruned) return found;
   }
   return pick(em, orgId, index, scoreAll(index, counts), n, filter);
+}
+
+// The `keep` terms of the query with the fewest postings read (folded, tombstoned ones included, and staged; ties by
+// term), in the query's order; terms the org does not hold are not kept.
+function rarestOf(index: IndexRead, counts: [string, number][], keep: number): [string, number][] {
+  const postings = new Map(counts.map(([term]) => [term, (index.blocks.get(term) ?? []).reduce((sum, b) => sum + b.postings.docnums.length, 0) + (index.staged.get(term)?.length ?? 0)]));
+  const kept = new Set(
+    [...postings]
+      .filter(([, count]) => count > 0)
+      .sort(([t1, c1], [t2, c2]) => c1 - c2 || (t1 < t2 ? -1 : t1 > t2 ? 1 : 0))
+      .slice(0, keep)
+      .map(([term]) => term),
+  );
+  return counts.filter(([term]) => kept.has(term));
 }
 
 // The best n candidates that resolve to memories (and match the filter, if any), best first, ties by id.

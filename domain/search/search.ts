@@ -7,13 +7,13 @@ import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, typ
 import { query, sql } from '../sql.ts';
 import { analyze, QUESTION_STOP_WORDS } from './analyzer.ts';
 import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
-import { lexicalRanking } from './lexical.ts';
+import { HYBRID_LEXICAL_TERMS, lexicalRanking } from './lexical.ts';
 import { withThreadContext } from './lexical-context.ts';
 import { matchedPassages, semanticRanking } from './semantic.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
-// lists fused by relative score (fusion.ts), the lexical one without question words, with a namespace's own
-// statistics (lexical.ts) and with thread context (lexical-context.ts).
+// lists fused by relative score (fusion.ts), the lexical one without question words, from a long question's rarest
+// terms, with a namespace's own statistics (lexical.ts) and with thread context (lexical-context.ts).
 export const SEARCH_MODES = ['lexical', 'semantic', 'hybrid'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
@@ -74,7 +74,7 @@ export async function searchMemories(em: EntityManager, orgId: string, request: 
   else {
     const depth = Math.max(k, FUSION_DEPTH);
     const lexical = async () =>
-      withThreadContext(em, orgId, await lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled, { statistics: 'namespace' }), depth, compiled);
+      withThreadContext(em, orgId, await lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled, { statistics: 'namespace', rarest: HYBRID_LEXICAL_TERMS }), depth, compiled);
     const [words, similar] = await Promise.all([lexical(), semantic(depth)]);
     ranked = fuse({ lexical: words, semantic: similar }, k);
   }

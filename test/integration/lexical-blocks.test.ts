@@ -91,6 +91,22 @@ describe('lexical search over postings blocks', () => {
     await expectAsOracle('three folds, 40 staged');
   });
 
+  it("reads a long question by its rarest terms when asked (hybrid's lexical list), as a question of those terms alone", async () => {
+    // A whole abstract as the question: more distinct terms than are kept.
+    const terms = analyze(docs[7]!.text);
+    const distinct = [...new Set(terms)].filter((t) => reference.df(t) > 0);
+    expect(distinct.length).toBeGreaterThan(12);
+    const rarest = new Set([...distinct].sort((x, y) => reference.df(x) - reference.df(y) || (x < y ? -1 : x > y ? 1 : 0)).slice(0, 12));
+    const compiled = await compileFilters(stack.orm.em.fork(), a.org.id, {});
+    const kept = await lexicalRanking(stack.orm.em.fork(), a.org.id, terms, 20, compiled, { rarest: 12 });
+    const alone = await lexicalRanking(stack.orm.em.fork(), a.org.id, terms.filter((t) => rarest.has(t)), 20, compiled);
+    expect(kept).toEqual(alone);
+    expect(kept).not.toEqual(await lexicalRanking(stack.orm.em.fork(), a.org.id, terms, 20, compiled));
+    // A question of no more terms than that is read whole.
+    const short = analyze(QUERIES[1]!);
+    expect(await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled, { rarest: 12 })).toEqual(await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled));
+  });
+
   it("has the worker's start signal the curator of an org with postings staged, and no other", async () => {
     const idle = await signUp(stack.api);
     const curateRows = async (orgId: string) =>
