@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { IndexBlock } from './scoring.ts';
 
 // Decoded postings blocks kept between searches in this process. The blocks of a few common terms make up most
@@ -23,56 +24,37 @@ const sizeOf = (blocks: CachedBlock[]): number =>
   blocks.reduce((sum, b) => sum + BLOCK_OVERHEAD + b.postings.docnums.byteLength + b.postings.lens.byteLength + b.postings.tfs.byteLength, 0);
 
 export class BlockCache {
-  // Keyed by org and term; a Map iterates in insertion order, so re-inserting on use keeps it in LRU order.
-  readonly #terms = new Map<string, { blocks: CachedBlock[]; bytes: number }>();
-  #bytes = 0;
-  #limit: number;
+  // Keyed by org and term; none at size 0.
+  #terms: LRUCache<string, CachedBlock[]> | null;
   // Blocks served from the cache and blocks sent by the database, since the process started.
   hits = 0;
   misses = 0;
 
   constructor(limitBytes: number) {
-    this.#limit = limitBytes;
+    this.#terms = termsUpTo(limitBytes);
   }
 
   get bytes(): number {
-    return this.#bytes;
+    return this.#terms?.calculatedSize ?? 0;
   }
 
+  // A new size, empty: the process sets it once, before its first search.
   resize(limitBytes: number): void {
-    this.#limit = limitBytes;
-    this.#evict();
+    this.#terms = termsUpTo(limitBytes);
   }
 
   get(orgId: string, term: string): CachedBlock[] {
-    const key = `${orgId}\u0000${term}`;
-    const entry = this.#terms.get(key);
-    if (!entry) return [];
-    this.#terms.delete(key);
-    this.#terms.set(key, entry);
-    return entry.blocks;
+    return this.#terms?.get(`${orgId}\u0000${term}`) ?? [];
   }
 
-  // The term's blocks as the latest search read them, replacing what was kept.
+  // The term's blocks as the latest search read them, replacing what was kept (a term larger than the whole cache
+  // is not kept).
   set(orgId: string, term: string, blocks: CachedBlock[]): void {
     const key = `${orgId}\u0000${term}`;
-    const old = this.#terms.get(key);
-    if (old) {
-      this.#bytes -= old.bytes;
-      this.#terms.delete(key);
-    }
-    const bytes = sizeOf(blocks);
-    if (blocks.length === 0 || bytes > this.#limit) return;
-    this.#terms.set(key, { blocks, bytes });
-    this.#bytes += bytes;
-    this.#evict();
-  }
-
-  #evict(): void {
-    for (const [key, entry] of this.#terms) {
-      if (this.#bytes <= this.#limit) return;
-      this.#terms.delete(key);
-      this.#bytes -= entry.bytes;
-    }
+    if (blocks.length === 0) this.#terms?.delete(key);
+    else this.#terms?.set(key, blocks);
   }
 }
+
+const termsUpTo = (limitBytes: number): LRUCache<string, CachedBlock[]> | null =>
+  limitBytes > 0 ? new LRUCache<string, CachedBlock[]>({ maxSize: limitBytes, sizeCalculation: sizeOf }) : null;
