@@ -36,10 +36,14 @@ import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
 import { systemRoutes } from './system/routes.ts';
 import { metricsRoutes } from './system/metrics.ts';
 import { checkResponses } from './http/response-check.ts';
+import { QueryVectors } from '../domain/search/query-vectors.ts';
+import { queryVectorsServed } from '../infra/metrics.ts';
 
 // The API's routes: what /api/openapi.json documents and the TypeScript client is generated from.
 export function apiRoutes(deps: ApiDeps): AnyRoute[] {
-  return [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
+  // One cache of recent queries' vectors for every route that searches by meaning.
+  const queries = new QueryVectors(deps.embedder, deps.config.QUERY_VECTOR_CACHE_ENTRIES, (source, count) => queryVectorsServed.inc({ source }, count));
+  return [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...memoryRoutes(deps, queries), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps, queries), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
 }
 
 // Everything the app serves: the API, Prometheus metrics, the dashboard's pages, and the API's own documentation.

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { localModelSchema } from './embeddings/local-models.ts';
 import { DEFAULT_MAX_INPUT_CHARS, DEFAULT_QUERY_TIMEOUT_MS } from './embeddings/openai.ts';
 import { DEFAULT_BLOCK_CACHE_MB } from '../domain/search/block-cache.ts';
+import { DEFAULT_QUERY_VECTOR_CACHE_ENTRIES } from '../domain/search/query-vectors.ts';
 
 // Every setting the service reads from its environment, parsed once at start.
 // Names are fixed by docs/configuration.md (operators and test harnesses set them).
@@ -97,6 +98,8 @@ const envSchema = z.object({
   EMBEDDING_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_QUERY_TIMEOUT_MS),
   EMBEDDING_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   EMBEDDING_MAX_INPUT_CHARS: z.coerce.number().int().min(100).max(1_000_000).default(DEFAULT_MAX_INPUT_CHARS),
+  // Search queries whose vectors the API keeps for a query asked again, per org (domain/search/query-vectors.ts); 0: none.
+  QUERY_VECTOR_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_QUERY_VECTOR_CACHE_ENTRIES),
   // Vectors an org holds before its semantic search gets an HNSW index of its own (domain/search/vector-indexes.ts).
   VECTOR_INDEX_ORG_MIN: z.coerce.number().int().min(1).default(10_000),
   // Seals callers' own LLM keys while the background work they started runs (see domain/llm/escrow.ts).

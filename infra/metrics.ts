@@ -50,6 +50,13 @@ export const webhookLag = new Histogram({
   registers,
 });
 
+export const queryVectorsServed = new Counter({
+  name: 'memsvc_query_vectors_total',
+  help: 'Vectors of search queries by where they came from: the model, or the API\'s cache of recent queries (a text asked twice in one bulk search is embedded once)',
+  labelNames: ['source'],
+  registers,
+});
+
 export const embeddingsComputed = new Counter({ name: 'memsvc_embeddings_computed_total', help: 'Texts embedded by the worker (reused vectors of identical text not counted)', registers });
 
 // Values read when Prometheus scrapes, from whatever sources this process's stacks registered.

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { appendTurns, assertSessionOwned } from '../../domain/chat/sessions.ts';
 import { chatContext, chatTask, citationsOf, lastUserMessage } from '../../domain/chat/prompt.ts';
 import { byokOf, requireLlm } from '../../domain/llm/port.ts';
+import type { QueryVectors } from '../../domain/search/query-vectors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -20,7 +21,7 @@ const runbookProposal = z
   })
   .meta({ id: 'RunbookProposal', description: 'a runbook the model offers to save; POST it to /api/procedural to keep it' });
 
-export function chatRoutes(deps: ApiDeps): AnyRoute[] {
+export function chatRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
   return [
     defineRoute({
@@ -58,7 +59,7 @@ export function chatRoutes(deps: ApiDeps): AnyRoute[] {
         const byok = byokOf(body);
         requireLlm(deps.llm, caller.plan, byok, upgradeUrl);
         if (body.session_id) await assertSessionOwned(ctx.state.em, caller, body.session_id);
-        const context = await chatContext(ctx.state.em, deps.embedder, caller.orgId, body.messages, body.namespace);
+        const context = await chatContext(ctx.state.em, queries, caller.orgId, body.messages, body.namespace);
         const answer = await deps.llm.run(chatTask(body.messages, context), byok);
         const citations = citationsOf(context);
         if (body.session_id) {

@@ -14,7 +14,8 @@ import { invalid } from '../../domain/errors.ts';
 import pLimit from 'p-limit';
 import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
 import { memoriesSaved, searches } from '../../infra/metrics.ts';
-import { needsVector, queryVectors, searchMemories, SEARCH_MODES } from '../../domain/search/search.ts';
+import type { QueryVectors } from '../../domain/search/query-vectors.ts';
+import { needsVector, searchMemories, SEARCH_MODES } from '../../domain/search/search.ts';
 import { similarMemories } from '../../domain/search/similar.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
@@ -108,7 +109,7 @@ export const similarQuery = z.object({
 const contentRequired = (issues: z.core.$ZodIssue[]) => (issues.some((i) => i.path[0] === 'content') ? 'content required' : undefined);
 const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
-export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
+export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const batcher = new SaveBatcher(() => deps.orm.em.fork());
@@ -220,12 +221,13 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       body: searchBody,
       responses: {
         200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
-        503: { description: '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works)' },
+        503: { description: '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down.' },
       },
       handler: async (ctx, { body }) => {
-        const vector = needsVector(body.mode) ? queryVectors(deps.embedder, [body.query]).then(([v]) => v!) : undefined;
+        const { orgId } = callerOf(ctx);
+        const vector = needsVector(body.mode) ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
         searches.inc({ mode: body.mode });
-        const hits = await searchMemories(ctx.state.em, callerOf(ctx).orgId, { text: body.query, k: body.k, mode: body.mode, filters: toFilters(body) }, vector);
+        const hits = await searchMemories(ctx.state.em, orgId, { text: body.query, k: body.k, mode: body.mode, filters: toFilters(body) }, vector);
         ctx.body = { hits: hits.map(memoryJson) };
       },
     }),
@@ -239,12 +241,12 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
       body: bulkBody,
       responses: {
         200: { description: 'One entry per query', schema: z.object({ results: z.array(z.object({ query: z.string(), hits: z.array(scoredMemorySchema) })) }) },
-        503: { description: '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries' },
+        503: { description: '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs)' },
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
         searches.inc({ mode: body.mode }, body.queries.length);
-        const vectors = needsVector(body.mode) ? queryVectors(deps.embedder, body.queries) : undefined;
+        const vectors = needsVector(body.mode) ? queries.of(orgId, body.queries) : undefined;
         const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, { k: body.k, mode: body.mode, filters: toFilters(body), vectors, slots: bulkSlots });
         ctx.body = { results: body.queries.map((query, i) => ({ query, hits: hits[i]!.map(memoryJson) })) };
       },

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { Embedder } from '../embeddings/port.ts';
 import type { LlmTask, Turn } from '../llm/port.ts';
 import { suggestRunbooks, type RunbookView } from '../runbooks/runbooks.ts';
-import { queryVectors, searchMemories, type SearchHit } from '../search/search.ts';
+import type { QueryVectors } from '../search/query-vectors.ts';
+import { searchMemories, type SearchHit } from '../search/search.ts';
 import type { ChatCitation, ChatRole } from './sessions.ts';
 
 // Memory-augmented chat: the top memories by hybrid search (BM25 alone while no query vector can be had)
@@ -40,10 +40,10 @@ export type ChatReply = z.infer<typeof chatReplySchema>;
 
 export const lastUserMessage = (messages: ChatMessage[]): string => [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
-export async function chatContext(em: EntityManager, embedder: Embedder | null, orgId: string, messages: ChatMessage[], namespace: string | undefined): Promise<ChatContext> {
+export async function chatContext(em: EntityManager, queries: QueryVectors, orgId: string, messages: ChatMessage[], namespace: string | undefined): Promise<ChatContext> {
   const text = lastUserMessage(messages);
   // A chat answers from what lexical search finds rather than not at all when the embedding model is down.
-  const vector = await queryVectors(embedder, [text]).then(([v]) => v!, () => undefined);
+  const vector = await queries.of(orgId, [text]).then(([v]) => v!, () => undefined);
   const request = { text, k: CHAT_MEMORIES, mode: vector ? ('hybrid' as const) : ('lexical' as const), filters: { namespace } };
   const [memories, runbooks] = await Promise.all([
     searchMemories(em, orgId, request, vector && Promise.resolve(vector)),

@@ -1,7 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isLong, type Passage } from '../embeddings/passages.ts';
-import { embeddingsUnavailable, type Embedder } from '../embeddings/port.ts';
-import { AppError } from '../errors.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
 import { query, sql } from '../sql.ts';
@@ -41,19 +39,6 @@ export interface QueryVector {
 }
 
 export const needsVector = (mode: SearchMode): boolean => mode !== 'lexical';
-
-// The query vectors of a batch of searches in one model call. No embedder, or a failed call, means no
-// semantic answer can be given: 503 embeddings_unavailable (lexical search never gets here).
-export async function queryVectors(embedder: Embedder | null, texts: string[]): Promise<QueryVector[]> {
-  if (!embedder) throw embeddingsUnavailable('no embedding model is configured on this server');
-  try {
-    const vectors = await embedder.embedQueries(texts);
-    return vectors.map((vector) => ({ vector, model: embedder.model }));
-  } catch (err) {
-    if (err instanceof AppError) throw err;
-    throw embeddingsUnavailable(`the embedding model failed: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
 
 // One search in any mode. `vector` is the query's embedding, still being computed for semantic and hybrid
 // (so the lexical list is fetched meanwhile), and undefined for lexical.

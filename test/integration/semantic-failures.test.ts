@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
 import { embedMemories, embedPage } from '../../domain/embeddings/store.ts';
 import { createOpenAiEmbedder } from '../../infra/embeddings/openai.ts';
+import { queryVectorsServed } from '../../infra/metrics.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
@@ -172,6 +173,40 @@ describe('an embedding provider that fails', () => {
     const pending = await similar(await put('The staging database is refreshed on Sundays.'));
     expect(pending.status).toBe(409);
     expect(pending.body).toMatchObject({ error: 'embedding_pending' });
+  });
+
+  it("answers a question asked again from its vector, in the org that asked it only, even while the provider is down", async () => {
+    const [one, two] = [await signUp(stack.api), await signUp(stack.api)];
+    const saved = await stack.api.post('/api/memories', { token: one.token, body: { content: 'Deploys to production happen on Tuesdays.' } });
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: one.token })).body.embedded === 1, 30_000);
+    const ask = (user: SignedUp, query: string, mode = 'semantic') => stack.api.post('/api/memories/search', { token: user.token, body: { query, mode } });
+    const askMany = (user: SignedUp, queries: string[]) => stack.api.post('/api/memories/search/bulk', { token: user.token, body: { queries, mode: 'hybrid' } });
+    const question = 'when do we ship releases';
+    // What the provider was asked to embed for these searches (the curator's calls for other tests' saves aside).
+    const embedded = () => provider.calls.flatMap((c) => c.embeddings?.input ?? []).filter((text) => /releases|billing|deploy days/.test(text));
+    const served = async () => Object.fromEntries((await queryVectorsServed.get()).values.map((v) => [v.labels.source, v.value]));
+    const before = await served();
+
+    const first = await ask(one, question);
+    expect(first.body.hits.map((h: { id: string }) => h.id)).toEqual([saved.body.id]);
+    expect((await ask(one, question, 'hybrid')).status).toBe(200);
+    // A bulk search embeds the texts it has not seen, each once.
+    expect((await askMany(one, [question, 'who owns billing', 'who owns billing'])).status).toBe(200);
+    expect(embedded()).toEqual([question, 'who owns billing']);
+    const after = await served();
+    expect([after.model! - (before.model ?? 0), after.cache! - (before.cache ?? 0)]).toEqual([2, 3]);
+
+    provider.down('embeddings', true);
+    const again = await ask(one, question);
+    expect(again.status).toBe(200);
+    expect(again.body.hits).toEqual(first.body.hits);
+    expect((await askMany(one, ['who owns billing', question])).status).toBe(200);
+    // Another org asking the same words gets no vector of the first org's: it waits for the model, which is down.
+    expect((await ask(two, question)).body.error).toBe('embeddings_unavailable');
+    expect((await ask(one, 'which are the deploy days')).body.error).toBe('embeddings_unavailable');
+    provider.down('embeddings', false);
+    expect((await ask(two, question)).status).toBe(200);
+    expect(embedded()).toEqual([question, 'who owns billing', question, 'which are the deploy days', question]);
   });
 });
 

@@ -3414,7 +3414,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works) */
+            /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3508,7 +3508,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries */
+            /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs) */
             503: {
                 headers: {
                     [name: string]: unknown;
