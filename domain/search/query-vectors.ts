@@ -37,14 +37,16 @@ export class QueryVectors {
     if (!embedder) throw embeddingsUnavailable('no embedding model is configured on this server');
     const { model } = embedder;
     const keys = texts.map((text) => createHash('sha256').update(`${orgId}\0${model}\0${text}`).digest('base64'));
+    // Each distinct text once, by its key.
+    const textOf = new Map(keys.map((key, i) => [key, texts[i]!]));
     const vectors = new Map<string, Float32Array>();
-    for (const key of keys) {
+    for (const key of textOf.keys()) {
       const cached = this.#cache?.get(key);
       if (cached) vectors.set(key, cached);
     }
-    const missing = [...new Set(keys.filter((key) => !vectors.has(key)))];
+    const missing = [...textOf.keys()].filter((key) => !vectors.has(key));
     if (missing.length > 0) {
-      const computed = await embed(embedder, missing.map((key) => texts[keys.indexOf(key)]!));
+      const computed = await embed(embedder, missing.map((key) => textOf.get(key)!));
       missing.forEach((key, i) => {
         vectors.set(key, computed[i]!);
         this.#cache?.set(key, computed[i]!);
