@@ -46,7 +46,6 @@ if (signup.status !== 201) throw new Error(`signup answered ${signup.status}`);
 const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
 await db.connect();
 await db.query(`update orgs set plan = 'enterprise' where id = $1`, [signup.body.org.id]);
-await db.end();
 const tokens: string[] = [signup.body.api_token.raw];
 for (let i = 0; i < 7; i++) tokens.push((await api.post('/api/auth/tokens', { token: tokens[0], body: { name: `saves-${i}` } })).body.raw);
 
@@ -59,8 +58,11 @@ await closedLoop(32, count, async (i) => {
 });
 const seconds = (performance.now() - started) / 1000;
 const after = cpuByKind();
+// What the curator embedded while the saves ran: during a burst it leaves the model alone (workflows/memory-curator.ts).
+const embedded = (await db.query<{ n: number }>(`select count(*)::int as n from memory_embeddings where org_id = $1`, [signup.body.org.id])).rows[0]!.n;
+await db.end();
 const cpu = Object.keys(after)
   .filter((kind) => kind !== 'other')
   .map((kind) => `${kind} ${(after[kind]! - (before[kind] ?? 0)).toFixed(1)}`)
   .join(', ');
-process.stdout.write(`${count} saves in ${seconds.toFixed(1)} s: ${Math.round(count / seconds)} saves/s; CPU seconds meanwhile: ${cpu}\n`);
+process.stdout.write(`${count} saves in ${seconds.toFixed(1)} s: ${Math.round(count / seconds)} saves/s; CPU seconds meanwhile: ${cpu}; memories embedded meanwhile: ${embedded}\n`);

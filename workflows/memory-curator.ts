@@ -64,14 +64,20 @@ export const CURATOR_MAX_ENRICHMENTS = 1_000;
 // The org's model calls are spaced at least this far apart: a burst of saves becomes a steady stream of
 // calls rather than a burst of provider 429s.
 export const LLM_PACE_MS = 200;
-// A burst of saves: ids arriving faster than this over the last BURST_WINDOW_MS. The model cannot keep up with a
-// burst anyway (it embeds 50-70 memories/s on two cores), and embedding at full speed beside the API takes the CPU
-// the saves need (on the 2-core benchmark machine: 495 saves/s instead of 830). So during a burst the curator
-// embeds one batch per BURST_PAUSE and catches up when the burst ends; at a steady 50 saves/s it keeps up
-// (docs/performance.md).
+// A burst of saves: ids arriving faster than this over the last BURST_WINDOW_MS, or twice as fast over the last
+// BURST_ONSET_MS (two of the relay's signals). The model cannot keep up with a burst anyway (it embeds 50-70
+// memories/s on two cores), and embedding at full speed beside the API takes the CPU the saves need (on the 2-core
+// benchmark machine: 495 saves/s instead of 830). So during a burst the curator embeds one batch per
+// BURST_PAUSE_MS and catches up when the burst ends; at a steady 50 saves/s it keeps up (docs/performance.md).
+// A burst is seen at its onset, and the pause comes before a batch: seen by its rate over two seconds only, a burst
+// of 800 saves/s started both lanes' batches (two of 64 memories, 3 s of the model's CPU) before it was seen. The
+// pause looks again every BURST_LOOK_AGAIN_MS (the window and one relay interval), so that the memories of a burst
+// that has ended wait that long, not the whole pause.
 export const BURST_PER_SECOND = 100;
 const BURST_WINDOW_MS = 2_000;
-const BURST_PAUSE = '15 seconds';
+const BURST_ONSET_MS = 500;
+const BURST_PAUSE_MS = 15_000;
+const BURST_LOOK_AGAIN_MS = 2_500;
 const RECENT_REPORTS = 50;
 // Saved postings are folded into blocks at most this often: each fold then takes a few seconds of saves at once.
 const FOLD_INTERVAL = '2 seconds';
@@ -117,9 +123,12 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   let enrichingNow: EnrichmentArgs | null = null;
   // When ids arrived lately (workflow time) and how many: the burst detector's window.
   const arrivals: { at: number; count: number }[] = [];
+  // Runs started before a burst was seen at its onset, and the pause came before the batch, replay without them.
+  const burstOnset = patched('burst-onset');
   const bursting = () => {
     while (arrivals.length > 0 && arrivals[0]!.at < Date.now() - BURST_WINDOW_MS) arrivals.shift();
-    return arrivals.reduce((sum, a) => sum + a.count, 0) > (BURST_PER_SECOND * BURST_WINDOW_MS) / 1000;
+    const since = (ms: number) => arrivals.reduce((sum, a) => (a.at >= Date.now() - ms ? sum + a.count : sum), 0);
+    return since(BURST_WINDOW_MS) > (BURST_PER_SECOND * BURST_WINDOW_MS) / 1000 || (burstOnset && since(BURST_ONSET_MS) > (2 * BURST_PER_SECOND * BURST_ONSET_MS) / 1000);
   };
 
   setHandler(curateSignal, (request) => {
@@ -179,6 +188,11 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   const embedding = loop(
     () => pending.size > 0 || backfill !== null,
     async () => {
+      if (burstOnset && bursting()) {
+        for (let waited = 0; waited < BURST_PAUSE_MS && bursting() && !draining; waited += BURST_LOOK_AGAIN_MS) await sleep(BURST_LOOK_AGAIN_MS);
+        // A run that began handing over meanwhile leaves the batch to the next run.
+        if (draining) return;
+      }
       if (pending.size > 0) {
         await embedBatch();
       } else if (backfill) {
@@ -189,7 +203,7 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
         // A backfill requested again meanwhile starts over; otherwise this one moves on.
         if (backfill === walking) backfill = page.next ? { cursor: page.next } : null;
       }
-      if (bursting()) await sleep(BURST_PAUSE);
+      if (!burstOnset && bursting()) await sleep(BURST_PAUSE_MS);
     },
   );
   // The other lanes take saved memories only (a backfill walks its pages in order), and none during a burst.
