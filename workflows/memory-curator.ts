@@ -64,18 +64,20 @@ export const CURATOR_MAX_ENRICHMENTS = 1_000;
 // The org's model calls are spaced at least this far apart: a burst of saves becomes a steady stream of
 // calls rather than a burst of provider 429s.
 export const LLM_PACE_MS = 200;
-// A burst of saves: ids arriving faster than this over the last BURST_WINDOW_MS, or twice as fast over the last
-// BURST_ONSET_MS (two of the relay's signals). The model cannot keep up with a burst anyway (it embeds 50-70
-// memories/s on two cores), and embedding at full speed beside the API takes the CPU the saves need (on the 2-core
-// benchmark machine: 495 saves/s instead of 830). So during a burst the curator embeds one batch per
-// BURST_PAUSE_MS and catches up when the burst ends; at a steady 50 saves/s it keeps up (docs/performance.md).
-// A burst is seen at its onset, and the pause comes before a batch: seen by its rate over two seconds only, a burst
-// of 800 saves/s started both lanes' batches (two of 64 memories, 3 s of the model's CPU) before it was seen. The
-// pause looks again every BURST_LOOK_AGAIN_MS (the window and one relay interval), so that the memories of a burst
-// that has ended wait that long, not the whole pause.
+// A burst of saves: ids arriving faster than this over the last BURST_WINDOW_MS, or twice as fast in the latest
+// signal (for BURST_ONSET_MS after it). The model cannot keep up with a burst anyway (it embeds 50-70 memories/s on
+// two cores), and embedding at full speed beside the API takes the CPU the saves need (on the 2-core benchmark
+// machine: 495 saves/s instead of 830). So during a burst the curator embeds one batch per BURST_PAUSE_MS and
+// catches up when the burst ends; at a steady 50 saves/s it keeps up (docs/performance.md).
+// The latest signal's rate sees a burst at its onset: by the two seconds' rate alone, a burst of 800 saves/s, whose
+// first signals held 2 and then 82 ids 0.33 s later, had started both lanes' batches (3 s of the model's CPU) before
+// it was seen. The pause comes before a batch, and looks again every BURST_LOOK_AGAIN_MS (the window and one relay
+// interval), so that the memories of a burst that has ended wait that long, not the whole pause.
 export const BURST_PER_SECOND = 100;
 const BURST_WINDOW_MS = 2_000;
 const BURST_ONSET_MS = 500;
+// The outbox relay's signals to a curator come at least this far apart (temporal/outbox-relay.ts, drainSpacingMs).
+const RELAY_INTERVAL_MS = 250;
 const BURST_PAUSE_MS = 15_000;
 const BURST_LOOK_AGAIN_MS = 2_500;
 const RECENT_REPORTS = 50;
@@ -125,10 +127,18 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   const arrivals: { at: number; count: number }[] = [];
   // Runs started before a burst was seen at its onset, and the pause came before the batch, replay without them.
   const burstOnset = patched('burst-onset');
+  // The latest signal's ids a second since the signal before it (over the whole window when it came first, and at
+  // least a relay interval apart), while it is recent. A relay that signals late brings more ids after a longer
+  // interval, so its rate stays that of the saves.
+  const onsetRate = () => {
+    const last = arrivals.at(-1);
+    if (!last || last.at < Date.now() - BURST_ONSET_MS) return 0;
+    const interval = Math.max(RELAY_INTERVAL_MS, last.at - (arrivals.at(-2)?.at ?? last.at - BURST_WINDOW_MS));
+    return (last.count * 1000) / interval;
+  };
   const bursting = () => {
     while (arrivals.length > 0 && arrivals[0]!.at < Date.now() - BURST_WINDOW_MS) arrivals.shift();
-    const since = (ms: number) => arrivals.reduce((sum, a) => (a.at >= Date.now() - ms ? sum + a.count : sum), 0);
-    return since(BURST_WINDOW_MS) > (BURST_PER_SECOND * BURST_WINDOW_MS) / 1000 || (burstOnset && since(BURST_ONSET_MS) > (2 * BURST_PER_SECOND * BURST_ONSET_MS) / 1000);
+    return arrivals.reduce((sum, a) => sum + a.count, 0) > (BURST_PER_SECOND * BURST_WINDOW_MS) / 1000 || (burstOnset && onsetRate() > 2 * BURST_PER_SECOND);
   };
 
   setHandler(curateSignal, (request) => {

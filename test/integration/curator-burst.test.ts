@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CURATE_JOB, type CurateRequest } from '../../domain/embeddings/curate.ts';
+import { query, sql } from '../../domain/sql.ts';
+import { SIGNAL_JOBS } from '../../temporal/jobs.ts';
+import { signalWithStart } from '../../temporal/start.ts';
 import { defaultEmbeddings, LlmServer } from '../support/llm-server.ts';
 import { eventually, newRelay, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -20,6 +24,24 @@ afterAll(async () => {
 });
 
 const BURST = 300;
+
+const save = async (user: SignedUp, content: string): Promise<string> => {
+  const res = await stack.api.post('/api/memories', { token: user.token, body: { content } });
+  expect(res.status).toBe(201);
+  return res.body.id;
+};
+
+// What the relay sends the org's curator for these saved memories.
+const signalCurator = (orgId: string, ids: string[]): Promise<void> => {
+  const job = SIGNAL_JOBS[CURATE_JOB]!;
+  const request: CurateRequest = { ids, backfill: false, enrich: [] };
+  return signalWithStart(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE, job.workflowType, job.signal, [request], {
+    workflowId: job.workflowId(orgId),
+    orgId,
+    description: job.description,
+    args: [job.initial(orgId)],
+  });
+};
 
 describe("the curator's burst of saves", () => {
   it('embeds nothing while the burst lasts, then every memory of it', async () => {
@@ -48,5 +70,30 @@ describe("the curator's burst of saves", () => {
     // And every text went to the provider once.
     const texts = provider.calls.flatMap((c) => c.embeddings?.input ?? []);
     expect(texts).toHaveLength(BURST);
+  });
+
+  it("sees a burst at its onset, by the rate of its latest signal, before two seconds' worth of saves", async () => {
+    const org = await signUp(stack.api);
+    const orgId = org.org.id;
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) ids.push(await save(org, `Onset note ${i}: the nightly job writes to bucket ${i}.`));
+    // The stack has no relay: these saves' own outbox rows stay where they are.
+    await query(stack.orm.em.fork(), sql`delete from outbox where org_id = ${orgId}`);
+    const calls: { at: number; texts: number }[] = [];
+    provider.respondEmbeddings((call) => {
+      calls.push({ at: Date.now(), texts: call.embeddings!.input.length });
+      return defaultEmbeddings(call);
+    });
+    // A burst's first two signals: the first commit's 2 saves, then 98 at once (at least 392 a second, the relay's
+    // signals being at least a quarter of a second apart). A rate over a window would not see them: 100 ids are not
+    // more than 100 a second over two seconds, nor 200 a second over half a second.
+    await signalCurator(orgId, ids.slice(0, 2));
+    const second = Date.now();
+    await signalCurator(orgId, ids.slice(2));
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: org.token })).body.embedded === 100, 60_000);
+    // Nothing but the first signal's 2 went to the model before the burst's pause of 2.5 s.
+    const early = calls.filter((c) => c.at < second + 2_000);
+    expect(early.reduce((sum, c) => sum + c.texts, 0)).toBeLessThanOrEqual(2);
+    expect(calls.reduce((sum, c) => sum + c.texts, 0)).toBe(100);
   });
 });
