@@ -1,6 +1,7 @@
 // Save throughput and where its CPU goes: signs up a fresh org, saves BENCH_SAVES (default 10,000) agent
 // memories at concurrency 32 over 8 tokens, and reports saves/s with the CPU seconds each kind of process used
-// meanwhile (PostgreSQL, API, worker, Temporal, this client), read from /proc. For comparing configurations of
+// meanwhile (PostgreSQL, API, worker, Temporal, this client), read from /proc, and how many of the memories the
+// curator embedded meanwhile (during a burst it leaves the model alone). For comparing configurations of
 // the save path and of the background work beside it: `BENCH_SUITES=saves bash scripts/bench.sh`.
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -58,7 +59,7 @@ await closedLoop(32, count, async (i) => {
 });
 const seconds = (performance.now() - started) / 1000;
 const after = cpuByKind();
-// What the curator embedded while the saves ran: during a burst it leaves the model alone (workflows/memory-curator.ts).
+// The vectors written while the saves ran (workflows/memory-curator.ts, BURST_PER_SECOND).
 const embedded = (await db.query<{ n: number }>(`select count(*)::int as n from memory_embeddings where org_id = $1`, [signup.body.org.id])).rows[0]!.n;
 await db.end();
 const cpu = Object.keys(after)

@@ -25,8 +25,8 @@ afterAll(async () => {
 
 const BURST = 300;
 
-const save = async (user: SignedUp, content: string): Promise<string> => {
-  const res = await stack.api.post('/api/memories', { token: user.token, body: { content } });
+const save = async (owner: SignedUp, content: string): Promise<string> => {
+  const res = await stack.api.post('/api/memories', { token: owner.token, body: { content } });
   expect(res.status).toBe(201);
   return res.body.id;
 };
