@@ -21,6 +21,7 @@ import { Migration0019OwnVectorIndexes } from './0019_own_vector_indexes.ts';
 import { Migration0020ThreadContext } from './0020_thread_context.ts';
 import { Migration0021Passages } from './0021_passages.ts';
 import { Migration0022NamespaceStatistics } from './0022_namespace_statistics.ts';
+import { Migration0023CredentialLookups } from './0023_credential_lookups.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -46,4 +47,5 @@ export const migrations: MigrationObject[] = [
   { name: '0020_thread_context', class: Migration0020ThreadContext },
   { name: '0021_passages', class: Migration0021Passages },
   { name: '0022_namespace_statistics', class: Migration0022NamespaceStatistics },
+  { name: '0023_credential_lookups', class: Migration0023CredentialLookups },
 ];

@@ -18,11 +18,16 @@ ensure_dashboard
 ensure_workflow_bundle
 trap stop_started EXIT
 
-export DATABASE_POOL_MAX=20
-STACK_KEEP_DATABASE="${BENCH_REUSE:-0}" start_own_stack memsvc_bench 3099 7299 8299 bench
-
 # BENCH_SUITES picks what runs (default all), e.g. BENCH_SUITES=memories while tuning saves.
 suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase,documents},"
+
+# The saves suite alone runs on a fresh database of its own: it neither drops the seeded org that BENCH_REUSE=1
+# measures again, nor is measured while the worker embeds what earlier runs left (at its start the worker
+# catches up every org whose vectors lag, and a burst pauses only its own org's curator).
+database=memsvc_bench keep="${BENCH_REUSE:-0}"
+[ "$suites" = ",saves," ] && database=memsvc_saves keep=0
+export DATABASE_POOL_MAX=20
+STACK_KEEP_DATABASE="$keep" start_own_stack "$database" 3099 7299 8299 bench
 if [[ "$suites" == *,saves,* ]]; then
   log "save throughput and its CPU"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/saves.ts

@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
-import { resolveCredential } from '../../domain/accounts/authenticate.ts';
 import type { Caller } from '../../domain/accounts/caller.ts';
 import { unauthenticated } from '../../domain/errors.ts';
 import type { AppContext, AppState } from './state.ts';
@@ -12,11 +11,11 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export async function resolveCaller(ctx: AppContext): Promise<Caller | null> {
   const cookie = ctx.cookies.get(SESSION_COOKIE);
   if (cookie) {
-    const caller = await resolveCredential(ctx.state.em, cookie, 'session');
+    const caller = await ctx.state.credentials.resolve(cookie, 'session');
     if (caller) return caller;
   }
   const bearer = BEARER.exec(ctx.get('authorization'))?.[1];
-  if (bearer) return resolveCredential(ctx.state.em, bearer, 'api');
+  if (bearer) return ctx.state.credentials.resolve(bearer, 'api');
   return null;
 }
 

@@ -3,6 +3,7 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } f
 import type { Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { CredentialLookups } from '../../domain/accounts/authenticate.ts';
 import type { Caller } from '../../domain/accounts/caller.ts';
 import { httpDuration } from '../../infra/metrics.ts';
 import { tracer, withRequestId } from '../../infra/tracing.ts';
@@ -12,9 +13,11 @@ const INCOMING_ID = /^[\w.:-]{1,128}$/;
 
 // Gives each request an id (kept from X-Request-Id when it is sane), a server span (continuing the caller's
 // trace when a `traceparent` header names one) whose context carries the request id as baggage to every
-// job the request causes, its own EntityManager, one access-log line and one latency observation when it
+// job the request causes, its own EntityManager, the app's credential lookups (shared, so that the lookups of
+// requests that arrive together go in one statement), one access-log line and one latency observation when it
 // ends. The route label is the route's pattern, so ids never become label values.
 export function requestContext(orm: MikroORM, logger: Logger): Middleware<AppState> {
+  const credentials = new CredentialLookups(() => orm.em.fork());
   return async (ctx, next) => {
     const incoming = ctx.get('x-request-id');
     const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
@@ -25,6 +28,7 @@ export function requestContext(orm: MikroORM, logger: Logger): Middleware<AppSta
     ctx.state.requestId = requestId;
     ctx.state.log = logger;
     ctx.state.em = orm.em.fork();
+    ctx.state.credentials = credentials;
     ctx.state.caller = null;
     await context.with(trace.setSpan(parent, span), async () => {
       try {

@@ -1,0 +1,57 @@
+// Calls that reach PostgreSQL in groups, one statement per group: while `maxInflight` groups are under way, new
+// calls queue, and the next group takes up to `maxGroup` of them. Under light load every call is a group of its
+// own (no added wait); under load a group shares one round trip, one plan and, for writes, one commit. On the
+// 2-core machine a statement costs its backend and the API more than the few rows it touches: grouping the
+// saves (domain/memories/save-batch.ts) and the credential lookups (domain/accounts/authenticate.ts) is what
+// keeps saves near 1,000/s (docs/performance.md, sessions 2 and 31).
+// `run` answers each input's outcome in order; if it throws, every call of the group fails with its error.
+interface Call<In, Out> {
+  input: In;
+  resolve: (out: Out) => void;
+  reject: (err: unknown) => void;
+}
+
+export class GroupedCalls<In, Out> {
+  readonly #queue: Call<In, Out>[] = [];
+  #inflight = 0;
+  readonly #run: (inputs: In[]) => Promise<PromiseSettledResult<Out>[]>;
+  readonly #maxInflight: number;
+  readonly #maxGroup: number;
+
+  constructor(run: (inputs: In[]) => Promise<PromiseSettledResult<Out>[]>, maxInflight: number, maxGroup: number) {
+    this.#run = run;
+    this.#maxInflight = maxInflight;
+    this.#maxGroup = maxGroup;
+  }
+
+  call(input: In): Promise<Out> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ input, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#inflight < this.#maxInflight && this.#queue.length > 0) {
+      const group = this.#queue.splice(0, this.#maxGroup);
+      this.#inflight += 1;
+      void this.#runGroup(group).finally(() => {
+        this.#inflight -= 1;
+        this.#pump();
+      });
+    }
+  }
+
+  async #runGroup(group: Call<In, Out>[]): Promise<void> {
+    try {
+      const outcomes = await this.#run(group.map((c) => c.input));
+      for (const [i, c] of group.entries()) {
+        const outcome = outcomes[i]!;
+        if (outcome.status === 'fulfilled') c.resolve(outcome.value);
+        else c.reject(outcome.reason);
+      }
+    } catch (err) {
+      for (const c of group) c.reject(err);
+    }
+  }
+}
