@@ -58,4 +58,16 @@ describe('credential lookups in groups', () => {
     expect((await Promise.all(after)).map((c) => c?.credentialId ?? null)).toEqual([a.tokenId, null, a.tokenId]);
     expect((await Promise.all(busy)).every((c) => c?.orgId === a.org.id)).toBe(true);
   });
+
+  it('answers concurrent requests through the API each by its own credential', async () => {
+    const a = await signUp(stack.api);
+    const b = await signUp(stack.api);
+    const revoked = (await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: 'revoked' } })).body;
+    expect((await stack.api.delete(`/api/auth/tokens/${revoked.id}`, { token: a.token })).status).toBe(204);
+    const tokens = [a.token, b.token, revoked.raw, `svc_${'y'.repeat(43)}`];
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => stack.api.get('/api/auth/me', { token: tokens[i % tokens.length] })));
+    expect(answers.map((res) => (res.status === 200 ? res.body.org.id : res.status))).toEqual(
+      Array.from({ length: 60 }, (_, i) => [a.org.id, b.org.id, 401, 401][i % tokens.length]),
+    );
+  });
 });
