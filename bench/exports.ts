@@ -1,16 +1,11 @@
 // Export benchmark: exports the bench org's memories as ndjson and CSV through the API, timing each job
 // and reading the worker's and the API's peak resident memory (VmHWM) from /proc.
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { ApiClient } from '../test/support/api-client.ts';
+import { memoryMb } from './lib/proc.ts';
 import { createHash, randomBytes } from 'node:crypto';
 
 const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
-const peakMb = (pid: string | undefined) => {
-  if (!pid) return NaN;
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
-  return Math.round(Number(line?.replace(/\D+/g, '')) / 1024);
-};
 
 // A token for the largest org of the bench database.
 const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -43,6 +38,6 @@ for (const format of ['ndjson', 'csv']) {
   for await (const chunk of res.body!) bytes += (chunk as Uint8Array).length;
   const downloadSeconds = (performance.now() - t) / 1000;
   console.log(
-    `| ${format} | ${status.row_count} of ${org.n} | ${jobSeconds.toFixed(1)} s | ${downloadSeconds.toFixed(1)} s | ${(bytes / 1e6).toFixed(1)} MB | ${peakMb(process.env.STACK_WORKER_PID)} MB | ${peakMb(process.env.STACK_API_PID)} MB |`,
+    `| ${format} | ${status.row_count} of ${org.n} | ${jobSeconds.toFixed(1)} s | ${downloadSeconds.toFixed(1)} s | ${(bytes / 1e6).toFixed(1)} MB | ${memoryMb(process.env.STACK_WORKER_PID).peak} MB | ${memoryMb(process.env.STACK_API_PID).peak} MB |`,
   );
 }

@@ -3,7 +3,6 @@
 // questions); with a model, how fresh a save's vector is, and what
 // semantic search through the index finds against an exact scan of the org (the paraphrase set's answers among
 // its memories included). Run with `bash scripts/bench.sh`.
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { vectorLiteral } from '../domain/search/semantic.ts';
 import { createLocalEmbedder } from '../infra/embeddings/local.ts';
@@ -11,6 +10,7 @@ import { localModelId } from '../infra/embeddings/local-models.ts';
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
+import { cpuByKind, cpuSeconds, cpuSpent, memoryMb } from './lib/proc.ts';
 import { closedLoop, summarize, type Summary } from './lib/stats.ts';
 import { askParaphraseSet, evidenceRecall, K, loadParaphraseSet, MODES, saveParaphraseSet } from './quality/paraphrase-set.ts';
 
@@ -83,19 +83,10 @@ async function bytesPerMemory(): Promise<number> {
   return Math.round(Number(rows[0]!.bytes) / Number(rows[0]!.memories));
 }
 
-// CPU seconds a process has used so far (user + system), from /proc.
-function cpuSeconds(pid: string | undefined): number {
-  if (!pid) return NaN;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 // Resident and peak memory of a process, in MB.
 function memoryOf(pid: string | undefined): string {
-  if (!pid) return 'n/a';
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mb = (key: string) => Math.round(Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN) / 1024);
-  return `${mb('VmRSS')} MB now, ${mb('VmHWM')} MB peak`;
+  const { now, peak } = memoryMb(pid);
+  return `${now} MB now, ${peak} MB peak`;
 }
 
 // Whether the service embeds at all (EMBEDDING_PROVIDER=none runs the benchmark lexical-only: the growth of
@@ -349,8 +340,10 @@ if (model) {
   process.stdout.write('\n');
   for (const pollMs of [10, 250]) {
     await embedded(tokens[0]!);
+    const before = cpuByKind();
     const fresh = await freshness(tokens[0]!, orgId, pollMs);
-    process.stdout.write(`from a save's 201 to its vector (found semantically) at 50 saves/s, polled every ${pollMs} ms, to its commit: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves; as the poller saw them: p50 ${fresh.seen.p50}, p95 ${fresh.seen.p95})\n`);
+    // The CPU each kind of process used over the stream says what competed with the model when the lag grew.
+    process.stdout.write(`from a save's 201 to its vector (found semantically) at 50 saves/s, polled every ${pollMs} ms, to its commit: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves; as the poller saw them: p50 ${fresh.seen.p50}, p95 ${fresh.seen.p95}; CPU seconds meanwhile: ${cpuSpent(before, cpuByKind())})\n`);
   }
   const recall = await recallAgainstExact(tokens[0]!, orgId, true);
   process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);

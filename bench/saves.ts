@@ -3,10 +3,10 @@
 // meanwhile (PostgreSQL, API, worker, Temporal, this client), read from /proc, and how many of the memories the
 // curator embedded meanwhile (during a burst it leaves the model alone). For comparing configurations of
 // the save path and of the background work beside it: `BENCH_SUITES=saves bash scripts/bench.sh`.
-import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
+import { cpuByKind, cpuSpent } from './lib/proc.ts';
 import { Corpus } from './lib/corpus.ts';
 import { closedLoop } from './lib/stats.ts';
 
@@ -14,30 +14,6 @@ const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
 const count = Number(process.env.BENCH_SAVES ?? 10_000);
 const corpus = new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname, 7);
 const agent = agentMemoryGenerator(corpus);
-
-// CPU seconds used so far by every process on the machine, summed by kind.
-function cpuByKind(): Record<string, number> {
-  const kinds: Record<string, number> = {};
-  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const kind =
-        command.includes('worker-main') ? 'worker'
-        : command.includes('api/main') ? 'api'
-        : name.startsWith('postgres') ? 'postgres'
-        : name.startsWith('temporal') ? 'temporal'
-        : Number(pid) === process.pid ? 'client'
-        : 'other';
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      kinds[kind] = (kinds[kind] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return kinds;
-}
 
 const signup = await api.post('/api/auth/signup', {
   body: { email: `saves-${Date.now()}@example.test`, password: 'benchmark-password', name: 'Saves', org_name: 'Saves' },
@@ -62,8 +38,4 @@ const after = cpuByKind();
 // The vectors written while the saves ran (workflows/memory-curator.ts, BURST_PER_SECOND).
 const embedded = (await db.query<{ n: number }>(`select count(*)::int as n from memory_embeddings where org_id = $1`, [signup.body.org.id])).rows[0]!.n;
 await db.end();
-const cpu = Object.keys(after)
-  .filter((kind) => kind !== 'other')
-  .map((kind) => `${kind} ${(after[kind]! - (before[kind] ?? 0)).toFixed(1)}`)
-  .join(', ');
-process.stdout.write(`${count} saves in ${seconds.toFixed(1)} s: ${Math.round(count / seconds)} saves/s; CPU seconds meanwhile: ${cpu}; memories embedded meanwhile: ${embedded}\n`);
+process.stdout.write(`${count} saves in ${seconds.toFixed(1)} s: ${Math.round(count / seconds)} saves/s; CPU seconds meanwhile: ${cpuSpent(before, after)}; memories embedded meanwhile: ${embedded}\n`);
