@@ -1,3 +1,10 @@
+// A call waiting for its group: its input, and how to settle it.
+interface Call<In, Out> {
+  input: In;
+  resolve: (out: Out) => void;
+  reject: (err: unknown) => void;
+}
+
 // Calls that reach PostgreSQL in groups, one statement per group: while `maxInflight` groups are under way, new
 // calls queue, and the next group takes up to `maxGroup` of them. Under light load every call is a group of its
 // own (no added wait); under load a group shares one round trip, one plan and, for writes, one commit. On the
@@ -5,12 +12,6 @@
 // saves (domain/memories/save-batch.ts) and the credential lookups (domain/accounts/authenticate.ts) is what
 // keeps saves near 1,000/s (docs/performance.md, sessions 2 and 31).
 // `run` answers each input's outcome in order; if it throws, every call of the group fails with its error.
-interface Call<In, Out> {
-  input: In;
-  resolve: (out: Out) => void;
-  reject: (err: unknown) => void;
-}
-
 export class GroupedCalls<In, Out> {
   readonly #queue: Call<In, Out>[] = [];
   #inflight = 0;
