@@ -1,14 +1,16 @@
 // What the benchmarks read of the machine's processes from /proc: CPU time and memory.
 import { readdirSync, readFileSync } from 'node:fs';
 
-// CPU seconds (user + system) from a /proc/<pid>/stat line; the fields are counted after the command's name,
-// which may hold spaces.
+// CPU seconds (user + system) from a /proc/<pid>/stat line, the process's own and those of the children it has
+// reaped: PostgreSQL's postmaster reaps its backends, so a backend that exits (a pool closing an idle connection,
+// an autovacuum worker) still counts, instead of taking its CPU out of the sum. The fields are counted after the
+// command's name, which may hold spaces.
 const statSeconds = (stat: string): number => {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
 };
 
-// CPU seconds a process has used so far.
+// CPU seconds a process (and the children it has reaped) has used so far.
 export function cpuSeconds(pid: string | undefined): number {
   if (!pid) return NaN;
   return statSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
