@@ -72,6 +72,12 @@ export const errorHandler: Middleware<AppState> = async (ctx, next) => {
     } else if (status >= 400 && status < 500 && e.expose) {
       ctx.status = status;
       ctx.body = { error: 'bad_request', message: e.message };
+    } else if (e.type === 'stream.not.readable' && ctx.req.destroyed) {
+      // The client closed the connection while its request waited (for its credential's lookup, say) and before its
+      // body was read: nobody is there to answer, and nothing failed on our side. As the body parser's own "request
+      // aborted", it counts as a 400, not as a server error in the logs and metrics.
+      ctx.status = 400;
+      ctx.body = { error: 'request_aborted', message: 'the client closed the connection before its request body was read' };
     } else {
       ctx.state.log.error({ err }, 'unhandled error');
       ctx.status = 500;

@@ -1,11 +1,12 @@
 import { Connection, Client } from '@temporalio/client';
-import type { Server } from 'node:http';
+import { request, type Server } from 'node:http';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.ts';
 import { createLlm } from '../../infra/llm/router.ts';
 import { createLogger } from '../../infra/logger.ts';
 import { ApiClient } from '../support/api-client.ts';
-import { signUp, startStack, type Stack } from '../support/stack.ts';
+import { eventually, signUp, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -54,6 +55,30 @@ describe('HTTP conventions', () => {
     const huge = await stack.api.post('/api/auth/tokens', { token: authed.token, body: { name: 'x'.repeat(3 * 1024 * 1024) } });
     expect(huge.status).toBe(413);
     expect(huge.body.error).toBe('payload_too_large');
+  });
+
+  it('counts a request whose client left before its body was read as aborted, not as a server error', async () => {
+    const a = await signUp(stack.api);
+    // The credential's lookup waits behind a lock while the client sends its save and leaves.
+    const locker = new pg.Client({ connectionString: stack.config.DATABASE_URL });
+    await locker.connect();
+    await locker.query('begin');
+    await locker.query('lock table credentials in access exclusive mode');
+    const req = request(`${stack.baseUrl}/api/memories`, { method: 'POST', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' } });
+    req.on('error', () => undefined);
+    req.end(JSON.stringify({ content: 'the client left before this was read' }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    req.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await locker.query('commit');
+    await locker.end();
+    const counted = (status: number) => new RegExp(`memsvc_http_request_duration_seconds_count\\{method="POST",route="/api/memories",status="${status}"\\} (\\d+)`);
+    const metrics = await eventually(async () => {
+      const text = (await stack.api.get('/metrics')).text;
+      return counted(400).test(text) ? text : undefined;
+    });
+    expect(metrics).not.toMatch(counted(500));
+    expect((await stack.api.get('/api/memories', { token: a.token })).body).toEqual([]);
   });
 
   it('puts a request id on every response, keeping a sane incoming one', async () => {
