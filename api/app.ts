@@ -52,9 +52,19 @@ export function buildRoutes(deps: ApiDeps): AnyRoute[] {
   return [...routes, ...metricsRoutes(deps), ...dashboardRoutes(), ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 
+// How a response's stream fails when its client has gone.
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
 // Each route runs: caller resolution (401 first) -> write limit -> JSON body (per-route size limit) -> validation -> handler.
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
+  // What fails once a response has begun (a streamed body; a client gone in the middle of a download) reaches Koa,
+  // not errorHandler: it is logged here, through the app's logger, instead of Koa's default print to stderr. A
+  // client that left is nothing that failed on our side.
+  app.on('error', (err: NodeJS.ErrnoException) => {
+    if (CLIENT_GONE.has(err.code ?? '')) deps.logger.debug({ err: err.message }, 'the client left before its response ended');
+    else deps.logger.error({ err }, 'a response failed after it began');
+  });
   // The client's address (sign-in limits, captcha) is the socket's, or, behind N trusted proxies, the N-th
   // X-Forwarded-For entry from the right: the one the outermost trusted proxy wrote. Entries left of it are
   // written by the client and never believed.

@@ -1,6 +1,6 @@
-import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import { z } from 'zod';
-import { EXPORT_FORMATS, exportChunks, exportSize, getExport, listExports, requestExport, type ExportView } from '../../domain/exports/exports.ts';
+import { EXPORT_FORMATS, exportFile, exportSize, getExport, listExports, requestExport, type ExportView } from '../../domain/exports/exports.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
@@ -89,8 +89,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         if (job.status === 'completed') {
           size = await exportSize(ctx.state.em, callerOf(ctx).orgId, job.id);
           if (size <= deps.config.EXPORT_INLINE_MAX_BYTES) {
-            payload = '';
-            for await (const chunk of exportChunks(ctx.state.em, callerOf(ctx).orgId, job.id)) payload += chunk;
+            payload = await text(await exportFile(ctx.state.em, callerOf(ctx).orgId, job.id));
           }
         }
         ctx.body = { ...json(job), payload, size_bytes: size };
@@ -101,7 +100,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       path: '/api/memories/exports/:id/download',
       tag: 'exports',
       access: 'caller',
-      summary: 'The finished export as a file, streamed',
+      summary: 'The finished export as a file, streamed, with its Content-Length',
       params,
       responses: { 200: { description: 'The file (text/csv or application/x-ndjson)' }, 404: { description: 'Not in this org' }, 409: { description: '`export_not_ready`' } },
       handler: async (ctx, { params: p }) => {
@@ -109,7 +108,10 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         if (job.status !== 'completed') throw new AppError('conflict', 'export_not_ready', `the export is ${job.status}`);
         ctx.type = CONTENT_TYPES[job.format];
         ctx.set('Content-Disposition', `attachment; filename="memories-${job.id}.${job.format}"`);
-        ctx.body = Readable.from(exportChunks(ctx.state.em, callerOf(ctx).orgId, job.id));
+        // Its length is known before the first byte: a client can show progress and tell a cut download.
+        const size = await exportSize(ctx.state.em, callerOf(ctx).orgId, job.id);
+        ctx.body = await exportFile(ctx.state.em, callerOf(ctx).orgId, job.id);
+        ctx.length = size;
       },
     }),
   ];

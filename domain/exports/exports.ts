@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
+import { copyOut } from '../copy-out.ts';
 import { invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
@@ -80,15 +82,10 @@ export async function exportSize(em: EntityManager, orgId: string, exportId: str
   return Number(row!.bytes);
 }
 
-// The output, chunk by chunk in order, for streaming or for the inline payload.
-export async function* exportChunks(em: EntityManager, orgId: string, exportId: string): AsyncGenerator<string> {
-  let seq = -1;
-  for (;;) {
-    const rows = await query(em, sql<{ seq: number; data: string }>`select seq, data from export_chunks where org_id = ${orgId} and export_id = ${exportId} and seq > ${seq} order by seq limit 20`);
-    if (rows.length === 0) return;
-    for (const r of rows) yield r.data;
-    seq = rows[rows.length - 1]!.seq;
-  }
+// The finished file's bytes in order, streamed from PostgreSQL without becoming strings (copyOut): the download, and
+// the inline payload of a small file.
+export async function exportFile(em: EntityManager, orgId: string, exportId: string): Promise<Readable> {
+  return copyOut(em, sql`select data from export_chunks where org_id = ${sql.lit(orgId)}::uuid and export_id = ${sql.lit(exportId)}::uuid order by seq`);
 }
 
 function render(format: ExportFormat, memories: MemoryView[], header: boolean): string {

@@ -1,5 +1,7 @@
+import { createHash, randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query, sql } from '../../domain/sql.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -99,6 +101,56 @@ describe('exports', () => {
     expect((await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'csv', filters: { namespace: '' } } })).status).toBe(400);
     const empty = await stack.api.post('/api/memories/exports', { token: b.token, body: { format: 'ndjson' } });
     expect((await waitDone(empty.body.id, b.token)).row_count).toBe(0);
+  });
+});
+
+describe('a large export downloaded', () => {
+  // A finished export of 48 pages of 1 MB each, with text of several bytes a character, stored as the workflow
+  // stores its pages: far more than the sockets between PostgreSQL, the API and the client hold.
+  let exportId: string;
+  beforeAll(async () => {
+    exportId = randomUUID();
+    const em = stack.orm.em.fork();
+    await query(em, sql`insert into export_jobs (id, org_id, format, filters, status, row_count, created_at, completed_at) values (${exportId}, ${a.org.id}, 'ndjson', '{}', 'completed', 48000, now(), now())`);
+    await query(
+      em,
+      sql`insert into export_chunks (org_id, export_id, seq, data)
+          select ${a.org.id}, ${exportId}, seq, repeat(format('{"page":%s,"content":"naïve café ☕ 🦜"}' || chr(10), seq), 25000) from generate_series(0, 47) seq`,
+    );
+  });
+  const download = (signal?: AbortSignal) => fetch(`${stack.baseUrl}/api/memories/exports/${exportId}/download`, { headers: { authorization: `Bearer ${a.token}` }, ...(signal ? { signal } : {}) });
+
+  it('streams every byte in order, with its Content-Length', async () => {
+    const [stored] = await query(
+      stack.orm.em.fork(),
+      sql<{ bytes: string; digest: string }>`select sum(octet_length(data))::bigint as bytes, encode(sha256(convert_to(string_agg(data, '' order by seq), 'UTF8')), 'hex') as digest
+          from export_chunks where org_id = ${a.org.id} and export_id = ${exportId}`,
+    );
+    const file = await download();
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-length')).toBe(stored!.bytes);
+    const body = Buffer.from(await file.arrayBuffer());
+    expect(body.length).toBe(Number(stored!.bytes));
+    expect(createHash('sha256').update(body).digest('hex')).toBe(stored!.digest);
+  });
+
+  it('gives its connection back when the client leaves in the middle, so downloads never exhaust the pool', async () => {
+    // Twice as many downloads as the stack's pool has connections (5), each left after its first bytes.
+    for (let i = 0; i < 10; i++) {
+      const leave = new AbortController();
+      const file = await download(leave.signal);
+      const reader = file.body!.getReader();
+      expect((await reader.read()).done).toBe(false);
+      leave.abort();
+    }
+    // Each abandoned COPY ends with its connection: none is left running, and the API still answers.
+    await eventually(async () => {
+      const [running] = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where query like 'copy (select data from export_chunks%' and state <> 'idle'`);
+      return running!.n === 0;
+    });
+    expect((await stack.api.get('/api/memories/exports', { token: a.token })).status).toBe(200);
+    const whole = await download();
+    expect((await whole.arrayBuffer()).byteLength).toBe(Number(whole.headers.get('content-length')));
   });
 });
 

@@ -359,7 +359,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The finished export as a file, streamed */
+        /** The finished export as a file, streamed, with its Content-Length */
         get: operations["getApiMemoriesExportsIdDownload"];
         put?: never;
         post?: never;
