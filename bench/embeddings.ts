@@ -7,7 +7,8 @@
 // sessions x threads; BENCH_PASS_SIZES (default 1,8,16,32,64; empty for none) the pass sizes tried without a
 // token limit beside the default passes; BENCH_PASS_TOKENS (e.g. 192,256,384; default none) token limits tried with
 // the default 32 texts. BENCH_BUSY=0.6 runs a process beside each configuration that keeps
-// 60% of a core busy, as the API and PostgreSQL do while the worker embeds.
+// 60% of a core busy, as the API and PostgreSQL do while the worker embeds. BENCH_QUERY_GAP_MS spaces the queries
+// of the one-caller row.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -70,7 +71,17 @@ async function child(job: Job): Promise<Result> {
   const result: Result = { perSecond, rssAfterLoadMb, peakRssMb: 0 };
   if (job.queries) {
     const { queries } = job.sets;
-    result.query = summarize((await closedLoop(1, queries.length, async (i) => void (await embedder.embedQueries([queries[i]!])))).latencies);
+    // One caller, each query BENCH_QUERY_GAP_MS after the one before (default 0): a search's query comes after the
+    // database's part of the one before, while the session's threads have gone to sleep.
+    const gap = Number(process.env.BENCH_QUERY_GAP_MS ?? 0);
+    const latencies: number[] = [];
+    for (const text of queries) {
+      if (gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
+      const started = performance.now();
+      await embedder.embedQueries([text]);
+      latencies.push(performance.now() - started);
+    }
+    result.query = summarize(latencies);
     // Four callers at once, as several search requests of the API would be.
     const concurrent = await closedLoop(4, queries.length, async (i) => void (await embedder.embedQueries([queries[i]!])));
     result.concurrent = { perSecond: concurrent.perSecond, latency: summarize(concurrent.latencies) };

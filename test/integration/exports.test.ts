@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { get, type IncomingMessage } from 'node:http';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
@@ -134,6 +135,23 @@ describe('a large export downloaded', () => {
     expect(createHash('sha256').update(body).digest('hex')).toBe(stored!.digest);
   });
 
+  it('holds no connection while its client reads slowly, so slow downloads never starve the API', async () => {
+    // More downloads than the stack's pool has connections (5), none of them read: each stalls once the sockets'
+    // buffers are full, with most of its file still to send. (A COPY of the whole file held its connection so.)
+    const stalled: IncomingMessage[] = [];
+    for (let i = 0; i < 8; i++) {
+      const file = await new Promise<IncomingMessage>((resolve, reject) =>
+        get(`${stack.baseUrl}/api/memories/exports/${exportId}/download`, { headers: { authorization: `Bearer ${a.token}` } }, resolve).on('error', reject),
+      );
+      expect(file.statusCode).toBe(200);
+      stalled.push(file);
+    }
+    expect((await stack.api.get('/api/memories/exports', { token: a.token })).status).toBe(200);
+    const whole = await download();
+    expect((await whole.arrayBuffer()).byteLength).toBe(Number(whole.headers.get('content-length')));
+    for (const file of stalled) file.destroy();
+  });
+
   it('gives its connection back when the client leaves in the middle, so downloads never exhaust the pool', async () => {
     // Twice as many downloads as the stack's pool has connections (5), each left after its first bytes.
     for (let i = 0; i < 10; i++) {
@@ -143,7 +161,7 @@ describe('a large export downloaded', () => {
       expect((await reader.read()).done).toBe(false);
       leave.abort();
     }
-    // Each abandoned COPY ends with its connection: none is left running, and the API still answers.
+    // An abandoned download leaves no COPY running, and the API still answers.
     await eventually(async () => {
       const [running] = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where query like 'copy (select data from export_chunks%' and state <> 'idle'`);
       return running!.n === 0;
