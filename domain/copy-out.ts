@@ -5,14 +5,15 @@ import type { Pool } from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 
 // The bytes of a query's one column, row after row, as a stream: `copy (query) to stdout (format binary)` on a
-// connection of its own, each row's bytes passed on as they arrive from the socket. Nothing of a row becomes a JS
-// string, and the socket is paused while the reader is behind, so what a stream holds is a few of the socket's
-// buffers, however large the rows: a download of a 100 MB export does not grow the process (docs/performance.md,
-// session 32). A SELECT holds a whole result's rows in strings at once, which V8 frees only at a full collection.
+// connection of its own, each row's bytes passed on as the socket's buffers that carried them. Nothing of a row
+// becomes a JS string (a SELECT holds a whole result's rows as strings, which V8 frees only at a full collection,
+// so a large export grew the API by 80-90 MB: docs/performance.md, session 32), and the socket is paused while the
+// reader is behind.
 //
 // COPY takes no bound parameters: the statement inlines its values with sql.lit (a statement with parameters is
 // refused). It runs outside any transaction of `em`. The connection goes back to the pool once COPY has sent its
-// last row; a stream destroyed before that (a client that left) closes its connection instead, which ends the COPY.
+// last row, so a reader that is slow holds it that long (exportFile reads a page at a time for that reason); a
+// stream destroyed before the end closes its connection instead, which ends the COPY.
 export async function copyOut(em: EntityManager, statement: RawBuilder<unknown>): Promise<Readable> {
   const { sql, parameters } = statement.compile(em.getKysely());
   if (parameters.length > 0) throw new Error('copyOut takes no bound parameters: inline the values with sql.lit');

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { get, type IncomingMessage } from 'node:http';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyOut } from '../../domain/copy-out.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -102,6 +103,8 @@ describe('exports', () => {
     expect((await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'csv', filters: { namespace: '' } } })).status).toBe(400);
     const empty = await stack.api.post('/api/memories/exports', { token: b.token, body: { format: 'ndjson' } });
     expect((await waitDone(empty.body.id, b.token)).row_count).toBe(0);
+    const nothing = await fetch(`${stack.baseUrl}/api/memories/exports/${empty.body.id}/download`, { headers: { authorization: `Bearer ${b.token}` } });
+    expect([nothing.status, nothing.headers.get('content-length'), await nothing.text()]).toEqual([200, '0', '']);
   });
 });
 
@@ -169,6 +172,16 @@ describe('a large export downloaded', () => {
     expect((await stack.api.get('/api/memories/exports', { token: a.token })).status).toBe(200);
     const whole = await download();
     expect((await whole.arrayBuffer()).byteLength).toBe(Number(whole.headers.get('content-length')));
+  });
+});
+
+describe('copyOut', () => {
+  it('refuses bound parameters, and fails its stream with the database\'s error, giving the connection back', async () => {
+    const em = stack.orm.em.fork();
+    await expect(copyOut(em, sql`select ${'a'}::text`)).rejects.toThrow(/no bound parameters/);
+    // More failures than the pool has connections (5): none of them keeps one.
+    for (let i = 0; i < 8; i++) await expect((await copyOut(em, sql`select (1 / (g - 3))::text from generate_series(1, 5) g`)).toArray()).rejects.toThrow(/division by zero/);
+    expect(Buffer.concat(await (await copyOut(em, sql`select g::text from generate_series(1, 3) g`)).toArray()).toString()).toBe('123');
   });
 });
 
