@@ -1,6 +1,6 @@
 import { text } from 'node:stream/consumers';
 import { z } from 'zod';
-import { EXPORT_FORMATS, exportFile, exportSize, getExport, listExports, requestExport, type ExportView } from '../../domain/exports/exports.ts';
+import { EXPORT_FORMATS, exportExtent, exportFile, getExport, listExports, requestExport, type ExportView } from '../../domain/exports/exports.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
@@ -87,10 +87,9 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         let payload: string | null = null;
         let size: number | null = null;
         if (job.status === 'completed') {
-          size = await exportSize(ctx.state.em, callerOf(ctx).orgId, job.id);
-          if (size <= deps.config.EXPORT_INLINE_MAX_BYTES) {
-            payload = await text(await exportFile(ctx.state.em, callerOf(ctx).orgId, job.id));
-          }
+          const extent = await exportExtent(ctx.state.em, callerOf(ctx).orgId, job.id);
+          size = extent.bytes;
+          if (size <= deps.config.EXPORT_INLINE_MAX_BYTES) payload = await text(exportFile(ctx.state.em, callerOf(ctx).orgId, job.id, extent));
         }
         ctx.body = { ...json(job), payload, size_bytes: size };
       },
@@ -109,9 +108,9 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         ctx.type = CONTENT_TYPES[job.format];
         ctx.set('Content-Disposition', `attachment; filename="memories-${job.id}.${job.format}"`);
         // Its length is known before the first byte: a client can show progress and tell a cut download.
-        const size = await exportSize(ctx.state.em, callerOf(ctx).orgId, job.id);
-        ctx.body = await exportFile(ctx.state.em, callerOf(ctx).orgId, job.id);
-        ctx.length = size;
+        const extent = await exportExtent(ctx.state.em, callerOf(ctx).orgId, job.id);
+        ctx.body = exportFile(ctx.state.em, callerOf(ctx).orgId, job.id, extent);
+        ctx.length = extent.bytes;
       },
     }),
   ];

@@ -76,20 +76,27 @@ export async function listExports(em: EntityManager, orgId: string): Promise<Exp
   return rows.map(view);
 }
 
-// The finished file's size in bytes, without reading it: octet_length of a stored text reads its header only.
-export async function exportSize(em: EntityManager, orgId: string, exportId: string): Promise<number> {
-  const row = await queryOne(em, sql<{ bytes: string }>`select coalesce(sum(octet_length(data)), 0) as bytes from export_chunks where org_id = ${orgId} and export_id = ${exportId}`);
-  return Number(row!.bytes);
+// Where a finished file lies: its pages (the workflow writes pages 0, 1, 2, ... in order), and its size in bytes,
+// known without reading it (octet_length of a stored text reads its header only).
+export interface ExportExtent {
+  pages: number;
+  bytes: number;
+}
+
+export async function exportExtent(em: EntityManager, orgId: string, exportId: string): Promise<ExportExtent> {
+  const row = await queryOne(
+    em,
+    sql<{ pages: number; bytes: string }>`select count(*)::int as pages, coalesce(sum(octet_length(data)), 0) as bytes from export_chunks where org_id = ${orgId} and export_id = ${exportId}`,
+  );
+  return { pages: row!.pages, bytes: Number(row!.bytes) };
 }
 
 // The finished file's bytes in order: the download, and the inline payload of a small file. Each page (about 750 KB
 // for 1,000 memories) is read whole, as the socket's buffers and never as a string, by a COPY of its own (copyOut),
 // while the page before it is sent: a connection is held for the time PostgreSQL takes to send one page, so a client
 // that reads slowly holds two pages of memory and no connection of the pool (docs/performance.md, session 32).
-export async function exportFile(em: EntityManager, orgId: string, exportId: string): Promise<Readable> {
+export function exportFile(em: EntityManager, orgId: string, exportId: string, { pages }: ExportExtent): Readable {
   const where = sql`org_id = ${sql.lit(orgId)}::uuid and export_id = ${sql.lit(exportId)}::uuid`;
-  // The workflow writes pages 0, 1, 2, ... in order, and the file is complete.
-  const { pages } = (await queryOne(em, sql<{ pages: number }>`select count(*)::int as pages from export_chunks where ${where}`))!;
   const read = async (seq: number): Promise<Buffer[]> => (await copyOut(em, sql`select data from export_chunks where ${where} and seq = ${sql.lit(seq)}`)).toArray();
   async function* bytes() {
     let next = pages > 0 ? read(0) : null;
