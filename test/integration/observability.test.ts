@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient } from '../support/api-client.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -15,12 +16,13 @@ let hooks: WebhookReceiver;
 let api: ServiceProcess;
 let worker: ServiceProcess;
 let client: ApiClient;
+let databaseUrl: string;
 beforeAll(async () => {
   otlp = new OtlpReceiver();
   hooks = new WebhookReceiver();
   await Promise.all([otlp.start(), hooks.start()]);
   const env = {
-    DATABASE_URL: await createTestDatabase(),
+    DATABASE_URL: (databaseUrl = await createTestDatabase()),
     TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
     OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -129,5 +131,28 @@ describe('metrics', () => {
     expect(worker2).toMatch(/^memsvc_outbox_oldest_pending_age_seconds [\d.e+-]+$/m);
     // The Temporal SDK's own metrics, from the worker's core.
     expect(sampleSum(worker2, 'temporal_activity_execution_latency_count')).toBeGreaterThan(0);
+  });
+});
+
+describe('logs', () => {
+  it('note a client that left in the middle of a download at debug level, as nothing that failed', async () => {
+    const a = await signUp(client);
+    // A finished export of 32 pages of about 1 MB, stored as the workflow stores them.
+    const exportId = randomUUID();
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      await db.query(`insert into export_jobs (id, org_id, format, filters, status, row_count, created_at, completed_at) values ($1, $2, 'ndjson', '{}', 'completed', 32000, now(), now())`, [exportId, a.org.id]);
+      await db.query(`insert into export_chunks (org_id, export_id, seq, data) select $1, $2, seq, repeat('{"content":"a line of an export"}' || chr(10), 30000) from generate_series(0, 31) seq`, [a.org.id, exportId]);
+    } finally {
+      await db.end();
+    }
+    const leave = new AbortController();
+    const file = await fetch(`${api.url}/api/memories/exports/${exportId}/download`, { headers: { authorization: `Bearer ${a.token}` }, signal: leave.signal });
+    expect((await file.body!.getReader().read()).done).toBe(false);
+    leave.abort();
+    const line = await eventually(async () => api.logs.find((l) => l.msg === 'the client left before its response ended'));
+    expect(line).toMatchObject({ level: 20 });
+    expect(api.logs.filter((l) => Number(l.level) >= 50)).toEqual([]);
   });
 });
