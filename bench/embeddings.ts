@@ -45,6 +45,7 @@ interface Result {
   peakRssMb: number;
   query?: Summary;
   concurrent?: { perSecond: number; latency: Summary };
+  beside?: { inTurn: Summary; oneLine: Summary };
 }
 
 // Busy for the given share of every 10 ms.
@@ -85,9 +86,30 @@ async function child(job: Job): Promise<Result> {
     // Four callers at once, as several search requests of the API would be.
     const concurrent = await closedLoop(4, queries.length, async (i) => void (await embedder.embedQueries([queries[i]!])));
     result.concurrent = { perSecond: concurrent.perSecond, latency: summarize(concurrent.latencies) };
+    result.beside = { inTurn: await besideBulk(embedder, queries, ['bulk-org', 'single-org']), oneLine: await besideBulk(embedder, queries, ['', '']) };
   }
   result.peakRssMb = mb(process.resourceUsage().maxRSS * 1024);
   return result;
+}
+
+// One org's single queries, 10 ms apart, while four callers of another org keep asking 25 queries at once (bulk
+// searches): with the orgs named the model takes their passes in turn (infra/embeddings/turns.ts); with the same
+// name for both, in one line, as it did before session 33.
+async function besideBulk(embedder: Awaited<ReturnType<typeof createLocalEmbedder>>, queries: string[], [bulkOrg, singleOrg]: [string, string]): Promise<Summary> {
+  let asking = true;
+  const bulk = Array.from({ length: 4 }, async (_, caller) => {
+    for (let round = 0; asking; round++) await embedder.embedQueries(Array.from({ length: 25 }, (_, i) => queries[(caller * 31 + round * 7 + i) % queries.length]!), bulkOrg);
+  });
+  const latencies: number[] = [];
+  for (const text of queries.slice(0, 60)) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const started = performance.now();
+    await embedder.embedQueries([text], singleOrg);
+    latencies.push(performance.now() - started);
+  }
+  asking = false;
+  await Promise.all(bulk);
+  return summarize(latencies);
 }
 
 function makeSets(count: number): { sets: Sets; tokens: Record<keyof Sets, number> } {
@@ -123,6 +145,7 @@ function main(): void {
   const busy = Number(process.env.BENCH_BUSY ?? 0);
   const rows: string[] = [];
   const queryRows: string[] = [];
+  const besideRows: string[] = [];
   for (const job of jobs) {
     const hog = busy > 0 ? spawn(process.execPath, ['-e', BUSY_LOOP, String(busy)], { stdio: 'ignore' }) : null;
     const run = spawnSync(process.execPath, [new URL(import.meta.url).pathname, 'child'], { input: JSON.stringify(job), encoding: 'utf8', maxBuffer: 1e8 });
@@ -134,6 +157,7 @@ function main(): void {
       const c = r.concurrent;
       queryRows.push(`| ${job.sessions} x ${job.threads} | ${r.query.p50} | ${r.query.p95} | ${c.perSecond} | ${c.latency.p50} | ${c.latency.p95} |`);
     }
+    if (r.beside) besideRows.push(`| ${job.sessions} x ${job.threads} | ${r.beside.inTurn.p50} | ${r.beside.inTurn.p95} | ${r.beside.oneLine.p50} | ${r.beside.oneLine.p95} |`);
     process.stderr.write('.');
   }
   process.stdout.write(
@@ -149,6 +173,10 @@ function main(): void {
       '| sessions x threads | one caller p50 | p95 | 4 callers at once: queries/s | p50 | p95 |',
       '|---|---|---|---|---|---|',
       ...queryRows,
+      `\nOne org's queries, 10 ms apart, while four callers of another org ask 25 queries at once, back to back; ms:\n`,
+      '| sessions x threads | the orgs in turn: p50 | p95 | in one line: p50 | p95 |',
+      '|---|---|---|---|---|',
+      ...besideRows,
       '',
     ].join('\n'),
   );

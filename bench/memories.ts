@@ -10,6 +10,7 @@ import { localModelId } from '../infra/embeddings/local-models.ts';
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
+import { freshness } from './lib/freshness.ts';
 import { cpuByKind, cpuSeconds, cpuSpent, memoryMb } from './lib/proc.ts';
 import { closedLoop, summarize, type Summary } from './lib/stats.ts';
 import { askParaphraseSet, evidenceRecall, K, loadParaphraseSet, MODES, saveParaphraseSet } from './quality/paraphrase-set.ts';
@@ -341,7 +342,13 @@ if (model) {
   for (const pollMs of [10, 250]) {
     await embedded(tokens[0]!);
     const before = cpuByKind();
-    const fresh = await freshness(tokens[0]!, orgId, pollMs);
+    // Saves at a steady 50 per second (open loop) for 20 s.
+    const save = async () => {
+      const res = await api.post('/api/memories', { token: tokens[0]!, body: memoryBody() });
+      expectOk(res.status, 'save');
+      return res.body.id as string;
+    };
+    const fresh = await freshness(orgId, { save, perSecond: 50, count: 1000, pollMs });
     // The CPU each kind of process used over the stream says what competed with the model when the lag grew.
     process.stdout.write(`from a save's 201 to its vector (found semantically) at 50 saves/s, polled every ${pollMs} ms, to its commit: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves; as the poller saw them: p50 ${fresh.seen.p50}, p95 ${fresh.seen.p95}; CPU seconds meanwhile: ${cpuSpent(before, cpuByKind())})\n`);
   }
@@ -359,54 +366,6 @@ const metrics = (await api.get('/metrics')).text;
 const metric = (pattern: string) => Number(new RegExp(`^${pattern} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
 const [hits, misses] = [metric('memsvc_lexical_cache_blocks_total\\{result="hit"\\}'), metric('memsvc_lexical_cache_blocks_total\\{result="miss"\\}')];
 process.stdout.write(`lexical block cache: ${Math.round(metric('memsvc_lexical_cache_bytes') / 2 ** 20)} MB held, ${hits} blocks from it and ${misses} read (${Math.round((100 * hits) / (hits + misses))}% hits)\n`);
-
-// Saves at a steady 50 per second (open loop) for 20 s; each save's time from its 201 until the transaction that
-// wrote its vector committed, when semantic search can find it. One poller asks for all the saves still waiting,
-// every `pollMs`, in one query, and reads each found row's commit time (track_commit_timestamp, which
-// scripts/lib.sh turns on in the project's cluster; PostgreSQL refuses the query without it). The poller's own load
-// takes CPU the model needs: 10 ms (the earlier sessions' method) costs about 0.05 cores, 250 ms little.
-async function freshness(token: string, orgId: string, pollMs: number): Promise<Summary & { seen: Summary }> {
-  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await db.connect();
-  const waiting = new Map<string, number>();
-  const lags: number[] = [];
-  // The same lags to when the poller saw each vector: the commit time's check (they differ by the poll's delay).
-  const seen: number[] = [];
-  let saving = true;
-  const poller = (async () => {
-    while (saving || waiting.size > 0) {
-      if (waiting.size > 0) {
-        const found = await db.query<{ memory_id: string; committed: string }>(
-          `select memory_id, extract(epoch from pg_xact_commit_timestamp(xmin)) * 1000 as committed from memory_embeddings where org_id = $1 and memory_id = any($2::uuid[])`,
-          [orgId, [...waiting.keys()]],
-        );
-        const now = Date.now();
-        for (const { memory_id, committed } of found.rows) {
-          lags.push(Number(committed) - waiting.get(memory_id)!);
-          seen.push(now - waiting.get(memory_id)!);
-          waiting.delete(memory_id);
-        }
-      }
-      await new Promise((r) => setTimeout(r, pollMs));
-    }
-  })();
-  const one = async () => {
-    const res = await api.post('/api/memories', { token, body: memoryBody() });
-    expectOk(res.status, 'save');
-    waiting.set(res.body.id, Date.now());
-  };
-  const saves: Promise<void>[] = [];
-  const start = performance.now();
-  for (let i = 0; i < 1000; i++) {
-    saves.push(one());
-    await new Promise((r) => setTimeout(r, Math.max(0, start + (i + 1) * 20 - performance.now())));
-  }
-  await Promise.all(saves);
-  saving = false;
-  await poller;
-  await db.end();
-  return { ...summarize(lags), seen: summarize(seen) };
-}
 
 // The semantic route's answers against an exact scan in SQL (no index) of the same filter (namespace + tag, or the
 // org alone), ranked by the same query vector, computed here with the same model.

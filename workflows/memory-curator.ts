@@ -54,7 +54,7 @@ export interface CuratorState {
 // Memories embedded per activity: a model call of this many texts keeps both cores busy.
 export const CURATOR_BATCH = 64;
 // Batches of saved memories embedded at once: while one batch's vectors are written, the next is in the model
-// (the worker's model takes passes in arrival order), so the model does not wait for the database.
+// (the worker's model takes an org's passes in arrival order), so the model does not wait for the database.
 const EMBEDDING_LANES = 2;
 // Ids kept in the workflow's state at most; past that the list is dropped for a backfill scan, which finds the
 // same memories in the database, so a long outage of the model cannot grow the history without bound.

@@ -13,10 +13,12 @@ export interface Embedder {
   // The cosine similarity from which two stored texts count as saying the same thing (consolidation's semantic
   // duplicates), on the model's own scale; unset, SEMANTIC_DUPLICATE_MIN (domain/consolidation/detect.ts).
   readonly nearDuplicate?: number;
-  // Vectors for stored texts, in input order, each of EMBEDDING_DIMENSIONS unit-length floats.
-  embedDocuments(texts: string[]): Promise<Float32Array[]>;
-  // Vectors for search queries (with the model's query instruction, if it has one), same shape.
-  embedQueries(texts: string[]): Promise<Float32Array[]>;
+  // Vectors for stored texts, in input order, each of EMBEDDING_DIMENSIONS unit-length floats. `orgId` says whose
+  // texts they are: a model this process runs is shared by the orgs in turn, so that one org's backlog does not
+  // hold up another's texts (infra/embeddings/turns.ts); a provider over HTTP takes every org's requests at once.
+  embedDocuments(texts: string[], orgId?: string): Promise<Float32Array[]>;
+  // Vectors for search queries (with the model's query instruction, if it has one), same shape and turns.
+  embedQueries(texts: string[], orgId?: string): Promise<Float32Array[]>;
   // On shutdown, after the last caller: lets calls under way finish, refuses new ones, and releases the model.
   close(): Promise<void>;
 }

@@ -208,7 +208,7 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   let writing = write(new Set(hashes.filter((h) => !waiting.has(h))));
   for (let start = 0; start < fresh.length; start += EMBED_CHUNK) {
     const chunk = fresh.slice(start, start + EMBED_CHUNK);
-    const [computed] = await Promise.all([embedRefusing(embedder, chunk.map((p) => p.text)), writing]);
+    const [computed] = await Promise.all([embedRefusing(embedder, orgId, chunk.map((p) => p.text)), writing]);
     const completed = new Set<string>();
     chunk.forEach((p, i) => {
       const key = pieceKey(p.hash, p.passage);
@@ -279,15 +279,15 @@ const sameVector = (a: Float32Array, b: Float32Array): boolean => a.length === b
 
 // The texts' vectors, null for each text the provider refuses: a refused batch is split in halves until the
 // refused texts stand alone, so one bad text costs its batch a few more requests, not its vectors.
-async function embedRefusing(embedder: Embedder, texts: string[]): Promise<(Float32Array | null)[]> {
+async function embedRefusing(embedder: Embedder, orgId: string, texts: string[]): Promise<(Float32Array | null)[]> {
   if (texts.length === 0) return [];
   try {
-    return await embedder.embedDocuments(texts);
+    return await embedder.embedDocuments(texts, orgId);
   } catch (err) {
     if (!(err instanceof AppError && err.error === 'embedding_input_refused')) throw err;
     if (texts.length === 1) return [null];
     const half = Math.ceil(texts.length / 2);
-    return [...(await embedRefusing(embedder, texts.slice(0, half))), ...(await embedRefusing(embedder, texts.slice(half)))];
+    return [...(await embedRefusing(embedder, orgId, texts.slice(0, half))), ...(await embedRefusing(embedder, orgId, texts.slice(half)))];
   }
 }
 

@@ -46,7 +46,7 @@ export class QueryVectors {
     }
     const missing = [...textOf.keys()].filter((key) => !vectors.has(key));
     if (missing.length > 0) {
-      const computed = await embed(embedder, missing.map((key) => textOf.get(key)!));
+      const computed = await embed(embedder, orgId, missing.map((key) => textOf.get(key)!));
       missing.forEach((key, i) => {
         vectors.set(key, computed[i]!);
         this.#cache?.set(key, computed[i]!);
@@ -58,9 +58,9 @@ export class QueryVectors {
   }
 }
 
-async function embed(embedder: Embedder, texts: string[]): Promise<Float32Array[]> {
+async function embed(embedder: Embedder, orgId: string, texts: string[]): Promise<Float32Array[]> {
   try {
-    return await embedder.embedQueries(texts);
+    return await embedder.embedQueries(texts, orgId);
   } catch (err) {
     if (err instanceof AppError) throw err;
     throw embeddingsUnavailable(`the embedding model failed: ${err instanceof Error ? err.message : String(err)}`);

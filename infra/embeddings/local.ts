@@ -9,6 +9,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/embeddings/port.ts';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS, type LocalModel, type LocalModelId } from './local-models.ts';
 import type { PassReply, PassRequest, SessionMessage, SessionSetup } from './local-session.ts';
+import { Turns } from './turns.ts';
 
 export interface LocalEmbedderOptions {
   // Holds model.onnx and tokenizer.json of `model` (scripts/lib.sh, ensure_embedding_model).
@@ -98,12 +99,12 @@ export async function createLocalEmbedder({
     return ids.length <= MAX_TOKENS ? ids : [...ids.slice(0, MAX_TOKENS - 1), ids.at(-1)!];
   }
 
-  // One forward pass over texts padded to the longest of them ([PAD] is token 0).
-  async function run(batch: number[][]): Promise<Float32Array[]> {
+  // One forward pass over texts padded to the longest of them ([PAD] is token 0), in the owner's turn.
+  async function run(batch: number[][], owner: string): Promise<Float32Array[]> {
     const width = Math.max(...batch.map((ids) => ids.length));
     const ids = new BigInt64Array(batch.length * width);
     batch.forEach((row, b) => row.forEach((id, t) => (ids[b * width + t] = BigInt(id))));
-    const hidden = await pool.run(ids, batch.length, width);
+    const hidden = await pool.run(ids, batch.length, width, owner);
     return batch.map((_, b) => {
       const vector = unitLength(hidden.subarray(b * EMBEDDING_DIMENSIONS, (b + 1) * EMBEDDING_DIMENSIONS));
       if (!vector) throw embeddingsUnavailable('the embedding model produced a zero vector');
@@ -111,7 +112,7 @@ export async function createLocalEmbedder({
     });
   }
 
-  async function embed(texts: string[], query: boolean): Promise<Float32Array[]> {
+  async function embed(texts: string[], query: boolean, owner: string): Promise<Float32Array[]> {
     const encoded = texts.map((text) => encode(text, query));
     // Texts of similar length share a pass, so little of it is spent on padding.
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[a]!.length - encoded[b]!.length);
@@ -124,17 +125,17 @@ export async function createLocalEmbedder({
       batches.push(order.slice(start, end));
       start = end;
     }
-    // The passes queue for the sessions, which take them as they come free.
+    // The passes queue for the sessions, which take them as they come free, each org's in its turn.
     const vectors: Float32Array[] = new Array(texts.length);
-    await Promise.all(batches.map(async (batch) => (await run(batch.map((i) => encoded[i]!))).forEach((vector, row) => (vectors[batch[row]!] = vector))));
+    await Promise.all(batches.map(async (batch) => (await run(batch.map((i) => encoded[i]!), owner)).forEach((vector, row) => (vectors[batch[row]!] = vector))));
     return vectors;
   }
 
   return {
     model: name,
     ...(spec.nearDuplicate === undefined ? {} : { nearDuplicate: spec.nearDuplicate }),
-    embedDocuments: (texts) => embed(documentPrefix ? texts.map((text) => documentPrefix + text) : texts, false),
-    embedQueries: (texts) => embed(texts.map((text) => queryPrefix + text), true),
+    embedDocuments: (texts, orgId = '') => embed(documentPrefix ? texts.map((text) => documentPrefix + text) : texts, false, orgId),
+    embedQueries: (texts, orgId = '') => embed(texts.map((text) => queryPrefix + text), true, orgId),
     close: pool.close,
   };
 }
@@ -151,8 +152,9 @@ interface Waiting {
   reject: (err: Error) => void;
 }
 
-// Threads each holding a session; a pass goes to the first free one, or waits in line. A thread with nothing to do
-// does not keep the process alive. A thread that stops (it should not) fails its pass and leaves the pool.
+// Threads each holding a session; a pass goes to the first free one, or waits in its owner's line, the lines taking
+// turns (turns.ts). A thread with nothing to do does not keep the process alive. A thread that stops (it should not)
+// fails its pass and leaves the pool.
 async function startSessions(setup: SessionSetup, count: number) {
   const threads = await Promise.all(
     Array.from({ length: count }, async () => {
@@ -172,14 +174,14 @@ async function startSessions(setup: SessionSetup, count: number) {
   let alive = threads.length;
   let closed = false;
   const free = [...threads];
-  const line: Waiting[] = [];
+  const line = new Turns<Waiting>();
   const running = new Map<Worker, Waiting>();
   // Every pass not yet answered, for close to wait on.
   const unanswered = new Set<Promise<Float32Array>>();
 
   const dispatch = () => {
-    if (alive === 0) for (const waiting of line.splice(0)) waiting.reject(embeddingsUnavailable('the embedding model\'s threads have stopped'));
-    while (free.length > 0 && line.length > 0) {
+    if (alive === 0) for (const waiting of line.drain()) waiting.reject(embeddingsUnavailable('the embedding model\'s threads have stopped'));
+    while (free.length > 0 && line.size > 0) {
       const worker = free.pop()!;
       const waiting = line.shift()!;
       running.set(worker, waiting);
@@ -206,10 +208,10 @@ async function startSessions(setup: SessionSetup, count: number) {
     });
   }
   return {
-    run: (ids: BigInt64Array<ArrayBuffer>, rows: number, width: number) => {
+    run: (ids: BigInt64Array<ArrayBuffer>, rows: number, width: number, owner: string) => {
       if (closed) return Promise.reject(embeddingsUnavailable('the embedding model is shutting down'));
       const pass = new Promise<Float32Array>((resolve, reject) => {
-        line.push({ request: { ids, rows, width }, resolve, reject });
+        line.push(owner, { request: { ids, rows, width }, resolve, reject });
         dispatch();
       });
       unanswered.add(pass);
@@ -222,7 +224,7 @@ async function startSessions(setup: SessionSetup, count: number) {
     // that is gone.
     close: async () => {
       closed = true;
-      for (const waiting of line.splice(0)) waiting.reject(embeddingsUnavailable('the embedding model is shutting down'));
+      for (const waiting of line.drain()) waiting.reject(embeddingsUnavailable('the embedding model is shutting down'));
       await Promise.allSettled(unanswered);
       await Promise.all(threads.map((worker) => worker.terminate()));
     },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import type { Embedder } from '../../domain/embeddings/port.ts';
 import { embedMemories, embedPage } from '../../domain/embeddings/store.ts';
 import { createOpenAiEmbedder } from '../../infra/embeddings/openai.ts';
 import { queryVectorsServed } from '../../infra/metrics.ts';
@@ -107,9 +108,13 @@ describe('an embedding provider that fails', () => {
     await stack.orm.em.fork().getConnection().execute(`delete from memory_embeddings where org_id = ?`, [user.org.id]);
     provider.calls.length = 0;
 
-    const embedder = createOpenAiEmbedder({ baseURL: `${provider.url}/v1`, apiKey: 'sk-embeddings', model: 'embed-test', timeoutMs: 1000, maxRetries: 0 });
+    const provided = createOpenAiEmbedder({ baseURL: `${provider.url}/v1`, apiKey: 'sk-embeddings', model: 'embed-test', timeoutMs: 1000, maxRetries: 0 });
+    // Every text is given to the model as the org's, so that a model shared by the orgs takes it in the org's turn.
+    const owners = new Set<string | undefined>();
+    const embedder: Embedder = { ...provided, embedDocuments: (texts, orgId) => (owners.add(orgId), provided.embedDocuments(texts, orgId)) };
     const page = await embedPage(stack.orm.em.fork(), embedder, user.org.id, null, 256);
     expect(page).toMatchObject({ outcome: { embedded: 149, refused: 1, reused: 0, current: 0 }, next: null });
+    expect([...owners]).toEqual([user.org.id]);
     const accepted = provider.calls.filter((c) => c.status === 200).map((c) => c.embeddings!.input.length);
     expect(Math.max(...accepted)).toBe(64);
     expect(accepted.reduce((sum, n) => sum + n, 0)).toBe(149);

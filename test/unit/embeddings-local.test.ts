@@ -118,6 +118,19 @@ describe('the local embedding model', () => {
     }
   });
 
+  it('takes the orgs\' passes in turn: an org with many passes waiting does not hold up another org\'s text', async () => {
+    // Forty calls of one pass each from one org (as a curator catching up), then one call from another.
+    const busy = Array.from({ length: 40 }, (_, i) => [`Runbook ${i}: ${'rotate the staging credentials before the release. '.repeat(4)}`]);
+    const answered: string[] = [];
+    const calls = busy.map((texts, i) => embedder.embedDocuments(texts, 'busy-org').then(() => void answered.push(`busy ${i}`)));
+    const quiet = embedder.embedDocuments(['Deploys happen on Tuesdays.'], 'quiet-org').then(() => void answered.push('quiet'));
+    await Promise.all([...calls, quiet]);
+    // The two sessions had the busy org's first two passes; the quiet pass comes next, or after one more of the
+    // busy org's (whose turn began first). In one line for both it came last.
+    expect(answered.indexOf('quiet')).toBeLessThanOrEqual(3);
+    expect(answered).toHaveLength(41);
+  });
+
   it('on close, lets the pass under way finish and refuses the passes waiting and any later call', async () => {
     const closing = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, sessions: 1, threads: 1 });
     // Many passes in line behind the first (test/integration/worker-shutdown.test.ts stops a whole worker so).

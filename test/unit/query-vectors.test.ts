@@ -7,23 +7,25 @@ import { QueryVectors } from '../../domain/search/query-vectors.ts';
 // through the API in test/integration/semantic-failures.test.ts).
 function recordingEmbedder(model = 'm') {
   const asked: string[][] = [];
+  const owners: (string | undefined)[] = [];
   let failing = false;
   const embedder: Embedder = {
     model,
     embedDocuments: () => Promise.reject(new Error('not for queries')),
-    embedQueries: async (texts) => {
+    embedQueries: async (texts, orgId) => {
       asked.push(texts);
+      owners.push(orgId);
       if (failing) throw new Error('model crashed');
       return texts.map((text) => Float32Array.of(text.length, 1));
     },
     close: async () => undefined,
   };
-  return { embedder, asked, fail: (on: boolean) => (failing = on) };
+  return { embedder, asked, owners, fail: (on: boolean) => (failing = on) };
 }
 
 describe('query vectors', () => {
   it('keeps the latest queries of each org, least recently asked evicted first', async () => {
-    const { embedder, asked } = recordingEmbedder();
+    const { embedder, asked, owners } = recordingEmbedder();
     const served: string[] = [];
     const vectors = new QueryVectors(embedder, 2, (source, count) => served.push(`${source} ${count}`));
     for (const text of ['a', 'bb', 'a', 'ccc', 'bb']) await vectors.of('org-1', [text]);
@@ -31,6 +33,8 @@ describe('query vectors', () => {
     expect(asked).toEqual([['a'], ['bb'], ['ccc'], ['bb']]);
     await vectors.of('org-2', ['a']);
     expect(asked.at(-1)).toEqual(['a']);
+    // Each call is the asking org's, so that a model shared by the orgs takes it in that org's turn.
+    expect(owners).toEqual(['org-1', 'org-1', 'org-1', 'org-1', 'org-2']);
     expect(served.filter((s) => s.startsWith('cache') && s !== 'cache 0')).toEqual(['cache 1']);
   });
 

@@ -1,0 +1,78 @@
+// One org's freshness while other orgs' curators catch up on large bursts of saves. The worker's embedding model
+// is shared by every org's curator; this measures what a quiet org's saves wait for while busy orgs have thousands
+// of memories to embed. Run with `BENCH_SUITES=neighbours bash scripts/bench.sh` (BENCH_BUSY_ORGS orgs, default 2,
+// save BENCH_BUSY_MEMORIES each, default 3,000, at once; the quiet org saves 5 a second for 30 s, alone first and
+// then while the busy orgs catch up).
+import { ApiClient } from '../test/support/api-client.ts';
+import { agentMemoryGenerator } from './lib/agent-memories.ts';
+import { Corpus } from './lib/corpus.ts';
+import { freshness } from './lib/freshness.ts';
+import { cpuSeconds } from './lib/proc.ts';
+import { paidOrg, untilEmbedded } from './lib/service.ts';
+import { closedLoop, summarize, type Summary } from './lib/stats.ts';
+
+const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
+const corpus = new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname);
+const agent = agentMemoryGenerator(corpus);
+const busyOrgs = Number(process.env.BENCH_BUSY_ORGS ?? 2);
+const busyMemories = Number(process.env.BENCH_BUSY_MEMORIES ?? 3000);
+
+async function save(token: string): Promise<string> {
+  const res = await api.post('/api/memories', { token, body: { content: agent.memory(), tags: ['bench'] } });
+  if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
+  return res.body.id as string;
+}
+
+// Memories of the org embedded so far, and how many it holds.
+async function progress(token: string): Promise<{ embedded: number; total: number }> {
+  const res = await api.get('/api/memories/embeddings', { token });
+  if (res.status !== 200) throw new Error(`embedding status answered ${res.status}`);
+  return res.body as { embedded: number; total: number };
+}
+
+const quiet = await paidOrg(api, 'quiet');
+const busy = await Promise.all(Array.from({ length: busyOrgs }, (_, i) => paidOrg(api, `busy-${i}`)));
+// The quiet org's first saves start its curator, so that neither run below measures a workflow's start.
+await save(quiet.token);
+await untilEmbedded(api, quiet.token);
+const quietly = () => freshness(quiet.orgId, { save: () => save(quiet.token), perSecond: 5, count: 150, pollMs: 50 });
+
+const alone = await quietly();
+
+// Each busy org saves its memories at once (16 at a time each); its curator pauses while the burst lasts, then
+// embeds what it missed. The quiet org's stream starts as the bursts end.
+const burst = await Promise.all(busy.map((org) => closedLoop(16, busyMemories, async () => void (await save(org.token)))));
+const burstEnded = performance.now();
+const cpuBefore = cpuSeconds(process.env.STACK_WORKER_PID);
+const beside = await quietly();
+const left = await Promise.all(busy.map(async (org) => {
+  const { embedded, total } = await progress(org.token);
+  return total - embedded;
+}));
+await Promise.all(busy.map((org) => untilEmbedded(api, org.token)));
+const caughtUp = (performance.now() - burstEnded) / 1000;
+const workerCpu = cpuSeconds(process.env.STACK_WORKER_PID) - cpuBefore;
+
+// The lags of each 5 s of the stream (25 saves), p50 / max.
+const windows = (lags: number[]) =>
+  Array.from({ length: Math.ceil(lags.length / 25) }, (_, w) => {
+    const s = summarize(lags.slice(w * 25, (w + 1) * 25));
+    return `${Math.round(s.p50)} / ${Math.round(s.max)}`;
+  });
+const row = (label: string, s: Summary & { seen: Summary }) => `| ${label} | ${s.p50} | ${s.p95} | ${s.p99} | ${s.max} | ${s.count} |`;
+process.stdout.write(
+  [
+    '',
+    `### A quiet org's saves (5 a second for 30 s) beside ${busyOrgs} orgs that each saved ${busyMemories.toLocaleString('en')} memories at once`,
+    '',
+    '| from a save\'s 201 to its vector | p50 ms | p95 ms | p99 ms | max ms | saves |',
+    '|---|---|---|---|---|---|',
+    row('alone', alone),
+    row('while the busy orgs catch up', beside),
+    '',
+    `while the busy orgs catch up, p50 / max ms of each 5 s of the quiet stream: ${windows(beside.inOrder).join(', ')}`,
+    `bursts: ${burst.map((b) => `${b.perSecond} saves/s`).join(', ')}; memories the busy orgs still had to embed when the quiet stream ended: ${left.join(', ')}`,
+    `the busy orgs were all embedded ${caughtUp.toFixed(1)} s after their bursts ended, with ${Math.round(workerCpu)} s of worker CPU`,
+    '',
+  ].join('\n'),
+);

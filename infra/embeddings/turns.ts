@@ -1,0 +1,42 @@
+// Work waiting for a shared resource (the local model's sessions), a line per owner, taken an owner at a time in
+// turn. An owner with much waiting (an org whose curator catches up on thousands of memories) holds up another
+// owner's next item by at most one item of its own, not by all it has queued: with one line for everyone, a save
+// in a quiet org waited behind every pass the busy orgs had queued (docs/performance.md, session 33). Each owner's
+// items keep their order.
+export class Turns<T> {
+  // In turn order: the owner served next comes first, and goes to the back once served.
+  readonly #lines = new Map<string, T[]>();
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  // An owner with nothing waiting joins the back of the turn order.
+  push(owner: string, item: T): void {
+    const line = this.#lines.get(owner);
+    if (line) line.push(item);
+    else this.#lines.set(owner, [item]);
+    this.#size += 1;
+  }
+
+  // The next item of the owner whose turn it is.
+  shift(): T | undefined {
+    const next = this.#lines.entries().next();
+    if (next.done) return undefined;
+    const [owner, line] = next.value;
+    const item = line.shift()!;
+    this.#lines.delete(owner);
+    if (line.length > 0) this.#lines.set(owner, line);
+    this.#size -= 1;
+    return item;
+  }
+
+  // Every waiting item, taken out.
+  drain(): T[] {
+    const items = [...this.#lines.values()].flat();
+    this.#lines.clear();
+    this.#size = 0;
+    return items;
+  }
+}
