@@ -1,8 +1,8 @@
 // One org's freshness while other orgs' curators catch up on large bursts of saves. The worker's embedding model
 // is shared by every org's curator; this measures what a quiet org's saves wait for while busy orgs have thousands
 // of memories to embed. Run with `BENCH_SUITES=neighbours bash scripts/bench.sh` (BENCH_BUSY_ORGS orgs, default 2,
-// save BENCH_BUSY_MEMORIES each, default 3,000, at once; the quiet org saves 5 a second for 30 s, alone first and
-// then while the busy orgs catch up).
+// save BENCH_BUSY_MEMORIES each, default 3,000, at once; the quiet org saves 5 a second for 30 s: alone, then from
+// the start of such bursts, then, beside new busy orgs, from the end of theirs while they catch up).
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
@@ -31,25 +31,40 @@ async function progress(token: string): Promise<{ embedded: number; total: numbe
 }
 
 const quiet = await paidOrg(api, 'quiet');
-const busy = await Promise.all(Array.from({ length: busyOrgs }, (_, i) => paidOrg(api, `busy-${i}`)));
-// The quiet org's first saves start its curator, so that neither run below measures a workflow's start.
+// The quiet org's first saves start its curator, so that no run below measures a workflow's start.
 await save(quiet.token);
 await untilEmbedded(api, quiet.token);
 const quietly = () => freshness(quiet.orgId, { save: () => save(quiet.token), perSecond: 5, count: 150, pollMs: 50 });
 
+// New busy orgs, each saving its memories at once (16 at a time each); a busy org's curator pauses while its
+// burst lasts, then embeds what it missed.
+async function bursts() {
+  const orgs = await Promise.all(Array.from({ length: busyOrgs }, (_, i) => paidOrg(api, `busy-${i}`)));
+  return { orgs, saving: Promise.all(orgs.map((org) => closedLoop(16, busyMemories, async () => void (await save(org.token))))) };
+}
+
 const alone = await quietly();
 
-// Each busy org saves its memories at once (16 at a time each); its curator pauses while the burst lasts, then
-// embeds what it missed. The quiet org's stream starts as the bursts end.
-const burst = await Promise.all(busy.map((org) => closedLoop(16, busyMemories, async () => void (await save(org.token)))));
+// The quiet org's stream starting with the bursts: the API and PostgreSQL are busy with the saves, the outbox relay
+// with their rows.
+const first = await bursts();
+const during = await quietly();
+await first.saving;
+await Promise.all(first.orgs.map((org) => untilEmbedded(api, org.token)));
+
+// The quiet org's stream starting as the bursts end: the busy orgs' curators catch up meanwhile.
+const second = await bursts();
+const burst = await second.saving;
 const burstEnded = performance.now();
 const cpuBefore = cpuSeconds(process.env.STACK_WORKER_PID);
 const beside = await quietly();
-const left = await Promise.all(busy.map(async (org) => {
-  const { embedded, total } = await progress(org.token);
-  return total - embedded;
-}));
-await Promise.all(busy.map((org) => untilEmbedded(api, org.token)));
+const left = await Promise.all(
+  second.orgs.map(async (org) => {
+    const { embedded, total } = await progress(org.token);
+    return total - embedded;
+  }),
+);
+await Promise.all(second.orgs.map((org) => untilEmbedded(api, org.token)));
 const caughtUp = (performance.now() - burstEnded) / 1000;
 const workerCpu = cpuSeconds(process.env.STACK_WORKER_PID) - cpuBefore;
 
@@ -63,14 +78,15 @@ const row = (label: string, s: Summary & { seen: Summary }) => `| ${label} | ${s
 process.stdout.write(
   [
     '',
-    `### A quiet org's saves (5 a second for 30 s) beside ${busyOrgs} orgs that each saved ${busyMemories.toLocaleString('en')} memories at once`,
+    `### A quiet org's saves (5 a second for 30 s) beside ${busyOrgs} orgs that each save ${busyMemories.toLocaleString('en')} memories at once`,
     '',
-    '| from a save\'s 201 to its vector | p50 ms | p95 ms | p99 ms | max ms | saves |',
+    "| from a save's 201 to its vector | p50 ms | p95 ms | p99 ms | max ms | saves |",
     '|---|---|---|---|---|---|',
     row('alone', alone),
-    row('while the busy orgs catch up', beside),
+    row('from the start of the bursts', during),
+    row('from their end, while the busy orgs catch up', beside),
     '',
-    `while the busy orgs catch up, p50 / max ms of each 5 s of the quiet stream: ${windows(beside.inOrder).join(', ')}`,
+    `p50 / max ms of each 5 s of the quiet stream, from the start of the bursts: ${windows(during.inOrder).join(', ')}; from their end: ${windows(beside.inOrder).join(', ')}`,
     `bursts: ${burst.map((b) => `${b.perSecond} saves/s`).join(', ')}; memories the busy orgs still had to embed when the quiet stream ended: ${left.join(', ')}`,
     `the busy orgs were all embedded ${caughtUp.toFixed(1)} s after their bursts ended, with ${Math.round(workerCpu)} s of worker CPU`,
     '',
