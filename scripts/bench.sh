@@ -3,9 +3,9 @@
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
 # BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_REUSE=1 keeps the database of the last run
 # and measures its org again without seeding; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase,documents
-# what runs (documents: the paraphrase set saved as long memories, runs of 32 notes joined; saves, neighbours, mcp,
-# dashboard and locomo, not in the default set: save throughput alone with each process's CPU; a quiet org's
-# freshness beside orgs catching up on bursts; MCP's cost over HTTP; the dashboard's loads in Chromium; LoCoMo's
+# what runs (documents: the paraphrase set saved as long memories, runs of 32 notes joined; saves, backlogs, mcp,
+# dashboard and locomo, not in the default set: save throughput alone with each process's CPU; an org's freshness
+# beside other orgs' backlogs and behind its own; MCP's cost over HTTP; the dashboard's loads in Chromium; LoCoMo's
 # conversations, from LOCOMO_JSON).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
@@ -22,21 +22,21 @@ trap stop_started EXIT
 # BENCH_SUITES picks what runs (default all), e.g. BENCH_SUITES=memories while tuning saves.
 suites=",${BENCH_SUITES:-memories,consolidation,exports,quality,paraphrase,documents},"
 
-# The saves suite alone, or the neighbours suite alone, runs on a fresh database of its own: it neither drops the
+# The saves suite alone, or the backlogs suite alone, runs on a fresh database of its own: it neither drops the
 # seeded org that BENCH_REUSE=1 measures again, nor is measured while the worker embeds what earlier runs left (at
 # its start the worker catches up every org whose vectors lag, and a burst pauses only its own org's curator).
 database=memsvc_bench keep="${BENCH_REUSE:-0}"
 [ "$suites" = ",saves," ] && database=memsvc_saves keep=0
-[ "$suites" = ",neighbours," ] && database=memsvc_neighbours keep=0
+[ "$suites" = ",backlogs," ] && database=memsvc_backlogs keep=0
 export DATABASE_POOL_MAX=20
 STACK_KEEP_DATABASE="$keep" start_own_stack "$database" 3099 7299 8299 bench
 if [[ "$suites" == *,saves,* ]]; then
   log "save throughput and its CPU"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/saves.ts
 fi
-if [[ "$suites" == *,neighbours,* ]]; then
-  log "a quiet org's freshness while other orgs catch up on bursts of saves"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/neighbours.ts
+if [[ "$suites" == *,backlogs,* ]]; then
+  log "an org's freshness beside other orgs' backlogs and behind its own"
+  BENCH_API_URL=http://127.0.0.1:3099 node bench/backlogs.ts
 fi
 if [[ "$suites" == *,mcp,* ]]; then
   log "MCP over HTTP: the cost of a tool call, and many sessions at once"

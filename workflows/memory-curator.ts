@@ -186,8 +186,12 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
     totals.current += o.current;
     totals.refused += o.refused;
   };
+  // The newest saves first: a memory saved while the org's backlog is embedded (after an import, say) is found by
+  // meaning at once, not after the whole backlog; the backlog takes as long either way (docs/performance.md, session
+  // 33). Runs started before replay taking the oldest first.
+  const newestFirst = patched('newest-first');
   const embedBatch = async () => {
-    const ids = [...pending].slice(0, CURATOR_BATCH);
+    const ids = newestFirst ? [...pending].slice(-CURATOR_BATCH).reverse() : [...pending].slice(0, CURATOR_BATCH);
     for (const id of ids) pending.delete(id);
     embeddingNow.add(ids);
     count(await embedMemories({ orgId, ids }));
@@ -272,7 +276,8 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   if (!busy() && !handOver()) return totals;
   return continueAsNew<typeof memoryCuratorWorkflow>({
     orgId,
-    pending: [...new Set([...[...embeddingNow].flat(), ...pending])],
+    // The batches still in flight are taken again first: at the end when the newest go first, else at the start.
+    pending: [...new Set(newestFirst ? [...pending, ...[...embeddingNow].flat()] : [...[...embeddingNow].flat(), ...pending])],
     backfill,
     enrichments: enrichingNow ? [enrichingNow, ...enrichments] : enrichments,
     totals,

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { defaultEmbeddings, LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -48,5 +50,37 @@ describe("the curator's embedding lanes", () => {
     // Each went in its own request: the second was saved while the first was with the model.
     const batches = provider.calls.filter((c) => c.embeddings).map((c) => c.embeddings!.input.length);
     expect(batches).toEqual([1, 1]);
+  });
+
+  it('takes the newest saves first, so a memory saved behind a backlog is not embedded last', async () => {
+    const org = await signUp(stack.api);
+    const backlog = async () => (await stack.temporal.workflow.getHandle(curatorWorkflowId(org.org.id)).query(backlogQuery).catch(() => null))?.pending;
+    // The provider holds every request until the backlog is in place.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    provider.respondEmbeddings(async (call) => {
+      await released;
+      return defaultEmbeddings(call);
+    });
+    const before = provider.calls.length;
+    const saveIn = async (content: string) => expect((await stack.api.post('/api/memories', { token: org.token, body: { content } })).status).toBe(201);
+    // A backlog of 200 older memories, ten at a time (both lanes take a batch of them and wait in the provider).
+    for (let start = 0; start < 200; start += 10) await Promise.all(Array.from({ length: 10 }, (_, i) => saveIn(`Older note ${start + i}: the nightly job ${start + i} ran.`)));
+    const waiting = await eventually(async () => {
+      const [pending, sent] = [await backlog(), provider.calls.slice(before).flatMap((c) => c.embeddings?.input ?? []).length];
+      return pending !== undefined && pending + sent === 200 && pending;
+    }, 30_000);
+    await saveIn('The newest note: the release train leaves on Thursdays.');
+    await eventually(async () => (await backlog()) === waiting + 1, 30_000);
+    const heldBack = provider.calls.length;
+    release();
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: org.token })).body.embedded === 201, 60_000);
+    // After the held requests, the newest note goes in the next batch of one lane; the other lane's next batch, of
+    // older notes, may go beside it. Oldest first, it went after every older note waiting.
+    const afterRelease = provider.calls.slice(heldBack).map((c) => c.embeddings?.input ?? []);
+    const newest = afterRelease.findIndex((texts) => texts.some((t) => t.startsWith('The newest note')));
+    expect(newest).toBeGreaterThanOrEqual(0);
+    expect(afterRelease.slice(0, newest).flat().length).toBeLessThanOrEqual(64);
+    expect(waiting).toBeGreaterThan(64 + 64);
   });
 });

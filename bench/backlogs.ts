@@ -1,8 +1,9 @@
-// One org's freshness while other orgs' curators catch up on large bursts of saves. The worker's embedding model
-// is shared by every org's curator; this measures what a quiet org's saves wait for while busy orgs have thousands
-// of memories to embed. Run with `BENCH_SUITES=neighbours bash scripts/bench.sh` (BENCH_BUSY_ORGS orgs, default 2,
-// save BENCH_BUSY_MEMORIES each, default 3,000, at once; the quiet org saves 5 a second for 30 s: alone, then from
-// the start of such bursts, then, beside new busy orgs, from the end of theirs while they catch up).
+// An org's freshness while a backlog of memories is being embedded: other orgs' or its own. The worker's embedding
+// model is shared by every org's curator; this measures what a quiet org's saves wait for while busy orgs have
+// thousands of memories to embed, and what an org's saves wait for behind its own backlog (after an import).
+// Run with `BENCH_SUITES=backlogs bash scripts/bench.sh` (BENCH_BUSY_ORGS orgs, default 2, save BENCH_BUSY_MEMORIES
+// each, default 3,000, at once; the quiet org saves 5 a second for 30 s: alone, then from the start of such bursts,
+// then, beside new busy orgs, from the end of theirs while they catch up; last, from the end of a burst of its own).
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
@@ -68,6 +69,14 @@ await Promise.all(second.orgs.map((org) => untilEmbedded(api, org.token)));
 const caughtUp = (performance.now() - burstEnded) / 1000;
 const workerCpu = cpuSeconds(process.env.STACK_WORKER_PID) - cpuBefore;
 
+// The quiet org saves as many memories at once itself, then its stream goes on while its curator catches up.
+const own = await closedLoop(16, busyMemories, async () => void (await save(quiet.token)));
+const ownEnded = performance.now();
+const behindOwn = await quietly();
+const ownLeft = await progress(quiet.token);
+await untilEmbedded(api, quiet.token);
+const ownCaughtUp = (performance.now() - ownEnded) / 1000;
+
 // The lags of each 5 s of the stream (25 saves), p50 / max.
 const windows = (lags: number[]) =>
   Array.from({ length: Math.ceil(lags.length / 25) }, (_, w) => {
@@ -85,10 +94,12 @@ process.stdout.write(
     row('alone', alone),
     row('from the start of the bursts', during),
     row('from their end, while the busy orgs catch up', beside),
+    row(`from the end of its own burst (${own.perSecond} saves/s), while it catches up`, behindOwn),
     '',
     `p50 / max ms of each 5 s of the quiet stream, from the start of the bursts: ${windows(during.inOrder).join(', ')}; from their end: ${windows(beside.inOrder).join(', ')}`,
     `bursts: ${burst.map((b) => `${b.perSecond} saves/s`).join(', ')}; memories the busy orgs still had to embed when the quiet stream ended: ${left.join(', ')}`,
     `the busy orgs were all embedded ${caughtUp.toFixed(1)} s after their bursts ended, with ${Math.round(workerCpu)} s of worker CPU`,
+    `behind its own burst: p50 / max ms of each 5 s: ${windows(behindOwn.inOrder).join(', ')}; ${ownLeft.total - ownLeft.embedded} memories still to embed when the stream ended, all embedded ${ownCaughtUp.toFixed(1)} s after the burst`,
     '',
   ].join('\n'),
 );
