@@ -9,7 +9,7 @@ import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
 import { freshness } from './lib/freshness.ts';
 import { cpuSeconds } from './lib/proc.ts';
-import { paidOrg, untilEmbedded } from './lib/service.ts';
+import { embeddingStatus, paidOrg, untilEmbedded } from './lib/service.ts';
 import { closedLoop, summarize, type Summary } from './lib/stats.ts';
 
 const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
@@ -22,13 +22,6 @@ async function save(token: string): Promise<string> {
   const res = await api.post('/api/memories', { token, body: { content: agent.memory(), tags: ['bench'] } });
   if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
   return res.body.id as string;
-}
-
-// Memories of the org embedded so far, and how many it holds.
-async function progress(token: string): Promise<{ embedded: number; total: number }> {
-  const res = await api.get('/api/memories/embeddings', { token });
-  if (res.status !== 200) throw new Error(`embedding status answered ${res.status}`);
-  return res.body as { embedded: number; total: number };
 }
 
 const quiet = await paidOrg(api, 'quiet');
@@ -61,7 +54,7 @@ const cpuBefore = cpuSeconds(process.env.STACK_WORKER_PID);
 const beside = await quietly();
 const left = await Promise.all(
   second.orgs.map(async (org) => {
-    const { embedded, total } = await progress(org.token);
+    const { embedded, total } = await embeddingStatus(api, org.token);
     return total - embedded;
   }),
 );
@@ -73,7 +66,7 @@ const workerCpu = cpuSeconds(process.env.STACK_WORKER_PID) - cpuBefore;
 const own = await closedLoop(16, busyMemories, async () => void (await save(quiet.token)));
 const ownEnded = performance.now();
 const behindOwn = await quietly();
-const ownLeft = await progress(quiet.token);
+const ownLeft = await embeddingStatus(api, quiet.token);
 await untilEmbedded(api, quiet.token);
 const ownCaughtUp = (performance.now() - ownEnded) / 1000;
 

@@ -13,11 +13,11 @@ export interface FreshnessRun {
   pollMs: number;
 }
 
-// Each save's time to its vector (also in the order the saves were made), and the same to when the poller saw it (they differ by the poll's delay: the
-// commit time's check). One poller asks for all the saves still waiting, every `pollMs`, in one query, and reads
-// each found row's commit time (track_commit_timestamp, which scripts/lib.sh turns on in the project's cluster;
-// PostgreSQL refuses the query without it). The poller's own load takes CPU the model needs: 10 ms costs about
-// 0.05 cores, 250 ms little.
+// Each save's time to its vector (also in the order the saves were made), and the same to when the poller saw it
+// (they differ by the poll's delay: the commit time's check). One poller asks for all the saves still waiting,
+// every `pollMs`, in one query, and reads each found row's commit time (track_commit_timestamp, which
+// scripts/lib.sh turns on in the project's cluster; PostgreSQL refuses the query without it). The poller's own load
+// takes CPU the model needs: 10 ms costs about 0.05 cores, 250 ms little.
 export async function freshness(orgId: string, { save, perSecond, count, pollMs }: FreshnessRun): Promise<Summary & { seen: Summary; inOrder: number[] }> {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();

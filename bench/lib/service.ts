@@ -16,14 +16,19 @@ export async function paidOrg(api: ApiClient, label: string): Promise<{ orgId: s
   return { orgId: signup.body.org.id, token: signup.body.api_token.raw, email, password };
 }
 
+// The org's memories, how many of them have a vector of the current model, and that model (null: none configured).
+export async function embeddingStatus(api: ApiClient, token: string): Promise<{ model: string | null; embedded: number; total: number }> {
+  const res = await api.get('/api/memories/embeddings', { token });
+  if (res.status !== 200) throw new Error(`GET /api/memories/embeddings answered ${res.status}: ${res.text}`);
+  return res.body as { model: string | null; embedded: number; total: number };
+}
+
 // Waits until the org's curator has embedded every memory (semantic results mean little before), printing progress.
 export async function untilEmbedded(api: ApiClient, token: string, timeoutMs = 10 * 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
-    const res = await api.get('/api/memories/embeddings', { token });
-    if (res.status !== 200) throw new Error(`GET /api/memories/embeddings answered ${res.status}: ${res.text}`);
-    const { model, embedded, total } = res.body as { model: string | null; embedded: number; total: number };
+    const { model, embedded, total } = await embeddingStatus(api, token);
     if (model === null) throw new Error('the service has no embedding model configured: semantic search is unavailable');
     const progress = `embedded ${embedded}/${total} (${model})`;
     if (progress !== last) console.error(progress);
