@@ -264,6 +264,8 @@ describe('the dashboard', () => {
     await page.getByRole('link', { name: 'Threads' }).click();
     await page.getByRole('link', { name: 'Themes chat' }).click();
     await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
+    // The heading shows before the chunks have loaded: the list is read once both are there.
+    await page.getByRole('listitem').nth(1).waitFor();
     expect(await page.getByRole('listitem').allTextContents()).toEqual(['first: the user asked about themes', 'second: the user prefers dark mode']);
     await page.reload();
     await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
