@@ -23,6 +23,7 @@ import { threadRoutes } from './threads/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { requireCaller } from './http/auth.ts';
 import { refuseCrossSiteWrites } from './http/cross-site.ts';
+import { refuseOtherSitesLocally, refuseUnknownHosts } from './http/host-check.ts';
 import { errorHandler } from './http/errors.ts';
 import { writeRateLimit } from './http/rate-limit.ts';
 import { requestContext } from './http/request-context.ts';
@@ -31,7 +32,7 @@ import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
 import type { AppState } from './http/state.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { docsRoutes } from './system/openapi.ts';
-import { codecCors, codecRoutes } from './temporal/codec.ts';
+import { CODEC_PATH, codecCors, codecRoutes } from './temporal/codec.ts';
 import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
 import { systemRoutes } from './system/routes.ts';
 import { metricsRoutes } from './system/metrics.ts';
@@ -88,6 +89,11 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(requestContext(deps.orm, deps.logger));
   app.use(securityHeaders);
   app.use(errorHandler);
+  app.use(refuseUnknownHosts(deps.config.publicBaseUrl, deps.config.ALLOWED_HOSTS));
+  if (deps.localCaller) {
+    const uiOrigin = deps.config.temporalUiOrigin;
+    app.use(refuseOtherSitesLocally(deps.config.publicBaseUrl, (ctx) => ctx.path.startsWith(`${CODEC_PATH}/`) && ctx.get('origin') === uiOrigin));
+  }
   app.use(codecCors(deps.config.temporalUiOrigin));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));

@@ -1,5 +1,5 @@
 import { ensureLocalAccount } from '../domain/accounts/local.ts';
-import { loadConfigOrExit } from '../infra/config.ts';
+import { databaseDeadlines, loadConfigOrExit } from '../infra/config.ts';
 import { blockCache } from '../domain/search/lexical.ts';
 import { watchLexicalCache, watchPool } from '../infra/metrics.ts';
 import { installTracing } from '../infra/tracing.ts';
@@ -16,7 +16,7 @@ const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'api');
 blockCache.resize(config.LEXICAL_CACHE_MB * 2 ** 20);
 watchLexicalCache(blockCache);
-const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, deadlines: databaseDeadlines(config, 'api') });
 watchPool(await orm.em.getConnection().getNativeClient());
 const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;

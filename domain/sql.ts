@@ -25,6 +25,23 @@ export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) 
 export const isUniqueViolation = (err: unknown): boolean =>
   err instanceof UniqueConstraintViolationException || (err instanceof Error && (err as { code?: unknown }).code === '23505');
 
+// The database could not serve a statement in time or at all (not this statement's fault): no free connection
+// within the acquire deadline, a statement or idle transaction cut off by its deadline (SQLSTATE 57014, 25P03), or
+// a server that cannot be reached, is shutting down or starting (class 08, 57P01-57P03, a refused or dropped
+// connection).
+export type DatabaseTrouble = 'busy' | 'timeout' | 'down';
+
+const DOWN_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+export function databaseTrouble(err: unknown): DatabaseTrouble | null {
+  if (!(err instanceof Error)) return null;
+  const code = String((err as { code?: unknown }).code ?? '');
+  if (err.message === 'timeout exceeded when trying to connect') return 'busy';
+  if (code === '57014' || code === '25P03') return 'timeout';
+  if (DOWN_CODES.has(code) || code.startsWith('08') || /^Connection terminated/.test(err.message)) return 'down';
+  return null;
+}
+
 // Deletes the rows of `table` whose ctids `candidates` selects (one bounded batch: the select carries its
 // limit) and returns how many went. Batched deletes (maintenance, erasure) all go through here.
 export async function deleteByCtid(em: EntityManager, table: string, candidates: RawBuilder<unknown>): Promise<number> {

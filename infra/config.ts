@@ -42,6 +42,13 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.url().default('postgres://memsvc:memsvc@127.0.0.1:5433/memsvc'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // Deadlines of every pooled connection (infra/orm.ts): the longest an API statement runs, a worker's statement
+  // runs (activities: bounded per attempt by their own timeouts), a transaction stays idle, and a caller waits for
+  // a free connection. A request past one answers 503 with Retry-After.
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  WORKER_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(600_000),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   // Megabytes of postings blocks the API keeps decoded between lexical searches (domain/search/block-cache.ts); 0 keeps none.
   LEXICAL_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(DEFAULT_BLOCK_CACHE_MB),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
@@ -56,6 +63,12 @@ const envSchema = z.object({
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   SERVICE_MODE: z.enum(['hosted', 'local']).default('hosted'),
   PUBLIC_BASE_URL: optionalUrl,
+  // Host names besides PUBLIC_BASE_URL's that requests may name (api/http/host-check.ts): `name` (any port) or
+  // `name:port`. The default names no page elsewhere can make a browser send: loopback and `localhost`.
+  ALLOWED_HOSTS: z
+    .string()
+    .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean))
+    .default(['localhost', '127.0.0.1', '[::1]']),
   TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // A workflow bundle built beforehand (bundleWorkflowCode with WORKFLOW_INTERCEPTORS_PATH); without it the
@@ -123,6 +136,9 @@ const envSchema = z.object({
   // A finished export's file travels inline in GET /api/memories/exports/:id only up to this size; a larger
   // one is served by download_url alone, so polling a job stays cheap at any size.
   EXPORT_INLINE_MAX_BYTES: z.coerce.number().int().min(0).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
+  // How long a request waits for a workflow's result (a consolidation detect or merge) before it answers 503
+  // `still_running` with Retry-After; the work goes on, and asking again waits for the same run.
+  WORKFLOW_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(25_000),
   WRITE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
   // Sign-ups per client address in a rolling hour (0: no limit).
   SIGNUPS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(0).max(1_000_000).default(20),
@@ -205,6 +221,22 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const publicHttps = publicBaseUrl.startsWith('https:');
   const trustedProxies = env.TRUSTED_PROXIES ?? (publicHttps ? 1 : 0);
   return { ...env, publicBaseUrl, publicHttps, trustedProxies, byokEscrowKey, codecKeys, temporalUiOrigin, temporal: temporalEndpoint(env) };
+}
+
+// The deadlines of the API's or the worker's pooled connections.
+export function databaseDeadlines(config: Config, process: 'api' | 'worker'): DatabaseDeadlines {
+  return {
+    statementMs: process === 'api' ? config.DATABASE_STATEMENT_TIMEOUT_MS : config.WORKER_STATEMENT_TIMEOUT_MS,
+    idleInTransactionMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    acquireMs: config.DATABASE_ACQUIRE_TIMEOUT_MS,
+  };
+}
+
+// 0 turns a deadline off.
+export interface DatabaseDeadlines {
+  statementMs: number;
+  idleInTransactionMs: number;
+  acquireMs: number;
 }
 
 // For entry points: print the variable at fault and stop, rather than a stack trace.

@@ -1,6 +1,7 @@
 import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { parse } from 'pg-connection-string';
+import type { DatabaseDeadlines } from './config.ts';
 import { entities } from './entities.ts';
 import { migrations } from '../migrations/index.ts';
 
@@ -11,6 +12,19 @@ export interface OrmOptions {
   databaseUrl: string;
   poolMax?: number;
   debug?: boolean;
+  // Without them (migrations, benchmarks' loaders) nothing is cut short.
+  deadlines?: DatabaseDeadlines;
+}
+
+// pg's pool options: the wait for a free connection (pg-pool applies connectionTimeoutMillis to a queued caller
+// too), and the session settings every connection starts with.
+function deadlineOptions(deadlines: DatabaseDeadlines | undefined): Record<string, number> {
+  if (!deadlines) return {};
+  return {
+    ...(deadlines.acquireMs > 0 ? { connectionTimeoutMillis: deadlines.acquireMs } : {}),
+    statement_timeout: deadlines.statementMs,
+    idle_in_transaction_session_timeout: deadlines.idleInTransactionMs,
+  };
 }
 
 export async function openOrm(options: OrmOptions): Promise<MikroORM> {
@@ -19,7 +33,7 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   const { ssl } = parse(options.databaseUrl);
   return MikroORM.init({
     clientUrl: options.databaseUrl,
-    driverOptions: ssl === undefined ? {} : { ssl },
+    driverOptions: { ...(ssl === undefined ? {} : { ssl }), ...deadlineOptions(options.deadlines) },
     entities,
     extensions: [Migrator],
     pool: { min: 0, max: options.poolMax ?? 10 },

@@ -7,37 +7,50 @@ import { MERGE_JOB } from '../domain/consolidation/merge.ts';
 import { ORG_ERASE_JOB } from '../domain/orgs/erase.ts';
 import { PROJECT_ERASE_JOB } from '../domain/projects/delete.ts';
 import { CURATE_JOB, curatorWorkflowId, mergeCurateRequests, type CurateRequest } from '../domain/embeddings/curate.ts';
+import type { SignalDefinition, Workflow } from '@temporalio/common';
+import {
+  billingEventWorkflow,
+  consolidationMergeWorkflow,
+  exportWorkflow,
+  memoryCuratorWorkflow,
+  orgEraseWorkflow,
+  passwordResetMailWorkflow,
+  projectEraseWorkflow,
+  verificationMailWorkflow,
+  webhookDeliveryWorkflow,
+} from '../workflows/index.ts';
+import { curateSignal } from '../workflows/memory-curator.ts';
 
 // Outbox job types and the workflow that carries each out.
-export const JOB_WORKFLOWS: Record<string, string> = {
-  [VERIFICATION_MAIL_JOB]: 'verificationMailWorkflow',
-  [PASSWORD_RESET_MAIL_JOB]: 'passwordResetMailWorkflow',
-  [WEBHOOK_DELIVERY_JOB]: 'webhookDeliveryWorkflow',
-  [EXPORT_JOB]: 'exportWorkflow',
-  [BILLING_EVENT_JOB]: 'billingEventWorkflow',
-  [MERGE_JOB]: 'consolidationMergeWorkflow',
-  [PROJECT_ERASE_JOB]: 'projectEraseWorkflow',
-  [ORG_ERASE_JOB]: 'orgEraseWorkflow',
+export const JOB_WORKFLOWS: Record<string, Workflow> = {
+  [VERIFICATION_MAIL_JOB]: verificationMailWorkflow,
+  [PASSWORD_RESET_MAIL_JOB]: passwordResetMailWorkflow,
+  [WEBHOOK_DELIVERY_JOB]: webhookDeliveryWorkflow,
+  [EXPORT_JOB]: exportWorkflow,
+  [BILLING_EVENT_JOB]: billingEventWorkflow,
+  [MERGE_JOB]: consolidationMergeWorkflow,
+  [PROJECT_ERASE_JOB]: projectEraseWorkflow,
+  [ORG_ERASE_JOB]: orgEraseWorkflow,
 };
 
 // Outbox job types delivered as a signal to an org's long-lived workflow rather than started one per row.
 // The relay merges the rows of one workflow in a batch into one signal.
-export interface SignalJob {
-  workflowType: string;
-  signal: string;
+export interface SignalJob<A> {
+  workflow: Workflow;
+  signal: SignalDefinition<[A]>;
   workflowId(orgId: string): string;
   // The memo of a run the signal starts.
   description: string;
   // The rows' arguments (the first of each row) merged into the one signal's argument.
-  merge(args: unknown[]): unknown;
+  merge(args: unknown[]): A;
   // The first run's argument (later runs carry their state through continue-as-new).
   initial(orgId: string): unknown;
 }
 
-export const SIGNAL_JOBS: Record<string, SignalJob> = {
+export const SIGNAL_JOBS: Record<string, SignalJob<CurateRequest>> = {
   [CURATE_JOB]: {
-    workflowType: 'memoryCuratorWorkflow',
-    signal: 'curate',
+    workflow: memoryCuratorWorkflow,
+    signal: curateSignal,
     workflowId: curatorWorkflowId,
     description: "the org's curator: embeds its saved and edited memories and runs their LLM enrichment",
     merge: (args) => mergeCurateRequests(args as CurateRequest[]),

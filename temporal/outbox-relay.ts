@@ -1,12 +1,13 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { context, propagation, ROOT_CONTEXT } from '@opentelemetry/api';
-import { isGrpcServiceError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { NO_ORG } from '../domain/outbox/enqueue.ts';
 import { query, sql } from '../domain/sql.ts';
 import { fanOutEvents } from '../domain/webhooks/fanout.ts';
 import { JOB_WORKFLOWS, SIGNAL_JOBS } from './jobs.ts';
+import { isTemporalDown } from './outcome.ts';
 import { signalWithStart, startOnce } from './start.ts';
 
 interface OutboxRow {
@@ -31,19 +32,10 @@ const orgOf = (row: OutboxRow): string | null => (row.org_id === NO_ORG ? null :
 // seconds, at most 10 minutes apart, and parked as failed after its last attempt: about 2 hours in all.
 export const MAX_ATTEMPTS = 14;
 const MAX_BACKOFF_SECONDS = 600;
-// While Temporal itself cannot be reached, nothing is any row's fault: rows are released untouched.
-// gRPC status codes: CANCELLED 1, UNKNOWN 2, DEADLINE_EXCEEDED 4, PERMISSION_DENIED 7, RESOURCE_EXHAUSTED 8,
-// ABORTED 10, INTERNAL 13, UNAVAILABLE 14, UNAUTHENTICATED 16.
-const SERVICE_DOWN_CODES = new Set([1, 2, 4, 7, 8, 10, 13, 14, 16]);
 const LISTEN_RETRY_MAX_MS = 30_000;
 
+// While Temporal itself cannot be reached, nothing is any row's fault: rows are released untouched.
 class TemporalUnreachable extends Error {}
-
-function grpcCode(err: unknown): number | undefined {
-  if (isGrpcServiceError(err)) return err.code;
-  const cause = (err as { cause?: unknown } | null)?.cause;
-  return isGrpcServiceError(cause) ? cause.code : undefined;
-}
 
 export interface RelayOptions {
   orm: MikroORM;
@@ -236,9 +228,9 @@ export class OutboxRelay {
   }
 
   private async startJob(row: OutboxRow): Promise<void> {
-    const workflowType = JOB_WORKFLOWS[row.job_type];
-    if (!workflowType) throw new Error(`no workflow for job type ${row.job_type}`);
-    const started = await this.call(() => startOnce(this.opts.client, this.opts.taskQueue, workflowType, { workflowId: row.job_key, orgId: orgOf(row), description: row.description, args: row.args }));
+    const workflow = JOB_WORKFLOWS[row.job_type];
+    if (!workflow) throw new Error(`no workflow for job type ${row.job_type}`);
+    const started = await this.call(() => startOnce(this.opts.client, this.opts.taskQueue, workflow, { workflowId: row.job_key, orgId: orgOf(row), description: row.description, args: row.args }));
     this.opts.logger.debug({ workflowId: row.job_key, started }, 'outbox row dispatched');
   }
 
@@ -246,7 +238,7 @@ export class OutboxRelay {
     const job = SIGNAL_JOBS[group[0]!.job_type]!;
     const orgId = group[0]!.org_id;
     await this.call(() =>
-      signalWithStart(this.opts.client, this.opts.taskQueue, job.workflowType, job.signal, [job.merge(group.map((r) => r.args[0]))], {
+      signalWithStart(this.opts.client, this.opts.taskQueue, job.workflow, job.signal, [job.merge(group.map((r) => r.args[0]))], {
         workflowId: job.workflowId(orgId),
         orgId,
         description: job.description,
@@ -260,8 +252,7 @@ export class OutboxRelay {
     try {
       return await fn();
     } catch (err) {
-      const code = grpcCode(err);
-      if (code !== undefined && SERVICE_DOWN_CODES.has(code)) throw new TemporalUnreachable('Temporal unreachable', { cause: err });
+      if (isTemporalDown(err)) throw new TemporalUnreachable('Temporal unreachable', { cause: err });
       throw err;
     }
   }

@@ -1,11 +1,13 @@
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
+import { maintenanceWorkflow, vectorIndexesWorkflow } from '../workflows/index.ts';
 
 export const maintenanceScheduleId = (taskQueue: string): string => `maintenance-${taskQueue}`;
 export const vectorIndexScheduleId = (taskQueue: string): string => `vector-indexes-${taskQueue}`;
 
 interface ScheduledWorkflow {
   id: (taskQueue: string) => string;
-  workflowType: string;
+  workflow: Workflow;
   every: string;
   description: string;
 }
@@ -13,7 +15,7 @@ interface ScheduledWorkflow {
 const SCHEDULES: ScheduledWorkflow[] = [
   {
     id: maintenanceScheduleId,
-    workflowType: 'maintenanceWorkflow',
+    workflow: maintenanceWorkflow,
     every: '1 hour',
     description: 'delete expired idempotency keys, sealed keys, OAuth states, write-limit windows, and outbox rows and events dispatched over a week ago',
   },
@@ -21,7 +23,7 @@ const SCHEDULES: ScheduledWorkflow[] = [
     // Often enough that an org which grows past the threshold gets its index within minutes; a run with nothing
     // to do reads the counters once.
     id: vectorIndexScheduleId,
-    workflowType: 'vectorIndexesWorkflow',
+    workflow: vectorIndexesWorkflow,
     every: '10 minutes',
     description: 'give orgs with many vectors an HNSW index of their own, and drop the indexes no longer wanted',
   },
@@ -35,7 +37,7 @@ export async function ensureSchedules(client: Client, taskQueue: string): Promis
       await client.schedule.create({
         scheduleId: s.id(taskQueue),
         spec: { intervals: [{ every: s.every }] },
-        action: { type: 'startWorkflow', workflowType: s.workflowType, taskQueue, workflowId: s.id(taskQueue), args: [] },
+        action: { type: 'startWorkflow', workflowType: s.workflow, taskQueue, workflowId: s.id(taskQueue), args: [] },
         policies: { overlap: 'SKIP' },
         memo: { description: s.description },
       });

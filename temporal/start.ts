@@ -1,35 +1,39 @@
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { UpdateDefinition, Workflow } from '@temporalio/common';
-import type { JobRequest } from '../domain/outbox/enqueue.ts';
-import { JOB_WORKFLOWS } from './jobs.ts';
-import { asAppError } from './outcome.ts';
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowSignalWithStartOptions, type WorkflowStartOptions } from '@temporalio/client';
+import type { SignalDefinition, WithWorkflowArgs, Workflow, WorkflowResultType } from '@temporalio/common';
+import { AppError } from '../domain/errors.ts';
+import { asAppError, isTemporalDown } from './outcome.ts';
 import { orgAttributes } from './search-attributes.ts';
 
-export interface StartRequest {
+// The one way the service runs workflows: a workflow function (never a type name as a string), started once by
+// its id, signalled with start, or run and awaited with a deadline.
+
+export interface StartRequest<W extends Workflow> {
   workflowId: string;
   orgId: string | null;
   // Shown in the Web UI's memo panel: what this execution is for.
   description: string;
-  args: unknown[];
+  args: Parameters<W>;
 }
 
-// The one place that decides how every workflow is started: meaningful id, tenant search attribute,
-// memo, and no second execution for an id that already ran.
-function startOptions(taskQueue: string, request: StartRequest) {
+type IdPolicies = Pick<WorkflowStartOptions, 'workflowIdReusePolicy' | 'workflowIdConflictPolicy'>;
+
+// Every start carries its meaningful id, the tenant's search attribute and a memo. (The SDK's conditional type
+// for `args` cannot be checked against a generic W; StartRequest<W> types them for each caller.)
+function startOptions<W extends Workflow>(taskQueue: string, request: StartRequest<W>, policies: IdPolicies): WorkflowStartOptions<W> {
   return {
     taskQueue,
     workflowId: request.workflowId,
     args: request.args,
     typedSearchAttributes: orgAttributes(request.orgId),
     memo: { description: request.description, ...(request.orgId ? { orgId: request.orgId } : {}) },
-    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-  };
+    ...policies,
+  } as unknown as WorkflowStartOptions<W>;
 }
 
 // Starts the workflow once. Returns false when an execution with this id already exists or existed.
-export async function startOnce(client: Client, taskQueue: string, workflowType: string, request: StartRequest): Promise<boolean> {
+export async function startOnce<W extends Workflow>(client: Client, taskQueue: string, workflow: W, request: StartRequest<W>): Promise<boolean> {
   try {
-    await client.workflow.start(workflowType, { ...startOptions(taskQueue, request), workflowIdConflictPolicy: 'FAIL' });
+    await client.workflow.start(workflow, startOptions(taskQueue, request, { workflowIdReusePolicy: 'REJECT_DUPLICATE', workflowIdConflictPolicy: 'FAIL' }));
     return true;
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
@@ -39,44 +43,56 @@ export async function startOnce(client: Client, taskQueue: string, workflowType:
 
 // Delivers a signal to a long-lived workflow (an org's actor), starting it first if it is not running. A
 // closed run of the same id is replaced by a new one, which the signal then reaches.
-export async function signalWithStart(client: Client, taskQueue: string, workflowType: string, signal: string, signalArgs: unknown[], request: StartRequest): Promise<void> {
-  await client.workflow.signalWithStart(workflowType, { ...startOptions(taskQueue, request), workflowIdReusePolicy: 'ALLOW_DUPLICATE', signal, signalArgs });
-}
-
-// Starts the workflow and waits for one update's answer: the request gets the workflow's first result
-// while the rest of the workflow goes on.
-export async function startAndAwait<Ret>(
+export async function signalWithStart<W extends Workflow, A extends unknown[]>(
   client: Client,
   taskQueue: string,
-  workflow: Workflow,
-  update: UpdateDefinition<Ret, []>,
-  request: StartRequest,
-): Promise<Ret> {
-  const startWorkflowOperation = new WithStartWorkflowOperation(workflow, {
-    ...startOptions(taskQueue, request),
-    args: request.args as Parameters<typeof workflow>,
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
-  return client.workflow.executeUpdateWithStart(update, { startWorkflowOperation });
+  workflow: W,
+  signal: SignalDefinition<A>,
+  signalArgs: A,
+  request: StartRequest<W>,
+): Promise<void> {
+  const options = { ...startOptions(taskQueue, request, { workflowIdReusePolicy: 'ALLOW_DUPLICATE' }), signal, signalArgs };
+  await client.workflow.signalWithStart(workflow, options as WithWorkflowArgs<W, WorkflowSignalWithStartOptions<A>>);
 }
 
-// Runs the workflow and waits for its result. Concurrent requests for the same id join one execution; once
-// it has ended, the id may run again (for repeatable operations such as a consolidation scan).
-export async function runShared<Ret>(client: Client, taskQueue: string, workflowType: string, request: StartRequest): Promise<Ret> {
-  const handle = await client.workflow.start(workflowType, { ...startOptions(taskQueue, request), workflowIdReusePolicy: 'ALLOW_DUPLICATE', workflowIdConflictPolicy: 'USE_EXISTING' });
-  return (await handle.result().catch(rethrowAsAppError)) as Ret;
+export interface AwaitOptions {
+  // How long the request waits, start included; the work itself goes on past it.
+  deadlineMs: number;
+  // Once a run of the id has ended, the id may run again (a repeatable scan); otherwise a later call reads the
+  // result of the one run (an outbox job, which the relay may have started first).
+  again: boolean;
 }
 
-// Waits for the result of an outbox job: starts it now rather than waiting for the relay (both start the
-// same id at most once, whichever comes first), then follows that execution.
-export async function dispatchAndAwait<Ret>(client: Client, taskQueue: string, job: JobRequest): Promise<Ret> {
-  const workflowType = JOB_WORKFLOWS[job.jobType];
-  if (!workflowType) throw new Error(`no workflow for job type ${job.jobType}`);
-  await startOnce(client, taskQueue, workflowType, { workflowId: job.jobKey, orgId: job.orgId, description: job.description, args: job.args });
-  return (await client.workflow.getHandle(job.jobKey).result().catch(rethrowAsAppError)) as Ret;
-}
+// How soon a caller should ask again after a wait ran out or Temporal could not be reached.
+export const RETRY_AFTER_SECONDS = 5;
 
-// A failed execution answers its waiting caller with the domain error it failed with (temporal/outcome.ts).
-const rethrowAsAppError = (err: unknown): never => {
-  throw asAppError(err);
-};
+// Starts the workflow, or joins the run of its id under way, and waits for its result until the deadline.
+// Concurrent callers share one run. A run that fails with a domain error answers with that error; a deadline
+// that passes answers 503 `still_running` (asking again joins the same run), and an unreachable Temporal 503
+// `temporal_unavailable`, both with Retry-After.
+export async function runAndAwait<W extends Workflow>(
+  client: Client,
+  taskQueue: string,
+  workflow: W,
+  request: StartRequest<W>,
+  options: AwaitOptions,
+): Promise<WorkflowResultType<W>> {
+  let started = false;
+  try {
+    return await client.withDeadline(Date.now() + options.deadlineMs, async () => {
+      const handle = await client.workflow
+        .start(workflow, startOptions(taskQueue, request, { workflowIdReusePolicy: options.again ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE', workflowIdConflictPolicy: 'USE_EXISTING' }))
+        .catch((err: unknown) => {
+          if (err instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle<W>(request.workflowId);
+          throw err;
+        });
+      started = true;
+      return (await handle.result()) as WorkflowResultType<W>;
+    });
+  } catch (err) {
+    if (!isTemporalDown(err)) throw asAppError(err);
+    const retry = { retry_after: RETRY_AFTER_SECONDS };
+    if (started) throw new AppError('unavailable', 'still_running', `the work goes on in the background; ask again to wait for its result (workflow ${request.workflowId})`, retry);
+    throw new AppError('unavailable', 'temporal_unavailable', 'the workflow service cannot be reached; try again shortly', retry);
+  }
+}

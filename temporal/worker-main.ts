@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from '../infra/config.ts';
+import { databaseDeadlines, loadConfigOrExit } from '../infra/config.ts';
 import { serveMetrics } from '../infra/metrics.ts';
 import { installTracing } from '../infra/tracing.ts';
 import { backfillLagging } from '../domain/embeddings/backfill.ts';
@@ -20,7 +20,7 @@ const tracing = installTracing('memsvc-worker');
 const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'worker');
 installTemporalRuntime(logger, config.LOG_LEVEL);
-const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, deadlines: databaseDeadlines(config, 'worker') });
 const client = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
 

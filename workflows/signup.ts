@@ -12,6 +12,10 @@ export const accountCreated = defineUpdate<{ userId: string; orgId: string }>('a
 
 type Outcome = { ok: true } | { ok: false; failure: ApplicationFailure };
 
+// Deprecated: sign-up is now one transaction whose verification mail leaves through the outbox
+// (domain/accounts/signup.ts), and nothing starts this workflow. It stays registered so that runs started
+// before that change (a mail retried while SMTP is down lasts up to a day) finish; remove it with
+// accountCreated and the createAccount activity once none is open (`WorkflowType = "signupWorkflow"`).
 export async function signupWorkflow(plan: SignupPlan): Promise<void> {
   let outcome: Outcome | undefined;
   setHandler(accountCreated, async () => {

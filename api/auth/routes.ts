@@ -1,9 +1,8 @@
-import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import { hashPassword } from '../../domain/accounts/passwords.ts';
 import { issueSecret } from '../../domain/accounts/secrets.ts';
 import { currentAccount, loadAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
-import { emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
+import { createAccount, emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
 import { guardLogin, recordLoginFailure } from '../../domain/accounts/login-guard.ts';
 import { throttleResetMail, throttleSignup, throttleTokenUse, throttleVerificationMail } from '../../domain/accounts/public-throttle.ts';
 import { deleteAccount } from '../../domain/accounts/delete-account.ts';
@@ -11,8 +10,6 @@ import { requestVerificationMail, verifyEmail } from '../../domain/accounts/veri
 import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
 import { AppError, conflict } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
-import { startAndAwait } from '../../temporal/start.ts';
-import { accountCreated, signupWorkflow } from '../../workflows/signup.ts';
 import { createCaptchaCheck } from '../../infra/captcha.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf, resolveCaller } from '../http/auth.ts';
@@ -72,20 +69,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
           apiToken: { id: newId(), hash: apiToken.hash, prefix: apiToken.prefix },
           session: { id: newId(), hash: session.hash, prefix: session.prefix },
         };
-        try {
-          await startAndAwait(deps.temporal, config.TEMPORAL_TASK_QUEUE, signupWorkflow, accountCreated, {
-            workflowId: `signup-${plan.orgId}`,
-            orgId: plan.orgId,
-            description: `sign-up of user ${plan.userId}: create the account and org, then send the verification mail`,
-            args: [plan],
-          });
-        } catch (err) {
-          const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-          if (cause instanceof ApplicationFailure && cause.type === 'email_taken') throw conflict('email_taken', cause.message);
-          throw err;
-        }
-        const account = await loadAccount(em, plan.userId, plan.orgId);
-        if (!account) throw new AppError('unavailable', 'signup_incomplete', 'the account was not found after sign-up');
+        const account = await createAccount(em, plan);
         const now = account.user.createdAt.getTime();
         setSessionCookie(ctx, config, session.raw, new Date(now + SESSION_TTL_MS));
         ctx.status = 201;

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_THRESHOLD } from '../../domain/consolidation/detect.ts';
-import { startMerge, type MergeResult } from '../../domain/consolidation/merge.ts';
+import { startMerge, type MergeArgs, type MergeResult } from '../../domain/consolidation/merge.ts';
 import { getProposal, listProposals, PROPOSAL_KINDS, PROPOSAL_STATUSES, REVIEW_DECISIONS, reviewProposal, type ProposalView } from '../../domain/consolidation/proposals.ts';
 import { byokOf, planRequired, requireLlm } from '../../domain/llm/port.ts';
-import { dispatchAndAwait, runShared } from '../../temporal/start.ts';
-import type { DetectReport } from '../../workflows/consolidation.ts';
+import { runAndAwait } from '../../temporal/start.ts';
+import { consolidationDetectWorkflow, consolidationMergeWorkflow, type DetectArgs } from '../../workflows/consolidation.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -106,7 +106,7 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
         404: { description: 'Proposal not in this org' },
         409: { description: '`proposal_not_approved`, `proposal_already_merged`, `merge_in_progress`, `memory_superseded`' },
         502: { description: '`llm_rejected` or `llm_malformed_output`' },
-        503: { description: '`llm_unavailable` or `llm_not_configured`' },
+        503: { description: '`llm_unavailable` or `llm_not_configured`; `still_running` when a detect or merge takes longer than the request waits (WORKFLOW_WAIT_MS; asking again waits for the same run) and `temporal_unavailable`, both with Retry-After' },
       },
       handler: async (ctx, { body }) => {
         const caller = callerOf(ctx);
@@ -117,12 +117,13 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
         if (body.action === 'detect') {
           if (caller.plan === 'free') throw planRequired('consolidation detect needs a paid plan', upgradeUrl);
           const scope = body.namespace ?? '*';
-          const report = await runShared<DetectReport>(temporal, config.TEMPORAL_TASK_QUEUE, 'consolidationDetectWorkflow', {
+          const request = {
             workflowId: `consolidation-detect-${caller.orgId}-${scope}-${body.threshold}`,
             orgId: caller.orgId,
             description: `find duplicate, stale and contradicting memories in ${body.namespace ? `project ${body.namespace}` : 'every project'}`,
-            args: [{ orgId: caller.orgId, namespace: body.namespace, threshold: body.threshold, checkContradictions: llm.configured() }],
-          });
+            args: [{ orgId: caller.orgId, namespace: body.namespace, threshold: body.threshold, checkContradictions: llm.configured() }] as [DetectArgs],
+          };
+          const report = await runAndAwait(temporal, config.TEMPORAL_TASK_QUEUE, consolidationDetectWorkflow, request, { deadlineMs: config.WORKFLOW_WAIT_MS, again: true });
           ctx.body = { scanned: report.scanned, proposalsCreated: report.proposalsCreated, alreadyKnown: report.alreadyKnown };
           return;
         }
@@ -134,7 +135,10 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
           ctx.body = mergeJson(started.done);
           return;
         }
-        const result = await dispatchAndAwait<MergeResult>(temporal, config.TEMPORAL_TASK_QUEUE, started.job);
+        // The relay starts the same id from the outbox; whichever comes first runs it, and this request follows it.
+        const { jobKey, orgId, description, args } = started.job;
+        const request = { workflowId: jobKey, orgId, description, args: args as [MergeArgs] };
+        const result = await runAndAwait(temporal, config.TEMPORAL_TASK_QUEUE, consolidationMergeWorkflow, request, { deadlineMs: config.WORKFLOW_WAIT_MS, again: false });
         ctx.body = mergeJson(result);
       },
     }),

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { AppError, type ErrorKind } from '../../domain/errors.ts';
+import { databaseTrouble, type DatabaseTrouble } from '../../domain/sql.ts';
 import { rateLimitRefusals } from '../../infra/metrics.ts';
 import type { AppState } from './state.ts';
 
@@ -44,18 +45,33 @@ interface HttpishError {
   message?: string;
 }
 
+// The database's own trouble is no fault of the request: 503, and the clients' retry after a few seconds is safe.
+const DATABASE_TROUBLE: Record<DatabaseTrouble, [string, string]> = {
+  busy: ['database_busy', 'every database connection is in use; try again shortly'],
+  timeout: ['database_timeout', 'the database did not answer within its deadline; try again shortly'],
+  down: ['database_unavailable', 'the database cannot be reached; try again shortly'],
+};
+const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+function asKnownError(err: unknown): unknown {
+  const trouble = databaseTrouble(err);
+  if (!trouble) return err;
+  const [code, message] = DATABASE_TROUBLE[trouble];
+  return new AppError('unavailable', code, message, { retry_after: DATABASE_RETRY_AFTER_SECONDS });
+}
+
 // Maps every failure to `{ error, message?, ...extra }` with its status; nothing else writes error bodies.
 export const errorHandler: Middleware<AppState> = async (ctx, next) => {
   try {
     await next();
-  } catch (err) {
+  } catch (caught) {
+    const err = asKnownError(caught);
     if (err instanceof AppError) {
+      if (err !== caught) ctx.state.log.warn({ cause: (caught as Error).message }, err.error);
       ctx.status = statusOf(err.kind);
       ctx.body = { error: err.error, ...(err.detail !== undefined ? { message: err.detail } : {}), ...err.extra };
-      if (err.kind === 'rate_limited') {
-        rateLimitRefusals.inc({ limit: err.error });
-        if (typeof err.extra.retry_after === 'number') ctx.set('Retry-After', String(err.extra.retry_after));
-      }
+      if (err.kind === 'rate_limited') rateLimitRefusals.inc({ limit: err.error });
+      if (typeof err.extra.retry_after === 'number') ctx.set('Retry-After', String(err.extra.retry_after));
       return;
     }
     const e = err as HttpishError;

@@ -118,12 +118,13 @@ function parse(schema: AnyObject | undefined, value: unknown, where: 'path' | 'q
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid input (`invalid json`, or a validation failure with `issues`)',
   401: 'Missing or invalid credential',
-  403: 'Authenticated, but the role does not allow this (or `cross_site_request`: a cookie-authenticated write from another site)',
+  403: 'Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS',
   404: 'Not found, or belongs to another organization',
   409: 'Conflict',
   413: 'The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise)',
   415: 'The body is not `application/json`',
   429: 'Write rate limit hit; `Retry-After` gives the seconds to wait',
+  503: 'A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait',
 };
 
 export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
@@ -137,7 +138,7 @@ export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
         ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } } } : {}),
       };
     }
-    const implied = [400, ...(route.access === 'caller' ? [401] : []), ...(isWrite(route) ? [403, 429] : []), ...(route.params ? [404] : []), ...(route.body ? [413, 415] : [])];
+    const implied = [400, ...(route.access === 'caller' ? [401] : []), 403, ...(isWrite(route) ? [429] : []), ...(route.params ? [404] : []), ...(route.body ? [413, 415] : []), 503];
     for (const status of implied) {
       const key = String(status) as `4${string}`;
       responses[key] ??= { description: STATUS_TEXT[status]!, content: { 'application/json': { schema: errorBody } } };

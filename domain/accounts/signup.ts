@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUniqueViolation } from '../sql.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict } from '../errors.ts';
+import { enqueueJob } from '../outbox/enqueue.ts';
+import { VERIFICATION_MAIL_JOB, type VerificationMailArgs } from './verification.ts';
 import { Credential, Membership, Org, User } from './entities.ts';
 import { slugify, withSuffix } from './slugs.ts';
 import { orgView, userView, type AccountView } from './views.ts';
@@ -27,8 +29,9 @@ export async function emailTaken(em: EntityManager, email: string): Promise<bool
   return (await em.count(User, { email: normalizeEmail(email) })) > 0;
 }
 
-// One transaction: the user, the org with the user as owner, one default API token and the first
-// cookie session. Running it again with the same plan returns the same account.
+// One transaction: the user, the org with the user as owner, one default API token, the first cookie session and
+// the verification mail's outbox row (sent after the answer). Running it again with the same plan returns the
+// same account.
 export async function createAccount(em: EntityManager, plan: SignupPlan): Promise<AccountView> {
   return em.transactional(async (tx) => {
     const existing = await tx.findOne(User, { id: plan.userId });
@@ -85,6 +88,8 @@ export async function createAccount(em: EntityManager, plan: SignupPlan): Promis
     await recordAudit(tx, { orgId: org.id, action: 'user.signup', targetId: user.id, actor });
     await recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor, details: { slug } });
     await recordAudit(tx, { orgId: org.id, action: 'token.create', targetId: plan.apiToken.id, actor, details: { name: 'default' } });
+    const mail: VerificationMailArgs = { userId: user.id, orgId: org.id, mailKey: `signup-${org.id}` };
+    enqueueJob(tx, { orgId: org.id, jobType: VERIFICATION_MAIL_JOB, jobKey: `verification-mail-${mail.mailKey}`, args: [mail], description: `send the e-mail verification link to new user ${user.id}` });
     try {
       await tx.flush();
     } catch (err) {

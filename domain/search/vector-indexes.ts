@@ -83,12 +83,15 @@ export async function buildOrgIndex(em: EntityManager, orgId: string, onBatch: (
   const name = orgIndexName(orgId);
   await em.getKysely().connection().execute(async (db) => {
     await sql`set maintenance_work_mem = ${sql.lit(BUILD_MEMORY)}`.execute(db);
+    // A large org's build takes minutes, past the worker's statement deadline: the activity's heartbeat bounds it.
+    await sql`set statement_timeout = 0`.execute(db);
     try {
       await sql`create index concurrently if not exists ${sql.id(name)} on memory_embeddings
         using hnsw ((embedding::${HALFVEC}) halfvec_cosine_ops) with (m = 16, ef_construction = 64)
         where org_id = ${sql.lit(orgId.toLowerCase())}::uuid`.execute(db);
     } finally {
       await sql`reset maintenance_work_mem`.execute(db);
+      await sql`reset statement_timeout`.execute(db);
     }
   });
   if (!(await orgIndexReady(em, orgId))) throw new Error(`index ${name} exists but is not valid: the next plan drops and rebuilds it`);

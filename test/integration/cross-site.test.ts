@@ -66,6 +66,58 @@ describe('writes that ride on a cookie', () => {
     expect(own.status).toBe(201);
   });
 
+  it('answers only to its own host names in every mode (DNS rebinding), before any route runs', async () => {
+    const a = await signUp(stack.api);
+    const port = new URL(local.baseUrl).port;
+    // A page on evil.example whose name now points at 127.0.0.1 is same-origin to the browser: only its Host differs.
+    const rebound = { host: `evil.example:${port}`, 'sec-fetch-site': 'same-origin', origin: `http://evil.example:${port}` };
+    for (const [target, path] of [[local, '/api/memories'], [local, '/healthz'], [stack, '/api/auth/me'], [stack, '/nowhere']] as const) {
+      const res = await target.api.get(path, { headers: rebound, cookie: a.cookie });
+      expect(res.status, path).toBe(403);
+      expect(res.body).toMatchObject({ error: 'host_not_allowed', message: expect.stringContaining('ALLOWED_HOSTS') });
+    }
+    const write = await local.api.post('/api/memories', { body: { content: 'rebound' }, headers: rebound });
+    expect(write.body.error).toBe('host_not_allowed');
+    const mcp = await local.api.post('/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { ...rebound, accept: 'application/json, text/event-stream' } });
+    expect(mcp.status).toBe(403);
+    expect((await local.api.get('/api/memories?limit=50')).body.map((m: { content: string }) => m.content)).not.toContain('rebound');
+    // The public name (with or without its default port) and the loopback names pass, names compared case-insensitively.
+    for (const host of ['memory.example.com', 'Memory.Example.com:443', `localhost:${port}`, `[::1]:${port}`]) {
+      expect((await stack.api.get('/api/auth/me', { headers: { host }, cookie: a.cookie })).status, host).toBe(200);
+    }
+    expect((await stack.api.get('/api/auth/me', { headers: { host: 'memory.example.com:8443' }, cookie: a.cookie })).status).toBe(403);
+  });
+
+  it('takes the host names of ALLOWED_HOSTS instead of the loopback ones', async () => {
+    const own = await startStack({ relay: false, worker: false, env: { ALLOWED_HOSTS: 'api.internal, 127.0.0.1' } });
+    try {
+      const port = new URL(own.baseUrl).port;
+      expect((await own.api.get('/healthz', { headers: { host: `api.internal:${port}` } })).status).toBe(200);
+      expect((await own.api.get('/healthz', { headers: { host: `localhost:${port}` } })).status).toBe(403);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('refuses every browser call from another site in local mode, reads and /mcp included, but follows links', async () => {
+    const elsewhere = { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' };
+    const read = await local.api.get('/api/memories', { headers: elsewhere });
+    expect(read.status).toBe(403);
+    expect(read.body.error).toBe('cross_site_request');
+    const search = await local.api.post('/api/memories/search', { body: { query: 'dashboard' }, headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' } });
+    expect(search.status).toBe(403);
+    const mcp = await local.api.post('/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { origin: 'https://evil.example', accept: 'application/json, text/event-stream' } });
+    expect(mcp.status).toBe(403);
+    // A link followed from elsewhere opens the dashboard; its own pages and non-browsers read as before.
+    const link = await local.api.get('/dashboard', { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } });
+    expect(link.status).toBe(200);
+    expect((await local.api.get('/api/memories', { headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' } })).status).toBe(200);
+    expect((await local.api.get('/api/memories')).status).toBe(200);
+    // The hosted stack keeps reads open to bearer tokens from anywhere.
+    const a = await signUp(stack.api);
+    expect((await stack.api.get('/api/memories', { token: a.token, headers: elsewhere })).status).toBe(200);
+  });
+
   it('marks the session cookie Secure over https, and answers nosniff and no-store', async () => {
     const res = await stack.api.post('/api/auth/signup', { body: { email: uniqueEmail('secure'), password: 'correct horse battery', name: 'S', org_name: 'S' } });
     expect(res.status).toBe(201);

@@ -35,7 +35,7 @@ const save = async (owner: SignedUp, content: string): Promise<string> => {
 const signalCurator = (orgId: string, ids: string[]): Promise<void> => {
   const job = SIGNAL_JOBS[CURATE_JOB]!;
   const request: CurateRequest = { ids, backfill: false, enrich: [] };
-  return signalWithStart(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE, job.workflowType, job.signal, [request], {
+  return signalWithStart(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE, job.workflow, job.signal, [request], {
     workflowId: job.workflowId(orgId),
     orgId,
     description: job.description,

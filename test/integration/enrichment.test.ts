@@ -70,7 +70,7 @@ describe('background enrichment after a save', { timeout: 2 * CURATOR_WAIT_MS },
     expect(after.mention_count).toBe(2);
     const found = new Set<string>();
     for await (const run of stack.temporal.workflow.list({ query: `OrgId = "${paid.org.id}"` })) found.add(run.workflowId);
-    expect([...found].filter((id) => id !== `signup-${paid.org.id}`)).toEqual([curatorWorkflowId(paid.org.id)]);
+    expect([...found].filter((id) => id !== `verification-mail-signup-${paid.org.id}`)).toEqual([curatorWorkflowId(paid.org.id)]);
   });
 
   it('writes a synopsis and facts when asked, and extracts entities from short content only when asked', async () => {

@@ -50,6 +50,15 @@ export class PrivatePostgres {
     return this.pg('pg_ctl', ['-D', this.data, '-w', '-m', 'fast', '-o', options, '-l', join(this.dir, 'server.log'), action]);
   }
 
+  // The server stopped (every connection cut, new ones refused) and started again on the same port, same data.
+  down(): Promise<void> {
+    return this.ctl('stop');
+  }
+
+  up(): Promise<void> {
+    return this.ctl('start');
+  }
+
   // A real restart: every connection is cut, and the server is back on the same port.
   restart(): Promise<void> {
     return this.ctl('restart');

@@ -7,7 +7,7 @@ import { inject } from 'vitest';
 import { createApp, listen } from '../../api/app.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { ensureLocalAccount } from '../../domain/accounts/local.ts';
-import { loadConfig, type Config } from '../../infra/config.ts';
+import { databaseDeadlines, loadConfig, type Config } from '../../infra/config.ts';
 import { createEmbedder } from '../../infra/embeddings/index.ts';
 import { createLlm } from '../../infra/llm/router.ts';
 import { createLogger } from '../../infra/logger.ts';
@@ -79,7 +79,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   });
   const logger = createLogger(config.LOG_LEVEL, 'test');
   installTemporalRuntime(logger, config.LOG_LEVEL);
-  const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+  const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, deadlines: databaseDeadlines(config, 'api') });
   const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
   const llm = createLlm(config, logger);
