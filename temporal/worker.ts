@@ -6,7 +6,7 @@ import {
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { createActivities, type ActivityDeps } from '../activities/index.ts';
+import { createActivities, type Activities, type ActivityDeps } from '../activities/index.ts';
 import type { TemporalEndpoint } from '../infra/config.ts';
 import type { Tracing } from '../infra/tracing.ts';
 import { connectionOptions } from './client.ts';
@@ -28,6 +28,8 @@ export interface WorkerOptions {
   // A prebuilt bundle (tests build one per run; WORKFLOW_BUNDLE_PATH), made with WORKFLOW_INTERCEPTORS_PATH;
   // without it the worker bundles workflows/ itself.
   workflowBundle?: WorkflowBundleOption;
+  // Activities put in place of the real ones: fault tests make one fail for good this way.
+  replaceActivities?: Partial<Activities>;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
@@ -37,7 +39,7 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     dataConverter: dataConverter(options.codecKeys),
-    activities: createActivities(options.deps),
+    activities: { ...createActivities(options.deps), ...options.replaceActivities },
     interceptors: {
       activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
       // A prebuilt bundle carries them already (temporal/workflow-bundle.ts).

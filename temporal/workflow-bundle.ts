@@ -24,7 +24,8 @@ async function buildWorkflowBundle(): Promise<string> {
 async function fingerprint(): Promise<string> {
   const hash = createHash('sha256');
   const dir = new URL('../workflows/', import.meta.url);
-  for (const name of (await readdir(dir)).sort()) hash.update(name).update(await readFile(new URL(name, dir)));
+  const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+  for (const name of files.map((e) => `${e.parentPath}/${e.name}`).sort()) hash.update(name).update(await readFile(name));
   hash.update(await readFile(FAILURE_CONVERTER_PATH));
   hash.update(await readFile(new URL('../package-lock.json', import.meta.url)));
   return hash.digest('hex');

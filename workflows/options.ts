@@ -6,6 +6,13 @@ export const TRANSACTION: ActivityOptions = {
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10 },
 };
 
+// Bookkeeping after the work (releasing a caller's sealed keys): retried until it succeeds, at most a minute apart,
+// so that a database outage longer than a transaction's retries leaves nothing behind and fails nothing.
+export const BOOKKEEPING: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+};
+
 // Talking to another system (mail, webhooks, LLMs): patient retries for up to a day.
 export const EXTERNAL_CALL: ActivityOptions = {
   startToCloseTimeout: '1 minute',

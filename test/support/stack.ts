@@ -4,6 +4,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
+import type { Activities } from '../../activities/index.ts';
 import { createApp, listen } from '../../api/app.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { ensureLocalAccount } from '../../domain/accounts/local.ts';
@@ -29,7 +30,7 @@ export interface Stack {
   baseUrl: string;
   worker: WorkerHandle | null;
   relay: OutboxRelay | null;
-  startWorker(): Promise<WorkerHandle>;
+  startWorker(replaceActivities?: Partial<Activities>): Promise<WorkerHandle>;
   close(): Promise<void>;
 }
 
@@ -87,7 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const embedder = await createEmbedder(config, logger, 'documents');
   const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
-  const startWorker = async (): Promise<WorkerHandle> => {
+  const startWorker = async (replaceActivities?: Partial<Activities>): Promise<WorkerHandle> => {
     const { worker, connection } = await createWorker({
       endpoint: config.temporal,
       namespace: config.TEMPORAL_NAMESPACE,
@@ -96,6 +97,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none', vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN },
       tracing: installTracing('memsvc-test'),
       workflowBundle: { codePath: inject('workflowBundlePath') },
+      replaceActivities,
     });
     const running = worker.run();
     let stopped: Promise<void> | undefined;
