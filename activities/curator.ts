@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Embedder } from '../domain/embeddings/port.ts';
+import type { Embedder } from '../domain/store/embedder.ts';
 import { embedMemories, embedPage, noOutcome, type EmbedOutcome } from '../domain/embeddings/store.ts';
 import { compactPostings, FOLD_MEMORIES, foldPostings } from '../domain/search/fold.ts';
 import { embeddingsComputed } from '../infra/metrics.ts';

@@ -1,10 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EnrichmentOutcome } from '../domain/enrichment/store.ts';
 import { enrichmentSubject, storeEntities, storeFacts, storeSynopsis } from '../domain/enrichment/store.ts';
-import { entitiesTask, factsTask, synopsisTask, type Enrichment } from '../domain/enrichment/tasks.ts';
+import { entitiesTask, factsTask, synopsisTask } from '../domain/enrichment/tasks.ts';
 import { releaseKeys, withdrawKeys } from '../domain/llm/escrow.ts';
 import type { ByokKeys, Llm } from '../domain/llm/port.ts';
 import { asActivity } from './failures.ts';
+import type { Enrichment } from '../domain/store/curate.ts';
 
 export interface LlmActivityDeps {
   orm: MikroORM;

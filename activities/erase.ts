@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { eraseOrgBatch } from '../domain/orgs/erase.ts';
+import { eraseOrgBatch } from '../domain/erasure/orgs.ts';
 import { eraseProjectBatch, type ProjectErasure } from '../domain/projects/delete.ts';
 
 export function erasureActivities({ orm }: { orm: MikroORM }) {

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { buildOrgIndex, buildProgress, dropVectorIndex, planVectorIndexes, type VectorIndexPlan } from '../domain/search/vector-indexes.ts';
+import { buildOrgIndex, buildProgress, dropVectorIndex, planVectorIndexes, type VectorIndexPlan } from '../domain/store/vector-indexes.ts';
 
 export interface VectorIndexActivityDeps {
   orm: MikroORM;

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Caller } from '../domain/accounts/caller.ts';
-import type { Embedder } from '../domain/embeddings/port.ts';
+import type { Embedder } from '../domain/store/embedder.ts';
 import type { Llm } from '../domain/llm/port.ts';
 import type { Config } from '../infra/config.ts';
 

@@ -5,7 +5,7 @@
 // Work is counted in postings read (sequentially, as from an index range) and random lookups (one term's tf
 // of one memory, as an index probe); the guide's measure for PostgreSQL is about 0.55 us per posting read
 // when it groups by memory, so the counts translate to a latency budget.
-import { analyze } from '../domain/search/analyzer.ts';
+import { analyze } from '../domain/store/analyzer.ts';
 import { B, idf, K1, queryTermCounts } from '../domain/search/bm25.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { agentPostings } from './lib/agent-postings.ts';

@@ -3,7 +3,7 @@
 // (maxScore), by the number of distinct terms in the query. It is why MaxScore stops at MAX_CURSORS terms, and
 // it checks on every query that both find the same best 10 with the same scores.
 //   node bench/lexical-scoring.ts        (N=200000 memories, 40 queries per length, by default)
-import { analyze } from '../domain/search/analyzer.ts';
+import { analyze } from '../domain/store/analyzer.ts';
 import { BestFirst } from '../domain/search/best-first.ts';
 import { decodeBlock, encodeBlock, peaksOf } from '../domain/search/blocks.ts';
 import { queryTermCounts } from '../domain/search/bm25.ts';

@@ -4,7 +4,6 @@
 // semantic search through the index finds against an exact scan of the org (the paraphrase set's answers among
 // its memories included). Run with `bash scripts/bench.sh`.
 import pg from 'pg';
-import { vectorLiteral } from '../domain/search/semantic.ts';
 import { createLocalEmbedder } from '../infra/embeddings/local.ts';
 import { localModelId } from '../infra/embeddings/local-models.ts';
 import { ApiClient } from '../test/support/api-client.ts';
@@ -14,6 +13,7 @@ import { freshness } from './lib/freshness.ts';
 import { cpuByKind, cpuSeconds, cpuSpent, memoryMb } from './lib/proc.ts';
 import { closedLoop, summarize, type Summary } from './lib/stats.ts';
 import { askParaphraseSet, evidenceRecall, K, loadParaphraseSet, MODES, saveParaphraseSet } from './quality/paraphrase-set.ts';
+import { vectorLiteral } from '../domain/store/vectors.ts';
 
 const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
 const checkpoints = (process.env.BENCH_CHECKPOINTS ?? '10000,100000').split(',').map(Number);

@@ -10,12 +10,12 @@
 //   ADMIN_DATABASE_URL=postgres://memsvc:memsvc@127.0.0.1:5433/postgres N=1000000 node bench/namespaces-at-scale.ts
 // N (default 1,000,000); KEEP=1 keeps the scratch database and REUSE=1 searches the one kept.
 import { randomUUID } from 'node:crypto';
-import { compileFilters } from '../domain/memories/filters.ts';
-import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../domain/memories/counters.ts';
-import { analyze, termFrequencies } from '../domain/search/analyzer.ts';
+import { compileFilters } from '../domain/store/filters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../domain/store/counters.ts';
+import { analyze, termFrequencies } from '../domain/store/analyzer.ts';
 import { foldPostings } from '../domain/search/fold.ts';
 import { lexicalRanking } from '../domain/search/lexical.ts';
-import { tfsJson } from '../domain/search/postings.ts';
+import { tfsJson } from '../domain/store/postings.ts';
 import { query, sql } from '../domain/sql.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';

@@ -12,15 +12,16 @@
 import { resolve } from 'node:path';
 import { createLocalEmbedder } from '../infra/embeddings/local.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
-import { compileFilters, type MemoryFilters } from '../domain/memories/filters.ts';
+import { compileFilters, type MemoryFilters } from '../domain/store/filters.ts';
 import { searchMemories } from '../domain/search/search.ts';
-import { semanticCandidates, vectorLiteral } from '../domain/search/semantic.ts';
-import { buildOrgIndex, orgIndexName } from '../domain/search/vector-indexes.ts';
+import { semanticCandidates } from '../domain/search/semantic.ts';
+import { buildOrgIndex, orgIndexName } from '../domain/store/vector-indexes.ts';
 import { query, queryOne, sql } from '../domain/sql.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
 import { createdAt, scratchDatabase, writeScaleOrg } from './lib/scale-org.ts';
 import { summarize } from './lib/stats.ts';
+import { vectorLiteral } from '../domain/store/vectors.ts';
 
 const N = Number(process.env.N ?? 1_000_000);
 const BASE = Number(process.env.BASE ?? 20_000);

@@ -113,7 +113,7 @@ const envSchema = z.object({
   EMBEDDING_MAX_INPUT_CHARS: z.coerce.number().int().min(100).max(1_000_000).default(DEFAULT_MAX_INPUT_CHARS),
   // Search queries whose vectors the API keeps for a query asked again, per org (domain/search/query-vectors.ts); 0: none.
   QUERY_VECTOR_CACHE_ENTRIES: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_QUERY_VECTOR_CACHE_ENTRIES),
-  // Vectors an org holds before its semantic search gets an HNSW index of its own (domain/search/vector-indexes.ts).
+  // Vectors an org holds before its semantic search gets an HNSW index of its own (domain/store/vector-indexes.ts).
   VECTOR_INDEX_ORG_MIN: z.coerce.number().int().min(1).default(10_000),
   // Seals callers' own LLM keys while the background work they started runs (see domain/llm/escrow.ts).
   BYOK_ESCROW_KEY: z.string().min(32).optional(),

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Orgs that hold many vectors get an HNSW index of their own (domain/search/vector-indexes.ts), and their vectors
+// Orgs that hold many vectors get an HNSW index of their own (domain/store/vector-indexes.ts), and their vectors
 // then leave the shared index: `own_index` marks a row that its org's own index serves, and the shared index
 // becomes partial, over the other rows. Kept in both, a large org's vectors cost two HNSW inserts each; on the
 // benchmark's org of 128,000 that took a vector's write from 2.4 to 4.7 ms and pushed the time from a save to its

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Thread context in semantic search (domain/embeddings/thread-context.ts): the vector searched for a memory of a
+// Thread context in semantic search (domain/store/thread-context.ts): the vector searched for a memory of a
 // thread mixes in the chunks before it, so the vector of its text alone is kept beside it (`text_embedding`, null
 // for a memory outside a thread, whose `embedding` is its text's vector) for reuse by identical text and for
 // mixing into the chunks after it.

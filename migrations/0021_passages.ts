@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Long memories are searched by meaning in passages (domain/embeddings/passages.ts): besides the vector of its
+// Long memories are searched by meaning in passages (domain/store/passages.ts): besides the vector of its
 // text (passage 0, which the model cuts at 512 tokens), a long memory has one row per window of its text
 // (passages 1, 2, ...), in the same table and so in the same HNSW indexes, each keyed by the hash of the memory's
 // whole text like passage 0 (an edit or a delete removes them all with it). Search keeps a memory's best passage.

@@ -4,7 +4,7 @@ import { Migration } from '@mikro-orm/migrations';
 // a namespace counts the term's postings whose document is in it, so a folded document records its memory's
 // namespace (kept by the fold and by a move, domain/memories/update.ts), and the index lists a namespace's
 // documents from the index alone. The namespace's total length joins its memory count in the counters
-// (domain/memories/counters.ts), counted here once from the memories.
+// (domain/store/counters.ts), counted here once from the memories.
 export class Migration0022NamespaceStatistics extends Migration {
   override up(): void {
     this.addSql(`alter table lexical_docs add column namespace_id uuid`);

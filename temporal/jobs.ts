@@ -4,9 +4,9 @@ import { WEBHOOK_DELIVERY_JOB } from '../domain/webhooks/fanout.ts';
 import { EXPORT_JOB } from '../domain/exports/exports.ts';
 import { BILLING_EVENT_JOB } from '../domain/billing/events.ts';
 import { MERGE_JOB } from '../domain/consolidation/merge.ts';
-import { ORG_ERASE_JOB } from '../domain/orgs/erase.ts';
+import { ORG_ERASE_JOB } from '../domain/erasure/orgs.ts';
 import { PROJECT_ERASE_JOB } from '../domain/projects/delete.ts';
-import { CURATE_JOB, curatorWorkflowId, mergeCurateRequests, type CurateRequest } from '../domain/embeddings/curate.ts';
+import { CURATE_JOB, curatorWorkflowId, mergeCurateRequests, type CurateRequest } from '../domain/store/curate.ts';
 import type { SignalDefinition, Workflow } from '@temporalio/common';
 import {
   billingEventWorkflow,

@@ -1,8 +1,7 @@
 import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, deprecatePatch, log, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import type { CurateRequest } from '../domain/embeddings/curate.ts';
+import type { CurateRequest, EnrichmentArgs } from '../domain/store/curate.ts';
 import type { EmbedOutcome } from '../domain/embeddings/store.ts';
-import type { EnrichmentArgs } from '../domain/enrichment/schedule.ts';
 import { carriedPending, takeNewest } from './curator/batches.ts';
 import { BurstDetector } from './curator/burst.ts';
 import { CURATOR_TUNING, type CuratorTuning } from './curator/tuning.ts';

@@ -13,7 +13,7 @@ export interface VectorIndexRun {
 }
 
 // Run by the `vector-indexes-<task queue>` schedule: gives each org that has grown large its own vector index and
-// drops those no longer wanted (domain/search/vector-indexes.ts). Drops go first, since an invalid index left by a
+// drops those no longer wanted (domain/store/vector-indexes.ts). Drops go first, since an invalid index left by a
 // failed build is dropped before it is built again. Builds run one at a time, largest org first: a build takes
 // the server's parallel maintenance workers while it runs, and PostgreSQL serializes builds on a table anyway.
 export async function vectorIndexesWorkflow(): Promise<VectorIndexRun> {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requestBackfill } from '../../domain/embeddings/backfill.ts';
 import { embeddingStatus } from '../../domain/embeddings/store.ts';
-import { orgIndexReady } from '../../domain/search/vector-indexes.ts';
+import { orgIndexReady } from '../../domain/store/vector-indexes.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';

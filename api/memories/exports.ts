@@ -6,7 +6,7 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs } from '../http/schemas.ts';
-import { filterFields, toFilters } from '../memories/schemas.ts';
+import { filterFields, toFilters } from './schemas.ts';
 
 const exportSchema = z
   .object({

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { batchUpdate } from '../../domain/memories/batch.ts';
 import { createMemory } from '../../domain/memories/create.ts';
-import { MAX_PROJECTS_PER_ORG } from '../../domain/memories/namespaces.ts';
+import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';

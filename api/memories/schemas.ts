@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { memoryRecord, type MemoryView } from '../../domain/memories/model.ts';
-import type { Passage } from '../../domain/embeddings/passages.ts';
+import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
+import type { Passage } from '../../domain/store/passages.ts';
 import { epochMs, epochMsFilter } from '../http/schemas.ts';
 
 export const namespaceName = z

@@ -4,7 +4,7 @@ import { getProject, listProjects, updateProject, type ProjectView } from '../..
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
-import { MAX_PROJECTS_PER_ORG } from '../../domain/memories/namespaces.ts';
+import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { metadata, namespaceName } from '../memories/schemas.ts';
 
 export const projectSchema = z

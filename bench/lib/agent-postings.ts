@@ -1,4 +1,4 @@
-import { analyze } from '../../domain/search/analyzer.ts';
+import { analyze } from '../../domain/store/analyzer.ts';
 import { queryTermCounts } from '../../domain/search/bm25.ts';
 
 // `count` of the generator's memories indexed in memory, for the in-process studies: per term, memory numbers

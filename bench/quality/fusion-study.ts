@@ -9,7 +9,7 @@ import { createLocalEmbedder } from '../../infra/embeddings/local.ts';
 import { localModelId } from '../../infra/embeddings/local-models.ts';
 import { Bm25Reference } from '../../test/support/bm25-reference.ts';
 import { idf, K1, queryTermCounts } from '../../domain/search/bm25.ts';
-import { analyze } from '../../domain/search/analyzer.ts';
+import { analyze } from '../../domain/store/analyzer.ts';
 import { loadCisi, loadCranfield, type Collection } from './collections.ts';
 import { evaluate, recallAt } from './metrics.ts';
 

@@ -6,11 +6,11 @@
 // conversation; every question is searched in its conversation's namespace (k 10) in each mode, and a question
 // scores the share of its evidence turns found. Category 5 (adversarial: questions with no answer) is left out.
 // Each session is a thread, as a conversation capture saves it (metadata.parent_ref, chunk_index: the turn's
-// number), so a turn is searched with the turns before it (domain/embeddings/thread-context.ts); LOCOMO_THREADS=none
+// number), so a turn is searched with the turns before it (domain/store/thread-context.ts); LOCOMO_THREADS=none
 // saves the turns alone. LOCOMO_ORGS=conversation saves each conversation into an org of its own instead, so that
 // BM25's statistics (document frequencies, mean length) are the conversation's rather than the ten conversations'.
 // LOCOMO_UNIT=session saves each session whole as one memory instead (its date, then its turns a line each: 1,200 to
-// 5,900 characters, most of them long memories, searched by meaning in passages: domain/embeddings/passages.ts), and
+// 5,900 characters, most of them long memories, searched by meaning in passages: domain/store/passages.ts), and
 // a question then scores the share of its evidence sessions found; LOCOMO_K sets k (10 by default).
 import { readFileSync } from 'node:fs';
 import { ApiClient } from '../../test/support/api-client.ts';

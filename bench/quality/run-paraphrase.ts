@@ -6,8 +6,8 @@
 //   node bench/quality/run-paraphrase.ts --check    (only validates the data files and prints counts)
 // PARAPHRASE_DOCUMENTS=n saves long memories instead: each run of n memories of a namespace (in file order) joined
 // into one, as an agent saving a document or a meeting's notes would; a question's evidence is then the long
-// memories holding its evidence, most of it past the first 512 tokens (domain/embeddings/passages.ts).
-import { analyze } from '../../domain/search/analyzer.ts';
+// memories holding its evidence, most of it past the first 512 tokens (domain/store/passages.ts).
+import { analyze } from '../../domain/store/analyzer.ts';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
 import { recallAt } from './metrics.ts';

@@ -2,8 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict } from '../errors.ts';
 import { readCounters } from '../counters.ts';
-import { ORG_COUNTERS } from '../memories/counters.ts';
-import { scheduleOrgErasure } from '../orgs/erase.ts';
+import { ORG_COUNTERS } from '../store/counters.ts';
+import { scheduleOrgErasure } from '../erasure/orgs.ts';
 import { query, sql } from '../sql.ts';
 import type { Caller } from './caller.ts';
 import { Credential, User } from './entities.ts';
@@ -27,7 +27,7 @@ export const FRESH_SIGN_IN_MS = 15 * 60 * 1000;
 
 // Deletes the user after re-checking who asks: the password, or for an account that has none, a fresh
 // sign-in through the identity provider and the account's e-mail typed out. Orgs where the user is the only
-// member are deleted with everything in them (erased in the background: orgs/erase.ts); in orgs with other members the user just leaves, unless they
+// member are deleted with everything in them (erased in the background: erasure/orgs.ts); in orgs with other members the user just leaves, unless they
 // are its last owner: then nothing is deleted (409 sole_owner) until ownership is handed over.
 export async function deleteAccount(em: EntityManager, caller: Caller, proof: DeletionProof): Promise<DeletionCounts> {
   const user = await em.findOne(User, { id: caller.userId });

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Embedder } from '../embeddings/port.ts';
-import { namespaceIdOf } from '../memories/namespaces.ts';
-import { termFrequencies } from '../search/analyzer.ts';
-import { parseVector } from '../search/semantic.ts';
+import type { Embedder } from '../store/embedder.ts';
+import { namespaceIdOf } from '../store/namespaces.ts';
+import { termFrequencies } from '../store/analyzer.ts';
 import { query, sql, toDate } from '../sql.ts';
 import { knownPairs, type NewProposal } from './proposals.ts';
+import { parseVector } from '../store/vectors.ts';
 
 // Lexical consolidation over the analyzed terms (the search analyzer: stems, no stopwords) of the most
 // recently updated memories, pairs only within one namespace:

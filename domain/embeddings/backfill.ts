@@ -4,8 +4,8 @@ import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
-import { ORG_COUNTERS } from '../memories/counters.ts';
-import { curateJob } from './curate.ts';
+import { ORG_COUNTERS } from '../store/counters.ts';
+import { curateJob } from '../store/curate.ts';
 import { vectorCounter } from './store.ts';
 
 // Asks the org's curator to walk every memory and embed those without a vector of the current model.

@@ -1,14 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { counterValue } from '../counters.ts';
-import { ORG_COUNTERS } from '../memories/counters.ts';
+import { ORG_COUNTERS } from '../store/counters.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import type { RawBuilder } from 'kysely';
 import { AppError } from '../errors.ts';
-import type { Embedder } from './port.ts';
-import { parseVector, vectorLiteral } from '../search/semantic.ts';
-import { ownIndexServes } from '../search/vector-indexes.ts';
-import { isLong, LONG_TEXT_CHARS, passagesOf } from './passages.ts';
-import { chunksAfter, contextsOf, withContext, type ChunkContext } from './thread-context.ts';
+import type { Embedder } from '../store/embedder.ts';
+import { ownIndexServes } from '../store/vector-indexes.ts';
+import { isLong, LONG_TEXT_CHARS, passagesOf } from '../store/passages.ts';
+import { chunksAfter, contextsOf, withContext, type ChunkContext } from '../store/thread-context.ts';
+import { parseVector, vectorLiteral } from '../store/vectors.ts';
 
 // The memories' vectors in memory_embeddings (migrations/0011_embeddings.ts). A vector is keyed by the md5
 // of the text it was made from, computed by PostgreSQL, so a row whose text changed since is never taken
@@ -100,7 +100,7 @@ export async function embedPage(
 }
 
 // Writes vectors (pgvector's text form) for memories that still hold the text they were computed from, each into
-// the one HNSW index that serves its org (domain/search/vector-indexes.ts); `passage` is 0 (the default) for the
+// the one HNSW index that serves its org (domain/store/vector-indexes.ts); `passage` is 0 (the default) for the
 // memory's text, and `text`, for a chunk of a thread, is its text's own vector, `vector` then being the one mixed
 // with its context. Each
 // memory is probed by its key (OFFSET 0, as in memoryPasses): joined instead, an org the statistics do not know
@@ -291,10 +291,6 @@ async function embedRefusing(embedder: Embedder, orgId: string, texts: string[])
   }
 }
 
-// In the transaction of an edit of the content or of a delete: the old vector goes with the old text.
-export async function forgetEmbeddings(em: EntityManager, orgId: string, ids: string[]): Promise<void> {
-  if (ids.length > 0) await query(em, sql`delete from memory_embeddings where org_id = ${orgId} and memory_id = any(${ids}::uuid[])`);
-}
 
 // The counter of an org's vectors of `model`, kept by the trigger of migrations/0018 (which spells it in SQL).
 export const vectorCounter = (model: string): string => `vectors:${model}`;

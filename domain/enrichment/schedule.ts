@@ -3,20 +3,11 @@ import type { Plan } from '../accounts/entities.ts';
 import { newId } from '../ids.ts';
 import { seal, type Sealed } from '../llm/escrow.ts';
 import type { ByokKeys, Llm } from '../llm/port.ts';
-import type { Metadata } from '../memories/model.ts';
-import type { Enrichment } from './tasks.ts';
+import type { Metadata } from '../store/model.ts';
+import type { Enrichment, EnrichmentArgs } from '../store/curate.ts';
 
 // Content at least this long gets entity extraction without being asked.
 export const ENTITY_EXTRACTION_MIN_CHARS = 200;
-
-export interface EnrichmentArgs {
-  orgId: string;
-  memoryId: string;
-  tasks: Enrichment[];
-  // The content the work was scheduled for: a result for older content is not stored.
-  contentHash: string;
-  escrowId: string | null;
-}
 
 export interface LlmAccess {
   llm: Llm;
@@ -33,7 +24,7 @@ export function requestedEnrichments(content: string, metadata: Metadata): Enric
   return tasks;
 }
 
-// The work for the org's curator (domain/embeddings/curate.ts), and the caller's sealed keys to store with it.
+// The work for the org's curator (domain/store/curate.ts), and the caller's sealed keys to store with it.
 export interface ScheduledEnrichment {
   args: EnrichmentArgs;
   escrow: Sealed | null;

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { LlmTask } from '../llm/port.ts';
+import type { Enrichment } from '../store/curate.ts';
 
 // What each background enrichment asks of the model. The memory's text is data, not instructions: it is
 // fenced, and the system prompt says so.
-export const ENRICHMENTS = ['entities', 'synopsis', 'facts'] as const;
-export type Enrichment = (typeof ENRICHMENTS)[number];
 
 // Entity types the model is steered towards; the list stays open because the contract does not fix it.
 export const ENTITY_TYPES = ['person', 'organization', 'place', 'product', 'project', 'technology', 'concept', 'event', 'other'] as const;

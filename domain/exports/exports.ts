@@ -6,8 +6,8 @@ import { recordAudit } from '../audit/record.ts';
 import { copyOut } from '../copy-out.ts';
 import { invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
-import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
+import { compileFilters, type MemoryFilters } from '../store/filters.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 

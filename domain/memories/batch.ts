@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../accounts/caller.ts';
 import { AppError } from '../errors.ts';
-import type { MemoryView } from './model.ts';
+import type { MemoryView } from '../store/model.ts';
 import { updateMemory, type MemoryPatch, type UpdateContext } from './update.ts';
 
 export interface BatchItem extends MemoryPatch {

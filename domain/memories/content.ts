@@ -1,7 +1,7 @@
 import { AppError, invalid } from '../errors.ts';
 import { redactSecrets } from './redaction/redact.ts';
 import { BYOK_KEYS, byteLength, MAX_CONTENT_BYTES, SERVER_METADATA_KEYS } from './limits.ts';
-import type { Metadata } from './model.ts';
+import type { Metadata } from '../store/model.ts';
 
 export interface PreparedContent {
   content: string;

@@ -5,8 +5,8 @@ import { byokOf } from '../llm/port.ts';
 import { newId } from '../ids.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
-import type { Metadata, MemoryView } from './model.ts';
-import { DEFAULT_NAMESPACE } from './namespaces.ts';
+import type { Metadata, MemoryView } from '../store/model.ts';
+import { DEFAULT_NAMESPACE } from '../store/namespaces.ts';
 import { checkCreateQuota } from './quota.ts';
 import { writeSaves, type SaveBatcher } from './save-batch.ts';
 

@@ -3,12 +3,12 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
-import { forgetEmbeddings } from '../embeddings/store.ts';
-import { remixChunksAfter } from '../embeddings/thread-context.ts';
-import { unindexMemories } from '../search/postings.ts';
+import { remixChunksAfter } from '../store/thread-context.ts';
+import { unindexMemories } from '../store/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { countDeleted } from './counters.ts';
-import { MEMORIES_IN_NAMESPACES } from './model.ts';
+import { countDeleted } from '../store/counters.ts';
+import { MEMORIES_IN_NAMESPACES } from '../store/model.ts';
+import { forgetEmbeddings } from '../store/vectors.ts';
 
 // Deletes one memory with its postings and vector; memory.deleted and the audit row commit with it. A retry after a
 // successful delete finds the audit row and succeeds again, so DELETE is safe to repeat.

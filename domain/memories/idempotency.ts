@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict } from '../errors.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import type { MemoryView } from './model.ts';
+import type { MemoryView } from '../store/model.ts';
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 

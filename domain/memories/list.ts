@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readCounters } from '../counters.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { NAMESPACE_COUNTERS, ORG_COUNTERS } from './counters.ts';
-import { compileFilters, type CompiledFilters, type MemoryFilters } from './filters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../store/counters.ts';
+import { compileFilters, type CompiledFilters, type MemoryFilters } from '../store/filters.ts';
 import { LIST_COUNT_MAX_ORG_MEMORIES } from './limits.ts';
-import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from './model.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 
 export const LIST_ORDERS = ['newest', 'oldest', 'updated_desc', 'updated_asc'] as const;
 export type ListOrder = (typeof LIST_ORDERS)[number];

@@ -3,7 +3,7 @@ import type { Plan } from '../accounts/entities.ts';
 import { readCounters } from '../counters.ts';
 import { AppError } from '../errors.ts';
 import { query, sql } from '../sql.ts';
-import { ORG_COUNTERS } from './counters.ts';
+import { ORG_COUNTERS } from '../store/counters.ts';
 import { FREE_MEMORY_QUOTA, FREE_STORAGE_QUOTA_BYTES } from './limits.ts';
 
 // Free orgs only: their writes are serialised by an advisory lock held to commit, so two concurrent saves

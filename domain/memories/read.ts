@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { notFound } from '../errors.ts';
 import { queryOne, sql } from '../sql.ts';
-import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from './model.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 
 export async function findMemory(em: EntityManager, orgId: string, id: string): Promise<MemoryView | null> {
   const row = await queryOne(

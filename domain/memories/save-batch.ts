@@ -2,18 +2,18 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { auditInsert } from '../audit/record.ts';
 import { countersUpsert, sumDeltas, type CounterDelta } from '../counters.ts';
-import { curateJobsOf } from '../embeddings/curate.ts';
+import { curateJobsOf } from '../store/curate.ts';
 import type { ScheduledEnrichment } from '../enrichment/schedule.ts';
 import { subscribed } from '../events/record.ts';
 import { GroupedCalls } from '../grouped-calls.ts';
 import { escrowInsert } from '../llm/escrow.ts';
 import { outboxInsert } from '../outbox/enqueue.ts';
-import { termFrequencies } from '../search/analyzer.ts';
-import { stageSql, tfsJson } from '../search/postings.ts';
+import { termFrequencies } from '../store/analyzer.ts';
+import { stageSql, tfsJson } from '../store/postings.ts';
 import { query, sql } from '../sql.ts';
-import { createdDeltas } from './counters.ts';
-import type { MemoryView } from './model.ts';
-import { ensureNamespaces, namespaceKey } from './namespaces.ts';
+import { createdDeltas } from '../store/counters.ts';
+import type { MemoryView } from '../store/model.ts';
+import { ensureNamespaces, namespaceKey } from '../store/namespaces.ts';
 
 export interface PendingSave {
   caller: Caller;

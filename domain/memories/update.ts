@@ -4,20 +4,20 @@ import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../events/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
-import { indexContent, moveIndexedMemory, unindexMemories } from '../search/postings.ts';
-import { curateJob } from '../embeddings/curate.ts';
-import { forgetEmbeddings } from '../embeddings/store.ts';
-import { remixChunksAfter } from '../embeddings/thread-context.ts';
+import { indexContent, moveIndexedMemory, unindexMemories } from '../store/postings.ts';
+import { curateJob } from '../store/curate.ts';
+import { remixChunksAfter } from '../store/thread-context.ts';
 import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
 import { byokOf } from '../llm/port.ts';
 import { escrowInsert } from '../llm/escrow.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
-import { countReplaced } from './counters.ts';
-import { MEMORIES_IN_NAMESPACES, memoryRecord, type Metadata, type MemoryView } from './model.ts';
-import { ensureNamespace } from './namespaces.ts';
+import { countReplaced } from '../store/counters.ts';
+import { MEMORIES_IN_NAMESPACES, memoryRecord, type Metadata, type MemoryView } from '../store/model.ts';
+import { ensureNamespace } from '../store/namespaces.ts';
 import { checkStorageGrowth } from './quota.ts';
+import { forgetEmbeddings } from '../store/vectors.ts';
 
 export interface MemoryPatch {
   content?: string | undefined;
@@ -99,7 +99,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   }
   const tags = patch.tags !== undefined ? [...new Set(patch.tags)] : current.tags;
   // A chunk moved into, out of or within a thread: its vector and those of the chunks after its old place are mixed
-  // with their new context by the curator (domain/embeddings/thread-context.ts).
+  // with their new context by the curator (domain/store/thread-context.ts).
   if (['parent_ref', 'chunk_index'].some((key) => JSON.stringify(current.metadata[key]) !== JSON.stringify(metadata[key]))) {
     await remixChunksAfter(tx, caller.orgId, [id], [id]);
   }

@@ -3,14 +3,14 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { bumpCounters, readCounters } from '../counters.ts';
-import { curateJob } from '../embeddings/curate.ts';
-import { forgetEmbeddings } from '../embeddings/store.ts';
+import { curateJob } from '../store/curate.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
-import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../store/counters.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
-import { unindexMemories } from '../search/postings.ts';
+import { unindexMemories } from '../store/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
+import { forgetEmbeddings } from '../store/vectors.ts';
 
 export const PROJECT_ERASE_JOB = 'projectErase';
 export const ERASE_BATCH = 500;
@@ -76,7 +76,7 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
     await unindexMemories(tx, job.orgId, rows.map((r) => r.id));
     await forgetEmbeddings(tx, job.orgId, rows.map((r) => r.id));
     // A thread that reaches into other projects: its chunks there are mixed with their context again, without
-    // the erased ones (domain/embeddings/thread-context.ts).
+    // the erased ones (domain/store/thread-context.ts).
     const threads = [...new Set(rows.flatMap((r) => (r.thread === null ? [] : [r.thread])))];
     if (threads.length > 0) {
       const elsewhere = await query(

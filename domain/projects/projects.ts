@@ -4,8 +4,8 @@ import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
-import { NAMESPACE_COUNTERS } from '../memories/counters.ts';
-import { MAX_PROJECTS_PER_ORG } from '../memories/namespaces.ts';
+import { NAMESPACE_COUNTERS } from '../store/counters.ts';
+import { MAX_PROJECTS_PER_ORG } from '../store/namespaces.ts';
 import { isUniqueViolation, query, sql, toDate, toDateOrNull } from '../sql.ts';
 import { Namespace } from './entities.ts';
 

@@ -1,8 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { availableParallelism } from 'node:os';
 import type { LimitFunction } from 'p-limit';
-import type { MemoryFilters } from '../memories/filters.ts';
-import { searchMemories, type QueryVector, type SearchHit, type SearchMode } from './search.ts';
+import type { MemoryFilters } from '../store/filters.ts';
+import { searchMemories, type SearchHit, type SearchMode } from './search.ts';
+import { type QueryVector } from './semantic.ts';
 
 // As many statements at once as there are cores: each search is CPU-bound in the database, and more
 // concurrent statements than cores only add switching (measured: 25 at once was 15-25% slower than 2 on

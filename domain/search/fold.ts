@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { curateJob } from '../embeddings/curate.ts';
+import { curateJob } from '../store/curate.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { decodeBlock, encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';

@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { chunksAfterNamed } from '../embeddings/thread-context.ts';
-import type { CompiledFilters } from '../memories/filters.ts';
+import { chunksAfterNamed } from '../store/thread-context.ts';
+import type { CompiledFilters } from '../store/filters.ts';
 import { query } from '../sql.ts';
 import { byRank, type Ranked } from './fusion.ts';
 
 // Hybrid's lexical list reads a chunk of a thread with the chunks before it, as search by meaning does with their
-// vectors (domain/embeddings/thread-context.ts): each of the two live chunks after a memory of the list
+// vectors (domain/store/thread-context.ts): each of the two live chunks after a memory of the list
 // gains a share of that memory's BM25 score, CONTEXT_SHARES[i] for the (i + 1)-th after it. "Biscuit! He already
 // knows how to sit." shares no word with "what is Riley's dog called", but follows a turn that has "dog". Only the
 // list's own scores are known, so only its memories pass a share on, and a chunk outside it starts from 0. On

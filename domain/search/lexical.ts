@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
 import { counterValue } from '../counters.ts';
-import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
-import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../store/counters.ts';
+import { memoryPasses, type CompiledFilters } from '../store/filters.ts';
 import { query, sql } from '../sql.ts';
 import { queryTermCounts } from './bm25.ts';
 import { BestFirst } from './best-first.ts';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { embeddingsUnavailable, type Embedder } from '../embeddings/port.ts';
+import { embeddingsUnavailable, type Embedder } from '../store/embedder.ts';
 import { AppError } from '../errors.ts';
-import type { QueryVector } from './search.ts';
+import { type QueryVector } from './semantic.ts';
 
 // Where a query's vector came from: this process's cache of recent queries, or the model.
 export type QueryVectorSource = 'cache' | 'model';

@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isLong, type Passage } from '../embeddings/passages.ts';
-import { compileFilters, type MemoryFilters } from '../memories/filters.ts';
-import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../memories/model.ts';
+import { isLong, type Passage } from '../store/passages.ts';
+import { compileFilters, type MemoryFilters } from '../store/filters.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 import { query, sql } from '../sql.ts';
-import { analyze, QUESTION_STOP_WORDS } from './analyzer.ts';
+import { analyze, QUESTION_STOP_WORDS } from '../store/analyzer.ts';
 import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
 import { HYBRID_LEXICAL_TERMS, lexicalRanking } from './lexical.ts';
 import { withThreadContext } from './lexical-context.ts';
-import { matchedPassages, semanticRanking } from './semantic.ts';
+import { matchedPassages, semanticRanking, type QueryVector } from './semantic.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
 // lists fused by relative score (fusion.ts), the lexical one without question words, from a long question's rarest
@@ -22,7 +22,7 @@ export const FUSION_DEPTH = 100;
 export interface SearchHit extends MemoryView {
   score: number;
   foundBy: Retriever[];
-  // A long memory found by meaning through one of its passages: that passage (domain/embeddings/passages.ts).
+  // A long memory found by meaning through one of its passages: that passage (domain/store/passages.ts).
   matchedPassage?: Passage;
 }
 
@@ -31,11 +31,6 @@ export interface SearchRequest {
   k: number;
   mode: SearchMode;
   filters?: MemoryFilters | undefined;
-}
-
-export interface QueryVector {
-  vector: Float32Array;
-  model: string;
 }
 
 export const needsVector = (mode: SearchMode): boolean => mode !== 'lexical';

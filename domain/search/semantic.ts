@@ -1,17 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readCounters } from '../counters.ts';
-import { PASSAGE_HANDICAP, passagesOf, type Passage } from '../embeddings/passages.ts';
-import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../memories/counters.ts';
-import { memoryPasses, type CompiledFilters } from '../memories/filters.ts';
+import { PASSAGE_HANDICAP, passagesOf, type Passage } from '../store/passages.ts';
+import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../store/counters.ts';
+import { memoryPasses, type CompiledFilters } from '../store/filters.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { byRank, type Ranked } from './fusion.ts';
-import type { QueryVector } from './search.ts';
-import { HALFVEC, orgIndexReady } from './vector-indexes.ts';
+import { HALFVEC, orgIndexReady } from '../store/vector-indexes.ts';
+import { vectorLiteral } from '../store/vectors.ts';
 
-// pgvector's text form of a vector, as a bound parameter cast with ::vector.
-export const vectorLiteral = (v: Float32Array): string => `[${v.join(',')}]`;
-// And back: pgvector's text form of a vector, parsed.
-export const parseVector = (text: string): Float32Array => Float32Array.from(JSON.parse(text) as number[]);
+
+// A query's embedding and the model that made it.
+export interface QueryVector {
+  vector: Float32Array;
+  model: string;
+}
 
 // The cosine distance of a row `e` of memory_embeddings to the query vector `q` (a vectorLiteral), a passage's
 // counting PASSAGE_HANDICAP more.
@@ -24,10 +26,10 @@ export type SemanticScan = 'exact' | 'org' | 'own' | 'shared';
 // The org's rows nearest to the query vector `q` (a vectorLiteral), best first: through an HNSW index, or exactly.
 // The indexes order by the vectors at half precision, so the approximate scan names the same expression; every row
 // is scored at full precision. It reads the org's own index when it has one (the org's id selects that partial
-// index) and the shared one otherwise (`not own_index` selects it; domain/search/vector-indexes.ts). It checks
+// index) and the shared one otherwise (`not own_index` selects it; domain/store/vector-indexes.ts). It checks
 // each candidate's memory by its primary key (memoryPasses); the exact scan starts from the org's memories that
 // pass the filters and reads each one's vectors by their key, keeping the nearest (a long memory has several:
-// domain/embeddings/passages.ts, whose distances count PASSAGE_HANDICAP more), so it yields each memory once and
+// domain/store/passages.ts, whose distances count PASSAGE_HANDICAP more), so it yields each memory once and
 // the index scan a long one perhaps more than once. (Grouping the rows costs less than taking each memory's
 // nearest in its own subquery: on 1,064 memories 0.3 against 0.6 ms more than one row per memory did.) Neither
 // shape depends on the statistics knowing the org.

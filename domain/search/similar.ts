@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { embeddingsUnavailable } from '../embeddings/port.ts';
+import { embeddingsUnavailable } from '../store/embedder.ts';
 import { conflict, notFound } from '../errors.ts';
-import type { MemoryFilters } from '../memories/filters.ts';
+import type { MemoryFilters } from '../store/filters.ts';
 import { queryOne, sql } from '../sql.ts';
 import { searchMemories, type SearchHit } from './search.ts';
-import { parseVector } from './semantic.ts';
+import { parseVector } from '../store/vectors.ts';
 
 // The memories nearest in meaning to one memory ("more like this"): its stored vector, the one search finds it by
 // (for a chunk of a thread, mixed with the chunks before it), is the query, so no model runs and the answer is

@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound } from '../errors.ts';
-import { namespaceIdOf } from '../memories/namespaces.ts';
 import type { RawBuilder } from 'kysely';
+import { notFound } from '../errors.ts';
+import { namespaceIdOf } from '../store/namespaces.ts';
 import { query, sql, toDate } from '../sql.ts';
 import { isUuid } from '../ids.ts';
+import { inThread, threadOrder } from '../store/threads.ts';
 
 export interface ThreadSummary {
   parentRef: string;
@@ -96,28 +97,6 @@ async function pageRefs(em: EntityManager, orgId: string, inNamespace: RawBuilde
     if (exhausted || settled.length >= needed) return settled.map((r) => r.ref);
   }
 }
-
-// A chunk's place in its thread (`alias` names the memories row in the statement): metadata.chunk_index when it is
-// a number, chunks without one after those with one, then creation. memories_thread_order_idx (migrations/0020)
-// indexes these columns, so a thread read in order, or the chunks next to one, is an index range.
-const chunkKey = (alias: string) => {
-  const m = sql.raw(alias);
-  return sql`coalesce(case when jsonb_typeof(${m}.metadata->'chunk_index') = 'number' then (${m}.metadata->>'chunk_index')::numeric end, 'Infinity')`;
-};
-export const threadPosition = (alias: string) => sql`(${chunkKey(alias)}, ${sql.raw(alias)}.created_at, ${sql.raw(alias)}.id)`;
-export const threadOrder = (alias: string, direction: 'asc' | 'desc') => {
-  const [m, d] = [sql.raw(alias), sql.raw(direction)];
-  return sql`${chunkKey(alias)} ${d}, ${m}.created_at ${d}, ${m}.id ${d}`;
-};
-// The org's memories `ids`, as rows `x` of a FROM list, each read by its primary key. OFFSET 0 keeps the probes:
-// with a plain `x.id = any(...)`, an org the statistics do not know yet (estimated at one row) was read through the
-// thread-order index, every chunk the org has for each statement (docs/performance.md, session 17, has the kind).
-export const memoriesNamed = (orgId: string, ids: string[]) =>
-  sql`unnest(${ids}::uuid[]) as named(id) cross join lateral (select * from memories m where m.org_id = ${orgId} and m.id = named.id offset 0) x`;
-
-// The live chunks of the thread `ref` (a text expression), as a condition on `m`.
-export const inThread = (orgId: string, ref: RawBuilder<unknown>) =>
-  sql`m.org_id = ${orgId} and m.superseded_by is null and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = ${ref}`;
 
 // Chunks in thread order.
 export async function getThread(em: EntityManager, orgId: string, ref: string): Promise<Thread> {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Embedder } from '../../domain/embeddings/port.ts';
+import type { Embedder } from '../../domain/store/embedder.ts';
 import type { Config } from '../config.ts';
 import type { EmbeddingPurpose } from './local.ts';
 import { createOpenAiEmbedder } from './openai.ts';

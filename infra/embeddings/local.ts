@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/embeddings/port.ts';
+import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/store/embedder.ts';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS, type LocalModel, type LocalModelId } from './local-models.ts';
 import type { PassReply, PassRequest, SessionMessage, SessionSetup } from './local-session.ts';
 import { Turns } from './turns.ts';

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { EMBEDDING_DIMENSIONS, embeddingInputRefused, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/embeddings/port.ts';
+import { EMBEDDING_DIMENSIONS, embeddingInputRefused, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/store/embedder.ts';
 import type { AppError } from '../../domain/errors.ts';
 
 export interface OpenAiEmbedderOptions {

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { curatorWorkflowId } from '../../domain/store/curate.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { REPLAY_CODEC_KEYS } from '../support/histories.ts';

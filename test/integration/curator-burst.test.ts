@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CURATE_JOB, type CurateRequest } from '../../domain/embeddings/curate.ts';
+import { CURATE_JOB, type CurateRequest } from '../../domain/store/curate.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { SIGNAL_JOBS } from '../../temporal/jobs.ts';
 import { signalWithStart } from '../../temporal/start.ts';

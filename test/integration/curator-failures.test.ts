@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { curatorWorkflowId } from '../../domain/store/curate.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer } from '../support/llm-server.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { curatorWorkflowId } from '../../domain/store/curate.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { defaultEmbeddings, LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { llmEnv, SERVER_PRIMARY_KEY } from '../support/llm-env.ts';
 import { LlmServer } from '../support/llm-server.ts';
-import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { curatorWorkflowId } from '../../domain/store/curate.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withContext } from '../../domain/embeddings/thread-context.ts';
-import { parseVector } from '../../domain/search/semantic.ts';
+import { withContext } from '../../domain/store/thread-context.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { spawnService, type ServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/stack.ts';
+import { parseVector } from '../../domain/store/vectors.ts';
 
 // An operator switches the local model (EMBEDDING_LOCAL_MODEL, docs/configuration.md): the real API and worker
 // processes with bge, then restarted with e5, over the same database. The worker's start-up backfill re-embeds

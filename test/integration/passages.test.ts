@@ -1,15 +1,16 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillLagging } from '../../domain/embeddings/backfill.ts';
-import { PASSAGE_HANDICAP, passagesOf } from '../../domain/embeddings/passages.ts';
-import { compileFilters } from '../../domain/memories/filters.ts';
-import { indexRanking, parseVector, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
+import { PASSAGE_HANDICAP, passagesOf } from '../../domain/store/passages.ts';
+import { compileFilters } from '../../domain/store/filters.ts';
+import { indexRanking, semanticCandidates } from '../../domain/search/semantic.ts';
 import { query, sql } from '../../domain/sql.ts';
-import type { Embedder } from '../../domain/embeddings/port.ts';
+import type { Embedder } from '../../domain/store/embedder.ts';
 import { createLocalEmbedder } from '../../infra/embeddings/local.ts';
 import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { parseVector, vectorLiteral } from '../../domain/store/vectors.ts';
 
 // Long memories searched by meaning in passages, against the real stack (the bundled model, PostgreSQL with
 // pgvector, the org's curator): a question about the middle of a long memory finds it.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
-import type { Embedder } from '../../domain/embeddings/port.ts';
+import { curatorWorkflowId } from '../../domain/store/curate.ts';
+import type { Embedder } from '../../domain/store/embedder.ts';
 import { embedMemories, embedPage } from '../../domain/embeddings/store.ts';
 import { createOpenAiEmbedder } from '../../infra/embeddings/openai.ts';
 import { queryVectorsServed } from '../../infra/metrics.ts';

@@ -2,16 +2,17 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCandidates } from '../../domain/consolidation/detect.ts';
-import { compileFilters, memoryPasses } from '../../domain/memories/filters.ts';
-import { chunksAfterNamed } from '../../domain/embeddings/thread-context.ts';
-import { EF_SEARCH, efSearch, semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
+import { compileFilters, memoryPasses } from '../../domain/store/filters.ts';
+import { chunksAfterNamed } from '../../domain/store/thread-context.ts';
+import { EF_SEARCH, efSearch, semanticCandidates } from '../../domain/search/semantic.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
-import { curatorWorkflowId } from '../../domain/embeddings/curate.ts';
+import { curatorWorkflowId } from '../../domain/store/curate.ts';
 import { pageWithoutVectors, vectorsWrite } from '../../domain/embeddings/store.ts';
 import { backlogQuery } from '../../workflows/memory-curator.ts';
 import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { vectorLiteral } from '../../domain/store/vectors.ts';
 
 // Semantic and hybrid recall against the real stack: the bundled model in the API and the worker, vectors in
 // PostgreSQL with pgvector, and each org's curator workflow embedding what is saved.

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withContext } from '../../domain/embeddings/thread-context.ts';
-import { compileFilters } from '../../domain/memories/filters.ts';
+import { withContext } from '../../domain/store/thread-context.ts';
+import { compileFilters } from '../../domain/store/filters.ts';
 import { CONTEXT_SHARES, withThreadContext } from '../../domain/search/lexical-context.ts';
-import { parseVector } from '../../domain/search/semantic.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { llmEnv } from '../support/llm-env.ts';
 import { LlmServer, type LlmCall } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { parseVector } from '../../domain/store/vectors.ts';
 
 // Thread context in semantic search, against the real stack (the bundled model, PostgreSQL with pgvector, the
 // org's curator): a chunk of a thread is searched by its text mixed with the two chunks before it.

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileFilters } from '../../domain/memories/filters.ts';
-import { semanticCandidates, vectorLiteral } from '../../domain/search/semantic.ts';
-import { orgIndexName, orgIndexReady } from '../../domain/search/vector-indexes.ts';
+import { compileFilters } from '../../domain/store/filters.ts';
+import { semanticCandidates } from '../../domain/search/semantic.ts';
+import { orgIndexName, orgIndexReady } from '../../domain/store/vector-indexes.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { ensureSchedules, vectorIndexScheduleId } from '../../temporal/schedules.ts';
 import type { VectorIndexRun } from '../../workflows/vector-indexes.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+import { vectorLiteral } from '../../domain/store/vectors.ts';
 
 // Orgs that grow large get an HNSW index of their own, built and dropped by the scheduled vector-indexes workflow
 // against the real stack (the bundled model embeds, PostgreSQL with pgvector builds). The threshold is lowered so

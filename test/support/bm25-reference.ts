@@ -1,4 +1,4 @@
-import { analyze, termFrequencies } from '../../domain/search/analyzer.ts';
+import { analyze, termFrequencies } from '../../domain/store/analyzer.ts';
 import { idf, queryTermCounts, termScore } from '../../domain/search/bm25.ts';
 
 export interface Hit {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ANALYZER_VERSION, MAX_TERM_LENGTH, QUESTION_STOP_WORDS, analyze, termFrequencies } from '../../domain/search/analyzer.ts';
+import { ANALYZER_VERSION, MAX_TERM_LENGTH, QUESTION_STOP_WORDS, analyze, termFrequencies } from '../../domain/store/analyzer.ts';
 
 const LUCENE_STOP_WORDS =
   'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with';

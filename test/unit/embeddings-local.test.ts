@@ -2,7 +2,7 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMBEDDING_DIMENSIONS, type Embedder } from '../../domain/embeddings/port.ts';
+import { EMBEDDING_DIMENSIONS, type Embedder } from '../../domain/store/embedder.ts';
 import { createLocalEmbedder } from '../../infra/embeddings/local.ts';
 
 // The real model, no stand-in: scripts/test.sh fetches it (ensure_embedding_model) and sets EMBEDDING_MODEL_DIR.

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EMBEDDING_DIMENSIONS } from '../../domain/embeddings/port.ts';
+import { EMBEDDING_DIMENSIONS } from '../../domain/store/embedder.ts';
 import { AppError } from '../../domain/errors.ts';
 import { createOpenAiEmbedder, type OpenAiEmbedderOptions } from '../../infra/embeddings/openai.ts';
 import { bagOfWordsVector, LlmServer, type EmbeddingHandler } from '../support/llm-server.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LONG_TEXT_CHARS, MAX_PASSAGES, PASSAGE_CHARS, PASSAGE_OVERLAP, passagesOf } from '../../domain/embeddings/passages.ts';
+import { LONG_TEXT_CHARS, MAX_PASSAGES, PASSAGE_CHARS, PASSAGE_OVERLAP, passagesOf } from '../../domain/store/passages.ts';
 
 const paragraph = (i: number) => `Paragraph ${i} says something of its own. `.repeat(8).trim();
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { termFrequencies } from '../../domain/search/analyzer.ts';
-import { tfsJson } from '../../domain/search/postings.ts';
+import { termFrequencies } from '../../domain/store/analyzer.ts';
+import { tfsJson } from '../../domain/store/postings.ts';
 
 // A staged memory's {term: tf} is written out as JSON text by hand (postings.ts); PostgreSQL parses it as jsonb.
 describe('tfsJson', () => {

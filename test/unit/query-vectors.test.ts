@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Embedder } from '../../domain/embeddings/port.ts';
+import type { Embedder } from '../../domain/store/embedder.ts';
 import { AppError } from '../../domain/errors.ts';
 import { QueryVectors } from '../../domain/search/query-vectors.ts';
 

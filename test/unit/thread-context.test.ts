@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONTEXT_WEIGHT, withContext } from '../../domain/embeddings/thread-context.ts';
+import { CONTEXT_WEIGHT, withContext } from '../../domain/store/thread-context.ts';
 
 describe('a thread chunk mixed with its context', () => {
   it('adds CONTEXT_WEIGHT of each chunk before it to its own vector, as a unit vector', () => {

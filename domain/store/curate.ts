@@ -1,4 +1,3 @@
-import type { EnrichmentArgs } from '../enrichment/schedule.ts';
 import { newId } from '../ids.ts';
 import type { JobRequest } from '../outbox/enqueue.ts';
 
@@ -9,6 +8,20 @@ import type { JobRequest } from '../outbox/enqueue.ts';
 // workflow start per memory.
 export const CURATE_JOB = 'curate';
 export const curatorWorkflowId = (orgId: string): string => `memory-curator-${orgId}`;
+
+// The enrichments a memory can ask for (domain/enrichment/tasks.ts says what each asks of the model).
+export const ENRICHMENTS = ['entities', 'synopsis', 'facts'] as const;
+export type Enrichment = (typeof ENRICHMENTS)[number];
+
+// One memory's enrichment, as the curator receives it.
+export interface EnrichmentArgs {
+  orgId: string;
+  memoryId: string;
+  tasks: Enrichment[];
+  // The content the work was scheduled for: a result for older content is not stored.
+  contentHash: string;
+  escrowId: string | null;
+}
 
 // What one signal carries: ids only (the activities read the rows), whether to scan the whole org for
 // memories without a current vector (after a change of model, or when the backlog overflowed), and the

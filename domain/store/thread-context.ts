@@ -2,13 +2,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
-import { inThread, memoriesNamed, threadOrder, threadPosition } from '../threads/threads.ts';
+import { inThread, memoriesNamed, threadOrder, threadPosition } from './threads.ts';
 import { curateJob } from './curate.ts';
 
 // A chunk of a thread (metadata.parent_ref: a conversation's turns, a document's parts) often means little
 // alone: "Yes, twice, both last summer!" answers the turn before it. So the vector searched for a memory in a
 // thread is its text's vector plus CONTEXT_WEIGHT times the text vectors of the CONTEXT_CHUNKS live chunks
-// before it in thread order (domain/threads/threads.ts), as a unit vector; its text's own vector is kept beside
+// before it in thread order (threads.ts), as a unit vector; its text's own vector is kept beside
 // it (memory_embeddings.text_embedding), for reuse by identical text and for mixing into the chunks after it.
 // Measured on LoCoMo's conversations, a thread per session: evidence recall@10 of hybrid search through the API
 // 64.9 to 67.9% with bge-small (docs/performance.md, session 21); memories outside threads are embedded as before.

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { forgetEmbeddings } from '../embeddings/store.ts';
 import { enqueueJob } from '../outbox/enqueue.ts';
 import { deleteByCtid, query, sql } from '../sql.ts';
+import { forgetEmbeddings } from '../store/vectors.ts';
 
 export const ORG_ERASE_JOB = 'orgErase';
 export const ERASE_ROWS = 5000;

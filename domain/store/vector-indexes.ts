@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { EMBEDDING_DIMENSIONS } from '../embeddings/port.ts';
+import { EMBEDDING_DIMENSIONS } from './embedder.ts';
 import { isUuid } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
 
