@@ -2,14 +2,14 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { deliveryToAttempt, recordAttempt, type Next } from '../domain/webhooks/deliveries.ts';
 import { signWebhook } from '../domain/webhooks/signature.ts';
 import { webhookAttempts, webhookGaveUp, webhookLag } from '../infra/metrics.ts';
-import { postWebhook } from '../infra/webhook-sender.ts';
+import type { WebhookSender } from '../infra/webhook-sender.ts';
 
 export interface WebhookActivityDeps {
   orm: MikroORM;
-  allowPrivateTargets: boolean;
+  sendWebhook: WebhookSender;
 }
 
-export function webhookActivities({ orm, allowPrivateTargets }: WebhookActivityDeps) {
+export function webhookActivities({ orm, sendWebhook }: WebhookActivityDeps) {
   return {
     // One attempt. webhook-id stays the delivery id across retries; the timestamp and signature are fresh.
     async attemptWebhookDelivery(input: { deliveryId: string; attempt: number; final: boolean }): Promise<Next> {
@@ -22,7 +22,7 @@ export function webhookActivities({ orm, allowPrivateTargets }: WebhookActivityD
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signWebhook(delivery.secret, delivery.id, timestamp, delivery.body),
       };
-      const result = await postWebhook(delivery.url, headers, delivery.body, allowPrivateTargets);
+      const result = await sendWebhook(delivery.url, headers, delivery.body);
       const next = await recordAttempt(em, delivery, input.attempt, result, input.final);
       webhookAttempts.inc({ outcome: next === 'done' ? 'delivered' : 'failed' });
       if (next === 'done') webhookLag.observe((Date.now() - delivery.createdAt.getTime()) / 1000);

@@ -10,6 +10,7 @@ import { openOrm } from '../infra/orm.ts';
 import { onShutdown } from '../infra/shutdown.ts';
 import { connectClient } from '../temporal/client.ts';
 import { createApp, listen } from './app.ts';
+import { externalClients } from './deps.ts';
 
 const tracing = installTracing('memsvc-api');
 const config = loadConfigOrExit();
@@ -23,7 +24,7 @@ const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(o
 
 const embedder = await createEmbedder(config, logger, 'queries');
 
-const server = await listen(createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder }), config.PORT, config.HOST);
+const server = await listen(createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder, clients: externalClients(config) }), config.PORT, config.HOST);
 logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${config.publicBaseUrl}/api/docs` }, 'API listening');
 
 onShutdown(logger, async () => {

@@ -20,8 +20,18 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
+// How deliveries leave: one signed POST to an endpoint, answered by its outcome (never thrown).
+export type WebhookSender = (url: string, headers: Record<string, string>, body: string) => Promise<AttemptResult>;
+
+// Private addresses (loopback, RFC 1918, link-local ...) are refused at connection time unless allowed
+// (WEBHOOK_ALLOW_PRIVATE_TARGETS, for local receivers).
+export const createWebhookSender =
+  (allowPrivate: boolean): WebhookSender =>
+  (url, headers, body) =>
+    postWebhook(url, headers, body, allowPrivate);
+
 // One POST, no redirects followed, 10 s for the whole exchange.
-export function postWebhook(url: string, headers: Record<string, string>, body: string, allowPrivate: boolean): Promise<AttemptResult> {
+function postWebhook(url: string, headers: Record<string, string>, body: string, allowPrivate: boolean): Promise<AttemptResult> {
   const started = performance.now();
   const target = new URL(url);
   const transport = target.protocol === 'https:' ? https : http;

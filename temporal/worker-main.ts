@@ -13,7 +13,7 @@ import { connectClient } from './client.ts';
 import { OutboxRelay } from './outbox-relay.ts';
 import { ensureSchedules } from './schedules.ts';
 import { installTemporalRuntime } from './runtime.ts';
-import { createWorker } from './worker.ts';
+import { activityDeps, createWorker } from './worker.ts';
 import { watchWorkerState } from './worker-metrics.ts';
 
 const tracing = installTracing('memsvc-worker');
@@ -31,7 +31,7 @@ const { worker, connection } = await createWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   codecKeys: config.codecKeys,
-  deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm: createLlm(config, logger), escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none', vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN },
+  deps: activityDeps(config, { orm, mailer, llm: createLlm(config, logger), embedder }),
   tracing,
   ...(config.WORKFLOW_BUNDLE_PATH ? { workflowBundle: { codePath: config.WORKFLOW_BUNDLE_PATH } } : {}),
 });

@@ -7,7 +7,8 @@ import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createActivities, type Activities, type ActivityDeps } from '../activities/index.ts';
-import type { TemporalEndpoint } from '../infra/config.ts';
+import type { Config, TemporalEndpoint } from '../infra/config.ts';
+import { createWebhookSender } from '../infra/webhook-sender.ts';
 import type { Tracing } from '../infra/tracing.ts';
 import { connectionOptions } from './client.ts';
 import { dataConverter } from './data-converter.ts';
@@ -30,6 +31,18 @@ export interface WorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   // Activities put in place of the real ones: fault tests make one fail for good this way.
   replaceActivities?: Partial<Activities>;
+}
+
+// The activities' dependencies: the process's connections and clients, the rest from the configuration.
+export function activityDeps(config: Config, parts: Pick<ActivityDeps, 'orm' | 'mailer' | 'llm' | 'embedder'>): ActivityDeps {
+  return {
+    ...parts,
+    publicBaseUrl: config.publicBaseUrl,
+    sendWebhook: createWebhookSender(config.WEBHOOK_ALLOW_PRIVATE_TARGETS),
+    escrowKey: config.byokEscrowKey,
+    embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none',
+    vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN,
+  };
 }
 
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {

@@ -1,21 +1,17 @@
 import { z } from 'zod';
 import { signInWithIdentity, rememberAuthorization, takeAuthorization, OAUTH_REQUEST_TTL_MS } from '../../domain/accounts/identity.ts';
 import { AppError, invalid } from '../../domain/errors.ts';
-import { OidcClient } from '../../infra/oidc.ts';
-import type { ApiDeps } from '../deps.ts';
+import type { OidcClient } from '../../infra/oidc.ts';
+import { OIDC_CALLBACK_PATH, type ApiDeps } from '../deps.ts';
 import { setSessionCookie } from '../http/cookies.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { AppContext } from '../http/state.ts';
 
 const STATE_COOKIE = 'svc_oauth_state';
-const CALLBACK_PATH = '/api/auth/oauth/idp/callback';
 
 export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
   const { config } = deps;
-  const oidc =
-    config.OIDC_ISSUER && config.OIDC_CLIENT_ID && config.OIDC_CLIENT_SECRET
-      ? new OidcClient({ issuer: config.OIDC_ISSUER, clientId: config.OIDC_CLIENT_ID, clientSecret: config.OIDC_CLIENT_SECRET, redirectUri: `${config.publicBaseUrl}${CALLBACK_PATH}` })
-      : null;
+  const { oidc } = deps.clients;
   const configured = (): OidcClient => {
     if (!oidc) throw new AppError('not_found', 'oauth_not_configured', 'no identity provider is configured (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)');
     return oidc;
@@ -52,7 +48,7 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
     }),
     defineRoute({
       method: 'get',
-      path: CALLBACK_PATH,
+      path: OIDC_CALLBACK_PATH,
       tag: 'auth',
       access: 'public',
       summary: 'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard',

@@ -10,7 +10,6 @@ import { requestVerificationMail, verifyEmail } from '../../domain/accounts/veri
 import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
 import { AppError, conflict } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
-import { createCaptchaCheck } from '../../infra/captcha.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf, resolveCaller } from '../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
@@ -34,7 +33,7 @@ const signupResponse = accountSchema
 
 export function authRoutes(deps: ApiDeps): AnyRoute[] {
   const { config } = deps;
-  const checkCaptcha = createCaptchaCheck(config.CAPTCHA_SECRET, config.CAPTCHA_VERIFY_URL);
+  const checkCaptcha = deps.clients.captcha;
   return [
     defineRoute({
       method: 'post',

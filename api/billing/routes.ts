@@ -1,4 +1,4 @@
-import type Stripe from 'stripe';
+import Stripe from 'stripe';
 import { z } from 'zod';
 import { PLANS } from '../../domain/accounts/entities.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
@@ -6,7 +6,6 @@ import { receiveEvent, type ProcessorEvent } from '../../domain/billing/events.t
 import { usageOf } from '../../domain/memories/quota.ts';
 import { AppError, invalid } from '../../domain/errors.ts';
 import { queryOne, sql } from '../../domain/sql.ts';
-import { createStripe } from '../../infra/stripe.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { upgradeUrlOf } from '../llm.ts';
@@ -17,7 +16,7 @@ const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 export function billingRoutes(deps: ApiDeps): AnyRoute[] {
   const { config } = deps;
-  const stripe: Stripe | null = config.STRIPE_SECRET_KEY ? createStripe(config.STRIPE_SECRET_KEY, config.STRIPE_API_BASE) : null;
+  const { stripe } = deps.clients;
   const configured = (): Stripe => {
     if (!stripe) throw new AppError('unavailable', 'billing_not_configured', 'the payment processor is not configured (STRIPE_SECRET_KEY)');
     return stripe;
@@ -137,7 +136,7 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
         const header = ctx.get('payment-signature') || ctx.get('stripe-signature');
         let event: ProcessorEvent;
         try {
-          event = (stripe ?? createStripe('sk_unused', undefined)).webhooks.constructEvent(raw ?? '', header, config.STRIPE_WEBHOOK_SECRET, SIGNATURE_TOLERANCE_SECONDS) as unknown as ProcessorEvent;
+          event = Stripe.webhooks.constructEvent(raw ?? '', header, config.STRIPE_WEBHOOK_SECRET, SIGNATURE_TOLERANCE_SECONDS) as unknown as ProcessorEvent;
         } catch {
           throw invalid('invalid_signature', 'the payment-signature header does not match the body');
         }

@@ -72,7 +72,7 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
     for (const m of memberships) {
       if (m.members === 1) {
         const live = (await readCounters(tx, m.org_id)).get(ORG_COUNTERS.live) ?? 0;
-        scheduleOrgErasure(tx, m.org_id, live);
+        await scheduleOrgErasure(tx, m.org_id, live);
         counts.memories_deleted += live;
         counts.orgs_deleted += 1;
       } else {

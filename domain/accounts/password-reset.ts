@@ -2,7 +2,7 @@ import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { Credential, User } from './entities.ts';
 import { PasswordReset } from './password-reset-entity.ts';
 import { hashPassword } from './passwords.ts';
@@ -23,7 +23,7 @@ export async function requestPasswordReset(em: EntityManager, email: string): Pr
   const mailKey = newId();
   await em.transactional(async (tx) => {
     const args: ResetMailArgs = { email: normalizeEmail(email), mailKey };
-    enqueueJob(tx, { orgId: null, jobType: PASSWORD_RESET_MAIL_JOB, jobKey: `password-reset-mail-${mailKey}`, args: [args], description: 'send a password reset link, if the address has an account' });
+    await enqueueJobs(tx, [{ orgId: null, jobType: PASSWORD_RESET_MAIL_JOB, jobKey: `password-reset-mail-${mailKey}`, args: [args], description: 'send a password reset link, if the address has an account' }]);
   });
 }
 

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUniqueViolation } from '../sql.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict } from '../errors.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { VERIFICATION_MAIL_JOB, type VerificationMailArgs } from './verification.ts';
 import { Credential, Membership, Org, User } from './entities.ts';
 import { slugify, withSuffix } from './slugs.ts';
@@ -89,7 +89,7 @@ export async function createAccount(em: EntityManager, plan: SignupPlan): Promis
     await recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor, details: { slug } });
     await recordAudit(tx, { orgId: org.id, action: 'token.create', targetId: plan.apiToken.id, actor, details: { name: 'default' } });
     const mail: VerificationMailArgs = { userId: user.id, orgId: org.id, mailKey: `signup-${org.id}` };
-    enqueueJob(tx, { orgId: org.id, jobType: VERIFICATION_MAIL_JOB, jobKey: `verification-mail-${mail.mailKey}`, args: [mail], description: `send the e-mail verification link to new user ${user.id}` });
+    await enqueueJobs(tx, [{ orgId: org.id, jobType: VERIFICATION_MAIL_JOB, jobKey: `verification-mail-${mail.mailKey}`, args: [mail], description: `send the e-mail verification link to new user ${user.id}` }]);
     try {
       await tx.flush();
     } catch (err) {

@@ -3,7 +3,7 @@ import { actorOf, type Caller } from './caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { EmailVerification, User } from './entities.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 
@@ -44,13 +44,9 @@ export async function requestVerificationMail(em: EntityManager, caller: Caller)
     const mailKey = newId();
     await recordAudit(tx, { orgId: caller.orgId, action: 'auth.verification.resend', targetId: user.id, actor: actorOf(caller) });
     const args: VerificationMailArgs = { userId: user.id, orgId: caller.orgId, mailKey };
-    enqueueJob(tx, {
-      orgId: caller.orgId,
-      jobType: VERIFICATION_MAIL_JOB,
-      jobKey: `verification-mail-${mailKey}`,
-      args: [args],
-      description: `send an e-mail verification link to user ${user.id}`,
-    });
+    await enqueueJobs(tx, [
+      { orgId: caller.orgId, jobType: VERIFICATION_MAIL_JOB, jobKey: `verification-mail-${mailKey}`, args: [args], description: `send an e-mail verification link to user ${user.id}` },
+    ]);
   });
 }
 

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { PLANS, type Plan } from '../accounts/entities.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 
 export const BILLING_EVENT_JOB = 'billingEvent';
@@ -49,7 +49,7 @@ export async function receiveEvent(em: EntityManager, event: ProcessorEvent): Pr
           on conflict (id) do nothing returning id`,
     );
     if (inserted.length === 0) return { recorded: true, duplicate: true };
-    enqueueJob(tx, { orgId, jobType: BILLING_EVENT_JOB, jobKey: `billing-event-${event.id}`, args: [{ eventId: event.id }], description: `reconcile ${event.type} (${event.id})` });
+    await enqueueJobs(tx, [{ orgId, jobType: BILLING_EVENT_JOB, jobKey: `billing-event-${event.id}`, args: [{ eventId: event.id }], description: `reconcile ${event.type} (${event.id})` }]);
     return { recorded: true, duplicate: false };
   });
 }

@@ -12,7 +12,7 @@ import { prepareContent, withRedaction } from '../memories/content.ts';
 import { supersededDeltas } from '../store/counters.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 import { writeSaves } from '../memories/save-batch.ts';
-import { enqueueJob, type JobRequest } from '../outbox/enqueue.ts';
+import { enqueueJobs, type JobRequest } from '../outbox/enqueue.ts';
 import { unindexMemories } from '../store/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { proposalRow } from './proposals.ts';
@@ -72,7 +72,7 @@ export async function startMerge(em: EntityManager, caller: Caller, proposalId: 
     const workflowId = mergeWorkflowId(proposalId, updated!.merge_attempts);
     const args: MergeArgs = { caller, proposalId, escrowId: escrow?.id ?? null };
     const job: JobRequest = { orgId: caller.orgId, jobType: MERGE_JOB, jobKey: workflowId, args: [args], description: `merge the memories of consolidation proposal ${proposalId}` };
-    enqueueJob(tx, job);
+    await enqueueJobs(tx, [job]);
     await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.merge.start', targetId: proposalId, actor: actorOf(caller), details: { attempt: updated!.merge_attempts } });
     return { job };
   });

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
 import { ORG_COUNTERS } from '../store/counters.ts';
 import { curateJob } from '../store/curate.ts';
@@ -12,7 +12,7 @@ import { vectorCounter } from './store.ts';
 export async function requestBackfill(em: EntityManager, caller: Caller): Promise<void> {
   requireRole(caller, 'admin');
   await em.transactional(async (tx) => {
-    enqueueJob(tx, curateJob(caller.orgId, [], [], true));
+    await enqueueJobs(tx, [curateJob(caller.orgId, [], [], true)]);
     await recordAudit(tx, { orgId: caller.orgId, action: 'embeddings.backfill', targetId: null, actor: actorOf(caller), details: {} });
   });
 }
@@ -31,7 +31,7 @@ export async function backfillLagging(em: EntityManager, model: string): Promise
         select live.org_id from live left join have using (org_id) where coalesce(have.n, 0) < live.n
         union select org_id from requested`,
     );
-    for (const { org_id } of rows) enqueueJob(tx, curateJob(org_id, [], [], true));
+    await enqueueJobs(tx, rows.map(({ org_id }) => curateJob(org_id, [], [], true)));
     return rows.length;
   });
 }

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { deleteByCtid, query, sql } from '../sql.ts';
 import { forgetEmbeddings } from '../store/vectors.ts';
 
@@ -10,8 +10,8 @@ export const orgEraseWorkflowId = (orgId: string): string => `org-erase-${orgId}
 // Called in the transaction that removes the org's last member (account deletion): from its commit on, no
 // credential reaches the org, and the `org-erase-<org id>` workflow erases its rows in batches, so an org
 // of a million memories never becomes one transaction that runs for minutes.
-export function scheduleOrgErasure(em: EntityManager, orgId: string, memories: number): void {
-  enqueueJob(em, { orgId, jobType: ORG_ERASE_JOB, jobKey: orgEraseWorkflowId(orgId), args: [orgId], description: `erase deleted org ${orgId} (${memories} memories)` });
+export async function scheduleOrgErasure(em: EntityManager, orgId: string, memories: number): Promise<void> {
+  await enqueueJobs(em, [{ orgId, jobType: ORG_ERASE_JOB, jobKey: orgEraseWorkflowId(orgId), args: [orgId], description: `erase deleted org ${orgId} (${memories} memories)` }]);
 }
 
 const byOrg = (em: EntityManager, table: string, orgId: string): Promise<number> =>

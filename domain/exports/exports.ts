@@ -8,7 +8,7 @@ import { invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileFilters, type MemoryFilters } from '../store/filters.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 
 export const EXPORT_JOB = 'memoryExport';
@@ -36,7 +36,7 @@ export async function requestExport(em: EntityManager, caller: Caller, format: E
       tx,
       sql<{ created_at: string }>`insert into export_jobs (id, org_id, format, filters, created_at) values (${id}, ${caller.orgId}, ${format}, ${JSON.stringify(filters)}::jsonb, now()) returning created_at`,
     );
-    enqueueJob(tx, { orgId: caller.orgId, jobType: EXPORT_JOB, jobKey: `export-${id}`, args: [{ exportId: id }], description: `export the org's memories as ${format}` });
+    await enqueueJobs(tx, [{ orgId: caller.orgId, jobType: EXPORT_JOB, jobKey: `export-${id}`, args: [{ exportId: id }], description: `export the org's memories as ${format}` }]);
     await recordAudit(tx, { orgId: caller.orgId, action: 'memory.export', targetId: id, actor: actorOf(caller), details: { format } });
     return { id, status: 'pending', format, rowCount: 0, error: null, filters, createdAt: toDate(row!.created_at).getTime(), completedAt: null };
   });

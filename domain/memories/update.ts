@@ -10,7 +10,7 @@ import { remixChunksAfter } from '../store/thread-context.ts';
 import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
 import { byokOf } from '../llm/port.ts';
 import { escrowInsert } from '../llm/escrow.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { countReplaced } from '../store/counters.ts';
@@ -91,7 +91,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
         metadata,
         byok: byokOf(patch.metadata),
       });
-      enqueueJob(tx, curateJob(caller.orgId, [id], enrichment ? [enrichment.args] : []));
+      await enqueueJobs(tx, [curateJob(caller.orgId, [id], enrichment ? [enrichment.args] : [])]);
       if (enrichment?.escrow) await query(tx, escrowInsert([enrichment.escrow]));
       content = prepared.content;
       bytes = prepared.bytes;

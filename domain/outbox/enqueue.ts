@@ -1,9 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { context, propagation } from '@opentelemetry/api';
 import type { RawBuilder } from 'kysely';
-import { sql } from '../sql.ts';
+import { query, sql } from '../sql.ts';
 import { newId } from '../ids.ts';
-import { OutboxMessage } from './entities.ts';
 
 // The outbox is distributed by org like the writes that fill it (docs/operations.md), and a distribution
 // column holds no nulls: the jobs of no org (a password reset mail, a payment event of an unknown customer)
@@ -29,23 +28,11 @@ function traceCarrier(): Record<string, string> | null {
 }
 
 // Called inside the transaction of the write that causes the work: the work exists exactly when the write does.
-export function enqueueJob(em: EntityManager, request: JobRequest): void {
-  em.create(OutboxMessage, {
-    id: newId(),
-    orgId: request.orgId ?? NO_ORG,
-    jobType: request.jobType,
-    jobKey: request.jobKey,
-    args: request.args,
-    description: request.description,
-    createdAt: new Date(),
-    dispatchedAt: null,
-    attempts: 0,
-    lastError: null,
-    traceContext: traceCarrier(),
-  });
+export async function enqueueJobs(em: EntityManager, requests: JobRequest[]): Promise<void> {
+  if (requests.length > 0) await query(em, outboxInsert(requests));
 }
 
-// The same rows as one INSERT, for hot write paths that commit everything in a single statement.
+// The rows as one INSERT: enqueueJobs runs it, and hot write paths put it inside their single statement.
 export function outboxInsert(requests: JobRequest[]): RawBuilder<unknown> {
   const trace = traceCarrier();
   return sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at, trace_context)

@@ -7,7 +7,7 @@ import { curateJob } from '../store/curate.ts';
 import { recordEvents } from '../events/record.ts';
 import { notFound } from '../errors.ts';
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../store/counters.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { unindexMemories } from '../store/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { forgetEmbeddings } from '../store/vectors.ts';
@@ -37,13 +37,9 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
     await query(tx, sql`delete from counters where org_id = ${caller.orgId} and scope_id = ${id}`);
     await query(tx, sql`delete from namespaces where org_id = ${caller.orgId} and id = ${id}`);
     const erasure: ProjectErasure = { orgId: caller.orgId, namespaceId: id, name: project.name };
-    enqueueJob(tx, {
-      orgId: caller.orgId,
-      jobType: PROJECT_ERASE_JOB,
-      jobKey: projectEraseWorkflowId(id),
-      args: [erasure],
-      description: `erase the ${memories} memories of deleted project ${id}`,
-    });
+    await enqueueJobs(tx, [
+      { orgId: caller.orgId, jobType: PROJECT_ERASE_JOB, jobKey: projectEraseWorkflowId(id), args: [erasure], description: `erase the ${memories} memories of deleted project ${id}` },
+    ]);
     await recordAudit(tx, { orgId: caller.orgId, action: 'project.delete', targetId: id, actor: actorOf(caller), details: { name: project.name, memories } });
     await tx.flush();
     return { memories };
@@ -84,7 +80,7 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
         sql<{ id: string }>`select id from memories where org_id = ${job.orgId} and metadata ? 'parent_ref' and metadata->>'parent_ref' = any(${threads}::text[])
           and namespace_id <> ${job.namespaceId} and superseded_by is null`,
       );
-      if (elsewhere.length > 0) enqueueJob(tx, curateJob(job.orgId, elsewhere.map((r) => r.id)));
+      if (elsewhere.length > 0) await enqueueJobs(tx, [curateJob(job.orgId, elsewhere.map((r) => r.id))]);
     }
     await recordEvents(tx, rows.map((r) => ({ orgId: job.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: job.name } })));
     await bumpCounters(tx, [

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { curateJob } from '../store/curate.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { decodeBlock, encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';
 
@@ -157,9 +157,7 @@ async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey &
 export async function scheduleFolds(em: EntityManager): Promise<number> {
   const rows = await query(em, sql<{ id: string }>`select o.id from orgs o where exists (select 1 from lexical_staged s where s.org_id = o.id)`);
   if (rows.length === 0) return 0;
-  await em.transactional(async (tx) => {
-    for (const { id } of rows) enqueueJob(tx, curateJob(id, []));
-  });
+  await enqueueJobs(em, rows.map(({ id }) => curateJob(id, [])));
   return rows.length;
 }
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
 import { inThread, memoriesNamed, threadOrder, threadPosition } from './threads.ts';
 import { curateJob } from './curate.ts';
@@ -86,5 +86,5 @@ export async function chunksAfter(em: EntityManager, orgId: string, ids: string[
 // org's curator mixes the chunks after them again, and `also` (a moved memory itself).
 export async function remixChunksAfter(tx: EntityManager, orgId: string, ids: string[], also: string[] = []): Promise<void> {
   const remix = [...also, ...(await chunksAfter(tx, orgId, ids))];
-  if (remix.length > 0) enqueueJob(tx, curateJob(orgId, remix));
+  if (remix.length > 0) await enqueueJobs(tx, [curateJob(orgId, remix)]);
 }

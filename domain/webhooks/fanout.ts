@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../ids.ts';
-import { enqueueJob } from '../outbox/enqueue.ts';
+import { enqueueJobs, type JobRequest } from '../outbox/enqueue.ts';
 import { query, sql, toDate } from '../sql.ts';
 
 export const WEBHOOK_DELIVERY_JOB = 'webhookDelivery';
@@ -27,6 +27,7 @@ export async function fanOutEvents(em: EntityManager, schedule: number[], limit 
       tx,
       sql<{ id: string; org_id: string; events: string[] }>`select id, org_id, events from webhook_endpoints where enabled and org_id = any(${orgIds}::uuid[])`,
     );
+    const jobs: JobRequest[] = [];
     for (const event of events) {
       for (const endpoint of endpoints) {
         if (endpoint.org_id !== event.org_id || !endpoint.events.includes(event.type)) continue;
@@ -38,7 +39,7 @@ export async function fanOutEvents(em: EntityManager, schedule: number[], limit 
               values (${deliveryId}, ${event.org_id}, ${endpoint.id}, ${event.id}, ${event.type}, ${body}, now())`,
         );
         const args: DeliveryArgs = { deliveryId, schedule };
-        enqueueJob(tx, {
+        jobs.push({
           orgId: event.org_id,
           jobType: WEBHOOK_DELIVERY_JOB,
           jobKey: `webhook-delivery-${deliveryId}`,
@@ -47,6 +48,7 @@ export async function fanOutEvents(em: EntityManager, schedule: number[], limit 
         });
       }
     }
+    await enqueueJobs(tx, jobs);
     await query(tx, sql`update events set dispatched_at = now() where (org_id, id) in (select * from unnest(${events.map((e) => e.org_id)}::uuid[], ${events.map((e) => e.id)}::bigint[]))`);
     return events.length;
   });
@@ -69,7 +71,7 @@ export async function redeliver(em: EntityManager, orgId: string, endpointId: st
           values (${id}, ${orgId}, ${endpointId}, ${previous.event_id}, ${previous.event_type}, ${previous.body}, now())`,
     );
     const args: DeliveryArgs = { deliveryId: id, schedule };
-    enqueueJob(tx, { orgId, jobType: WEBHOOK_DELIVERY_JOB, jobKey: `webhook-delivery-${id}`, args: [args], description: `redeliver ${previous.event_type} (delivery ${deliveryId}) to webhook endpoint ${endpointId}` });
+    await enqueueJobs(tx, [{ orgId, jobType: WEBHOOK_DELIVERY_JOB, jobKey: `webhook-delivery-${id}`, args: [args], description: `redeliver ${previous.event_type} (delivery ${deliveryId}) to webhook endpoint ${endpointId}` }]);
     return id;
   });
 }

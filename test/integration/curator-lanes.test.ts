@@ -64,17 +64,18 @@ describe("the curator's embedding lanes", () => {
     });
     const before = provider.calls.length;
     const saveIn = async (content: string) => expect((await stack.api.post('/api/memories', { token: org.token, body: { content } })).status).toBe(201);
-    // A backlog of 200 older memories, ten at a time (both lanes take a batch of them and wait in the provider).
-    for (let start = 0; start < 200; start += 10) await Promise.all(Array.from({ length: 10 }, (_, i) => saveIn(`Older note ${start + i}: the nightly job ${start + i} ran.`)));
+    // A backlog of 300 older memories, ten at a time (both lanes take a batch of at most 64 of them and wait in the
+    // provider, so at least 172 stay waiting, however the saves and the relay's signals interleave).
+    for (let start = 0; start < 300; start += 10) await Promise.all(Array.from({ length: 10 }, (_, i) => saveIn(`Older note ${start + i}: the nightly job ${start + i} ran.`)));
     const waiting = await eventually(async () => {
       const [pending, sent] = [await backlog(), provider.calls.slice(before).flatMap((c) => c.embeddings?.input ?? []).length];
-      return pending !== undefined && pending + sent === 200 && pending;
+      return pending !== undefined && pending + sent === 300 && pending;
     }, 30_000);
     await saveIn('The newest note: the release train leaves on Thursdays.');
     await eventually(async () => (await backlog()) === waiting + 1, 30_000);
     const heldBack = provider.calls.length;
     release();
-    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: org.token })).body.embedded === 201, 60_000);
+    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: org.token })).body.embedded === 301, 60_000);
     // After the held requests, the newest note goes in the next batch of one lane; the other lane's next batch, of
     // older notes, may go beside it. Oldest first, it went after every older note waiting.
     const afterRelease = provider.calls.slice(heldBack).map((c) => c.embeddings?.input ?? []);

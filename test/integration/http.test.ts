@@ -2,6 +2,7 @@ import { Connection, Client } from '@temporalio/client';
 import { request, type Server } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { externalClients } from '../../api/deps.ts';
 import { createApp } from '../../api/app.ts';
 import { createLlm } from '../../infra/llm/router.ts';
 import { createLogger } from '../../infra/logger.ts';
@@ -104,7 +105,7 @@ describe('HTTP conventions', () => {
     const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
     const temporal = new Client({ connection });
     const logger = createLogger('silent', 'test');
-    const app = createApp({ config: stack.config, orm: stack.orm, temporal, logger, localCaller: null, llm: createLlm(stack.config, logger), embedder: null });
+    const app = createApp({ config: stack.config, orm: stack.orm, temporal, logger, localCaller: null, llm: createLlm(stack.config, logger), embedder: null, clients: externalClients(stack.config) });
     const server: Server = await new Promise((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });

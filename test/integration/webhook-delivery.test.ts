@@ -139,12 +139,12 @@ describe('endpoint health and the connection-time address check', () => {
   });
 
   it('refuses a private address at connection time when private targets are not allowed', async () => {
-    const { postWebhook } = await import('../../infra/webhook-sender.ts');
+    const { createWebhookSender } = await import('../../infra/webhook-sender.ts');
     const host = receiver.url.replace('127.0.0.1', 'localhost');
-    const refused = await postWebhook(host, {}, '{}', false);
+    const refused = await createWebhookSender(false)(host, {}, '{}');
     expect(refused.statusCode).toBeUndefined();
     expect(refused.error).toMatch(/non-public address/);
-    const allowed = await postWebhook(host, {}, '{}', true);
+    const allowed = await createWebhookSender(true)(host, {}, '{}');
     expect(allowed.statusCode).toBe(200);
   });
 });

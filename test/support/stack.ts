@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Activities } from '../../activities/index.ts';
 import { createApp, listen } from '../../api/app.ts';
+import { externalClients } from '../../api/deps.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { ensureLocalAccount } from '../../domain/accounts/local.ts';
 import { databaseDeadlines, loadConfig, type Config } from '../../infra/config.ts';
@@ -18,7 +19,7 @@ import { connectClient } from '../../temporal/client.ts';
 import { OutboxRelay, type RelayOptions } from '../../temporal/outbox-relay.ts';
 import { installTemporalRuntime } from '../../temporal/runtime.ts';
 import { installTracing } from '../../infra/tracing.ts';
-import { createWorker } from '../../temporal/worker.ts';
+import { activityDeps, createWorker } from '../../temporal/worker.ts';
 import { ApiClient } from './api-client.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -94,7 +95,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       codecKeys: config.codecKeys,
-      deps: { orm, mailer, publicBaseUrl: config.publicBaseUrl, allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, llm, escrowKey: config.byokEscrowKey, embedder, embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none', vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN },
+      deps: activityDeps(config, { orm, mailer, llm, embedder }),
       tracing: installTracing('memsvc-test'),
       workflowBundle: { codePath: inject('workflowBundlePath') },
       replaceActivities,
@@ -118,7 +119,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const relay = options.relay === false ? null : newRelay({ orm, temporal, config }, { logger });
   await relay?.start();
 
-  const app = createApp({ config, orm, temporal, logger, localCaller, llm, embedder, validateResponses: true });
+  const app = createApp({ config, orm, temporal, logger, localCaller, llm, embedder, clients: externalClients(config), validateResponses: true });
   const server: Server = await listen(app, options.port ?? 0, '127.0.0.1');
   const address = server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
