@@ -1,6 +1,6 @@
 import { McpServer, ResourceTemplate, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { createBody, listBody, patchBody, searchBody, similarQuery } from '../memories/routes.ts';
+import { createBody, listBody, patchBody, searchBody, similarQuery } from '../memories/requests.ts';
 import { filterFields, memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
 import { listQuery as runbookQuery, outcomeBody, runbookSchema } from '../procedural/routes.ts';
 import { projectSchema } from '../projects/routes.ts';

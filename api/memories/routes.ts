@@ -1,113 +1,26 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { batchUpdate } from '../../domain/memories/batch.ts';
 import { createMemory } from '../../domain/memories/create.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';
-import { BATCH_UPDATE_MAX, BULK_SEARCH_MAX_QUERIES, LIST_LIMIT_MAX, LIST_OFFSET_MAX, SEARCH_K_MAX } from '../../domain/memories/limits.ts';
-import { LIST_ORDERS, listMemories } from '../../domain/memories/list.ts';
+import { LIST_LIMIT_MAX } from '../../domain/memories/limits.ts';
+import { listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
-import { invalid } from '../../domain/errors.ts';
 import pLimit from 'p-limit';
 import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
 import { memoriesSaved, searches } from '../../infra/metrics.ts';
 import type { QueryVectors } from '../../domain/search/query-vectors.ts';
-import { needsVector, searchMemories, SEARCH_MODES } from '../../domain/search/search.ts';
+import { needsVector, searchMemories } from '../../domain/search/search.ts';
 import { similarMemories } from '../../domain/search/similar.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
+import { epochMs } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
-import { filterFields, memoryJson, memorySchema, metadata, namespaceName, scoredMemorySchema, tags, toFilters } from './schemas.ts';
-
-const idParams = z.object({ id: z.uuid() });
-
-export const createBody = z.object({
-  content: z.string(),
-  namespace: namespaceName.optional(),
-  tags: tags.optional(),
-  source: z.string().trim().min(1).max(100).optional(),
-  source_ref: z.string().max(500).nullable().optional(),
-  metadata: metadata.optional(),
-});
-
-const patchFields = {
-  content: z.string().optional(),
-  tags: tags.optional(),
-  namespace: namespaceName.optional(),
-  metadata: metadata.optional().meta({ description: 'merged into the stored metadata; a key set to null is removed' }),
-};
-export const patchBody = z.object(patchFields);
-const batchItem = z.object({ id: z.uuid(), ...patchFields });
-const patchable = patchGuard(patchFields);
-
-export const listBody = z.object({
-  ...filterFields,
-  limit: z.number().int().min(1).max(LIST_LIMIT_MAX).default(50),
-  offset: z.number().int().min(0).max(LIST_OFFSET_MAX).default(0),
-  order: z.enum(LIST_ORDERS).default('updated_desc'),
-});
-
-// tags=a&tags=b: the memory must carry all of them, as the body's `tags` asks elsewhere.
-const tagsParam = repeatedParam(tags).optional().meta({ description: 'the memory must carry all of these tags (repeat the parameter: tags=a&tags=b)' });
-
-const legacyQuery = z.object({
-  q: z.string().trim().min(1).max(4000).optional().meta({ description: 'full-text BM25 query; rows then carry score, best first' }),
-  namespace: namespaceName.optional(),
-  limit: intParam(1, LIST_LIMIT_MAX).default(50),
-  offset: intParam(0, LIST_OFFSET_MAX).default(0),
-  created_after: epochMsParam.optional(),
-  created_before: epochMsParam.optional(),
-  updated_after: epochMsParam.optional(),
-  updated_before: epochMsParam.optional(),
-  metadata_filter: jsonObjectParam.optional(),
-  tags: tagsParam,
-  entity: z.uuid().optional(),
-  order: z.enum(LIST_ORDERS).default('updated_desc'),
-});
-
-const searchFilters = {
-  namespace: filterFields.namespace,
-  tags: filterFields.tags,
-  metadata_filter: filterFields.metadata_filter,
-  created_after: filterFields.created_after,
-  created_before: filterFields.created_before,
-};
-const searchMode = z
-  .enum(SEARCH_MODES)
-  .default('lexical')
-  .meta({
-    description:
-      'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
-  });
-export const searchBody = z.object({
-  query: z.string().trim().min(1).max(4000),
-  k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
-  mode: searchMode,
-  ...searchFilters,
-});
-const bulkBody = z.object({
-  queries: z.array(z.string().trim().min(1).max(4000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
-  k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
-  mode: searchMode,
-  ...searchFilters,
-});
-
-export const similarQuery = z.object({
-  k: intParam(1, SEARCH_K_MAX).default(10),
-  namespace: namespaceName.optional(),
-  tags: tagsParam,
-  created_after: epochMsParam.optional(),
-  created_before: epochMsParam.optional(),
-  metadata_filter: jsonObjectParam.optional(),
-});
-
-const contentRequired = (issues: z.core.$ZodIssue[]) => (issues.some((i) => i.path[0] === 'content') ? 'content required' : undefined);
-const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
+import { memoryJson, memorySchema, newMemoryOf, scoredMemorySchema, toFilters } from './schemas.ts';
+import { bulkBody, contentRequired, createBody, idempotencyOf, idParams, legacyQuery, listBody, patchable, patchBody, searchBody, similarQuery } from './requests.ts';
 
 export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
@@ -154,14 +67,7 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         413: { description: '`memory_too_large` with max_bytes and received_bytes' },
       },
       handler: async (ctx, { body }) => {
-        const key = ctx.get('idempotency-key');
-        if (key.length > 255) throw invalid('validation_failed', 'Idempotency-Key is limited to 255 characters');
-        const created = await createMemory(
-          ctx.state.em,
-          callerOf(ctx),
-          { content: body.content, namespace: body.namespace, tags: body.tags, source: body.source, sourceRef: body.source_ref, metadata: body.metadata },
-          { upgradeUrl, batcher, llm, idempotency: key ? { key, requestHash: requestHash(body) } : undefined },
-        );
+        const created = await createMemory(ctx.state.em, callerOf(ctx), newMemoryOf(body), { upgradeUrl, batcher, llm, idempotency: idempotencyOf(ctx, body) });
         if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc();
         ctx.status = 201;
@@ -271,35 +177,6 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         searches.inc({ mode: 'similar' });
         const hits = await similarMemories(ctx.state.em, callerOf(ctx).orgId, deps.embedder?.model ?? null, params.id, q.k, toFilters(q));
         ctx.body = { hits: hits.map(memoryJson) };
-      },
-    }),
-    defineRoute({
-      method: 'put',
-      path: '/api/memories/batch',
-      tag: 'memories',
-      access: 'caller',
-      summary: 'Update up to 200 memories; one rate-limit slot',
-      description: 'Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.',
-      body: z.object({ updates: z.array(z.record(z.string(), z.unknown())).min(1).max(BATCH_UPDATE_MAX) }),
-      responses: {
-        200: {
-          description: 'Outcome per row',
-          schema: z.object({ updated: z.number().int(), failed: z.array(z.object({ id: z.string().nullable(), error: z.string() })), results: z.array(memorySchema) }),
-        },
-      },
-      handler: async (ctx, { body }) => {
-        const valid = [];
-        const failed: { id: string | null; error: string }[] = [];
-        for (const raw of body.updates) {
-          const item = batchItem.safeParse(raw);
-          const id = typeof raw.id === 'string' ? raw.id : null;
-          if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
-          else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
-          else valid.push(item.data);
-        }
-        const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });
-        failed.push(...outcome.failed);
-        ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryJson) };
       },
     }),
     defineRoute({

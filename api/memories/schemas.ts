@@ -1,3 +1,4 @@
+import type { NewMemory } from '../../domain/memories/create.ts';
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
 import type { Passage } from '../../domain/store/passages.ts';
@@ -102,4 +103,14 @@ export const toFilters = (f: FilterInput) => ({
   tags: f.tags,
   entity: f.entity,
   includeSuperseded: f.include_superseded,
+});
+
+// A create body (POST /api/memories, or an item of POST /api/memories/batch) as the domain takes it.
+export const newMemoryOf = (body: { content: string; namespace?: string | undefined; tags?: string[] | undefined; source?: string | undefined; source_ref?: string | null | undefined; metadata?: Record<string, unknown> | undefined }): NewMemory => ({
+  content: body.content,
+  namespace: body.namespace,
+  tags: body.tags,
+  source: body.source,
+  sourceRef: body.source_ref,
+  metadata: body.metadata,
 });

@@ -8,7 +8,7 @@ import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
 import type { Metadata, MemoryView } from '../store/model.ts';
 import { DEFAULT_NAMESPACE } from '../store/namespaces.ts';
 import { checkCreateQuota } from './quota.ts';
-import { writeSaves, type SaveBatcher } from './save-batch.ts';
+import { writeSaves, type PendingSave, type SaveBatcher } from './save-batch.ts';
 
 export interface NewMemory {
   content: string;
@@ -33,10 +33,9 @@ export interface Created {
   replayed: boolean;
 }
 
-// A save writes the memory, its postings (searchable at commit), counters, the memory.saved event and the
-// audit row in one statement (save-batch.ts). A free org's save and a save with an Idempotency-Key first
-// take their quota lock or key in a transaction around that same statement.
-export async function createMemory(em: EntityManager, caller: Caller, input: NewMemory, context: CreateContext): Promise<Created> {
+// A new memory as it will be stored (content redacted, metadata cleaned) with the background work it asks for.
+// Throws what the content fails with (413 `memory_too_large`, 400 `content required`).
+export function newPendingSave(caller: Caller, input: NewMemory, llm: LlmAccess | undefined): PendingSave {
   const prepared = prepareContent(input.content);
   const now = Date.now();
   const memory: MemoryView = {
@@ -50,7 +49,7 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
     createdAt: now,
     updatedAt: now,
   };
-  const enrichment = scheduleEnrichment(context.llm, {
+  const enrichment = scheduleEnrichment(llm, {
     plan: caller.plan,
     orgId: caller.orgId,
     memoryId: memory.id,
@@ -58,19 +57,27 @@ export async function createMemory(em: EntityManager, caller: Caller, input: New
     metadata: memory.metadata,
     byok: byokOf(input.metadata),
   });
+  return { caller, memory, bytes: prepared.bytes, enrichment };
+}
+
+// A save writes the memory, its postings (searchable at commit), counters, the memory.saved event and the
+// audit row in one statement (save-batch.ts). A free org's save and a save with an Idempotency-Key first
+// take their quota lock or key in a transaction around that same statement.
+export async function createMemory(em: EntityManager, caller: Caller, input: NewMemory, context: CreateContext): Promise<Created> {
+  const pending = newPendingSave(caller, input, context.llm);
+  const { memory } = pending;
   if (caller.plan !== 'free' && !context.idempotency) {
-    const pending = { caller, memory, bytes: prepared.bytes, enrichment };
     await (context.batcher ? context.batcher.save(pending) : writeSaves(em, [pending]));
     return { memory, replayed: false };
   }
   return em.transactional(async (tx) => {
     if (context.idempotency) {
-      const claim = await claimIdempotencyKey(tx, caller.orgId, context.idempotency.key, context.idempotency.requestHash);
+      const claim = await claimIdempotencyKey<MemoryView>(tx, caller.orgId, context.idempotency.key, context.idempotency.requestHash);
       if (claim.replay) return { memory: claim.replay, replayed: true };
     }
-    await checkCreateQuota(tx, caller.orgId, caller.plan, prepared.bytes, context.upgradeUrl);
-    await writeSaves(tx, [{ caller, memory, bytes: prepared.bytes, enrichment }]);
-    if (context.idempotency) await storeIdempotentResult(tx, caller.orgId, context.idempotency.key, memory);
+    await checkCreateQuota(tx, caller.orgId, caller.plan, pending.bytes, context.upgradeUrl);
+    await writeSaves(tx, [pending]);
+    if (context.idempotency) await storeIdempotentResult(tx, caller.orgId, context.idempotency.key, 201, memory);
     return { memory, replayed: false };
   });
 }

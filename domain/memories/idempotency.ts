@@ -1,18 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { conflict } from '../errors.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import type { MemoryView } from '../store/model.ts';
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 
-export interface IdempotencyClaim {
+// What the first request answered (a memory for a save, the outcome of a batch), replayed to a repeat.
+export interface IdempotencyClaim<T> {
   key: string;
-  replay: MemoryView | null;
+  replay: T | null;
 }
 
 // Claims the key inside the create's transaction. A concurrent request with the same key waits on the
 // row lock until the first commits and then gets the first answer; a key older than 24 hours is reused.
-export async function claimIdempotencyKey(em: EntityManager, orgId: string, key: string, requestHash: string): Promise<IdempotencyClaim> {
+export async function claimIdempotencyKey<T>(em: EntityManager, orgId: string, key: string, requestHash: string): Promise<IdempotencyClaim<T>> {
   const claimed = await queryOne(
     em,
     sql<{ key: string }>`insert into idempotency_keys (org_id, key, request_hash, status, body, created_at)
@@ -25,7 +25,7 @@ export async function claimIdempotencyKey(em: EntityManager, orgId: string, key:
   if (claimed) return { key, replay: null };
   const previous = await queryOne(
     em,
-    sql<{ request_hash: string; body: MemoryView | null }>`select request_hash, body from idempotency_keys where org_id = ${orgId} and key = ${key}`,
+    sql<{ request_hash: string; body: T | null }>`select request_hash, body from idempotency_keys where org_id = ${orgId} and key = ${key}`,
   );
   if (!previous || previous.body === null) throw conflict('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress');
   if (previous.request_hash !== requestHash) {
@@ -34,6 +34,6 @@ export async function claimIdempotencyKey(em: EntityManager, orgId: string, key:
   return { key, replay: previous.body };
 }
 
-export async function storeIdempotentResult(em: EntityManager, orgId: string, key: string, memory: MemoryView): Promise<void> {
-  await query(em, sql`update idempotency_keys set status = 201, body = ${JSON.stringify(memory)}::jsonb where org_id = ${orgId} and key = ${key}`);
+export async function storeIdempotentResult(em: EntityManager, orgId: string, key: string, status: number, body: unknown): Promise<void> {
+  await query(em, sql`update idempotency_keys set status = ${status}, body = ${JSON.stringify(body)}::jsonb where org_id = ${orgId} and key = ${key}`);
 }

@@ -406,6 +406,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/memories/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Update up to 200 memories; one rate-limit slot
+         * @description Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.
+         */
+        put: operations["putApiMemoriesBatch"];
+        /**
+         * Save up to 500 memories in one call; one rate-limit slot
+         * @description Each item is shaped like the body of POST /api/memories and has its semantics: secrets redacted, the free plan's quotas, one memory.saved event and one audit row per memory, each searchable by its words as soon as the call answers and by meaning once embedded (GET /api/memories/embeddings shows the backlog). The memories are written in one statement. An item that cannot be saved is reported in `failed` with its index, the status and error a single save would answer, and does not stop the others; on the free plan the items past the quota fail one by one with 402 and the earlier ones stay. With an `Idempotency-Key` header the call is one transaction, and a repeat with the same body within 24 hours answers the first outcome (`Idempotent-Replayed: true`) and saves nothing. The body is limited to 2 MiB like any other.
+         */
+        post: operations["postApiMemoriesBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories": {
         parameters: {
             query?: never;
@@ -494,26 +518,6 @@ export interface paths {
          */
         get: operations["getApiMemoriesIdSimilar"];
         put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/memories/batch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Update up to 200 memories; one rate-limit slot
-         * @description Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.
-         */
-        put: operations["putApiMemoriesBatch"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1227,6 +1231,44 @@ export interface components {
              * @enum {string}
              */
             index: "shared" | "own";
+        };
+        BatchCreateResult: {
+            created: number;
+            /** @description the memories saved, in request order, each with its index */
+            results: {
+                /** Format: uuid */
+                id: string;
+                content: string;
+                namespace: string;
+                tags: string[];
+                source: string;
+                source_ref: string | null;
+                metadata: {
+                    [key: string]: unknown;
+                };
+                /** @description epoch milliseconds, UTC */
+                created_at: number;
+                /** @description epoch milliseconds, UTC */
+                updated_at: number;
+                /**
+                 * Format: uuid
+                 * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
+                 */
+                superseded_by?: string;
+                index: number;
+            }[];
+            /** @description the items not saved, in request order */
+            failed: components["schemas"]["BatchItemFailure"][];
+        };
+        BatchItemFailure: {
+            /** @description the item's place in `memories`, from 0 */
+            index: number;
+            /** @description what POST /api/memories would have answered for it: 400, 402, 409 or 413 */
+            status: number;
+            error: string;
+            message: string;
+        } & {
+            [key: string]: unknown;
         };
         Memory: {
             /** Format: uuid */
@@ -3419,6 +3461,202 @@ export interface operations {
             };
         };
     };
+    putApiMemoriesBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    updates: {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Outcome per row */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        updated: number;
+                        failed: {
+                            id: string | null;
+                            error: string;
+                        }[];
+                        results: components["schemas"]["Memory"][];
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiMemoriesBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    memories: {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The outcome per item */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchCreateResult"];
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused` or `idempotency_key_in_use` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getApiMemories: {
         parameters: {
             query?: {
@@ -4017,104 +4255,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-        };
-    };
-    putApiMemoriesBatch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    updates: {
-                        [key: string]: unknown;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description Outcome per row */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        updated: number;
-                        failed: {
-                            id: string | null;
-                            error: string;
-                        }[];
-                        results: components["schemas"]["Memory"][];
-                    };
-                };
-            };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is not `application/json` */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
             };
         };
     };

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { batchUpdate } from '../../domain/memories/batch.ts';
+import { createMemories, type BatchItem } from '../../domain/memories/create-batch.ts';
+import { BATCH_CREATE_MAX, BATCH_UPDATE_MAX } from '../../domain/memories/limits.ts';
+import { invalid } from '../../domain/errors.ts';
+import { memoriesSaved } from '../../infra/metrics.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf } from '../http/auth.ts';
+import { statusOf } from '../http/errors.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { upgradeUrlOf } from '../llm.ts';
+import { batchCreateBody, batchItem, batchUpdateBody, contentRequired, createBody, idempotencyOf, patchable } from './requests.ts';
+import { memoryJson, memorySchema, newMemoryOf } from './schemas.ts';
+
+const itemFailure = z
+  .object({
+    index: z.number().int().meta({ description: "the item's place in `memories`, from 0" }),
+    status: z.number().int().meta({ description: 'what POST /api/memories would have answered for it: 400, 402, 409 or 413' }),
+    error: z.string(),
+    message: z.string(),
+  })
+  .catchall(z.unknown())
+  .meta({ id: 'BatchItemFailure' });
+
+const batchCreateResponse = z
+  .object({
+    created: z.number().int(),
+    results: z.array(memorySchema.extend({ index: z.number().int() })).meta({ description: 'the memories saved, in request order, each with its index' }),
+    failed: z.array(itemFailure).meta({ description: 'the items not saved, in request order' }),
+  })
+  .meta({ id: 'BatchCreateResult' });
+
+// The parse of one item: the single save's body rules, with its error naming the item.
+function parseItem(raw: Record<string, unknown>, index: number): BatchItem {
+  const item = createBody.safeParse(raw);
+  if (item.success) return { index, input: newMemoryOf(item.data) };
+  const code = contentRequired(item.error.issues) ?? 'validation_failed';
+  const issues = item.error.issues.map((i) => ({ path: `memories.${index}.${i.path.join('.')}`, message: i.message }));
+  return { index, failure: invalid(code, issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues }) };
+}
+
+export function batchRoutes(deps: ApiDeps): AnyRoute[] {
+  const upgradeUrl = upgradeUrlOf(deps.config);
+  const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/memories/batch',
+      tag: 'memories',
+      access: 'caller',
+      summary: `Save up to ${BATCH_CREATE_MAX} memories in one call; one rate-limit slot`,
+      description:
+        'Each item is shaped like the body of POST /api/memories and has its semantics: secrets redacted, the free plan\'s quotas, one memory.saved event and one audit row per memory, each searchable by its words as soon as the call answers and by meaning once embedded (GET /api/memories/embeddings shows the backlog). The memories are written in one statement. An item that cannot be saved is reported in `failed` with its index, the status and error a single save would answer, and does not stop the others; on the free plan the items past the quota fail one by one with 402 and the earlier ones stay. With an `Idempotency-Key` header the call is one transaction, and a repeat with the same body within 24 hours answers the first outcome (`Idempotent-Replayed: true`) and saves nothing. The body is limited to 2 MiB like any other.',
+      body: batchCreateBody,
+      responses: { 200: { description: 'The outcome per item', schema: batchCreateResponse }, 409: { description: '`idempotency_key_reused` or `idempotency_key_in_use`' } },
+      handler: async (ctx, { body }) => {
+        const items = body.memories.map(parseItem);
+        const outcome = await createMemories(ctx.state.em, callerOf(ctx), items, { upgradeUrl, llm, idempotency: idempotencyOf(ctx, body) });
+        if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
+        else memoriesSaved.inc(outcome.created.length);
+        ctx.body = {
+          created: outcome.created.length,
+          results: outcome.created.map(({ index, memory }) => ({ index, ...memoryJson(memory) })),
+          failed: outcome.failed.map(({ index, kind, error, message, extra }) => ({ index, status: statusOf(kind), error, message, ...extra })),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/api/memories/batch',
+      tag: 'memories',
+      access: 'caller',
+      summary: `Update up to ${BATCH_UPDATE_MAX} memories; one rate-limit slot`,
+      description: 'Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.',
+      body: batchUpdateBody,
+      responses: {
+        200: {
+          description: 'Outcome per row',
+          schema: z.object({ updated: z.number().int(), failed: z.array(z.object({ id: z.string().nullable(), error: z.string() })), results: z.array(memorySchema) }),
+        },
+      },
+      handler: async (ctx, { body }) => {
+        const valid = [];
+        const failed: { id: string | null; error: string }[] = [];
+        for (const raw of body.updates) {
+          const item = batchItem.safeParse(raw);
+          const id = typeof raw.id === 'string' ? raw.id : null;
+          if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+          else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
+          else valid.push(item.data);
+        }
+        const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });
+        failed.push(...outcome.failed);
+        ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryJson) };
+      },
+    }),
+  ];
+}
