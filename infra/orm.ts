@@ -2,7 +2,7 @@ import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { parse } from 'pg-connection-string';
 import type { DatabaseDeadlines } from './config.ts';
-import { entities } from './entities.ts';
+import { entities } from './tables.ts';
 import { migrations } from '../migrations/index.ts';
 
 export type Orm = MikroORM;

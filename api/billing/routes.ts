@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { PLANS } from '../../domain/accounts/entities.ts';
+import { PLANS } from '../../domain/accounts/tables.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
 import { receiveEvent, type ProcessorEvent } from '../../domain/billing/events.ts';
 import { usageOf } from '../../domain/memories/quota.ts';

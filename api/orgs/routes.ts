@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROLES } from '../../domain/accounts/entities.ts';
+import { ROLES } from '../../domain/accounts/tables.ts';
 import { addMember, changeMemberRole, createOrg, getOrg, listMembers, listOwnOrgs, removeMember, updateOrg, type MemberView } from '../../domain/orgs/orgs.ts';
 import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';

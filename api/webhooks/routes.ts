@@ -4,7 +4,7 @@ import { requireRole } from '../../domain/accounts/roles.ts';
 import { listDeliveries } from '../../domain/webhooks/deliveries.ts';
 import { redeliver } from '../../domain/webhooks/fanout.ts';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from '../../domain/webhooks/endpoints.ts';
-import { WEBHOOK_EVENTS, type WebhookEndpoint } from '../../domain/webhooks/entities.ts';
+import { WEBHOOK_EVENTS, type WebhookEndpoint } from '../../domain/webhooks/tables.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { GroupedCalls } from '../grouped-calls.ts';
 import { query, sql } from '../sql.ts';
-import type { CredentialKind, Plan, Role } from './entities.ts';
+import type { CredentialKind, Plan, Role } from './tables.ts';
 import type { Caller } from './caller.ts';
 import { hashSecret, TOKEN_PREFIX } from './secrets.ts';
 

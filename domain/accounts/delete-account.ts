@@ -6,7 +6,7 @@ import { ORG_COUNTERS } from '../store/counters.ts';
 import { scheduleOrgErasure } from '../erasure/orgs.ts';
 import { query, sql } from '../sql.ts';
 import type { Caller } from './caller.ts';
-import { Credential, User } from './entities.ts';
+import { Credential, User } from './tables.ts';
 import { normalizeEmail } from './signup.ts';
 import { verifyPassword } from './passwords.ts';
 

@@ -3,7 +3,7 @@ import { recordAudit } from '../audit/record.ts';
 import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { Credential, Membership, Org, User } from './entities.ts';
+import { Credential, Membership, Org, User } from './tables.ts';
 import { openSession, type SessionIssued } from './sessions.ts';
 import { hashSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';

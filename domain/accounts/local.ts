@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from './caller.ts';
-import { Membership, Org, User } from './entities.ts';
+import { Membership, Org, User } from './tables.ts';
 
 // SERVICE_MODE=local: one implicit user and org on the enterprise plan; every call acts as them.
 export const LOCAL_USER_ID = '00000000-0000-7000-8000-000000000001';

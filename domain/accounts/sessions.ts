@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, forbidden, notFound, unauthenticated } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { Credential, Membership, Org, User } from './entities.ts';
+import { Credential, Membership, Org, User } from './tables.ts';
 import type { Caller } from './caller.ts';
 import { verifyPassword } from './passwords.ts';
 import { issueSecret } from './secrets.ts';

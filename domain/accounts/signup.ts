@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict } from '../errors.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { VERIFICATION_MAIL_JOB, type VerificationMailArgs } from './verification.ts';
-import { Credential, Membership, Org, User } from './entities.ts';
+import { Credential, Membership, Org, User } from './tables.ts';
 import { slugify, withSuffix } from './slugs.ts';
 import { orgView, userView, type AccountView } from './views.ts';
 

@@ -3,7 +3,7 @@ import { actorOf, type Caller } from './caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { Credential } from './entities.ts';
+import { Credential } from './tables.ts';
 import { hasRole } from './roles.ts';
 import { issueSecret } from './secrets.ts';
 

@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
-import { EmailVerification, User } from './entities.ts';
+import { EmailVerification, User } from './tables.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 
 export const VERIFICATION_TTL_MS = 48 * 60 * 60 * 1000;

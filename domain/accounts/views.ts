@@ -1,4 +1,4 @@
-import type { Org, Role, User } from './entities.ts';
+import type { Org, Role, User } from './tables.ts';
 
 // Plain shapes handed from the domain to its callers; timestamps stay Dates until the HTTP edge.
 export interface OrgView {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { escapeLike } from '../sql.ts';
 import type { FilterQuery } from '@mikro-orm/core';
-import { AuditEvent } from './entities.ts';
+import { AuditEvent } from './tables.ts';
 
 export interface AuditQuery {
   action?: string | undefined;

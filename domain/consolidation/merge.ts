@@ -3,7 +3,7 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { bumpCounters, sumDeltas } from '../counters.ts';
 import { conflict, notFound } from '../errors.ts';
-import { recordEvents } from '../events/record.ts';
+import { recordEvents } from '../webhooks/event-log.ts';
 import { newId } from '../ids.ts';
 import { remixChunksAfter } from '../store/thread-context.ts';
 import { escrowInsert, seal } from '../llm/escrow.ts';

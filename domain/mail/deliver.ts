@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../ids.ts';
-import { MailMessage } from './entities.ts';
+import { MailMessage } from './tables.ts';
 import type { Mailer, OutgoingMail } from './mailer.ts';
 
 export type DeliveryOutcome = 'sent' | 'already_sent' | 'nothing_to_send';

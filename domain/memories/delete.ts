@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
-import { recordEvents } from '../events/record.ts';
+import { recordEvents } from '../webhooks/event-log.ts';
 import { notFound } from '../errors.ts';
 import { remixChunksAfter } from '../store/thread-context.ts';
 import { unindexMemories } from '../store/postings.ts';

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Plan } from '../accounts/entities.ts';
+import type { Plan } from '../accounts/tables.ts';
 import { readCounters } from '../counters.ts';
 import { AppError } from '../errors.ts';
 import { query, sql } from '../sql.ts';

@@ -4,7 +4,7 @@ import { auditInsert } from '../audit/record.ts';
 import { countersUpsert, sumDeltas, type CounterDelta } from '../counters.ts';
 import { curateJobsOf } from '../store/curate.ts';
 import type { ScheduledEnrichment } from '../enrichment/schedule.ts';
-import { subscribed } from '../events/record.ts';
+import { subscribed } from '../webhooks/event-log.ts';
 import { GroupedCalls } from '../grouped-calls.ts';
 import { escrowInsert } from '../llm/escrow.ts';
 import { outboxInsert } from '../outbox/enqueue.ts';

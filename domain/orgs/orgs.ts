@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
-import { Membership, Org, User, type Role } from '../accounts/entities.ts';
+import { Membership, Org, User, type Role } from '../accounts/tables.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { slugify, withSuffix } from '../accounts/slugs.ts';
 import { orgView, type OrgView } from '../accounts/views.ts';

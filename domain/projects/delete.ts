@@ -4,7 +4,7 @@ import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { bumpCounters, readCounters } from '../counters.ts';
 import { curateJob } from '../store/curate.ts';
-import { recordEvents } from '../events/record.ts';
+import { recordEvents } from '../webhooks/event-log.ts';
 import { notFound } from '../errors.ts';
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../store/counters.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';

@@ -7,7 +7,7 @@ import { patchObject } from '../metadata.ts';
 import { NAMESPACE_COUNTERS } from '../store/counters.ts';
 import { MAX_PROJECTS_PER_ORG } from '../store/namespaces.ts';
 import { isUniqueViolation, query, sql, toDate, toDateOrNull } from '../sql.ts';
-import { Namespace } from './entities.ts';
+import { Namespace } from './tables.ts';
 
 export interface ProjectView {
   id: string;

@@ -5,7 +5,7 @@ import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { WebhookEndpoint } from './entities.ts';
+import { WebhookEndpoint } from './tables.ts';
 import { checkTarget } from './targets.ts';
 
 export interface EndpointInput {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Membership, Org } from '../../domain/accounts/entities.ts';
-import { MailMessage } from '../../domain/mail/entities.ts';
+import { Membership, Org } from '../../domain/accounts/tables.ts';
+import { MailMessage } from '../../domain/mail/tables.ts';
 import { ORG_ID } from '../../temporal/search-attributes.ts';
 import { eventually, signUp, startStack, uniqueEmail, type Stack } from '../support/stack.ts';
 

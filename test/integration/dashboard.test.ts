@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
 import { shot, signUp } from '../support/dashboard-pages.ts';
-import { MailMessage } from '../../domain/mail/entities.ts';
+import { MailMessage } from '../../domain/mail/tables.ts';
 import { eventually, startStack, type Stack } from '../support/stack.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD_RESET_MAIL_JOB } from '../../domain/accounts/password-reset.ts';
-import { MailMessage } from '../../domain/mail/entities.ts';
+import { MailMessage } from '../../domain/mail/tables.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { freePort } from '../support/ports.ts';
 import { TestSmtpServer } from '../support/smtp.ts';

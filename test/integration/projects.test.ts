@@ -239,7 +239,7 @@ describe('/api/recall', () => {
 
 describe('project roles', () => {
   it('lets members read projects but only admins and owners change or delete them', async () => {
-    const { Membership } = await import('../../domain/accounts/entities.ts');
+    const { Membership } = await import('../../domain/accounts/tables.ts');
     const owner = await signUp(stack.api);
     const member = await signUp(stack.api);
     const em = stack.orm.em.fork();

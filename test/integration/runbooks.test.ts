@@ -204,7 +204,7 @@ describe('/api/procedural', () => {
   });
 
   it('lets a plain member read and write', async () => {
-    const { Membership } = await import('../../domain/accounts/entities.ts');
+    const { Membership } = await import('../../domain/accounts/tables.ts');
     const owner = await signUp(stack.api);
     const member = await signUp(stack.api);
     const em = stack.orm.em.fork();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Membership } from '../../domain/accounts/entities.ts';
+import { Membership } from '../../domain/accounts/tables.ts';
 import { signUp, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MailMessage } from '../../domain/mail/entities.ts';
-import { OutboxMessage } from '../../domain/outbox/entities.ts';
+import { MailMessage } from '../../domain/mail/tables.ts';
+import { OutboxMessage } from '../../domain/outbox/tables.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { eventually, signUp, startStack, uniqueEmail, type Stack } from '../support/stack.ts';
 

@@ -166,7 +166,7 @@ export async function signUp(api: ApiClient, overrides: Partial<{ email: string;
   return { user: res.body.user, org: res.body.org, token: res.body.api_token.raw, tokenId: res.body.api_token.id, cookie: res.cookie!, password: body.password };
 }
 
-// Memory events are written only for orgs with an endpoint subscribed to them (domain/events/record.ts);
+// Memory events are written only for orgs with an endpoint subscribed to them (domain/webhooks/event-log.ts);
 // tests that read the events table subscribe one directly (no relay runs there to deliver to it).
 export async function subscribeToMemoryEvents(stack: Stack, orgId: string): Promise<void> {
   await query(
