@@ -94,7 +94,7 @@ async function child(job: Job): Promise<Result> {
 
 // One org's single queries, 10 ms apart, while four callers of another org keep asking 25 queries at once (bulk
 // searches): with the orgs named the model takes their passes in turn (infra/embeddings/turns.ts); with the same
-// name for both, in one line, as it did before session 33.
+// name for both, in one line, as it did before owners took turns.
 async function besideBulk(embedder: Awaited<ReturnType<typeof createLocalEmbedder>>, queries: string[], [bulkOrg, singleOrg]: [string, string]): Promise<Summary> {
   let asking = true;
   const bulk = Array.from({ length: 4 }, async (_, caller) => {

@@ -440,7 +440,7 @@ async function paraphrasesAmongTheOrg(token: string, orgId: string) {
 
 // A tenant that arrives beside the big one: 2,000 memories saved, embedded and searched at once, before any
 // ANALYZE, so the planner's statistics do not know the org yet (they estimate it at one row). Searches must not
-// depend on them: a join planned for one row read all the org's memories again for each candidate (session 17).
+// depend on them: a join planned for one row read all the org's memories again for each candidate.
 async function newOrgBeside() {
   const res = await api.post('/api/auth/signup', {
     body: { email: `bench-new-${Date.now()}@example.test`, password: 'benchmark-password', name: 'Bench', org_name: 'New Org' },

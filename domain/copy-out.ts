@@ -7,8 +7,7 @@ import { to as copyTo } from 'pg-copy-streams';
 // The bytes of a query's one column, row after row, as a stream: `copy (query) to stdout (format binary)` on a
 // connection of its own, each row's bytes passed on as the socket's buffers that carried them. Nothing of a row
 // becomes a JS string (a SELECT holds a whole result's rows as strings, which V8 frees only at a full collection,
-// so a large export grew the API by 80-90 MB: docs/performance.md, session 32), and the socket is paused while the
-// reader is behind.
+// so a large export grew the API's memory by about its size), and the socket is paused while the reader is behind.
 //
 // COPY takes no bound parameters: the statement inlines its values with sql.lit (a statement with parameters is
 // refused). It runs outside any transaction of `em`. The connection goes back to the pool once COPY has sent its

@@ -1,11 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 
 // The HNSW index holds each vector at half precision (pgvector's halfvec, 2 bytes a dimension); the table keeps
-// the full vectors, which score the hits and serve exact scans. Measured on the benchmark's org of 100,000
-// memories (docs/performance.md, session 13): the index takes 124 MB instead of 217, a search through it with a
-// new query vector 3.6 ms instead of 4.7, and recall@10 against an exact scan is the same (0.644 against 0.649
-// at ef_search 40). domain/search/semantic.ts orders by the same expression, so the planner can use it.
-// The build blocks writes to memory_embeddings while it runs (38 s at 100,000 here). A deployment with many
+// the full vectors, which score the hits and serve exact scans. The index is smaller and faster to search, and
+// finds as many of an exact scan's answers (docs/performance.md). domain/search/semantic.ts orders by the same
+// expression, so the planner can use it.
+// The build blocks writes to memory_embeddings while it runs (long for a large table). A deployment with many
 // vectors can build the index first without blocking, with the same statement and `create index concurrently`;
 // this migration then finds it and only drops the old one.
 export class Migration0017EmbeddingsHalfvecIndex extends Migration {

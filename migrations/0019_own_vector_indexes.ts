@@ -2,11 +2,10 @@ import { Migration } from '@mikro-orm/migrations';
 
 // Orgs that hold many vectors get an HNSW index of their own (domain/store/vector-indexes.ts), and their vectors
 // then leave the shared index: `own_index` marks a row that its org's own index serves, and the shared index
-// becomes partial, over the other rows. Kept in both, a large org's vectors cost two HNSW inserts each; on the
-// benchmark's org of 128,000 that took a vector's write from 2.4 to 4.7 ms and pushed the time from a save to its
-// vector at 50 saves/s from 1.6 s to 3-5 s at p95 (docs/performance.md, session 19).
-// Rebuilding the shared index blocks writes to memory_embeddings while it runs (about 40 s a 100,000 vectors on
-// two cores). A deployment with many vectors can add the column and build the index first without blocking (the
+// becomes partial, over the other rows. Kept in both, a large org's vectors would cost two HNSW inserts each,
+// which slowed each vector's write and the time from a save to its vector.
+// Rebuilding the shared index blocks writes to memory_embeddings while it runs (long for a large table). A
+// deployment with many vectors can add the column and build the index first without blocking (the
 // same statements, with `create index concurrently`); this migration then finds both and only drops the old index.
 export class Migration0019OwnVectorIndexes extends Migration {
   override up(): void {

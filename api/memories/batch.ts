@@ -10,7 +10,7 @@ import { statusOf } from '../http/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { batchCreateBody, batchItem, batchUpdateBody, contentRequired, createBody, idempotencyOf, patchable } from './requests.ts';
-import { memoryJson, memorySchema, newMemoryOf } from './schemas.ts';
+import { memoryJson, memoryPatchOf, memorySchema, newMemoryOf } from './schemas.ts';
 
 const itemFailure = z
   .object({
@@ -87,7 +87,7 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
           const id = typeof raw.id === 'string' ? raw.id : null;
           if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
           else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
-          else valid.push(item.data);
+          else valid.push({ id: item.data.id, ...memoryPatchOf(item.data) });
         }
         const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });
         failed.push(...outcome.failed);

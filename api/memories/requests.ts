@@ -6,7 +6,7 @@ import { SEARCH_MODES } from '../../domain/search/search.ts';
 import { invalid } from '../../domain/errors.ts';
 import type { AppContext } from '../http/state.ts';
 import { epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
-import { filterFields, metadata, namespaceName, tags } from './schemas.ts';
+import { filterFields, metadata, namespaceName, scopeFields, scopePatchFields, tags } from './schemas.ts';
 
 // The bodies and queries of the memory routes (routes.ts, batch.ts), shared with the MCP tools.
 
@@ -19,6 +19,7 @@ export const createBody = z.object({
   source: z.string().trim().min(1).max(100).optional(),
   source_ref: z.string().max(500).nullable().optional(),
   metadata: metadata.optional(),
+  ...scopeFields,
 });
 
 const patchFields = {
@@ -26,6 +27,7 @@ const patchFields = {
   tags: tags.optional(),
   namespace: namespaceName.optional(),
   metadata: metadata.optional().meta({ description: 'merged into the stored metadata; a key set to null is removed' }),
+  ...scopePatchFields,
 };
 export const patchBody = z.object(patchFields);
 export const batchItem = z.object({ id: z.uuid(), ...patchFields });
@@ -37,6 +39,9 @@ export const listBody = z.object({
   offset: z.number().int().min(0).max(LIST_OFFSET_MAX).default(0),
   order: z.enum(LIST_ORDERS).default('updated_desc'),
 });
+
+// The scope filters as query parameters.
+const scopeParams = { user_id: filterFields.user_id, agent_id: filterFields.agent_id, run_id: filterFields.run_id };
 
 // tags=a&tags=b: the memory must carry all of them, as the body's `tags` asks elsewhere.
 const tagsParam = repeatedParam(tags).optional().meta({ description: 'the memory must carry all of these tags (repeat the parameter: tags=a&tags=b)' });
@@ -54,6 +59,7 @@ export const legacyQuery = z.object({
   tags: tagsParam,
   entity: z.uuid().optional(),
   order: z.enum(LIST_ORDERS).default('updated_desc'),
+  ...scopeParams,
 });
 
 const searchFilters = {
@@ -62,6 +68,9 @@ const searchFilters = {
   metadata_filter: filterFields.metadata_filter,
   created_after: filterFields.created_after,
   created_before: filterFields.created_before,
+  user_id: filterFields.user_id,
+  agent_id: filterFields.agent_id,
+  run_id: filterFields.run_id,
 };
 const searchMode = z
   .enum(SEARCH_MODES)
@@ -90,6 +99,7 @@ export const similarQuery = z.object({
   created_after: epochMsParam.optional(),
   created_before: epochMsParam.optional(),
   metadata_filter: jsonObjectParam.optional(),
+  ...scopeParams,
 });
 
 export const contentRequired = (issues: z.core.$ZodIssue[]) => (issues.some((i) => i.path[0] === 'content') ? 'content required' : undefined);

@@ -19,7 +19,7 @@ import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
-import { memoryJson, memorySchema, newMemoryOf, scoredMemorySchema, toFilters } from './schemas.ts';
+import { memoryJson, memoryPatchOf, memorySchema, newMemoryOf, scoredMemorySchema, toFilters } from './schemas.ts';
 import { bulkBody, contentRequired, createBody, idempotencyOf, idParams, legacyQuery, listBody, patchable, patchBody, searchBody, similarQuery } from './requests.ts';
 
 export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
@@ -45,7 +45,7 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       },
       handler: async (ctx, { params, body }) => {
         patchable.assert(body);
-        ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, body, { upgradeUrl, llm }));
+        ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, memoryPatchOf(body), { upgradeUrl, llm }));
       },
     });
 

@@ -1,4 +1,5 @@
 import type { NewMemory } from '../../domain/memories/create.ts';
+import type { MemoryPatch } from '../../domain/memories/update.ts';
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
 import type { Passage } from '../../domain/store/passages.ts';
@@ -13,6 +14,36 @@ export const namespaceName = z
   // and clients' regex engines (Python's, for one) do not all know \p{Cc}.
   .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'no control characters')
   .meta({ description: 'project (namespace) name; created on first use' });
+
+// A scope's id: any string the caller's platform uses for its end users, agents or runs.
+export const MAX_SCOPE_ID = 200;
+export const scopeId = z
+  .string()
+  .trim()
+  .min(1)
+  .max(MAX_SCOPE_ID)
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'no control characters');
+const scopeDoc = {
+  user_id: 'the end user this memory is about (an id of your platform)',
+  agent_id: 'the agent that keeps this memory',
+  run_id: 'the run, session or conversation it comes from',
+};
+// The scopes as create fields, patch fields (null removes one) and filters (exact match).
+export const scopeFields = {
+  user_id: scopeId.optional().meta({ description: `${scopeDoc.user_id}; 1-${MAX_SCOPE_ID} characters` }),
+  agent_id: scopeId.optional().meta({ description: `${scopeDoc.agent_id}; 1-${MAX_SCOPE_ID} characters` }),
+  run_id: scopeId.optional().meta({ description: `${scopeDoc.run_id}; 1-${MAX_SCOPE_ID} characters` }),
+};
+export const scopePatchFields = {
+  user_id: scopeId.nullable().optional().meta({ description: `${scopeDoc.user_id}; null removes it` }),
+  agent_id: scopeId.nullable().optional().meta({ description: `${scopeDoc.agent_id}; null removes it` }),
+  run_id: scopeId.nullable().optional().meta({ description: `${scopeDoc.run_id}; null removes it` }),
+};
+const scopeFilterFields = {
+  user_id: scopeId.optional().meta({ description: 'only the memories of this end user' }),
+  agent_id: scopeId.optional().meta({ description: 'only the memories of this agent' }),
+  run_id: scopeId.optional().meta({ description: 'only the memories of this run' }),
+};
 
 export const tag = z.string().trim().min(1).max(128);
 export const tags = z.array(tag).max(64);
@@ -39,6 +70,9 @@ export const memorySchema = z
     metadata: z.record(z.string(), z.unknown()),
     created_at: epochMs,
     updated_at: epochMs,
+    user_id: z.string().optional().meta({ description: `${scopeDoc.user_id}; absent when not set` }),
+    agent_id: z.string().optional().meta({ description: `${scopeDoc.agent_id}; absent when not set` }),
+    run_id: z.string().optional().meta({ description: `${scopeDoc.run_id}; absent when not set` }),
     superseded_by: z.uuid().optional().meta({ description: 'present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.' }),
   })
   .meta({ id: 'Memory' });
@@ -79,6 +113,7 @@ export const filterFields = {
   tags: z.array(tag).max(64).optional().meta({ description: 'the memory must carry all of these tags' }),
   entity: z.uuid().optional().meta({ description: 'only memories mentioning this entity' }),
   include_superseded: z.boolean().optional().meta({ description: 'also return memories a consolidation merge superseded (default false)' }),
+  ...scopeFilterFields,
 };
 
 export type FilterInput = {
@@ -91,6 +126,9 @@ export type FilterInput = {
   tags?: string[] | undefined;
   entity?: string | undefined;
   include_superseded?: boolean | undefined;
+  user_id?: string | undefined;
+  agent_id?: string | undefined;
+  run_id?: string | undefined;
 };
 
 export const toFilters = (f: FilterInput) => ({
@@ -103,14 +141,37 @@ export const toFilters = (f: FilterInput) => ({
   tags: f.tags,
   entity: f.entity,
   includeSuperseded: f.include_superseded,
+  userId: f.user_id,
+  agentId: f.agent_id,
+  runId: f.run_id,
 });
 
+type CreateFields = { content: string; namespace?: string | undefined; tags?: string[] | undefined; source?: string | undefined; source_ref?: string | null | undefined };
+type ScopeInput = { user_id?: string | undefined; agent_id?: string | undefined; run_id?: string | undefined };
+
 // A create body (POST /api/memories, or an item of POST /api/memories/batch) as the domain takes it.
-export const newMemoryOf = (body: { content: string; namespace?: string | undefined; tags?: string[] | undefined; source?: string | undefined; source_ref?: string | null | undefined; metadata?: Record<string, unknown> | undefined }): NewMemory => ({
+export const newMemoryOf = (body: CreateFields & ScopeInput & { metadata?: Record<string, unknown> | undefined }): NewMemory => ({
   content: body.content,
   namespace: body.namespace,
   tags: body.tags,
   source: body.source,
   sourceRef: body.source_ref,
   metadata: body.metadata,
+  userId: body.user_id,
+  agentId: body.agent_id,
+  runId: body.run_id,
+});
+
+type PatchInput = { content?: string | undefined; tags?: string[] | undefined; namespace?: string | undefined; metadata?: Record<string, unknown> | undefined };
+type ScopePatch = { user_id?: string | null | undefined; agent_id?: string | null | undefined; run_id?: string | null | undefined };
+
+// An update body (PUT or PATCH /api/memories/:id, or an item of PUT /api/memories/batch) as the domain takes it.
+export const memoryPatchOf = (body: PatchInput & ScopePatch): MemoryPatch => ({
+  content: body.content,
+  tags: body.tags,
+  namespace: body.namespace,
+  metadata: body.metadata,
+  userId: body.user_id,
+  agentId: body.agent_id,
+  runId: body.run_id,
 });

@@ -22,8 +22,8 @@ interface Lookup {
 // A credential counts only while it is unrevoked, unexpired and its user still belongs to its org.
 // One indexed lookup per request, no cache: revocation takes effect on the very next request. The lookups of
 // requests that arrive together share a statement (domain/grouped-calls.ts), which starts after each of them
-// arrived, so it sees every revocation committed before. On the 2-core machine under a stream of saves, a lookup
-// of its own per save cost PostgreSQL 0.24 ms of CPU, against 0.41 ms for the save (docs/performance.md, session 31).
+// arrived, so it sees every revocation committed before. Under a stream of saves, a lookup of its own per save
+// cost PostgreSQL a large share of the CPU the save itself took, which is why lookups are grouped.
 export class CredentialLookups {
   readonly #groups: GroupedCalls<Lookup, CredentialRow | null>;
   readonly #fork: () => EntityManager;

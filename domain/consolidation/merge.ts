@@ -128,6 +128,10 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
       metadata: withRedaction({ consolidation: { proposal_id: proposalId, kind: p.kind, merged_from: [a.id, b.id], had_conflict: draft.hadConflict } }, prepared),
       createdAt: now,
       updatedAt: now,
+      // A scope both originals share stays; one they differ on is not the merged memory's.
+      userId: a.user_id === b.user_id ? a.user_id : null,
+      agentId: a.agent_id === b.agent_id ? a.agent_id : null,
+      runId: a.run_id === b.run_id ? a.run_id : null,
     };
     await writeSaves(tx, [{ caller, memory, bytes: prepared.bytes }]);
     const superseded = await query(

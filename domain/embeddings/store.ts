@@ -49,8 +49,8 @@ export async function embedMemories(em: EntityManager, embedder: Embedder, orgId
 }
 
 // A backfill page examines at most this many memories, in creation order, and embeds those without a current
-// vector. After a burst the backlog sits at the end of the org, which a walk reaches in a page per 4,096
-// memories already current, not one per BACKFILL_PAGE (docs/performance.md, session 15).
+// vector. After a burst the backlog sits at the end of the org, which a walk reaches in a page per
+// BACKFILL_EXAMINE memories already current, not one per BACKFILL_PAGE.
 export const BACKFILL_EXAMINE = 4096;
 
 const cursorOf = (row: { created_at: string | Date; id: string }): string => `${toDate(row.created_at).toISOString()}|${row.id}`;
@@ -204,7 +204,7 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   };
   // Reused vectors are written at once. New texts go through the model a chunk at a time, and each chunk's rows
   // are written while the model takes the next: a backfill page's writes into the HNSW index do not leave the
-  // model idle (docs/performance.md, session 13).
+  // model idle.
   let writing = write(new Set(hashes.filter((h) => !waiting.has(h))));
   for (let start = 0; start < fresh.length; start += EMBED_CHUNK) {
     const chunk = fresh.slice(start, start + EMBED_CHUNK);

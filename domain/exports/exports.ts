@@ -16,7 +16,8 @@ export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export const EXPORT_PAGE_SIZE = 1000;
 export const EXPORT_LIST_LIMIT = 100;
-const CSV_COLUMNS = ['id', 'content', 'namespace', 'tags', 'source', 'source_ref', 'metadata', 'created_at', 'updated_at'];
+// The scopes come last: the columns before them are the contract's, in its order.
+const CSV_COLUMNS = ['id', 'content', 'namespace', 'tags', 'source', 'source_ref', 'metadata', 'created_at', 'updated_at', 'user_id', 'agent_id', 'run_id'];
 
 export interface ExportView {
   id: string;
@@ -91,10 +92,10 @@ export async function exportExtent(em: EntityManager, orgId: string, exportId: s
   return { pages: row!.pages, bytes: Number(row!.bytes) };
 }
 
-// The finished file's bytes in order: the download, and the inline payload of a small file. Each page (about 750 KB
-// for 1,000 memories) is read whole, as the socket's buffers and never as a string, by a COPY of its own (copyOut),
-// while the page before it is sent: a connection is held for the time PostgreSQL takes to send one page, so a client
-// that reads slowly holds two pages of memory and no connection of the pool (docs/performance.md, session 32).
+// The finished file's bytes in order: the download, and the inline payload of a small file. Each page is read whole,
+// as the socket's buffers and never as a string, by a COPY of its own (copyOut), while the page before it is sent: a
+// connection is held for the time PostgreSQL takes to send one page, so a client that reads slowly holds two pages of
+// memory and no connection of the pool.
 export function exportFile(em: EntityManager, orgId: string, exportId: string, { pages }: ExportExtent): Readable {
   const where = sql`org_id = ${sql.lit(orgId)}::uuid and export_id = ${sql.lit(exportId)}::uuid`;
   const read = async (seq: number): Promise<Buffer[]> => (await copyOut(em, sql`select data from export_chunks where ${where} and seq = ${sql.lit(seq)}`)).toArray();
@@ -115,7 +116,7 @@ function render(format: ExportFormat, memories: MemoryView[], header: boolean): 
   if (format === 'ndjson') return memories.map((m) => `${JSON.stringify(memoryRecord(m))}\n`).join('');
   const rows = memories.map((m) => {
     const r = memoryRecord(m);
-    return [r.id, r.content, r.namespace, JSON.stringify(r.tags), r.source, r.source_ref ?? '', JSON.stringify(r.metadata), r.created_at, r.updated_at];
+    return [r.id, r.content, r.namespace, JSON.stringify(r.tags), r.source, r.source_ref ?? '', JSON.stringify(r.metadata), r.created_at, r.updated_at, m.userId ?? '', m.agentId ?? '', m.runId ?? ''];
   });
   return stringify(rows, { header, columns: CSV_COLUMNS });
 }

@@ -17,6 +17,9 @@ export interface NewMemory {
   source?: string | undefined;
   sourceRef?: string | null | undefined;
   metadata?: Metadata | undefined;
+  userId?: string | undefined;
+  agentId?: string | undefined;
+  runId?: string | undefined;
 }
 
 export interface CreateContext {
@@ -48,6 +51,9 @@ export function newPendingSave(caller: Caller, input: NewMemory, llm: LlmAccess 
     metadata: withRedaction(callerMetadata(input.metadata), prepared),
     createdAt: now,
     updatedAt: now,
+    userId: input.userId ?? null,
+    agentId: input.agentId ?? null,
+    runId: input.runId ?? null,
   };
   const enrichment = scheduleEnrichment(llm, {
     plan: caller.plan,

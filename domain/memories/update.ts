@@ -14,7 +14,7 @@ import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import { callerMetadata, prepareContent, withRedaction } from './content.ts';
 import { countReplaced } from '../store/counters.ts';
-import { MEMORIES_IN_NAMESPACES, memoryRecord, type Metadata, type MemoryView } from '../store/model.ts';
+import { MEMORIES_IN_NAMESPACES, memoryRecord, type Metadata, type MemoryView, type Scopes } from '../store/model.ts';
 import { ensureNamespace } from '../store/namespaces.ts';
 import { checkStorageGrowth } from './quota.ts';
 import { forgetEmbeddings } from '../store/vectors.ts';
@@ -24,6 +24,10 @@ export interface MemoryPatch {
   tags?: string[] | undefined;
   namespace?: string | undefined;
   metadata?: Record<string, unknown> | undefined;
+  // A scope set to null is removed.
+  userId?: string | null | undefined;
+  agentId?: string | null | undefined;
+  runId?: string | null | undefined;
 }
 
 interface CurrentRow {
@@ -38,6 +42,9 @@ interface CurrentRow {
   namespace: string;
   created_at: string;
   superseded_by: string | null;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
 }
 
 
@@ -52,7 +59,8 @@ export interface UpdateContext {
 export async function applyPatch(tx: EntityManager, caller: Caller, id: string, patch: MemoryPatch, context: UpdateContext): Promise<MemoryView> {
   const current = await queryOne(
     tx,
-    sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id, n.name as namespace, m.created_at, m.superseded_by
+    sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id, n.name as namespace, m.created_at, m.superseded_by,
+          m.user_id, m.agent_id, m.run_id
         from ${MEMORIES_IN_NAMESPACES}
         where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
   );
@@ -98,6 +106,11 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
     }
   }
   const tags = patch.tags !== undefined ? [...new Set(patch.tags)] : current.tags;
+  const scopes: Scopes = {
+    userId: patch.userId !== undefined ? patch.userId : current.user_id,
+    agentId: patch.agentId !== undefined ? patch.agentId : current.agent_id,
+    runId: patch.runId !== undefined ? patch.runId : current.run_id,
+  };
   // A chunk moved into, out of or within a thread: its vector and those of the chunks after its old place are mixed
   // with their new context by the curator (domain/store/thread-context.ts).
   if (['parent_ref', 'chunk_index'].some((key) => JSON.stringify(current.metadata[key]) !== JSON.stringify(metadata[key]))) {
@@ -107,7 +120,8 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   const updated = await queryOne(
     tx,
     sql<{ updated_at: string }>`update memories set content = ${content}, content_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
-          namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb, updated_at = greatest(now(), updated_at + interval '1 millisecond')
+          namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb,
+          user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId}, updated_at = greatest(now(), updated_at + interval '1 millisecond')
         where org_id = ${caller.orgId} and id = ${id} returning updated_at`,
   );
   await countReplaced(
@@ -125,6 +139,7 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
     metadata,
     createdAt: toDate(current.created_at).getTime(),
     updatedAt: toDate(updated!.updated_at).getTime(),
+    ...scopes,
   };
   await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.updated', data: memoryRecord(memory) }]);
   await recordAudit(tx, { orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } });

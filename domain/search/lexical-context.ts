@@ -9,8 +9,7 @@ import { byRank, type Ranked } from './fusion.ts';
 // gains a share of that memory's BM25 score, CONTEXT_SHARES[i] for the (i + 1)-th after it. "Biscuit! He already
 // knows how to sit." shares no word with "what is Riley's dog called", but follows a turn that has "dog". Only the
 // list's own scores are known, so only its memories pass a share on, and a chunk outside it starts from 0. On
-// LoCoMo's conversations, a thread per session, hybrid evidence recall@10 went from 69.4-69.6% to 69.8-70.3% through
-// the API; the shares were the best of seven pairs from 0.15 to 0.4 offline (docs/performance.md, session 26).
+// LoCoMo's conversations the shares raised hybrid's evidence recall; they were the best of the pairs tried offline.
 export const CONTEXT_SHARES = [0.2, 0.1] as const;
 
 // The list with the shares added, best first (ties by id), cut to `n`. A chunk that gains a share must pass the

@@ -14,9 +14,8 @@ import { scoreAll, scoreTop, type IndexRead, type Scored } from './scoring.ts';
 // Distinct query terms beyond this are ignored.
 export const MAX_QUERY_TERMS = 128;
 // Hybrid's lexical list reads a long question by this many of its rarest terms (lexicalRanking's `rarest`). The
-// common words it leaves out hold most of the postings and add little to BM25: on CISI, whose questions run to 138
-// distinct terms, the list's nDCG@10 was 0.400 with all of them and 0.397 with its 32 rarest, and hybrid's 0.476 and
-// 0.478; no Cranfield question has more (docs/performance.md, session 28).
+// common words it leaves out hold most of the postings and add little to BM25, so the ranking stays about as good
+// for far less reading (docs/performance.md).
 export const HYBRID_LEXICAL_TERMS = 32;
 // A filtered search checks its best candidates against the filter in rounds: this many first (or 8k), then
 // eight times more each round, until k pass or every candidate has been checked.
@@ -249,8 +248,7 @@ export type NamespaceRead = 'chosen' | 'whole' | 'candidates';
 // candidates against its row. MaxScore checks about (2n + 8) N / m candidates for a namespace of m memories
 // among the org's N, so the namespace is read whole when m <= WHOLE_COST_RATIO (2n + 8) N / m: the bound grows with
 // the org and with the depth of the list, about 13,400 of 100,000 and 42,000 of 1,000,000 for k 10, 36,000 and
-// 115,000 for hybrid's list of 100. The ratio fits where the two ways cost the same in bench/namespaces-at-scale.ts
-// (docs/performance.md, session 27).
+// 115,000 for hybrid's list of 100. The ratio fits where the two ways cost the same in bench/namespaces-at-scale.ts.
 const WHOLE_COST_RATIO = 64;
 
 // True when the namespace is read whole for a search of the best `n`, as a condition on the statement's totals;

@@ -31,11 +31,10 @@ export type SemanticScan = 'exact' | 'org' | 'own' | 'shared';
 // pass the filters and reads each one's vectors by their key, keeping the nearest (a long memory has several:
 // domain/store/passages.ts, whose distances count PASSAGE_HANDICAP more), so it yields each memory once and
 // the index scan a long one perhaps more than once. (Grouping the rows costs less than taking each memory's
-// nearest in its own subquery: on 1,064 memories 0.3 against 0.6 ms more than one row per memory did.) Neither
-// shape depends on the statistics knowing the org.
+// nearest in its own subquery.) Neither shape depends on the statistics knowing the org.
 // `org` scores every vector of the org in one range of the table's key, without a probe per memory, and checks
 // only the nearest 2n memories against the filters: exact whenever n of them pass (the caller falls back to `exact`
-// otherwise): 1.6 against 3.9 ms at k 10 in an org of 2,000 (docs/performance.md, session 25).
+// otherwise), and cheaper than `exact` for a small org searched whole, as it saves a probe per memory.
 export function semanticCandidates(orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, scan: SemanticScan) {
   if (scan === 'org') {
     return sql<{ id: string; distance: number | string }>`
@@ -69,24 +68,21 @@ export function semanticCandidates(orgId: string, q: string, model: string, n: n
 // statement, needs no transaction, and keeps its settings behind a pooler that drops a session's. Iterative scans
 // (pgvector 0.8): the scan goes on past ef_search candidates until the rows that pass the org and the filters fill
 // the limit, in relaxed order (re-sorted here). ef_search, the candidates the graph search keeps, buys recall with
-// time. Among 100,000 memories of one kind, 40 (the session default until session 24) lost a third of the answers
-// an exact scan finds to the paraphrase set's questions (docs/performance.md, session 24); 64 wins back part of
-// it for 0.6 ms a search. A deeper list (hybrid's 100) reads ef_search = its depth: no slower than iterating from 40
-// and better at its top. EF_SEARCH_MAX bounds what a long memory's passages deepen it to; iteration goes on past it.
+// time. In a large org of similar memories pgvector's default of 40 missed many answers an exact scan finds; 64
+// wins back part of them at a small cost a search. A deeper list (hybrid's 100) reads ef_search = its depth: no slower
+// than iterating from 40 and better at its top. EF_SEARCH_MAX bounds what a long memory's passages deepen it to;
+// iteration goes on past it.
 export const EF_SEARCH = 64;
 const EF_SEARCH_MAX = 100;
 export const efSearch = (n: number): number => Math.min(EF_SEARCH_MAX, Math.max(EF_SEARCH, n));
 
 // Filters that leave few memories are scored exactly, without the index. The HNSW scan applies the filters only
 // to what it yields, so it reads about n / share vectors to find n that pass (share: the org's memories that pass),
-// at 20-35 µs each (more when the check is dearer, a tag's for one), up to pgvector's max_scan_tuples; scoring a
-// memory exactly, found through the filter's indexes and its vector read by its key, costs 3-8 µs. The exact scan
-// is the cheaper while passing² <= EXACT_OVER_INDEX × n × the org's memories, and it is exact. At least
-// EXACT_SCAN_MAX are scored so: an org in the shared index shares the graph with other tenants, which makes the
-// index scan dearer than the org's own numbers say (session 18: a namespace and a tag leaving 282 of 107,000
-// memories took 74 ms through the index, 2,000 memories scored exactly 6-9 ms). Measured on an org of 1,000,000
-// (bench/semantic-at-scale.ts, docs/performance.md, session 23), k 10: 3,000 passing took 106 ms through the
-// index and 14 ms exactly, 10,000 34 and 43 ms, 20,000 16 and 86 ms.
+// up to pgvector's max_scan_tuples, each read several times dearer than scoring a memory exactly (found through the
+// filter's indexes, its vector read by its key). The exact scan is the cheaper while passing² <= EXACT_OVER_INDEX × n
+// × the org's memories, and it is exact. At least EXACT_SCAN_MAX are scored so: an org in the shared index shares
+// the graph with other tenants, which makes the index scan dearer than the org's own numbers say
+// (bench/semantic-at-scale.ts measures both ways; docs/performance.md).
 const EXACT_SCAN_MAX = 2000;
 const EXACT_OVER_INDEX = 6;
 export const exactScanMax = (n: number, orgMemories: number): number => Math.max(EXACT_SCAN_MAX, Math.floor(Math.sqrt(EXACT_OVER_INDEX * n * orgMemories)));

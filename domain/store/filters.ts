@@ -16,6 +16,10 @@ export interface MemoryFilters {
   entity?: string | undefined;
   // Memories merged away by consolidation are left out unless asked for.
   includeSuperseded?: boolean | undefined;
+  // Only the memories of this end user, agent or run (each an exact match).
+  userId?: string | undefined;
+  agentId?: string | undefined;
+  runId?: string | undefined;
 }
 
 export interface CompiledFilters {
@@ -32,8 +36,7 @@ const ts = (ms: number) => new Date(ms).toISOString();
 // True for a row of another org-scoped table (`alias`, with org_id and memory_id) whose memory passes the
 // filters. OFFSET 0 keeps PostgreSQL from flattening the subquery into a join, so each row probes memories'
 // primary key. Flattened, the plan follows the statistics, and an org they do not know yet (created since the
-// last ANALYZE, estimated at one row) got a join that read all the org's memories again for each row: a
-// semantic search took 8 s in a new org of 5,882 memories beside one of 298,611 (docs/performance.md, session 17).
+// last ANALYZE, estimated at one row) got a join that read all the org's memories again for each row.
 export const memoryPasses = (compiled: CompiledFilters, alias: string): RawBuilder<unknown> =>
   sql`exists (select 1 from memories m where m.org_id = ${sql.ref(`${alias}.org_id`)} and m.id = ${sql.ref(`${alias}.memory_id`)} and ${compiled.where} offset 0)`;
 
@@ -58,6 +61,9 @@ export async function compileFilters(em: EntityManager, orgId: string, f: Memory
   if (f.updatedBefore !== undefined) add(sql`m.updated_at <= ${ts(f.updatedBefore)}::timestamptz`);
   if (f.metadataFilter !== undefined && Object.keys(f.metadataFilter).length > 0) add(sql`m.metadata @> ${JSON.stringify(f.metadataFilter)}::jsonb`);
   if (f.tags !== undefined && f.tags.length > 0) add(sql`m.tags @> ${f.tags}::text[]`);
+  if (f.userId !== undefined) add(sql`m.user_id = ${f.userId}`);
+  if (f.agentId !== undefined) add(sql`m.agent_id = ${f.agentId}`);
+  if (f.runId !== undefined) add(sql`m.run_id = ${f.runId}`);
   if (f.entity !== undefined) add(sql`exists (select 1 from memory_entities me where me.entity_id = ${f.entity} and me.memory_id = m.id and me.org_id = ${orgId})`);
   return { satisfiable: true, where: sql.join(parts, sql` and `), trivial, namespaceId };
 }

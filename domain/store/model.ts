@@ -2,8 +2,17 @@ import { sql, toDate } from '../sql.ts';
 
 export type Metadata = Record<string, unknown>;
 
+// Who and what a memory is about (the field's user_id, agent_id, run_id); null when not said.
+export interface Scopes {
+  userId: string | null;
+  agentId: string | null;
+  runId: string | null;
+}
+
+export const NO_SCOPES: Scopes = { userId: null, agentId: null, runId: null };
+
 // A memory as the domain hands it out; timestamps are epoch milliseconds, as in the API.
-export interface MemoryView {
+export interface MemoryView extends Scopes {
   id: string;
   content: string;
   namespace: string;
@@ -30,17 +39,24 @@ export interface MemoryRow {
   updated_at: string | Date;
   score?: number | string;
   superseded_by: string | null;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
 }
 
 // A memory with its namespace, joined by org and id (the namespaces' key, 0013_tenant_keys).
 export const MEMORIES_IN_NAMESPACES = sql`memories m join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id`;
 
 // Selected from MEMORIES_IN_NAMESPACES.
-export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata, m.created_at, m.updated_at, m.superseded_by`;
+export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata, m.created_at, m.updated_at, m.superseded_by,
+  m.user_id, m.agent_id, m.run_id`;
 
-// The memory row as the API, webhooks and exports show it (snake_case, epoch ms).
+// The memory row as the API, webhooks and exports show it (snake_case, epoch ms); a scope not set is left out.
 export function memoryRecord(m: MemoryView) {
   return {
+    ...(m.userId !== null ? { user_id: m.userId } : {}),
+    ...(m.agentId !== null ? { agent_id: m.agentId } : {}),
+    ...(m.runId !== null ? { run_id: m.runId } : {}),
     id: m.id,
     content: m.content,
     namespace: m.namespace,
@@ -65,6 +81,9 @@ export function memoryView(row: MemoryRow): MemoryView {
     metadata: row.metadata,
     createdAt: toDate(row.created_at).getTime(),
     updatedAt: toDate(row.updated_at).getTime(),
+    userId: row.user_id,
+    agentId: row.agent_id,
+    runId: row.run_id,
   };
   if (row.score !== undefined) view.score = Number(row.score);
   if (row.superseded_by) view.supersededBy = row.superseded_by;

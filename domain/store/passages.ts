@@ -13,14 +13,12 @@ export const isLong = (text: string): boolean => text.length > LONG_TEXT_CHARS;
 export const PASSAGE_CHARS = 900;
 export const PASSAGE_OVERLAP = 150;
 // A memory is searched by meaning in at most this many passages (about 86,000 characters: a memory may hold
-// 262,144 bytes); the rest of a longer one is found lexically. Each passage costs the worker about 0.05 s of
-// CPU, twice an agent's note of 124 tokens (docs/performance.md, session 22).
+// 262,144 bytes); the rest of a longer one is found lexically. Each passage costs the worker as much CPU as a
+// memory of its own, so one huge memory must not hold the worker up for long.
 export const MAX_PASSAGES = 128;
 // A passage's cosine similarity counts this much less than the memory's own vector's. A long memory has many
 // chances to come near a query, a short one a single chance: without the handicap, long texts crowded out short
-// ones that answer as well (Cranfield's abstracts through the API, semantic nDCG@10: 0.399 without passages,
-// 0.391 with them, 0.398-0.399 with the handicap; long memories kept most of their gain: docs/performance.md,
-// session 22).
+// ones that answer as well; with it, short memories rank as before and long ones keep most of what passages gain.
 export const PASSAGE_HANDICAP = 0.02;
 
 // A window never ends before this share of PASSAGE_CHARS when no better break is found nearer its end.

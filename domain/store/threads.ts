@@ -19,7 +19,7 @@ export const threadOrder = (alias: string, direction: 'asc' | 'desc') => {
 };
 // The org's memories `ids`, as rows `x` of a FROM list, each read by its primary key. OFFSET 0 keeps the probes:
 // with a plain `x.id = any(...)`, an org the statistics do not know yet (estimated at one row) was read through the
-// thread-order index, every chunk the org has for each statement (docs/performance.md, session 17, has the kind).
+// thread-order index, every chunk the org has for each statement.
 export const memoriesNamed = (orgId: string, ids: string[]) =>
   sql`unnest(${ids}::uuid[]) as named(id) cross join lateral (select * from memories m where m.org_id = ${orgId} and m.id = named.id offset 0) x`;
 

@@ -12,12 +12,11 @@ export const HALFVEC = sql.raw(`halfvec(${EMBEDDING_DIMENSIONS})`);
 // names the org (every search binds its org id, and the driver's unnamed statements are planned with their
 // values), and it is smaller, so cheaper, than the shared one. It keeps other tenants out of the org's searches:
 // in the shared index a neighbour's dense cluster near a query made the scan read pgvector's max_scan_tuples
-// (20,000) of the neighbour's vectors, find too few of the org's, and fall back to the exact scan, 100 ms and then
-// 300 ms for an org of 128,000 (docs/performance.md, session 19); with its own index the same search took 5 ms.
+// of the neighbour's vectors, find too few of the org's, and fall back to the exact scan, slow in a large org.
 // Once the index is built, the org's rows are marked `own_index` and leave the shared index (a partial index over
 // the other rows, migrations/0019), so each vector is kept in one HNSW graph; the curator marks the vectors it
 // writes for such an org at once (vectorsWrite). Smaller orgs stay in the shared index, where the fallback stays
-// cheap (an exact scan of 10,000 memories costs about 25 ms), and the smallest are scored exactly (exactScanMax).
+// cheap, and the smallest are scored exactly (exactScanMax).
 //
 // These indexes are the schema's one part not made by a migration: which orgs have one is data. Their names are
 // derived from the org id, so the catalog is the only record of them. The vector-indexes workflow keeps them in

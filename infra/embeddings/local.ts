@@ -28,11 +28,8 @@ export interface LocalEmbedderOptions {
 // Both models have position embeddings for 512 tokens, [CLS] and [SEP] included.
 const MAX_TOKENS = 512;
 // A question is read from at most this many tokens: its first half and its last (where a whole message passed as
-// the question usually asks it). A pass grows with its tokens: the API's session took 44 ms (p50) for questions of
-// over 100 words, and 18 ms cut so, against 5-8 ms for 20 words or fewer; uncut, they put hybrid's p95 at 56-60 ms
-// for the benchmark's whole questions. CISI, whose questions run to 342 words (25 of 112 longer than this), ranks as
-// well cut as whole: nDCG@10 semantic 0.433 and hybrid 0.476, against 0.432 and 0.472; Cranfield's are shorter and
-// rank as before (docs/performance.md, session 28). Stored texts keep MAX_TOKENS.
+// the question usually asks it). A pass's time grows with its tokens, so cutting long questions keeps search fast,
+// and they rank as well cut as whole (docs/performance.md). Stored texts keep MAX_TOKENS.
 const MAX_QUERY_TOKENS = 128;
 // A session's passes hold about this many tokens per intra-op thread. `BENCH_PASS_SIZES= BENCH_PASS_TOKENS=256
 // node bench/embeddings.ts` on the 2-core machine: two sessions of one thread embedded agent memories at 77-82/s

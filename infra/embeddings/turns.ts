@@ -1,8 +1,7 @@
 // Work waiting for a shared resource (the local model's sessions), a line per owner, taken an owner at a time in
 // turn. An owner with much waiting (an org whose curator catches up on thousands of memories) holds up another
 // owner's next item by at most one item of its own, not by all it has queued: with one line for everyone, a save
-// in a quiet org waited behind every pass the busy orgs had queued (docs/performance.md, session 33). Each owner's
-// items keep their order.
+// in a quiet org waited behind every pass the busy orgs had queued. Each owner's items keep their order.
 export class Turns<T> {
   // In turn order: the owner served next comes first, and goes to the back once served.
   readonly #lines = new Map<string, T[]>();

@@ -3,7 +3,7 @@ import { query, sql } from '../../domain/sql.ts';
 import type { Caller } from '../../domain/accounts/caller.ts';
 import { newId } from '../../domain/ids.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
-import type { MemoryView } from '../../domain/store/model.ts';
+import { NO_SCOPES, type MemoryView } from '../../domain/store/model.ts';
 import { writeSaves } from '../../domain/memories/save-batch.ts';
 import { deleteProject } from '../../domain/projects/delete.ts';
 import { ORG_ID } from '../../temporal/search-attributes.ts';
@@ -268,7 +268,7 @@ describe('project roles', () => {
       const b = await signUp(stack.api);
       await save({ content: 'already in the doomed project', namespace: 'doomed' }, b.token);
       const project = (await projects(b.token)).find((p) => p.name === 'doomed')!;
-      const late: MemoryView = { id: newId(), content: 'saved while the project is deleted', namespace: 'doomed', tags: [], source: 'agent', sourceRef: null, metadata: {}, createdAt: Date.now(), updatedAt: Date.now() };
+      const late: MemoryView = { id: newId(), content: 'saved while the project is deleted', namespace: 'doomed', tags: [], source: 'agent', sourceRef: null, metadata: {}, createdAt: Date.now(), updatedAt: Date.now(), ...NO_SCOPES };
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let written!: () => void;

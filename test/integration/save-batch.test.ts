@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Caller } from '../../domain/accounts/caller.ts';
 import { readCounters } from '../../domain/counters.ts';
 import { newId } from '../../domain/ids.ts';
-import type { MemoryView } from '../../domain/store/model.ts';
+import { NO_SCOPES, type MemoryView } from '../../domain/store/model.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { signUp, startStack, subscribeToMemoryEvents, type Stack } from '../support/stack.ts';
@@ -23,6 +23,7 @@ const memory = (content: string, id = newId()): MemoryView => ({
   metadata: {},
   createdAt: Date.now(),
   updatedAt: Date.now(),
+  ...NO_SCOPES,
 });
 
 describe('SaveBatcher (group commit of saves)', () => {

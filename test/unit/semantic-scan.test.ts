@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { efSearch, exactScanMax } from '../../domain/search/semantic.ts';
 
 // When a filtered semantic search scores every memory that passes instead of reading the HNSW index: the index
-// reads about n / share vectors, the exact scan one per memory passing (docs/performance.md, session 23).
+// reads about n / share vectors, the exact scan one per memory passing.
 describe('exactScanMax', () => {
   it('scores at least 2,000 memories exactly, whatever the org', () => {
     expect(exactScanMax(10, 0)).toBe(2000);
@@ -22,8 +22,7 @@ describe('exactScanMax', () => {
   });
 });
 
-// How many candidates the HNSW graph search keeps (pgvector's ef_search), set by each index scan for itself
-// (docs/performance.md, session 24).
+// How many candidates the HNSW graph search keeps (pgvector's ef_search), set by each index scan for itself.
 describe('efSearch', () => {
   it('keeps 64 for a short list', () => {
     expect(efSearch(1)).toBe(64);

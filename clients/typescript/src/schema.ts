@@ -1250,6 +1250,12 @@ export interface components {
                 created_at: number;
                 /** @description epoch milliseconds, UTC */
                 updated_at: number;
+                /** @description the end user this memory is about (an id of your platform); absent when not set */
+                user_id?: string;
+                /** @description the agent that keeps this memory; absent when not set */
+                agent_id?: string;
+                /** @description the run, session or conversation it comes from; absent when not set */
+                run_id?: string;
                 /**
                  * Format: uuid
                  * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
@@ -1285,6 +1291,12 @@ export interface components {
             created_at: number;
             /** @description epoch milliseconds, UTC */
             updated_at: number;
+            /** @description the end user this memory is about (an id of your platform); absent when not set */
+            user_id?: string;
+            /** @description the agent that keeps this memory; absent when not set */
+            agent_id?: string;
+            /** @description the run, session or conversation it comes from; absent when not set */
+            run_id?: string;
             /**
              * Format: uuid
              * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
@@ -1306,6 +1318,12 @@ export interface components {
             created_at: number;
             /** @description epoch milliseconds, UTC */
             updated_at: number;
+            /** @description the end user this memory is about (an id of your platform); absent when not set */
+            user_id?: string;
+            /** @description the agent that keeps this memory; absent when not set */
+            agent_id?: string;
+            /** @description the run, session or conversation it comes from; absent when not set */
+            run_id?: string;
             /**
              * Format: uuid
              * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
@@ -3105,6 +3123,12 @@ export interface operations {
                         entity?: string;
                         /** @description also return memories a consolidation merge superseded (default false) */
                         include_superseded?: boolean;
+                        /** @description only the memories of this end user */
+                        user_id?: string;
+                        /** @description only the memories of this agent */
+                        agent_id?: string;
+                        /** @description only the memories of this run */
+                        run_id?: string;
                     };
                 };
             };
@@ -3674,6 +3698,12 @@ export interface operations {
                 tags?: string[];
                 entity?: string;
                 order?: "newest" | "oldest" | "updated_desc" | "updated_asc";
+                /** @description only the memories of this end user */
+                user_id?: string;
+                /** @description only the memories of this agent */
+                agent_id?: string;
+                /** @description only the memories of this run */
+                run_id?: string;
             };
             header?: never;
             path?: never;
@@ -3702,6 +3732,12 @@ export interface operations {
                         created_at: number;
                         /** @description epoch milliseconds, UTC */
                         updated_at: number;
+                        /** @description the end user this memory is about (an id of your platform); absent when not set */
+                        user_id?: string;
+                        /** @description the agent that keeps this memory; absent when not set */
+                        agent_id?: string;
+                        /** @description the run, session or conversation it comes from; absent when not set */
+                        run_id?: string;
                         /**
                          * Format: uuid
                          * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
@@ -3769,6 +3805,12 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description the end user this memory is about (an id of your platform); 1-200 characters */
+                    user_id?: string;
+                    /** @description the agent that keeps this memory; 1-200 characters */
+                    agent_id?: string;
+                    /** @description the run, session or conversation it comes from; 1-200 characters */
+                    run_id?: string;
                 };
             };
         };
@@ -3892,6 +3934,12 @@ export interface operations {
                     entity?: string;
                     /** @description also return memories a consolidation merge superseded (default false) */
                     include_superseded?: boolean;
+                    /** @description only the memories of this end user */
+                    user_id?: string;
+                    /** @description only the memories of this agent */
+                    agent_id?: string;
+                    /** @description only the memories of this run */
+                    run_id?: string;
                     /** @default 50 */
                     limit?: number;
                     /** @default 0 */
@@ -4006,6 +4054,12 @@ export interface operations {
                     created_after?: number;
                     /** @description epoch milliseconds, UTC */
                     created_before?: number;
+                    /** @description only the memories of this end user */
+                    user_id?: string;
+                    /** @description only the memories of this agent */
+                    agent_id?: string;
+                    /** @description only the memories of this run */
+                    run_id?: string;
                 };
             };
         };
@@ -4106,6 +4160,12 @@ export interface operations {
                     created_after?: number;
                     /** @description epoch milliseconds, UTC */
                     created_before?: number;
+                    /** @description only the memories of this end user */
+                    user_id?: string;
+                    /** @description only the memories of this agent */
+                    agent_id?: string;
+                    /** @description only the memories of this run */
+                    run_id?: string;
                 };
             };
         };
@@ -4188,6 +4248,12 @@ export interface operations {
                 created_after?: number;
                 created_before?: number;
                 metadata_filter?: string;
+                /** @description only the memories of this end user */
+                user_id?: string;
+                /** @description only the memories of this agent */
+                agent_id?: string;
+                /** @description only the memories of this run */
+                run_id?: string;
             };
             header?: never;
             path: {
@@ -4343,6 +4409,12 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description the end user this memory is about (an id of your platform); null removes it */
+                    user_id?: string | null;
+                    /** @description the agent that keeps this memory; null removes it */
+                    agent_id?: string | null;
+                    /** @description the run, session or conversation it comes from; null removes it */
+                    run_id?: string | null;
                 };
             };
         };
@@ -4527,6 +4599,12 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description the end user this memory is about (an id of your platform); null removes it */
+                    user_id?: string | null;
+                    /** @description the agent that keeps this memory; null removes it */
+                    agent_id?: string | null;
+                    /** @description the run, session or conversation it comes from; null removes it */
+                    run_id?: string | null;
                 };
             };
         };
