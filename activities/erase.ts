@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { eraseOrgBatch } from '../domain/erasure/orgs.ts';
+import { deletionBatch, type DeletionJob } from '../domain/memories/delete-by-filter.ts';
 import { eraseProjectBatch, type ProjectErasure } from '../domain/projects/delete.ts';
 
 export function erasureActivities({ orm }: { orm: MikroORM }) {
@@ -9,6 +10,9 @@ export function erasureActivities({ orm }: { orm: MikroORM }) {
     },
     async eraseOrgBatch(orgId: string): Promise<number> {
       return eraseOrgBatch(orm.em.fork(), orgId);
+    },
+    async deletionBatch(job: DeletionJob): Promise<number> {
+      return deletionBatch(orm.em.fork(), job);
     },
   };
 }

@@ -23,6 +23,7 @@ import { Migration0021Passages } from './0021_passages.ts';
 import { Migration0022NamespaceStatistics } from './0022_namespace_statistics.ts';
 import { Migration0023CredentialLookups } from './0023_credential_lookups.ts';
 import { Migration0024Scopes } from './0024_scopes.ts';
+import { Migration0025MemoryDeletions } from './0025_memory_deletions.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -50,4 +51,5 @@ export const migrations: MigrationObject[] = [
   { name: '0022_namespace_statistics', class: Migration0022NamespaceStatistics },
   { name: '0023_credential_lookups', class: Migration0023CredentialLookups },
   { name: '0024_scopes', class: Migration0024Scopes },
+  { name: '0025_memory_deletions', class: Migration0025MemoryDeletions },
 ];

@@ -6,6 +6,7 @@ import { BILLING_EVENT_JOB } from '../domain/billing/events.ts';
 import { MERGE_JOB } from '../domain/consolidation/merge.ts';
 import { ORG_ERASE_JOB } from '../domain/erasure/orgs.ts';
 import { PROJECT_ERASE_JOB } from '../domain/projects/delete.ts';
+import { MEMORY_DELETION_JOB } from '../domain/memories/delete-by-filter.ts';
 import { CURATE_JOB, curatorWorkflowId, mergeCurateRequests, type CurateRequest } from '../domain/store/curate.ts';
 import type { SignalDefinition, Workflow } from '@temporalio/common';
 import {
@@ -13,6 +14,7 @@ import {
   consolidationMergeWorkflow,
   exportWorkflow,
   memoryCuratorWorkflow,
+  memoryDeletionWorkflow,
   orgEraseWorkflow,
   passwordResetMailWorkflow,
   projectEraseWorkflow,
@@ -31,6 +33,7 @@ export const JOB_WORKFLOWS: Record<string, Workflow> = {
   [MERGE_JOB]: consolidationMergeWorkflow,
   [PROJECT_ERASE_JOB]: projectEraseWorkflow,
   [ORG_ERASE_JOB]: orgEraseWorkflow,
+  [MEMORY_DELETION_JOB]: memoryDeletionWorkflow,
 };
 
 // Outbox job types delivered as a signal to an org's long-lived workflow rather than started one per row.

@@ -1,9 +1,10 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import type { DeletionJob } from '../domain/memories/delete-by-filter.ts';
 import type { ProjectErasure } from '../domain/projects/delete.ts';
 import { ERASURE } from './options.ts';
 
-const { eraseProjectBatch, eraseOrgBatch } = proxyActivities<Activities>(ERASURE);
+const { eraseProjectBatch, eraseOrgBatch, deletionBatch } = proxyActivities<Activities>(ERASURE);
 
 // Batches per run before continuing as new: three history events each, well under Temporal's limits.
 const BATCHES_PER_RUN = 500;
@@ -30,4 +31,16 @@ export async function orgEraseWorkflow(orgId: string, erasedBefore = 0): Promise
     erased += n;
   }
   return continueAsNew<typeof orgEraseWorkflow>(orgId, erased);
+}
+
+// `memory-deletion-<deletion id>`, started through the outbox by a deletion by filter: batch after batch of the
+// memories that match, until none is left (the last batch marks the deletion completed). Returns how many it deleted.
+export async function memoryDeletionWorkflow(job: DeletionJob, deletedBefore = 0): Promise<number> {
+  let deleted = deletedBefore;
+  for (let i = 0; i < BATCHES_PER_RUN; i++) {
+    const n = await deletionBatch(job);
+    if (n === 0) return deleted;
+    deleted += n;
+  }
+  return continueAsNew<typeof memoryDeletionWorkflow>(job, deleted);
 }

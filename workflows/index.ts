@@ -8,5 +8,5 @@ export { billingEventWorkflow } from './billing-event.ts';
 export { consolidationDetectWorkflow, consolidationMergeWorkflow } from './consolidation.ts';
 export { maintenanceWorkflow } from './maintenance.ts';
 export { memoryCuratorWorkflow } from './memory-curator.ts';
-export { orgEraseWorkflow, projectEraseWorkflow } from './erase.ts';
+export { memoryDeletionWorkflow, orgEraseWorkflow, projectEraseWorkflow } from './erase.ts';
 export { vectorIndexesWorkflow } from './vector-indexes.ts';

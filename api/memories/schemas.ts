@@ -1,4 +1,5 @@
 import type { NewMemory } from '../../domain/memories/create.ts';
+import type { MemoryFilters } from '../../domain/store/filters.ts';
 import type { MemoryPatch } from '../../domain/memories/update.ts';
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
@@ -148,6 +149,25 @@ export const toFilters = (f: FilterInput) => ({
 
 type CreateFields = { content: string; namespace?: string | undefined; tags?: string[] | undefined; source?: string | undefined; source_ref?: string | null | undefined };
 type ScopeInput = { user_id?: string | undefined; agent_id?: string | undefined; run_id?: string | undefined };
+
+// Filters as the API spells them, for echoing stored ones (only those set).
+export const filterInputOf = (f: MemoryFilters): FilterInput => {
+  const spelled: FilterInput = {
+    namespace: f.namespace,
+    created_after: f.createdAfter,
+    created_before: f.createdBefore,
+    updated_after: f.updatedAfter,
+    updated_before: f.updatedBefore,
+    metadata_filter: f.metadataFilter,
+    tags: f.tags,
+    entity: f.entity,
+    include_superseded: f.includeSuperseded,
+    user_id: f.userId,
+    agent_id: f.agentId,
+    run_id: f.runId,
+  };
+  return Object.fromEntries(Object.entries(spelled).filter(([, v]) => v !== undefined)) as FilterInput;
+};
 
 // A create body (POST /api/memories, or an item of POST /api/memories/batch) as the domain takes it.
 export const newMemoryOf = (body: CreateFields & ScopeInput & { metadata?: Record<string, unknown> | undefined }): NewMemory => ({

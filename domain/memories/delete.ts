@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
-import { recordAudit } from '../audit/record.ts';
+import { auditInsert, type Actor } from '../audit/record.ts';
 import { recordEvents } from '../webhooks/event-log.ts';
 import { notFound } from '../errors.ts';
 import { remixChunksAfter } from '../store/thread-context.ts';
@@ -14,28 +14,32 @@ import { forgetEmbeddings } from '../store/vectors.ts';
 // successful delete finds the audit row and succeeds again, so DELETE is safe to repeat.
 export async function deleteMemory(em: EntityManager, caller: Caller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
-    const row = await queryOne(
-      tx,
-      sql<{ content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null; thread: boolean }>`
-        select m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by, m.metadata ? 'parent_ref' as thread
-          from ${MEMORIES_IN_NAMESPACES}
-         where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
-    );
-    if (!row) {
-      const tombstone = await queryOne(
-        tx,
-        sql`select 1 from audit_events where org_id = ${caller.orgId} and target_id = ${id} and action = 'memory.delete' limit 1`,
-      );
-      if (tombstone) return;
-      throw notFound();
-    }
-    await unindexMemories(tx, caller.orgId, [id]);
-    await forgetEmbeddings(tx, caller.orgId, [id]);
-    // The chunks after it in its thread were searched with it as context: the curator mixes theirs again.
-    if (row.thread) await remixChunksAfter(tx, caller.orgId, [id]);
-    await query(tx, sql`delete from memories where org_id = ${caller.orgId} and id = ${id}`);
-    await countDeleted(tx, { orgId: caller.orgId, namespaceId: row.namespace_id, bytes: row.content_bytes, docLen: row.doc_len }, row.superseded_by !== null);
-    await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.deleted', data: { id, namespace: row.namespace } }]);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'memory.delete', targetId: id, actor: actorOf(caller), details: { namespace: row.namespace } });
+    if ((await deleteMemories(tx, caller.orgId, [id], actorOf(caller))) > 0) return;
+    const tombstone = await queryOne(tx, sql`select 1 from audit_events where org_id = ${caller.orgId} and target_id = ${id} and action = 'memory.delete' limit 1`);
+    if (!tombstone) throw notFound();
   });
+}
+
+// Deletes the org's memories `ids` that are there, in the caller's transaction: their postings and vectors, the
+// counters, one memory.deleted event and one audit row each (with `details`). Returns how many it deleted.
+export async function deleteMemories(tx: EntityManager, orgId: string, ids: string[], actor: Actor, details: Record<string, unknown> = {}): Promise<number> {
+  const rows = await query(
+    tx,
+    sql<{ id: string; content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null; thread: boolean }>`
+      select m.id, m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by, m.metadata ? 'parent_ref' as thread
+        from ${MEMORIES_IN_NAMESPACES}
+       where m.org_id = ${orgId} and m.id = any(${ids}::uuid[]) for update of m`,
+  );
+  if (rows.length === 0) return 0;
+  const gone = rows.map((r) => r.id);
+  await unindexMemories(tx, orgId, gone);
+  await forgetEmbeddings(tx, orgId, gone);
+  // The chunks after them in their threads were searched with them as context: the curator mixes theirs again.
+  const threaded = rows.filter((r) => r.thread).map((r) => r.id);
+  if (threaded.length > 0) await remixChunksAfter(tx, orgId, threaded);
+  await query(tx, sql`delete from memories where org_id = ${orgId} and id = any(${gone}::uuid[])`);
+  await countDeleted(tx, rows.map((r) => ({ footprint: { orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }, superseded: r.superseded_by !== null })));
+  await recordEvents(tx, rows.map((r) => ({ orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: r.namespace } })));
+  await query(tx, auditInsert(rows.map((r) => ({ orgId, action: 'memory.delete', targetId: r.id, actor, details: { namespace: r.namespace, ...details } }))));
+  return rows.length;
 }

@@ -31,8 +31,9 @@ export async function countReplaced(em: EntityManager, before: Footprint, after:
 }
 
 // A superseded memory already left the live counts when it was merged (supersededDeltas); only its bytes remain.
-export async function countDeleted(em: EntityManager, f: Footprint, superseded = false): Promise<void> {
-  await bumpCounters(em, superseded ? [{ orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: -f.bytes }] : deltas(f, -1));
+export async function countDeleted(em: EntityManager, deleted: { footprint: Footprint; superseded: boolean }[]): Promise<void> {
+  const all = deleted.flatMap(({ footprint: f, superseded }) => (superseded ? [{ orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: -f.bytes }] : deltas(f, -1)));
+  await bumpCounters(em, sumDeltas(all));
 }
 
 // A memory merged away leaves search and the live counts but still occupies storage.

@@ -430,6 +430,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/memories/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete every memory matching a filter (admins); answers 202 with the job, whose progress GET /api/memories/deletions/:id shows
+         * @description The filters of POST /api/memories/list (at least one that selects: namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id). Runs as the `memory-deletion-<id>` workflow, 500 memories a transaction, each deleted as DELETE /api/memories/:id would (its memory.deleted event and audit row, naming the deletion); a memory saved meanwhile that matches goes too. Counts as a write.
+         */
+        post: operations["postApiMemoriesDeletions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/memories/deletions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A deletion by filter: its status and how many memories it has deleted */
+        get: operations["getApiMemoriesDeletionsId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories": {
         parameters: {
             query?: never;
@@ -1302,6 +1339,22 @@ export interface components {
              * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
              */
             superseded_by?: string;
+        };
+        MemoryDeletion: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed";
+            filters: {
+                [key: string]: unknown;
+            };
+            /** @description the memories that matched when the deletion was asked for */
+            matched: number;
+            /** @description the memories deleted so far */
+            deleted: number;
+            /** @description epoch milliseconds, UTC */
+            created_at: number;
+            completed_at: number | null;
         };
         ScoredMemory: {
             /** Format: uuid */
@@ -3669,6 +3722,186 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiMemoriesDeletions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    filters: {
+                        /** @description project (namespace) name; created on first use */
+                        namespace?: string;
+                        /** @description epoch milliseconds, UTC */
+                        created_after?: number;
+                        /** @description epoch milliseconds, UTC */
+                        created_before?: number;
+                        /** @description epoch milliseconds, UTC */
+                        updated_after?: number;
+                        /** @description epoch milliseconds, UTC */
+                        updated_before?: number;
+                        /** @description JSON containment: the row's metadata must contain this object */
+                        metadata_filter?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description the memory must carry all of these tags */
+                        tags?: string[];
+                        /**
+                         * Format: uuid
+                         * @description only memories mentioning this entity
+                         */
+                        entity?: string;
+                        /** @description also return memories a consolidation merge superseded (default false) */
+                        include_superseded?: boolean;
+                        /** @description only the memories of this end user */
+                        user_id?: string;
+                        /** @description only the memories of this agent */
+                        agent_id?: string;
+                        /** @description only the memories of this run */
+                        run_id?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The deletion, pending */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDeletion"];
+                };
+            };
+            /** @description `filter_required`: no filter that selects memories */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not an admin of the org */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiMemoriesDeletionsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deletion */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDeletion"];
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such deletion in this org */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
             503: {

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { DELETION_BATCH, getDeletion, requestDeletion, type DeletionView } from '../../domain/memories/delete-by-filter.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs } from '../http/schemas.ts';
+import { filterFields, filterInputOf, toFilters } from './schemas.ts';
+
+const deletionSchema = z
+  .object({
+    id: z.uuid(),
+    status: z.enum(['pending', 'running', 'completed']),
+    filters: z.record(z.string(), z.unknown()),
+    matched: z.number().int().meta({ description: 'the memories that matched when the deletion was asked for' }),
+    deleted: z.number().int().meta({ description: 'the memories deleted so far' }),
+    created_at: epochMs,
+    completed_at: epochMs.nullable(),
+  })
+  .meta({ id: 'MemoryDeletion' });
+
+const json = (d: DeletionView) => ({
+  id: d.id,
+  status: d.status,
+  filters: filterInputOf(d.filters),
+  matched: d.matched,
+  deleted: d.deleted,
+  created_at: d.createdAt,
+  completed_at: d.completedAt,
+});
+
+// Deleting many memories at once: by filter, as a durable job whose progress the caller follows.
+export function deletionRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/memories/deletions',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'Delete every memory matching a filter (admins); answers 202 with the job, whose progress GET /api/memories/deletions/:id shows',
+      description: `The filters of POST /api/memories/list (at least one that selects: namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id). Runs as the \`memory-deletion-<id>\` workflow, ${DELETION_BATCH} memories a transaction, each deleted as DELETE /api/memories/:id would (its memory.deleted event and audit row, naming the deletion); a memory saved meanwhile that matches goes too. Counts as a write.`,
+      body: z.object({ filters: z.object(filterFields) }),
+      responses: {
+        202: { description: 'The deletion, pending', schema: deletionSchema },
+        400: { description: '`filter_required`: no filter that selects memories' },
+        403: { description: 'Not an admin of the org' },
+      },
+      handler: async (ctx, { body }) => {
+        ctx.status = 202;
+        ctx.body = json(await requestDeletion(ctx.state.em, callerOf(ctx), toFilters(body.filters)));
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories/deletions/:id',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'A deletion by filter: its status and how many memories it has deleted',
+      params: z.object({ id: z.uuid() }),
+      responses: { 200: { description: 'The deletion', schema: deletionSchema }, 404: { description: 'No such deletion in this org' } },
+      handler: async (ctx, { params }) => {
+        ctx.body = json(await getDeletion(ctx.state.em, callerOf(ctx).orgId, params.id));
+      },
+    }),
+  ];
+}
