@@ -23,7 +23,8 @@ const agent = agentMemoryGenerator(corpus);
 
 const { token } = await paidOrg(api, 'batches');
 const tokens = [token];
-for (let i = 0; i < concurrency - 1; i++) tokens.push((await api.post('/api/auth/tokens', { token, body: { name: `batches-${i}` } })).body.raw);
+for (let i = 0; i < concurrency - 1; i++)
+  tokens.push((await api.post('/api/auth/tokens', { token, body: { name: `batches-${i}` } })).body.raw);
 
 const calls = Math.ceil(total / size);
 const tenth = Math.ceil(calls / 10);
@@ -62,7 +63,9 @@ for (let part = 0; part * tenth < calls; part++) {
   );
 }
 const lookup = summarize(lookups);
-process.stdout.write(`searched right after their call: ${lookups.length} markers, ${missed} not found; search p50 ${lookup.p50} ms, p95 ${lookup.p95} ms\n`);
+process.stdout.write(
+  `searched right after their call: ${lookups.length} markers, ${missed} not found; search p50 ${lookup.p50} ms, p95 ${lookup.p95} ms\n`,
+);
 
 // The backlog the model works through, as GET /api/memories/embeddings shows it.
 const start = await embeddingStatus(api, tokens[0]!);
@@ -78,5 +81,7 @@ if (start.model === null) {
   }
   const rate = Math.round((last.embedded - start.embedded) / ((performance.now() - began) / 1000));
   const left = last.total - last.embedded;
-  process.stdout.write(`the backlog drains at ${rate} memories/s; ${left.toLocaleString('en')} left (about ${Math.round(left / Math.max(rate, 1) / 60)} minutes more)\n`);
+  process.stdout.write(
+    `the backlog drains at ${rate} memories/s; ${left.toLocaleString('en')} left (about ${Math.round(left / Math.max(rate, 1) / 60)} minutes more)\n`,
+  );
 }

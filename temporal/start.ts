@@ -1,4 +1,9 @@
-import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowSignalWithStartOptions, type WorkflowStartOptions } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  type Client,
+  type WorkflowSignalWithStartOptions,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import type { SignalDefinition, WithWorkflowArgs, Workflow, WorkflowResultType } from '@temporalio/common';
 import { AppError } from '../domain/errors.ts';
 import { asAppError, isTemporalDown } from './outcome.ts';
@@ -31,9 +36,17 @@ function startOptions<W extends Workflow>(taskQueue: string, request: StartReque
 }
 
 // Starts the workflow once. Returns false when an execution with this id already exists or existed.
-export async function startOnce<W extends Workflow>(client: Client, taskQueue: string, workflow: W, request: StartRequest<W>): Promise<boolean> {
+export async function startOnce<W extends Workflow>(
+  client: Client,
+  taskQueue: string,
+  workflow: W,
+  request: StartRequest<W>,
+): Promise<boolean> {
   try {
-    await client.workflow.start(workflow, startOptions(taskQueue, request, { workflowIdReusePolicy: 'REJECT_DUPLICATE', workflowIdConflictPolicy: 'FAIL' }));
+    await client.workflow.start(
+      workflow,
+      startOptions(taskQueue, request, { workflowIdReusePolicy: 'REJECT_DUPLICATE', workflowIdConflictPolicy: 'FAIL' }),
+    );
     return true;
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
@@ -81,7 +94,13 @@ export async function runAndAwait<W extends Workflow>(
   try {
     return await client.withDeadline(Date.now() + options.deadlineMs, async () => {
       const handle = await client.workflow
-        .start(workflow, startOptions(taskQueue, request, { workflowIdReusePolicy: options.again ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE', workflowIdConflictPolicy: 'USE_EXISTING' }))
+        .start(
+          workflow,
+          startOptions(taskQueue, request, {
+            workflowIdReusePolicy: options.again ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
+        )
         .catch((err: unknown) => {
           if (err instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle<W>(request.workflowId);
           throw err;
@@ -92,7 +111,13 @@ export async function runAndAwait<W extends Workflow>(
   } catch (err) {
     if (!isTemporalDown(err)) throw asAppError(err);
     const retry = { retry_after: RETRY_AFTER_SECONDS };
-    if (started) throw new AppError('unavailable', 'still_running', `the work goes on in the background; ask again to wait for its result (workflow ${request.workflowId})`, retry);
+    if (started)
+      throw new AppError(
+        'unavailable',
+        'still_running',
+        `the work goes on in the background; ask again to wait for its result (workflow ${request.workflowId})`,
+        retry,
+      );
     throw new AppError('unavailable', 'temporal_unavailable', 'the workflow service cannot be reached; try again shortly', retry);
   }
 }

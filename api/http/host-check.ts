@@ -43,7 +43,11 @@ export function refuseOtherSitesLocally(publicBaseUrl: string, exempt: (ctx: App
   return async (ctx, next) => {
     const navigation = ctx.get('sec-fetch-mode') === 'navigate' && (ctx.method === 'GET' || ctx.method === 'HEAD');
     if (!navigation && !crossSiteAllowed(ctx, trustedOrigin) && !exempt(ctx)) {
-      throw new AppError('forbidden', 'cross_site_request', `a browser may call this local instance from ${trustedOrigin} itself only (Origin or Sec-Fetch-Site says otherwise)`);
+      throw new AppError(
+        'forbidden',
+        'cross_site_request',
+        `a browser may call this local instance from ${trustedOrigin} itself only (Origin or Sec-Fetch-Site says otherwise)`,
+      );
     }
     await next();
   };

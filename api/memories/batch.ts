@@ -25,7 +25,9 @@ const itemFailure = z
 const batchCreateResponse = z
   .object({
     created: z.number().int(),
-    results: z.array(memorySchema.extend({ index: z.number().int() })).meta({ description: 'the memories saved, in request order, each with its index' }),
+    results: z
+      .array(memorySchema.extend({ index: z.number().int() }))
+      .meta({ description: 'the memories saved, in request order, each with its index' }),
     failed: z.array(itemFailure).meta({ description: 'the items not saved, in request order' }),
   })
   .meta({ id: 'BatchCreateResult' });
@@ -50,18 +52,31 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: `Save up to ${BATCH_CREATE_MAX} memories in one call; one rate-limit slot`,
       description:
-        'Each item is shaped like the body of POST /api/memories and has its semantics: secrets redacted, the free plan\'s quotas, one memory.saved event and one audit row per memory, each searchable by its words as soon as the call answers and by meaning once embedded (GET /api/memories/embeddings shows the backlog). The memories are written in one statement. An item that cannot be saved is reported in `failed` with its index, the status and error a single save would answer, and does not stop the others; on the free plan the items past the quota fail one by one with 402 and the earlier ones stay. With an `Idempotency-Key` header the call is one transaction, and a repeat with the same body within 24 hours answers the first outcome (`Idempotent-Replayed: true`) and saves nothing. The body is limited to 2 MiB like any other.',
+        "Each item is shaped like the body of POST /api/memories and has its semantics: secrets redacted, the free plan's quotas, one memory.saved event and one audit row per memory, each searchable by its words as soon as the call answers and by meaning once embedded (GET /api/memories/embeddings shows the backlog). The memories are written in one statement. An item that cannot be saved is reported in `failed` with its index, the status and error a single save would answer, and does not stop the others; on the free plan the items past the quota fail one by one with 402 and the earlier ones stay. With an `Idempotency-Key` header the call is one transaction, and a repeat with the same body within 24 hours answers the first outcome (`Idempotent-Replayed: true`) and saves nothing. The body is limited to 2 MiB like any other.",
       body: batchCreateBody,
-      responses: { 200: { description: 'The outcome per item', schema: batchCreateResponse }, 409: { description: '`idempotency_key_reused` or `idempotency_key_in_use`' } },
+      responses: {
+        200: { description: 'The outcome per item', schema: batchCreateResponse },
+        409: { description: '`idempotency_key_reused` or `idempotency_key_in_use`' },
+      },
       handler: async (ctx, { body }) => {
         const items = body.memories.map(parseItem);
-        const outcome = await createMemories(ctx.state.em, callerOf(ctx), items, { upgradeUrl, llm, idempotency: idempotencyOf(ctx, body) });
+        const outcome = await createMemories(ctx.state.em, callerOf(ctx), items, {
+          upgradeUrl,
+          llm,
+          idempotency: idempotencyOf(ctx, body),
+        });
         if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc(outcome.created.length);
         ctx.body = {
           created: outcome.created.length,
           results: outcome.created.map(({ index, memory }) => ({ index, ...memoryJson(memory) })),
-          failed: outcome.failed.map(({ index, kind, error, message, extra }) => ({ index, status: statusOf(kind), error, message, ...extra })),
+          failed: outcome.failed.map(({ index, kind, error, message, extra }) => ({
+            index,
+            status: statusOf(kind),
+            error,
+            message,
+            ...extra,
+          })),
         };
       },
     }),
@@ -71,12 +86,17 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: `Update up to ${BATCH_UPDATE_MAX} memories; one rate-limit slot`,
-      description: 'Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.',
+      description:
+        'Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.',
       body: batchUpdateBody,
       responses: {
         200: {
           description: 'Outcome per row',
-          schema: z.object({ updated: z.number().int(), failed: z.array(z.object({ id: z.string().nullable(), error: z.string() })), results: z.array(memorySchema) }),
+          schema: z.object({
+            updated: z.number().int(),
+            failed: z.array(z.object({ id: z.string().nullable(), error: z.string() })),
+            results: z.array(memorySchema),
+          }),
         },
       },
       handler: async (ctx, { body }) => {

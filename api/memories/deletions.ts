@@ -35,7 +35,8 @@ export function deletionRoutes(): AnyRoute[] {
       path: '/api/memories/deletions',
       tag: 'memories',
       access: 'caller',
-      summary: 'Delete every memory matching a filter (admins); answers 202 with the job, whose progress GET /api/memories/deletions/:id shows',
+      summary:
+        'Delete every memory matching a filter (admins); answers 202 with the job, whose progress GET /api/memories/deletions/:id shows',
       description: `The filters of POST /api/memories/list (at least one that selects: namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id). Runs as the \`memory-deletion-<id>\` workflow, ${DELETION_BATCH} memories a transaction, each deleted as DELETE /api/memories/:id would (its memory.deleted event and audit row, naming the deletion); a memory saved meanwhile that matches goes too. Counts as a write.`,
       body: z.object({ filters: z.object(filterFields) }),
       responses: {

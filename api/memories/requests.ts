@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { BATCH_CREATE_MAX, BATCH_UPDATE_MAX, BULK_SEARCH_MAX_QUERIES, LIST_LIMIT_MAX, LIST_OFFSET_MAX, SEARCH_K_MAX } from '../../domain/memories/limits.ts';
+import {
+  BATCH_CREATE_MAX,
+  BATCH_UPDATE_MAX,
+  BULK_SEARCH_MAX_QUERIES,
+  LIST_LIMIT_MAX,
+  LIST_OFFSET_MAX,
+  SEARCH_K_MAX,
+} from '../../domain/memories/limits.ts';
 import { LIST_ORDERS } from '../../domain/memories/list.ts';
 import { SEARCH_MODES } from '../../domain/search/search.ts';
 import { invalid } from '../../domain/errors.ts';
@@ -44,7 +51,9 @@ export const listBody = z.object({
 const scopeParams = { user_id: filterFields.user_id, agent_id: filterFields.agent_id, run_id: filterFields.run_id };
 
 // tags=a&tags=b: the memory must carry all of them, as the body's `tags` asks elsewhere.
-const tagsParam = repeatedParam(tags).optional().meta({ description: 'the memory must carry all of these tags (repeat the parameter: tags=a&tags=b)' });
+const tagsParam = repeatedParam(tags)
+  .optional()
+  .meta({ description: 'the memory must carry all of these tags (repeat the parameter: tags=a&tags=b)' });
 
 export const legacyQuery = z.object({
   q: z.string().trim().min(1).max(4000).optional().meta({ description: 'full-text BM25 query; rows then carry score, best first' }),
@@ -72,13 +81,10 @@ const searchFilters = {
   agent_id: filterFields.agent_id,
   run_id: filterFields.run_id,
 };
-const searchMode = z
-  .enum(SEARCH_MODES)
-  .default('lexical')
-  .meta({
-    description:
-      'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
-  });
+const searchMode = z.enum(SEARCH_MODES).default('lexical').meta({
+  description:
+    'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
+});
 export const searchBody = z.object({
   query: z.string().trim().min(1).max(4000),
   k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
@@ -102,7 +108,8 @@ export const similarQuery = z.object({
   ...scopeParams,
 });
 
-export const contentRequired = (issues: z.core.$ZodIssue[]) => (issues.some((i) => i.path[0] === 'content') ? 'content required' : undefined);
+export const contentRequired = (issues: z.core.$ZodIssue[]) =>
+  issues.some((i) => i.path[0] === 'content') ? 'content required' : undefined;
 export const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
 export const batchCreateBody = z.object({

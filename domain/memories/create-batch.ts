@@ -35,7 +35,8 @@ export async function createMemories(
   context: CreateContext,
 ): Promise<BatchOutcome & { replayed: boolean }> {
   const failed: BatchFailure[] = [];
-  const fail = (index: number, err: AppError) => failed.push({ index, error: err.error, message: err.detail ?? err.error, kind: err.kind, extra: err.extra });
+  const fail = (index: number, err: AppError) =>
+    failed.push({ index, error: err.error, message: err.detail ?? err.error, kind: err.kind, extra: err.extra });
   const prepared: { index: number; save: PendingSave }[] = [];
   for (const item of items) {
     if ('failure' in item) fail(item.index, item.failure);
@@ -60,25 +61,43 @@ export async function createMemories(
       const claim = await claimIdempotencyKey<BatchOutcome>(tx, caller.orgId, idempotency.key, idempotency.requestHash);
       if (claim.replay) return { ...claim.replay, replayed: true };
     }
-    const refusals = await admitWithinQuota(tx, caller.orgId, caller.plan, prepared.map((p) => p.save.bytes), context.upgradeUrl);
+    const refusals = await admitWithinQuota(
+      tx,
+      caller.orgId,
+      caller.plan,
+      prepared.map((p) => p.save.bytes),
+      context.upgradeUrl,
+    );
     const admitted = prepared.filter((p, i) => {
       const refusal = refusals[i];
       if (refusal) fail(p.index, refusal);
       return !refusal;
     });
-    if (admitted.length > 0) await writeSaves(tx, admitted.map((p) => p.save));
+    if (admitted.length > 0)
+      await writeSaves(
+        tx,
+        admitted.map((p) => p.save),
+      );
     const result = outcome(admitted);
-    if (idempotency) await storeIdempotentResult(tx, caller.orgId, idempotency.key, 200, { created: result.created, failed: result.failed });
+    if (idempotency)
+      await storeIdempotentResult(tx, caller.orgId, idempotency.key, 200, { created: result.created, failed: result.failed });
     return result;
   });
 }
 
 // The items in one statement; when that fails for a reason of one item (a save naming a project past the org's
 // limit), each again on its own, so that one item never fails the others.
-async function writeEach(em: EntityManager, prepared: { index: number; save: PendingSave }[], fail: (index: number, err: AppError) => void) {
+async function writeEach(
+  em: EntityManager,
+  prepared: { index: number; save: PendingSave }[],
+  fail: (index: number, err: AppError) => void,
+) {
   if (prepared.length === 0) return prepared;
   try {
-    await writeSaves(em, prepared.map((p) => p.save));
+    await writeSaves(
+      em,
+      prepared.map((p) => p.save),
+    );
     return prepared;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;

@@ -51,7 +51,19 @@ const view = (r: DeletionRow): DeletionView => ({
 });
 
 // The filters that select memories (whatever else a filter object holds, a deletion must name at least one).
-const SELECTING: (keyof MemoryFilters)[] = ['namespace', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'metadataFilter', 'tags', 'entity', 'userId', 'agentId', 'runId'];
+const SELECTING: (keyof MemoryFilters)[] = [
+  'namespace',
+  'createdAfter',
+  'createdBefore',
+  'updatedAfter',
+  'updatedBefore',
+  'metadataFilter',
+  'tags',
+  'entity',
+  'userId',
+  'agentId',
+  'runId',
+];
 
 // Admins only. The request records the deletion and its job in one transaction and answers at once; the
 // `memory-deletion-<id>` workflow then deletes what matches, batch by batch, each memory as DELETE would.
@@ -59,12 +71,22 @@ export async function requestDeletion(em: EntityManager, caller: Caller, filters
   requireRole(caller, 'admin');
   const selecting = SELECTING.filter((k) => {
     const v = filters[k];
-    return v !== undefined && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
+    return (
+      v !== undefined &&
+      !(Array.isArray(v) && v.length === 0) &&
+      !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0)
+    );
   });
-  if (selecting.length === 0) throw invalid('filter_required', 'a deletion by filter names at least one filter (namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id)');
+  if (selecting.length === 0)
+    throw invalid(
+      'filter_required',
+      'a deletion by filter names at least one filter (namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id)',
+    );
   return em.transactional(async (tx) => {
     const compiled = await compileFilters(tx, caller.orgId, filters);
-    const [counted] = compiled.satisfiable ? await query(tx, sql<{ n: number }>`select count(*)::int as n from memories m where ${compiled.where}`) : [{ n: 0 }];
+    const [counted] = compiled.satisfiable
+      ? await query(tx, sql<{ n: number }>`select count(*)::int as n from memories m where ${compiled.where}`)
+      : [{ n: 0 }];
     const id = newId();
     const row = await queryOne(
       tx,
@@ -74,14 +96,25 @@ export async function requestDeletion(em: EntityManager, caller: Caller, filters
     );
     const job: DeletionJob = { orgId: caller.orgId, deletionId: id };
     const description = `delete the ${counted!.n} memories matching ${JSON.stringify(filters)}`;
-    await enqueueJobs(tx, [{ orgId: caller.orgId, jobType: MEMORY_DELETION_JOB, jobKey: memoryDeletionWorkflowId(id), args: [job], description }]);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'memory.delete_by_filter', targetId: id, actor: actorOf(caller), details: { filters, matched: counted!.n } });
+    await enqueueJobs(tx, [
+      { orgId: caller.orgId, jobType: MEMORY_DELETION_JOB, jobKey: memoryDeletionWorkflowId(id), args: [job], description },
+    ]);
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'memory.delete_by_filter',
+      targetId: id,
+      actor: actorOf(caller),
+      details: { filters, matched: counted!.n },
+    });
     return view(row!);
   });
 }
 
 export async function getDeletion(em: EntityManager, orgId: string, id: string): Promise<DeletionView> {
-  const row = await queryOne(em, sql<DeletionRow>`select id, status, filters, matched, deleted, created_at, completed_at from memory_deletions where org_id = ${orgId} and id = ${id}`);
+  const row = await queryOne(
+    em,
+    sql<DeletionRow>`select id, status, filters, matched, deleted, created_at, completed_at from memory_deletions where org_id = ${orgId} and id = ${id}`,
+  );
   if (!row) throw notFound();
   return view(row);
 }
@@ -99,9 +132,20 @@ export async function deletionBatch(em: EntityManager, job: DeletionJob): Promis
     if (!row || row.status === 'completed') return 0;
     const compiled = await compileFilters(tx, job.orgId, row.filters);
     const ids = compiled.satisfiable
-      ? (await query(tx, sql<{ id: string }>`select m.id from memories m where ${compiled.where} order by m.id limit ${DELETION_BATCH}`)).map((r) => r.id)
+      ? (
+          await query(tx, sql<{ id: string }>`select m.id from memories m where ${compiled.where} order by m.id limit ${DELETION_BATCH}`)
+        ).map((r) => r.id)
       : [];
-    const deleted = ids.length > 0 ? await deleteMemories(tx, job.orgId, ids, { userId: row.requested_by, credentialId: row.requested_with }, { deletion_id: job.deletionId }) : 0;
+    const deleted =
+      ids.length > 0
+        ? await deleteMemories(
+            tx,
+            job.orgId,
+            ids,
+            { userId: row.requested_by, credentialId: row.requested_with },
+            { deletion_id: job.deletionId },
+          )
+        : 0;
     await query(
       tx,
       sql`update memory_deletions set deleted = deleted + ${deleted}, status = ${deleted > 0 ? 'running' : 'completed'},

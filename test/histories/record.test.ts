@@ -26,10 +26,18 @@ let free: SignedUp;
 beforeAll(async () => {
   await provider.start();
   dir = await mkdtemp(join(tmpdir(), 'memsvc-histories-'));
-  temporal = await TemporalDevServer.create(inject('temporalBin'), join(dir, 'temporal.db'), { 'limit.historyCount.suggestContinueAsNew': 60 });
+  temporal = await TemporalDevServer.create(inject('temporalBin'), join(dir, 'temporal.db'), {
+    'limit.historyCount.suggestContinueAsNew': 60,
+  });
   await temporal.start();
   stack = await startStack({
-    env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_CODEC_KEYS: REPLAY_CODEC_KEYS, WRITE_RATE_LIMIT_PER_MINUTE: '0', ...llmEnv(provider), ...provider.embeddingEnv() },
+    env: {
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_CODEC_KEYS: REPLAY_CODEC_KEYS,
+      WRITE_RATE_LIMIT_PER_MINUTE: '0',
+      ...llmEnv(provider),
+      ...provider.embeddingEnv(),
+    },
   });
   paid = await signUp(stack.api);
   free = await signUp(stack.api);
@@ -42,20 +50,33 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const LONG = 'Grace Hopper and Ada Lovelace reviewed the Kubernetes migration plan with the Acme Corp platform team. ' +
+const LONG =
+  'Grace Hopper and Ada Lovelace reviewed the Kubernetes migration plan with the Acme Corp platform team. ' +
   'They agreed to move the billing service first, keep PostgreSQL as the primary store, and revisit the queue choice in March.';
 
 describe('workflow histories', () => {
   it('records the curators of a paid org and of a free org with a key of its own', { timeout: 180_000 }, async () => {
     for (let round = 0; round < 6; round++) {
       for (let i = 0; i < 8; i++) {
-        const res = await stack.api.post('/api/memories', { token: paid.token, body: { content: `Round ${round} note ${i}: the deploy moved to Thursday ${round * 10 + i}` } });
+        const res = await stack.api.post('/api/memories', {
+          token: paid.token,
+          body: { content: `Round ${round} note ${i}: the deploy moved to Thursday ${round * 10 + i}` },
+        });
         expect(res.status).toBe(201);
       }
-      const enriched = await stack.api.post('/api/memories', { token: paid.token, body: { content: `${LONG} Round ${round}.`, metadata: { summarize: true } } });
-      const edited = await stack.api.put(`/api/memories/${enriched.body.id}`, { token: paid.token, body: { content: `${LONG} Round ${round}, edited.` } });
+      const enriched = await stack.api.post('/api/memories', {
+        token: paid.token,
+        body: { content: `${LONG} Round ${round}.`, metadata: { summarize: true } },
+      });
+      const edited = await stack.api.put(`/api/memories/${enriched.body.id}`, {
+        token: paid.token,
+        body: { content: `${LONG} Round ${round}, edited.` },
+      });
       expect(edited.status).toBe(200);
-      const byok = await stack.api.post('/api/memories', { token: free.token, body: { content: `${LONG} Free round ${round}.`, metadata: { summarize: true, byok_primary_key: 'sk-ant-caller-own' } } });
+      const byok = await stack.api.post('/api/memories', {
+        token: free.token,
+        body: { content: `${LONG} Free round ${round}.`, metadata: { summarize: true, byok_primary_key: 'sk-ant-caller-own' } },
+      });
       expect(byok.status).toBe(201);
       await new Promise((r) => setTimeout(r, 1500));
     }
@@ -67,7 +88,10 @@ describe('workflow histories', () => {
       }, 120_000);
     }
     let n = 0;
-    for (const [label, who] of [['paid', paid], ['free', free]] as const) {
+    for (const [label, who] of [
+      ['paid', paid],
+      ['free', free],
+    ] as const) {
       for await (const run of stack.temporal.workflow.list({ query: `WorkflowId = "${curatorWorkflowId(who.org.id)}"` })) {
         const history = await stack.temporal.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
         const bytes = proto.temporal.api.history.v1.History.encode(history).finish();

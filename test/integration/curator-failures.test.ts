@@ -29,7 +29,10 @@ describe("the curator's units", () => {
   it('go on after one fails for good, and the backlog says which and why', { timeout: 90_000 }, async () => {
     const free = await signUp(stack.api);
     const save = async (content: string) => {
-      const res = await stack.api.post('/api/memories', { token: free.token, body: { content, metadata: { summarize: true, byok_primary_key: 'sk-ant-caller-own' } } });
+      const res = await stack.api.post('/api/memories', {
+        token: free.token,
+        body: { content, metadata: { summarize: true, byok_primary_key: 'sk-ant-caller-own' } },
+      });
       expect(res.status).toBe(201);
       return res.body.id as string;
     };

@@ -15,12 +15,23 @@ const started = async (...args: Parameters<typeof startStack>): Promise<Stack> =
 };
 afterAll(async () => Promise.all(stacks.map((s) => s.close())));
 
-const setPlan = (stack: Stack, orgId: string, plan: string) => query(stack.orm.em.fork(), sql`update orgs set plan = ${plan} where id = ${orgId}`);
+const setPlan = (stack: Stack, orgId: string, plan: string) =>
+  query(stack.orm.em.fork(), sql`update orgs set plan = ${plan} where id = ${orgId}`);
 
 describe('database deadlines', () => {
   it('start every pooled connection with its statement and idle-transaction deadlines', async () => {
-    const stack = await started({ relay: false, worker: false, env: { DATABASE_STATEMENT_TIMEOUT_MS: '7000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '9000' } });
-    const [row] = await query(stack.orm.em.fork(), sql<{ statement: string; idle: string }>`select current_setting('statement_timeout') as statement, current_setting('idle_in_transaction_session_timeout') as idle`);
+    const stack = await started({
+      relay: false,
+      worker: false,
+      env: { DATABASE_STATEMENT_TIMEOUT_MS: '7000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '9000' },
+    });
+    const [row] = await query(
+      stack.orm.em.fork(),
+      sql<{
+        statement: string;
+        idle: string;
+      }>`select current_setting('statement_timeout') as statement, current_setting('idle_in_transaction_session_timeout') as idle`,
+    );
     expect(row).toEqual({ statement: '7s', idle: '9s' });
   });
 
@@ -31,10 +42,13 @@ describe('database deadlines', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     let held!: () => void;
     const holding = new Promise<void>((resolve) => (held = resolve));
-    const holder = stack.orm.em.getKysely().connection().execute(async () => {
-      held();
-      await gate;
-    });
+    const holder = stack.orm.em
+      .getKysely()
+      .connection()
+      .execute(async () => {
+        held();
+        await gate;
+      });
     await holding;
     try {
       const res = await stack.api.get('/api/memories', { token: a.token });
@@ -116,7 +130,11 @@ describe('waiting on workflows', () => {
 
   it('signs up without Temporal, and answers 503 temporal_unavailable where a request must reach it', async () => {
     const closed = await freePort();
-    const stack = await started({ relay: false, worker: false, env: { TEMPORAL_ADDRESS: `127.0.0.1:${closed}`, WORKFLOW_WAIT_MS: '1000' } });
+    const stack = await started({
+      relay: false,
+      worker: false,
+      env: { TEMPORAL_ADDRESS: `127.0.0.1:${closed}`, WORKFLOW_WAIT_MS: '1000' },
+    });
     const a = await signUp(stack.api);
     const outbox = await query(stack.orm.em.fork(), sql<{ job_key: string }>`select job_key from outbox where org_id = ${a.org.id}`);
     expect(outbox.map((r) => r.job_key)).toEqual([`verification-mail-signup-${a.org.id}`]);

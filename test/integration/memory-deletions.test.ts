@@ -25,8 +25,14 @@ describe('deleting memories by filter', () => {
   it("deletes a user's memories in batches, each as DELETE would, and shows its progress", { timeout: 90_000 }, async () => {
     const a = await signUp(stack.api);
     await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${a.org.id}`);
-    const erin = await saveMany(a, Array.from({ length: 1203 }, (_, i) => ({ content: `Erin's note ${i} about the garden`, user_id: 'erin', namespace: `p${i % 3}` })));
-    const kept = await saveMany(a, [{ content: "Frank's note about the garden", user_id: 'frank' }, { content: 'A note about the garden for everyone' }]);
+    const erin = await saveMany(
+      a,
+      Array.from({ length: 1203 }, (_, i) => ({ content: `Erin's note ${i} about the garden`, user_id: 'erin', namespace: `p${i % 3}` })),
+    );
+    const kept = await saveMany(a, [
+      { content: "Frank's note about the garden", user_id: 'frank' },
+      { content: 'A note about the garden for everyone' },
+    ]);
 
     const started = await stack.api.post('/api/memories/deletions', { token: a.token, body: { filters: { user_id: 'erin' } } });
     expect(started.status).toBe(202);
@@ -44,7 +50,12 @@ describe('deleting memories by filter', () => {
     const counters = await readCounters(stack.orm.em.fork(), a.org.id);
     expect(counters.get('memories')).toBe(2);
     const em = stack.orm.em.fork();
-    const [audits] = await query(em, sql<{ n: number }>`select count(*)::int as n from audit_events where org_id = ${a.org.id} and action = 'memory.delete' and details->>'deletion_id' = ${started.body.id}`);
+    const [audits] = await query(
+      em,
+      sql<{
+        n: number;
+      }>`select count(*)::int as n from audit_events where org_id = ${a.org.id} and action = 'memory.delete' and details->>'deletion_id' = ${started.body.id}`,
+    );
     expect(audits!.n).toBe(1203);
     const handle = stack.temporal.workflow.getHandle(`memory-deletion-${started.body.id}`);
     expect(await handle.result()).toBe(1203);
@@ -65,9 +76,17 @@ describe('deleting memories by filter', () => {
 
     // A member who is not an admin may not.
     const member = await signUp(stack.api);
-    expect((await stack.api.post(`/api/orgs/${a.org.id}/members`, { token: a.token, body: { email: member.user.email, role: 'member' } })).status).toBe(201);
-    const switched = await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: a.org.id } });
-    const refused = await stack.api.post('/api/memories/deletions', { cookie: switched.cookie, body: { filters: { user_id: 'shared-name' } } });
+    expect(
+      (await stack.api.post(`/api/orgs/${a.org.id}/members`, { token: a.token, body: { email: member.user.email, role: 'member' } }))
+        .status,
+    ).toBe(201);
+    const switched = await stack.api.post('/api/auth/login', {
+      body: { email: member.user.email, password: member.password, org_id: a.org.id },
+    });
+    const refused = await stack.api.post('/api/memories/deletions', {
+      cookie: switched.cookie,
+      body: { filters: { user_id: 'shared-name' } },
+    });
     expect(refused.status).toBe(403);
 
     // Org a's deletion never reaches org b's memory of the same user id; org b cannot read org a's deletion.

@@ -11,7 +11,10 @@ beforeAll(async () => {
   stack = await startStack({ embeddings: true, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
   a = await signUp(stack.api);
   await subscribeToMemoryEvents(stack, a.org.id);
-  const single = await stack.api.post('/api/memories', { token: a.token, body: { content: 'Alice prefers window seats on long flights', user_id: 'alice', agent_id: 'travel-bot', run_id: 'run-1' } });
+  const single = await stack.api.post('/api/memories', {
+    token: a.token,
+    body: { content: 'Alice prefers window seats on long flights', user_id: 'alice', agent_id: 'travel-bot', run_id: 'run-1' },
+  });
   expect(single.status).toBe(201);
   ids.alice = single.body.id;
   const batch = await stack.api.post('/api/memories/batch', {
@@ -40,7 +43,10 @@ describe('scopes', () => {
     expect(shared.agent_id).toBe('travel-bot');
     expect('user_id' in shared || 'run_id' in shared).toBe(false);
     // The memory.saved event carries them as the row does.
-    const [event] = await query(stack.orm.em.fork(), sql<{ data: Record<string, unknown> }>`select data from events where org_id = ${a.org.id} and data->>'id' = ${ids.bob}`);
+    const [event] = await query(
+      stack.orm.em.fork(),
+      sql<{ data: Record<string, unknown> }>`select data from events where org_id = ${a.org.id} and data->>'id' = ${ids.bob}`,
+    );
     expect(event!.data).toMatchObject({ user_id: 'bob', agent_id: 'travel-bot', run_id: 'run-2' });
   });
 
@@ -50,12 +56,21 @@ describe('scopes', () => {
     const listed = await stack.api.post('/api/memories/list', { token: a.token, body: { agent_id: 'travel-bot', user_id: 'alice' } });
     expect(listed.body).toMatchObject({ total: 1, memories: [expect.objectContaining({ id: ids.alice })] });
     for (const mode of ['lexical', 'semantic', 'hybrid']) {
-      const bob = await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'which seat on long flights', mode, user_id: 'bob' } });
+      const bob = await stack.api.post('/api/memories/search', {
+        token: a.token,
+        body: { query: 'which seat on long flights', mode, user_id: 'bob' },
+      });
       expect(hitsOf(bob), mode).toEqual([ids.bob]);
-      const run = await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'seats on flights', mode, run_id: 'run-1' } });
+      const run = await stack.api.post('/api/memories/search', {
+        token: a.token,
+        body: { query: 'seats on flights', mode, run_id: 'run-1' },
+      });
       expect(hitsOf(run), mode).toEqual([ids.alice]);
     }
-    const bulk = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['seats', 'peanuts'], mode: 'lexical', user_id: 'alice' } });
+    const bulk = await stack.api.post('/api/memories/search/bulk', {
+      token: a.token,
+      body: { queries: ['seats', 'peanuts'], mode: 'lexical', user_id: 'alice' },
+    });
     expect(bulk.body.results.map((r: { hits: { id: string }[] }) => r.hits.map((h) => h.id))).toEqual([[ids.alice], [ids.aliceFood]]);
     const similar = await stack.api.get(`/api/memories/${ids.alice}/similar?agent_id=travel-bot`, { token: a.token });
     expect(hitsOf(similar)).toEqual([ids.bob, ids.shared].sort());
@@ -69,12 +84,18 @@ describe('scopes', () => {
     const batch = await stack.api.put('/api/memories/batch', { token: a.token, body: { updates: [{ id: ids.bob, run_id: 'run-9' }] } });
     expect(batch.body.results[0]).toMatchObject({ user_id: 'bob', run_id: 'run-9' });
 
-    const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'ndjson', filters: { user_id: 'alice' } } });
+    const started = await stack.api.post('/api/memories/exports', {
+      token: a.token,
+      body: { format: 'ndjson', filters: { user_id: 'alice' } },
+    });
     const done = await eventually(async () => {
       const res = await stack.api.get(`/api/memories/exports/${started.body.id}`, { token: a.token });
       return res.body.status === 'completed' && res.body;
     });
-    const rows = done.payload.trimEnd().split('\n').map((l: string) => JSON.parse(l));
+    const rows = done.payload
+      .trimEnd()
+      .split('\n')
+      .map((l: string) => JSON.parse(l));
     expect(rows.map((r: { id: string }) => r.id).sort()).toEqual([ids.alice, ids.aliceFood].sort());
     expect(rows.find((r: { id: string }) => r.id === ids.aliceFood)).toMatchObject({ user_id: 'alice', agent_id: 'food-bot' });
   });

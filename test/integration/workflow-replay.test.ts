@@ -18,9 +18,15 @@ describe('recorded workflow histories', () => {
     const files = (await readdir(DIR)).filter((f) => f.endsWith('.binpb')).sort();
     expect(files.length).toBeGreaterThan(2);
     const histories = await Promise.all(
-      files.map(async (file) => ({ workflowId: file, history: proto.temporal.api.history.v1.History.decode(await readFile(new URL(file, DIR))) })),
+      files.map(async (file) => ({
+        workflowId: file,
+        history: proto.temporal.api.history.v1.History.decode(await readFile(new URL(file, DIR))),
+      })),
     );
-    const results = Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverter(codecKeys) }, histories);
+    const results = Worker.runReplayHistories(
+      { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverter(codecKeys) },
+      histories,
+    );
     let replayed = 0;
     for await (const result of results) {
       expect(result.error, result.workflowId).toBeUndefined();

@@ -69,7 +69,10 @@ describe("the curator's batches", () => {
   });
 
   it('hands over the waiting ids with the batches in flight last, so that the next run takes those first', () => {
-    const carried = carriedPending(new Set(['a', 'b']), [['d', 'c'], ['b', 'e']]);
+    const carried = carriedPending(new Set(['a', 'b']), [
+      ['d', 'c'],
+      ['b', 'e'],
+    ]);
     expect(carried).toEqual(['a', 'b', 'd', 'c', 'e']);
     const pending = new Set(carried);
     expect(takeNewest(pending, 3)).toEqual(['e', 'c', 'd']);
