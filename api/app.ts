@@ -46,7 +46,7 @@ import { queryVectorsServed } from '../infra/metrics.ts';
 export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   // One cache of recent queries' vectors for every route that searches by meaning.
   const queries = new QueryVectors(deps.embedder, deps.config.QUERY_VECTOR_CACHE_ENTRIES, (source, count) => queryVectorsServed.inc({ source }, count));
-  return [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...batchRoutes(deps), ...deletionRoutes(), ...memoryRoutes(deps, queries), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps, queries), ...chatSessionRoutes(), ...orgRoutes(), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
+  return [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...batchRoutes(deps), ...deletionRoutes(), ...memoryRoutes(deps, queries), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps, queries), ...chatSessionRoutes(), ...orgRoutes(deps), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
 }
 
 // Everything the app serves: the API, Prometheus metrics, the dashboard's pages, and the API's own documentation.

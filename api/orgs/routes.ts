@@ -3,6 +3,7 @@ import { ROLES } from '../../domain/accounts/tables.ts';
 import { addMember, changeMemberRole, createOrg, getOrg, listMembers, listOwnOrgs, removeMember, updateOrg, type MemberView } from '../../domain/orgs/orgs.ts';
 import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';
+import type { ApiDeps } from '../deps.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, patchGuard } from '../http/schemas.ts';
 
@@ -19,7 +20,7 @@ const memberParams = z.object({ id: z.uuid(), userId: z.uuid() });
 
 const orgPatch = z.object({ name: orgName.optional(), slug: slug.optional() });
 
-export function orgRoutes(): AnyRoute[] {
+export function orgRoutes({ config }: ApiDeps): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -40,10 +41,14 @@ export function orgRoutes(): AnyRoute[] {
       summary: 'Create an organization with the caller as its owner',
       description: 'The caller\'s current credential stays bound to its org; a cookie session moves with POST /api/auth/switch-org, and API tokens for the new org are issued from a session there.',
       body: z.object({ name: orgName, slug: slug.optional() }),
-      responses: { 201: { description: 'Created', schema: orgSchema }, 409: { description: '`slug_taken`' } },
+      responses: {
+        201: { description: 'Created', schema: orgSchema },
+        403: { description: '`email_verification_required`: the caller has not verified their e-mail address' },
+        409: { description: '`slug_taken`, or `org_limit`: the caller owns ORGS_PER_USER_MAX organizations already (default 5)' },
+      },
       handler: async (ctx, { body }) => {
         ctx.status = 201;
-        ctx.body = orgJson(await createOrg(ctx.state.em, callerOf(ctx), body));
+        ctx.body = orgJson(await createOrg(ctx.state.em, callerOf(ctx), body, config.ORGS_PER_USER_MAX));
       },
     }),
     defineRoute({

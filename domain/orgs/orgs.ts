@@ -48,10 +48,18 @@ export async function updateOrg(em: EntityManager, caller: Caller, orgId: string
   }
 }
 
-// A new org with the caller as its owner; the caller's current credential stays bound to its own org.
-export async function createOrg(em: EntityManager, caller: Caller, input: { name: string; slug?: string | undefined }): Promise<OrgView> {
+// A new org with the caller as its owner; the caller's current credential stays bound to its own org. Each org has
+// free quotas of its own, so only a verified address may create one, and a user owns at most `maxOwned` (the org
+// made at sign-up included). The count is taken under a lock on the user's row, so concurrent requests cannot pass it.
+export async function createOrg(em: EntityManager, caller: Caller, input: { name: string; slug?: string | undefined }, maxOwned: number): Promise<OrgView> {
   try {
     return await em.transactional(async (tx) => {
+      const [user] = await query(tx, sql<{ verified: boolean }>`select email_verified_at is not null as verified from users where id = ${caller.userId} for update`);
+      if (!user?.verified && caller.credentialKind !== 'local') {
+        throw new AppError('forbidden', 'email_verification_required', 'verify your e-mail address before creating an organization (POST /api/auth/resend-verification)');
+      }
+      const [owned] = await query(tx, sql<{ n: number }>`select count(*)::int as n from memberships where user_id = ${caller.userId} and role = 'owner'`);
+      if (owned!.n >= maxOwned) throw conflict('org_limit', `a user owns at most ${maxOwned} organizations (ORGS_PER_USER_MAX)`);
       let slug = input.slug ?? slugify(input.name);
       if (input.slug === undefined && (await tx.count(Org, { slug }))) slug = withSuffix(slug.slice(0, 71));
       const now = new Date();

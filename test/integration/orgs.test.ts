@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query, sql } from '../../domain/sql.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ relay: false });
+  stack = await startStack({ relay: false, env: { ORGS_PER_USER_MAX: '3' } });
 });
+// As following the link of the verification mail would.
+const verify = (who: SignedUp) => query(stack.orm.em.fork(), sql`update users set email_verified_at = now() where id = ${who.user.id}`);
 afterAll(async () => stack?.close());
 
 async function loginInto(user: SignedUp, orgId: string): Promise<string> {
@@ -46,6 +49,7 @@ describe('/api/orgs/:id', () => {
 describe('POST /api/orgs', () => {
   it('creates an org owned by the caller, which a session can switch into', async () => {
     const a = await signUp(stack.api);
+    await verify(a);
     const res = await stack.api.post('/api/orgs', { cookie: a.cookie, body: { name: 'Second Venture' } });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ name: 'Second Venture', plan: 'free', role: 'owner' });
@@ -56,12 +60,34 @@ describe('POST /api/orgs', () => {
     expect(audit.body.events.map((e: { target_id: string }) => e.target_id)).toEqual([res.body.id]);
     expect((await stack.api.post('/api/orgs', { token: a.token, body: { name: 'x', slug: a.org.slug } })).status).toBe(409);
   });
+
+  it('needs a verified e-mail address, and stops at ORGS_PER_USER_MAX owned orgs (free quotas cannot be multiplied)', async () => {
+    const a = await signUp(stack.api);
+    const unverified = await stack.api.post('/api/orgs', { token: a.token, body: { name: 'Not yet' } });
+    expect(unverified.status).toBe(403);
+    expect(unverified.body.error).toBe('email_verification_required');
+    await verify(a);
+    // The org of the sign-up counts: two more make three.
+    for (const name of ['Two', 'Three']) expect((await stack.api.post('/api/orgs', { token: a.token, body: { name } })).status).toBe(201);
+    const over = await stack.api.post('/api/orgs', { token: a.token, body: { name: 'Four' } });
+    expect(over.status).toBe(409);
+    expect(over.body).toMatchObject({ error: 'org_limit', message: expect.stringContaining('3') });
+    // Concurrent requests cannot pass the limit together.
+    const b = await signUp(stack.api);
+    await verify(b);
+    const raced = await Promise.all(['x1', 'x2', 'x3', 'x4'].map((name) => stack.api.post('/api/orgs', { token: b.token, body: { name } })));
+    expect(raced.filter((r) => r.status === 201)).toHaveLength(2);
+    // Being added to someone else's org is not owning one: that still works as the contract says.
+    const c = await signUp(stack.api);
+    expect((await stack.api.post(`/api/orgs/${c.org.id}/members`, { token: c.token, body: { email: a.user.email, role: 'admin' } })).status).toBe(201);
+  });
 });
 
 describe('GET /api/orgs', () => {
   it("lists the organizations of the caller's user with the user's role in each, and nobody else's", async () => {
     const a = await signUp(stack.api);
     const b = await signUp(stack.api);
+    await verify(a);
     const second = (await stack.api.post('/api/orgs', { cookie: a.cookie, body: { name: 'Side Project' } })).body;
     expect((await stack.api.post(`/api/orgs/${b.org.id}/members`, { token: b.token, body: { email: a.user.email, role: 'admin' } })).status).toBe(201);
     const listed = await stack.api.get('/api/orgs', { token: a.token });

@@ -7368,16 +7368,14 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            /** @description `email_verification_required`: the caller has not verified their e-mail address */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
+                content?: never;
             };
-            /** @description `slug_taken` */
+            /** @description `slug_taken`, or `org_limit`: the caller owns ORGS_PER_USER_MAX organizations already (default 5) */
             409: {
                 headers: {
                     [name: string]: unknown;
