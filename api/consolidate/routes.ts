@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_THRESHOLD } from '../../domain/consolidation/detect.ts';
 import { startMerge, type MergeArgs, type MergeResult } from '../../domain/consolidation/merge.ts';
@@ -116,7 +117,8 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
         }
         if (body.action === 'detect') {
           if (caller.plan === 'free') throw planRequired('consolidation detect needs a paid plan', upgradeUrl);
-          const scope = body.namespace ?? '*';
+          // Workflow ids are stored in the clear (no payload codec reaches them), so a project is named by a hash.
+          const scope = body.namespace === undefined ? '*' : `p${createHash('sha256').update(body.namespace).digest('hex').slice(0, 16)}`;
           const request = {
             workflowId: `consolidation-detect-${caller.orgId}-${scope}-${body.threshold}`,
             orgId: caller.orgId,

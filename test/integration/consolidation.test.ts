@@ -82,6 +82,14 @@ describe('consolidation', () => {
 
     const again = await consolidate({ action: 'detect', namespace: 'detect' });
     expect(again.body).toEqual({ scanned: 7, proposalsCreated: 0, alreadyKnown: 3 });
+    // The project's name stays out of the workflow id, which Temporal stores in the clear.
+    const runs = await eventually(async () => {
+      const ids: string[] = [];
+      for await (const run of stack.temporal.workflow.list({ query: `WorkflowType = "consolidationDetectWorkflow"` })) ids.push(run.workflowId);
+      const mine = ids.filter((id) => id.startsWith(`consolidation-detect-${a.org.id}-`));
+      return mine.length > 0 && mine;
+    });
+    expect(runs.every((id) => /^consolidation-detect-[0-9a-f-]{36}-p[0-9a-f]{16}-0\.8$/.test(id))).toBe(true);
     expect(llm.calls).toHaveLength(1);
     expect((await proposals('?kind=duplicate')).map(pairOf)).toContain(pair(ids.dupA, ids.dupB));
     expect((await proposals('?kind=stale')).every((p) => p.kind === 'stale')).toBe(true);
