@@ -63,6 +63,8 @@ const HF_ORG = 'api_' + 'org_' + rand(34, LETTERS);
 const GLOAS = 'gloas' + '-' + rand(64);
 const GLAGENT = 'glagent' + '-' + rand(50);
 const AWS_ID_ABIA = 'ABIA' + rand(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567');
+// Outside base32 (gitleaks' alphabet): an id with 0, 1, 8 or 9 in it.
+const AWS_ID_DIGITS = 'AKIA' + 'Q8ZK1W9RT0MPLX4N';
 const STRIPE_PROD = 'sk_' + 'prod_' + rand(32);
 const GROQ_1 = 'gsk_' + rand(52);
 const GROQ_2 = 'gsk_' + rand(52);
@@ -150,6 +152,8 @@ const CATCH: Case[] = [
   caseOf('gitlab_token', GLOAS, (s) => `gitlab_oauth:\n  secret: ${s}`),
   caseOf('gitlab_token', GLAGENT, (s) => `helm install agent --set config.token=${s}`),
   caseOf('aws_access_key_id', AWS_ID_ABIA, (s) => `The STS key ${s} expired.`),
+  caseOf('aws_access_key_id', AWS_ID_DIGITS, (s) => `aws_access_key_id = ${s}`),
+  caseOf('aws_access_key_id', AWS_ID_DIGITS, (s) => `The test user's key is ${s}.`),
   caseOf('stripe_key', STRIPE_PROD, (s) => `STRIPE_SECRET_KEY=${s}`),
   caseOf('basic_auth', 'deploy:Wq8-zLp3_Vn7', (s) => `curl -u ${s} https://ci.example.com/job/build`),
   caseOf('generic_secret', 'mB7xQ2vK9pL4wZ8n', (s) => `https://api.example.com/v2/items?api_key=${s}`),
@@ -247,6 +251,7 @@ const LOOK_ALIKES: string[] = [
   // documented examples and masked values
   'aws_access_key_id = AKIAIOSFODNN7EXAMPLE',
   'key = AKIAXXXXXXXXXXXXXXXX',
+  'key = AKIA0000000000000000',
   '-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----',
   'export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHM6...',
   'csrf-token=Mj2qykJO5rELyHgezQ69nzUX0i3OH67V7+V4eUrLfpuyOuxmiW9rhROG/Whikle15syazJOkrjJa3U2AbhIvUw==',

@@ -166,6 +166,13 @@ export const VENDOR_RULES: readonly Rule[] = [
     pattern: /(?<![A-Za-z0-9_.-])(?<secret>eyJ[A-Za-z0-9_-]{8,2048}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{0,2048})(?![A-Za-z0-9_-])/g,
   },
   {
+    kind: 'aws_access_key_id',
+    // gitleaks' rule takes the base32 alphabet only; ids pasted from docs and tests often hold 0, 1, 8 or 9, and
+    // nothing ordinary looks like AKIA and sixteen capitals and digits. The ids gitleaks takes are left to it.
+    pattern: /(?<![A-Za-z0-9])(?<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Za-z0-9])/g,
+    accept: (secret) => /[0189]/.test(secret.slice(4)) && !secret.endsWith('EXAMPLE') && shannonEntropy(secret.slice(4)) >= 3,
+  },
+  {
     kind: 'aws_secret_access_key',
     // 40 base64 characters are everywhere (hashes, ids), so only the assignment context is trusted.
     pattern:
