@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 // Postings kept as compact blocks (issue 14). A save still writes one memory_terms row per term, so the memory
 // is found the moment it commits; the org's curator then folds those rows into per-term blocks and memory_terms
 // holds only the postings not folded yet. Scoring a block costs a few nanoseconds per posting in the service
-// instead of a PostgreSQL row each (docs/performance.md, the postings-blocks study).
+// instead of a PostgreSQL row each (the postings-blocks study measured it).
 // - lexical_state: the org's next document number (a fold locks this row: one folder per org).
 // - lexical_docs: which memory a document number stands for. A memory deleted, edited or moved loses its row
 //   and its number becomes a tombstone until the blocks are rewritten without it.

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 // The HNSW index holds each vector at half precision (pgvector's halfvec, 2 bytes a dimension); the table keeps
 // the full vectors, which score the hits and serve exact scans. The index is smaller and faster to search, and
-// finds as many of an exact scan's answers (docs/performance.md). domain/search/semantic.ts orders by the same
+// finds as many of an exact scan's answers. domain/search/semantic.ts orders by the same
 // expression, so the planner can use it.
 // The build blocks writes to memory_embeddings while it runs (long for a large table). A deployment with many
 // vectors can build the index first without blocking, with the same statement and `create index concurrently`;

@@ -11,6 +11,8 @@ import {
 import { LIST_ORDERS } from '../../domain/memories/list.ts';
 import { SEARCH_MODES } from '../../domain/search/search.ts';
 import { invalid } from '../../domain/errors.ts';
+import type { NewMemory } from '../../domain/memories/create.ts';
+import type { MemoryPatch } from '../../domain/memories/update.ts';
 import type { AppContext } from '../http/state.ts';
 import { epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
 import { filterFields, metadata, namespaceName, scopeFields, scopePatchFields, tags } from './schemas.ts';
@@ -126,3 +128,27 @@ export function idempotencyOf(ctx: AppContext, body: unknown): { key: string; re
   if (key.length > 255) throw invalid('validation_failed', 'Idempotency-Key is limited to 255 characters');
   return key ? { key, requestHash: requestHash(body) } : undefined;
 }
+
+// A create body (POST /api/memories, or an item of POST /api/memories/batch) as the domain takes it.
+export const newMemoryOf = (body: z.infer<typeof createBody>): NewMemory => ({
+  content: body.content,
+  namespace: body.namespace,
+  tags: body.tags,
+  source: body.source,
+  sourceRef: body.source_ref,
+  metadata: body.metadata,
+  userId: body.user_id,
+  agentId: body.agent_id,
+  runId: body.run_id,
+});
+
+// An update body (PUT or PATCH /api/memories/:id, or an item of PUT /api/memories/batch) as the domain takes it.
+export const memoryPatchOf = (body: z.infer<typeof patchBody>): MemoryPatch => ({
+  content: body.content,
+  tags: body.tags,
+  namespace: body.namespace,
+  metadata: body.metadata,
+  userId: body.user_id,
+  agentId: body.agent_id,
+  runId: body.run_id,
+});

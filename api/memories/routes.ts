@@ -19,8 +19,8 @@ import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
-import { memoryJson, memoryPatchOf, memorySchema, newMemoryOf, scoredMemorySchema, toFilters } from './schemas.ts';
-import { bulkBody, contentRequired, createBody, idempotencyOf, idParams, legacyQuery, listBody, patchable, patchBody, searchBody, similarQuery } from './requests.ts';
+import { memoryJson, memorySchema, scoredMemorySchema, toFilters } from './schemas.ts';
+import { bulkBody, contentRequired, createBody, idempotencyOf, idParams, memoryPatchOf, newMemoryOf, legacyQuery, listBody, patchable, patchBody, searchBody, similarQuery } from './requests.ts';
 
 export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);

@@ -1,6 +1,4 @@
-import type { NewMemory } from '../../domain/memories/create.ts';
 import type { MemoryFilters } from '../../domain/store/filters.ts';
-import type { MemoryPatch } from '../../domain/memories/update.ts';
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
 import type { Passage } from '../../domain/store/passages.ts';
@@ -147,9 +145,6 @@ export const toFilters = (f: FilterInput) => ({
   runId: f.run_id,
 });
 
-type CreateFields = { content: string; namespace?: string | undefined; tags?: string[] | undefined; source?: string | undefined; source_ref?: string | null | undefined };
-type ScopeInput = { user_id?: string | undefined; agent_id?: string | undefined; run_id?: string | undefined };
-
 // Filters as the API spells them, for echoing stored ones (only those set).
 export const filterInputOf = (f: MemoryFilters): FilterInput => {
   const spelled: FilterInput = {
@@ -168,30 +163,3 @@ export const filterInputOf = (f: MemoryFilters): FilterInput => {
   };
   return Object.fromEntries(Object.entries(spelled).filter(([, v]) => v !== undefined)) as FilterInput;
 };
-
-// A create body (POST /api/memories, or an item of POST /api/memories/batch) as the domain takes it.
-export const newMemoryOf = (body: CreateFields & ScopeInput & { metadata?: Record<string, unknown> | undefined }): NewMemory => ({
-  content: body.content,
-  namespace: body.namespace,
-  tags: body.tags,
-  source: body.source,
-  sourceRef: body.source_ref,
-  metadata: body.metadata,
-  userId: body.user_id,
-  agentId: body.agent_id,
-  runId: body.run_id,
-});
-
-type PatchInput = { content?: string | undefined; tags?: string[] | undefined; namespace?: string | undefined; metadata?: Record<string, unknown> | undefined };
-type ScopePatch = { user_id?: string | null | undefined; agent_id?: string | null | undefined; run_id?: string | null | undefined };
-
-// An update body (PUT or PATCH /api/memories/:id, or an item of PUT /api/memories/batch) as the domain takes it.
-export const memoryPatchOf = (body: PatchInput & ScopePatch): MemoryPatch => ({
-  content: body.content,
-  tags: body.tags,
-  namespace: body.namespace,
-  metadata: body.metadata,
-  userId: body.user_id,
-  agentId: body.agent_id,
-  runId: body.run_id,
-});

@@ -50,38 +50,18 @@ const view = (r: DeletionRow): DeletionView => ({
   completedAt: r.completed_at ? toDate(r.completed_at).getTime() : null,
 });
 
-// The filters that select memories (whatever else a filter object holds, a deletion must name at least one).
-const SELECTING: (keyof MemoryFilters)[] = [
-  'namespace',
-  'createdAfter',
-  'createdBefore',
-  'updatedAfter',
-  'updatedBefore',
-  'metadataFilter',
-  'tags',
-  'entity',
-  'userId',
-  'agentId',
-  'runId',
-];
+// Whether a filter narrows which memories match (include_superseded only widens, an empty list or object names nothing).
+const selects = ([key, value]: [string, unknown]): boolean =>
+  key !== 'includeSuperseded' && value !== undefined && !(typeof value === 'object' && value !== null && Object.keys(value).length === 0);
 
 // Admins only. The request records the deletion and its job in one transaction and answers at once; the
 // `memory-deletion-<id>` workflow then deletes what matches, batch by batch, each memory as DELETE would.
 export async function requestDeletion(em: EntityManager, caller: Caller, filters: MemoryFilters): Promise<DeletionView> {
   requireRole(caller, 'admin');
-  const selecting = SELECTING.filter((k) => {
-    const v = filters[k];
-    return (
-      v !== undefined &&
-      !(Array.isArray(v) && v.length === 0) &&
-      !(typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0)
-    );
-  });
-  if (selecting.length === 0)
-    throw invalid(
-      'filter_required',
-      'a deletion by filter names at least one filter (namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id)',
-    );
+  if (!Object.entries(filters).some(selects)) {
+    const names = 'namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id';
+    throw invalid('filter_required', `a deletion by filter names at least one filter (${names})`);
+  }
   return em.transactional(async (tx) => {
     const compiled = await compileFilters(tx, caller.orgId, filters);
     const [counted] = compiled.satisfiable

@@ -15,7 +15,7 @@ import { scoreAll, scoreTop, type IndexRead, type Scored } from './scoring.ts';
 export const MAX_QUERY_TERMS = 128;
 // Hybrid's lexical list reads a long question by this many of its rarest terms (lexicalRanking's `rarest`). The
 // common words it leaves out hold most of the postings and add little to BM25, so the ranking stays about as good
-// for far less reading (docs/performance.md).
+// for far less reading.
 export const HYBRID_LEXICAL_TERMS = 32;
 // A filtered search checks its best candidates against the filter in rounds: this many first (or 8k), then
 // eight times more each round, until k pass or every candidate has been checked.

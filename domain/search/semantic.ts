@@ -82,7 +82,7 @@ export const efSearch = (n: number): number => Math.min(EF_SEARCH_MAX, Math.max(
 // filter's indexes, its vector read by its key). The exact scan is the cheaper while passing² <= EXACT_OVER_INDEX × n
 // × the org's memories, and it is exact. At least EXACT_SCAN_MAX are scored so: an org in the shared index shares
 // the graph with other tenants, which makes the index scan dearer than the org's own numbers say
-// (bench/semantic-at-scale.ts measures both ways; docs/performance.md).
+// (bench/semantic-at-scale.ts measures both ways).
 const EXACT_SCAN_MAX = 2000;
 const EXACT_OVER_INDEX = 6;
 export const exactScanMax = (n: number, orgMemories: number): number => Math.max(EXACT_SCAN_MAX, Math.floor(Math.sqrt(EXACT_OVER_INDEX * n * orgMemories)));

@@ -1,7 +1,7 @@
 // The models the `local` provider can run (EMBEDDING_LOCAL_MODEL), each an int8 ONNX build with its tokenizer,
 // fetched and checked by scripts/lib.sh (ensure_embedding_model). Both are BERT-small encoders of 12 layers and
 // 384 dimensions with the same uncased WordPiece tokenizer; they differ in training, pooling and the text put
-// before what they embed. Measured through the API (docs/performance.md):
+// before what they embed. Measured through the API:
 // - bge-small-en-v1.5, the default, ranks the issue's reference collections above the prototype's bar; e5 does not.
 // - e5-small-v2 finds conversational and paraphrased memories better, but costs more CPU a memory (its `passage: `
 //   prefix is three more tokens), enough to slow the time from a save to its vector under load.

@@ -29,7 +29,7 @@ export interface LocalEmbedderOptions {
 const MAX_TOKENS = 512;
 // A question is read from at most this many tokens: its first half and its last (where a whole message passed as
 // the question usually asks it). A pass's time grows with its tokens, so cutting long questions keeps search fast,
-// and they rank as well cut as whole (docs/performance.md). Stored texts keep MAX_TOKENS.
+// and they rank as well cut as whole. Stored texts keep MAX_TOKENS.
 const MAX_QUERY_TOKENS = 128;
 // A session's passes hold about this many tokens per intra-op thread. `BENCH_PASS_SIZES= BENCH_PASS_TOKENS=256
 // node bench/embeddings.ts` on the 2-core machine: two sessions of one thread embedded agent memories at 77-82/s
