@@ -45,8 +45,33 @@ import { queryVectorsServed } from '../infra/metrics.ts';
 // The API's routes: what /api/openapi.json documents and the TypeScript client is generated from.
 export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   // One cache of recent queries' vectors for every route that searches by meaning.
-  const queries = new QueryVectors(deps.embedder, deps.config.QUERY_VECTOR_CACHE_ENTRIES, (source, count) => queryVectorsServed.inc({ source }, count));
-  return [...systemRoutes(deps), ...authRoutes(deps), ...oauthRoutes(deps), ...tokenRoutes(), ...eventRoutes(), ...exportRoutes(deps), ...embeddingRoutes(deps), ...batchRoutes(deps), ...deletionRoutes(), ...memoryRoutes(deps, queries), ...projectRoutes(), ...entityRoutes(), ...threadRoutes(), ...recallRoutes(), ...runbookRoutes(), ...consolidationRoutes(deps), ...chatRoutes(deps, queries), ...chatSessionRoutes(), ...orgRoutes(deps), ...webhookRoutes(deps), ...billingRoutes(deps), ...codecRoutes(deps)];
+  const queries = new QueryVectors(deps.embedder, deps.config.QUERY_VECTOR_CACHE_ENTRIES, (source, count) =>
+    queryVectorsServed.inc({ source }, count),
+  );
+  return [
+    ...systemRoutes(deps),
+    ...authRoutes(deps),
+    ...oauthRoutes(deps),
+    ...tokenRoutes(),
+    ...eventRoutes(),
+    ...exportRoutes(deps),
+    ...embeddingRoutes(deps),
+    ...batchRoutes(deps),
+    ...deletionRoutes(),
+    ...memoryRoutes(deps, queries),
+    ...projectRoutes(),
+    ...entityRoutes(),
+    ...threadRoutes(),
+    ...recallRoutes(),
+    ...runbookRoutes(),
+    ...consolidationRoutes(deps),
+    ...chatRoutes(deps, queries),
+    ...chatSessionRoutes(),
+    ...orgRoutes(deps),
+    ...webhookRoutes(deps),
+    ...billingRoutes(deps),
+    ...codecRoutes(deps),
+  ];
 }
 
 // Everything the app serves: the API, Prometheus metrics, the dashboard's pages, and the API's own documentation.
@@ -94,7 +119,9 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(refuseUnknownHosts(deps.config.publicBaseUrl, deps.config.ALLOWED_HOSTS));
   if (deps.localCaller) {
     const uiOrigin = deps.config.temporalUiOrigin;
-    app.use(refuseOtherSitesLocally(deps.config.publicBaseUrl, (ctx) => ctx.path.startsWith(`${CODEC_PATH}/`) && ctx.get('origin') === uiOrigin));
+    app.use(
+      refuseOtherSitesLocally(deps.config.publicBaseUrl, (ctx) => ctx.path.startsWith(`${CODEC_PATH}/`) && ctx.get('origin') === uiOrigin),
+    );
   }
   app.use(codecCors(deps.config.temporalUiOrigin));
   app.use(router.routes());

@@ -41,7 +41,10 @@ export const OIDC_CALLBACK_PATH = '/api/auth/oauth/idp/callback';
 export function externalClients(config: Config): ExternalClients {
   const { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: clientSecret } = config;
   return {
-    oidc: issuer && clientId && clientSecret ? new OidcClient({ issuer, clientId, clientSecret, redirectUri: `${config.publicBaseUrl}${OIDC_CALLBACK_PATH}` }) : null,
+    oidc:
+      issuer && clientId && clientSecret
+        ? new OidcClient({ issuer, clientId, clientSecret, redirectUri: `${config.publicBaseUrl}${OIDC_CALLBACK_PATH}` })
+        : null,
     stripe: config.STRIPE_SECRET_KEY ? createStripe(config.STRIPE_SECRET_KEY, config.STRIPE_API_BASE) : null,
     captcha: createCaptchaCheck(config.CAPTCHA_SECRET, config.CAPTCHA_VERIFY_URL),
   };

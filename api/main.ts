@@ -17,14 +17,22 @@ const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'api');
 blockCache.resize(config.LEXICAL_CACHE_MB * 2 ** 20);
 watchLexicalCache(blockCache);
-const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, deadlines: databaseDeadlines(config, 'api') });
+const orm = await openOrm({
+  databaseUrl: config.DATABASE_URL,
+  poolMax: config.DATABASE_POOL_MAX,
+  deadlines: databaseDeadlines(config, 'api'),
+});
 watchPool(await orm.em.getConnection().getNativeClient());
 const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(orm.em.fork()) : null;
 
 const embedder = await createEmbedder(config, logger, 'queries');
 
-const server = await listen(createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder, clients: externalClients(config) }), config.PORT, config.HOST);
+const server = await listen(
+  createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder, clients: externalClients(config) }),
+  config.PORT,
+  config.HOST,
+);
 logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${config.publicBaseUrl}/api/docs` }, 'API listening');
 
 onShutdown(logger, async () => {

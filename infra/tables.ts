@@ -6,4 +6,16 @@ import { OutboxMessage } from '../domain/outbox/tables.ts';
 import { Namespace } from '../domain/projects/tables.ts';
 import { WebhookEndpoint } from '../domain/webhooks/tables.ts';
 
-export const entities = [User, Org, Membership, Credential, EmailVerification, AuditEvent, OutboxMessage, MailMessage, Namespace, PasswordReset, WebhookEndpoint];
+export const entities = [
+  User,
+  Org,
+  Membership,
+  Credential,
+  EmailVerification,
+  AuditEvent,
+  OutboxMessage,
+  MailMessage,
+  Namespace,
+  PasswordReset,
+  WebhookEndpoint,
+];

@@ -26,7 +26,8 @@ interface OutboxRow {
 // one after it. A dispatch (one Temporal call) takes milliseconds, so the lease is generous.
 const LEASE_SECONDS = 60;
 // Rows by their key, (org_id, id): the outbox is keyed by org first (0013_tenant_keys).
-const keyed = (rows: OutboxRow[]) => sql`(org_id, id) in (select * from unnest(${rows.map((r) => r.org_id)}::uuid[], ${rows.map((r) => r.id)}::uuid[]))`;
+const keyed = (rows: OutboxRow[]) =>
+  sql`(org_id, id) in (select * from unnest(${rows.map((r) => r.org_id)}::uuid[], ${rows.map((r) => r.id)}::uuid[]))`;
 const orgOf = (row: OutboxRow): string | null => (row.org_id === NO_ORG ? null : row.org_id);
 // A row whose dispatch fails for a reason of its own (Temporal refused it) is tried again after 1, 2, 4 ...
 // seconds, at most 10 minutes apart, and parked as failed after its last attempt: about 2 hours in all.
@@ -200,7 +201,10 @@ export class OutboxRelay {
       try {
         // The Temporal call continues the trace of the request that wrote the row (a signal, of its first row).
         await context.with(propagation.extract(ROOT_CONTEXT, group.rows[0]!.trace_context ?? {}), group.send);
-        await query(em, sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null, claimed_until = null where ${keyed(group.rows)}`);
+        await query(
+          em,
+          sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null, claimed_until = null where ${keyed(group.rows)}`,
+        );
       } catch (err) {
         if (err instanceof TemporalUnreachable) {
           const rest = groups.slice(index).flatMap((g) => g.rows);
@@ -217,20 +221,32 @@ export class OutboxRelay {
   private async recordFailure(em: EntityManager, rows: OutboxRow[], err: unknown): Promise<void> {
     const failed = await query(
       em,
-      sql<{ job_key: string; attempts: number; failed: boolean }>`update outbox set attempts = attempts + 1, last_error = ${String(err)}, claimed_until = null,
+      sql<{
+        job_key: string;
+        attempts: number;
+        failed: boolean;
+      }>`update outbox set attempts = attempts + 1, last_error = ${String(err)}, claimed_until = null,
           next_attempt_at = now() + make_interval(secs => least(${MAX_BACKOFF_SECONDS}, power(2, attempts))),
           failed_at = case when attempts + 1 >= ${MAX_ATTEMPTS} then now() end
         where ${keyed(rows)} returning job_key, attempts, failed_at is not null as failed`,
     );
     const parked = failed.filter((r) => r.failed).map((r) => r.job_key);
-    if (parked.length > 0) this.opts.logger.error({ err, jobKeys: parked, attempts: MAX_ATTEMPTS }, 'outbox rows failed for good; parked (outbox.failed_at)');
+    if (parked.length > 0)
+      this.opts.logger.error({ err, jobKeys: parked, attempts: MAX_ATTEMPTS }, 'outbox rows failed for good; parked (outbox.failed_at)');
     else this.opts.logger.warn({ err, jobKeys: rows.map((r) => r.job_key) }, 'outbox dispatch failed; will retry with backoff');
   }
 
   private async startJob(row: OutboxRow): Promise<void> {
     const workflow = JOB_WORKFLOWS[row.job_type];
     if (!workflow) throw new Error(`no workflow for job type ${row.job_type}`);
-    const started = await this.call(() => startOnce(this.opts.client, this.opts.taskQueue, workflow, { workflowId: row.job_key, orgId: orgOf(row), description: row.description, args: row.args }));
+    const started = await this.call(() =>
+      startOnce(this.opts.client, this.opts.taskQueue, workflow, {
+        workflowId: row.job_key,
+        orgId: orgOf(row),
+        description: row.description,
+        args: row.args,
+      }),
+    );
     this.opts.logger.debug({ workflowId: row.job_key, started }, 'outbox row dispatched');
   }
 

@@ -20,7 +20,11 @@ const tracing = installTracing('memsvc-worker');
 const config = loadConfigOrExit();
 const logger = createLogger(config.LOG_LEVEL, 'worker');
 installTemporalRuntime(logger, config.LOG_LEVEL);
-const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, deadlines: databaseDeadlines(config, 'worker') });
+const orm = await openOrm({
+  databaseUrl: config.DATABASE_URL,
+  poolMax: config.DATABASE_POOL_MAX,
+  deadlines: databaseDeadlines(config, 'worker'),
+});
 const client = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
 const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
 
@@ -37,7 +41,14 @@ const { worker, connection } = await createWorker({
 });
 await watchWorkerState(orm, embedder?.model ?? null);
 const metricsServer = await serveMetrics(config.WORKER_METRICS_PORT, config.HOST, config.METRICS_TOKEN);
-const relay = new OutboxRelay({ orm, client, taskQueue: config.TEMPORAL_TASK_QUEUE, databaseUrl: config.DATABASE_URL, logger, webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE });
+const relay = new OutboxRelay({
+  orm,
+  client,
+  taskQueue: config.TEMPORAL_TASK_QUEUE,
+  databaseUrl: config.DATABASE_URL,
+  logger,
+  webhookRetrySchedule: config.WEBHOOK_RETRY_SCHEDULE,
+});
 await relay.start();
 await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE);
 const folding = await scheduleFolds(orm.em.fork());
@@ -46,7 +57,10 @@ if (embedder) {
   const orgs = await backfillLagging(orm.em.fork(), embedder.model);
   if (orgs > 0) logger.info({ orgs, model: embedder.model }, 'backfilling embeddings of orgs whose vectors lag');
 }
-logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, metrics: `http://${config.HOST}:${config.WORKER_METRICS_PORT}/metrics` }, 'worker and outbox relay running');
+logger.info(
+  { taskQueue: config.TEMPORAL_TASK_QUEUE, metrics: `http://${config.HOST}:${config.WORKER_METRICS_PORT}/metrics` },
+  'worker and outbox relay running',
+);
 
 // Runs until shutdown, when the worker drains (its activities finish) and everything it used is closed.
 const stopped = worker.run().then(async () => {

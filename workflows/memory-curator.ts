@@ -1,4 +1,17 @@
-import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, deprecatePatch, log, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  deprecatePatch,
+  log,
+  proxyActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { CurateRequest, EnrichmentArgs } from '../domain/store/curate.ts';
 import type { EmbedOutcome } from '../domain/embeddings/store.ts';
@@ -71,7 +84,18 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   let backfill = state.backfill ?? null;
   const enrichments = [...(state.enrichments ?? [])];
   // Totals carried from an earlier run may lack the counters added since, hence the defaults under the spread.
-  const totals: CuratorTotals = { embedded: 0, reused: 0, current: 0, refused: 0, enriched: 0, enrichSkipped: 0, enrichFailed: 0, enrichDropped: 0, unitFailures: 0, ...state.totals };
+  const totals: CuratorTotals = {
+    embedded: 0,
+    reused: 0,
+    current: 0,
+    refused: 0,
+    enriched: 0,
+    enrichSkipped: 0,
+    enrichFailed: 0,
+    enrichDropped: 0,
+    unitFailures: 0,
+    ...state.totals,
+  };
   const recent = [...(state.recent ?? [])];
   let lastFailure: string | null = null;
   // Whether postings may be waiting to be folded: at the start of a run, and after each signal (saves and edits
@@ -165,7 +189,8 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
     'embedding',
     () => pending.size > 0 || backfill !== null,
     async () => {
-      for (let waited = 0; waited < tuning.burstPauseMs && bursting() && !draining; waited += tuning.burstLookAgainMs) await sleep(tuning.burstLookAgainMs);
+      for (let waited = 0; waited < tuning.burstPauseMs && bursting() && !draining; waited += tuning.burstLookAgainMs)
+        await sleep(tuning.burstLookAgainMs);
       // A run that began handing over meanwhile leaves the batch to the next run.
       if (draining) return;
       if (pending.size > 0) await embedBatch();
@@ -242,7 +267,13 @@ async function enrich(args: EnrichmentArgs, paceMs: number, inFlight: (rest: Enr
     for (const [i, task] of args.tasks.entries()) {
       inFlight({ ...args, tasks: args.tasks.slice(i) });
       try {
-        const outcome = await enrichMemory({ orgId: args.orgId, memoryId: args.memoryId, task, contentHash: args.contentHash, escrowId: args.escrowId });
+        const outcome = await enrichMemory({
+          orgId: args.orgId,
+          memoryId: args.memoryId,
+          task,
+          contentHash: args.contentHash,
+          escrowId: args.escrowId,
+        });
         report[outcome].push(task);
       } catch (err) {
         report.failed.push({ task, error: failureMessage(err) });

@@ -26,7 +26,10 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
     const caller = callerOf(ctx);
     requireRole(caller, 'owner');
     const client = configured();
-    const org = (await queryOne(ctx.state.em, sql<{ plan: string; stripe_customer_id: string | null }>`select plan, stripe_customer_id from orgs where id = ${caller.orgId}`))!;
+    const org = (await queryOne(
+      ctx.state.em,
+      sql<{ plan: string; stripe_customer_id: string | null }>`select plan, stripe_customer_id from orgs where id = ${caller.orgId}`,
+    ))!;
     return { caller, client, org };
   };
   const urlSchema = z.object({ url: z.url() });
@@ -109,8 +112,12 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
       },
       handler: async (ctx) => {
         const { client, org } = await ownerBilling(ctx);
-        if (!org.stripe_customer_id) throw new AppError('not_found', 'no_payment_customer', 'this org has no payment customer yet; use checkout first');
-        const session = await client.billingPortal.sessions.create({ customer: org.stripe_customer_id, return_url: `${config.publicBaseUrl}/dashboard/billing` });
+        if (!org.stripe_customer_id)
+          throw new AppError('not_found', 'no_payment_customer', 'this org has no payment customer yet; use checkout first');
+        const session = await client.billingPortal.sessions.create({
+          customer: org.stripe_customer_id,
+          return_url: `${config.publicBaseUrl}/dashboard/billing`,
+        });
         ctx.body = { url: session.url };
       },
     }),
@@ -126,7 +133,15 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
         'Each handled event id is recorded once and reconciled by the `billing-event-<event id>` workflow. Answers `{ ok: true, processed: true }` the first time, `{ ok: true, duplicate: true }` after, `{ ok: true, recorded: false }` for other event types.',
       body: z.record(z.string(), z.unknown()),
       responses: {
-        200: { description: 'Accepted', schema: z.object({ ok: z.literal(true), processed: z.literal(true).optional(), duplicate: z.literal(true).optional(), recorded: z.literal(false).optional() }) },
+        200: {
+          description: 'Accepted',
+          schema: z.object({
+            ok: z.literal(true),
+            processed: z.literal(true).optional(),
+            duplicate: z.literal(true).optional(),
+            recorded: z.literal(false).optional(),
+          }),
+        },
         400: { description: '`invalid_signature`' },
         503: { description: '`billing_not_configured`' },
       },
@@ -136,12 +151,21 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
         const header = ctx.get('payment-signature') || ctx.get('stripe-signature');
         let event: ProcessorEvent;
         try {
-          event = Stripe.webhooks.constructEvent(raw ?? '', header, config.STRIPE_WEBHOOK_SECRET, SIGNATURE_TOLERANCE_SECONDS) as unknown as ProcessorEvent;
+          event = Stripe.webhooks.constructEvent(
+            raw ?? '',
+            header,
+            config.STRIPE_WEBHOOK_SECRET,
+            SIGNATURE_TOLERANCE_SECONDS,
+          ) as unknown as ProcessorEvent;
         } catch {
           throw invalid('invalid_signature', 'the payment-signature header does not match the body');
         }
         const receipt = await receiveEvent(ctx.state.em, event);
-        ctx.body = !receipt.recorded ? { ok: true, recorded: false } : receipt.duplicate ? { ok: true, duplicate: true } : { ok: true, processed: true };
+        ctx.body = !receipt.recorded
+          ? { ok: true, recorded: false }
+          : receipt.duplicate
+            ? { ok: true, duplicate: true }
+            : { ok: true, processed: true };
       },
     }),
   ];

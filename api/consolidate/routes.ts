@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_THRESHOLD } from '../../domain/consolidation/detect.ts';
 import { startMerge, type MergeArgs, type MergeResult } from '../../domain/consolidation/merge.ts';
-import { getProposal, listProposals, PROPOSAL_KINDS, PROPOSAL_STATUSES, REVIEW_DECISIONS, reviewProposal, type ProposalView } from '../../domain/consolidation/proposals.ts';
+import {
+  getProposal,
+  listProposals,
+  PROPOSAL_KINDS,
+  PROPOSAL_STATUSES,
+  REVIEW_DECISIONS,
+  reviewProposal,
+  type ProposalView,
+} from '../../domain/consolidation/proposals.ts';
 import { byokOf, planRequired, requireLlm } from '../../domain/llm/port.ts';
 import { runAndAwait } from '../../temporal/start.ts';
 import { consolidationDetectWorkflow, consolidationMergeWorkflow, type DetectArgs } from '../../workflows/consolidation.ts';
@@ -25,7 +33,10 @@ const proposalSchema = z
     proposed_at: epochMs,
     reviewed_at: epochMs.nullable(),
     merged_memory_id: z.uuid().nullable().meta({ description: 'set once merged' }),
-    merge_state: z.enum(['running', 'failed']).nullable().meta({ description: 'running while a merge of this approved proposal runs; failed when the last attempt failed (see merge_error)' }),
+    merge_state: z
+      .enum(['running', 'failed'])
+      .nullable()
+      .meta({ description: 'running while a merge of this approved proposal runs; failed when the last attempt failed (see merge_error)' }),
     merge_error: z.string().nullable(),
   })
   .meta({ id: 'ConsolidationProposal' });
@@ -45,9 +56,18 @@ const proposalJson = (p: ProposalView) => ({
   merge_error: p.mergeError,
 });
 
-const detectReport = z.object({ scanned: z.number().int(), proposalsCreated: z.number().int(), alreadyKnown: z.number().int() }).meta({ id: 'ConsolidationDetectReport' });
-const mergeOutcome = z.object({ proposal_id: z.uuid(), merged_memory_id: z.uuid(), merged_content: z.string(), had_conflict: z.boolean() }).meta({ id: 'ConsolidationMergeResult' });
-const mergeJson = (r: MergeResult) => ({ proposal_id: r.proposalId, merged_memory_id: r.mergedMemoryId, merged_content: r.mergedContent, had_conflict: r.hadConflict });
+const detectReport = z
+  .object({ scanned: z.number().int(), proposalsCreated: z.number().int(), alreadyKnown: z.number().int() })
+  .meta({ id: 'ConsolidationDetectReport' });
+const mergeOutcome = z
+  .object({ proposal_id: z.uuid(), merged_memory_id: z.uuid(), merged_content: z.string(), had_conflict: z.boolean() })
+  .meta({ id: 'ConsolidationMergeResult' });
+const mergeJson = (r: MergeResult) => ({
+  proposal_id: r.proposalId,
+  merged_memory_id: r.mergedMemoryId,
+  merged_content: r.mergedContent,
+  had_conflict: r.hadConflict,
+});
 
 const actionBody = z.discriminatedUnion('action', [
   z.object({
@@ -107,7 +127,10 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
         404: { description: 'Proposal not in this org' },
         409: { description: '`proposal_not_approved`, `proposal_already_merged`, `merge_in_progress`, `memory_superseded`' },
         502: { description: '`llm_rejected` or `llm_malformed_output`' },
-        503: { description: '`llm_unavailable` or `llm_not_configured`; `still_running` when a detect or merge takes longer than the request waits (WORKFLOW_WAIT_MS; asking again waits for the same run) and `temporal_unavailable`, both with Retry-After' },
+        503: {
+          description:
+            '`llm_unavailable` or `llm_not_configured`; `still_running` when a detect or merge takes longer than the request waits (WORKFLOW_WAIT_MS; asking again waits for the same run) and `temporal_unavailable`, both with Retry-After',
+        },
       },
       handler: async (ctx, { body }) => {
         const caller = callerOf(ctx);
@@ -123,9 +146,14 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
             workflowId: `consolidation-detect-${caller.orgId}-${scope}-${body.threshold}`,
             orgId: caller.orgId,
             description: `find duplicate, stale and contradicting memories in ${body.namespace ? `project ${body.namespace}` : 'every project'}`,
-            args: [{ orgId: caller.orgId, namespace: body.namespace, threshold: body.threshold, checkContradictions: llm.configured() }] as [DetectArgs],
+            args: [
+              { orgId: caller.orgId, namespace: body.namespace, threshold: body.threshold, checkContradictions: llm.configured() },
+            ] as [DetectArgs],
           };
-          const report = await runAndAwait(temporal, config.TEMPORAL_TASK_QUEUE, consolidationDetectWorkflow, request, { deadlineMs: config.WORKFLOW_WAIT_MS, again: true });
+          const report = await runAndAwait(temporal, config.TEMPORAL_TASK_QUEUE, consolidationDetectWorkflow, request, {
+            deadlineMs: config.WORKFLOW_WAIT_MS,
+            again: true,
+          });
           ctx.body = { scanned: report.scanned, proposalsCreated: report.proposalsCreated, alreadyKnown: report.alreadyKnown };
           return;
         }
@@ -140,7 +168,10 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
         // The relay starts the same id from the outbox; whichever comes first runs it, and this request follows it.
         const { jobKey, orgId, description, args } = started.job;
         const request = { workflowId: jobKey, orgId, description, args: args as [MergeArgs] };
-        const result = await runAndAwait(temporal, config.TEMPORAL_TASK_QUEUE, consolidationMergeWorkflow, request, { deadlineMs: config.WORKFLOW_WAIT_MS, again: false });
+        const result = await runAndAwait(temporal, config.TEMPORAL_TASK_QUEUE, consolidationMergeWorkflow, request, {
+          deadlineMs: config.WORKFLOW_WAIT_MS,
+          again: false,
+        });
         ctx.body = mergeJson(result);
       },
     }),

@@ -68,7 +68,11 @@ export function bodyParser(route: AnyRoute): Middleware<AppState> {
   }) as unknown as Middleware<AppState>;
   return async (ctx, next) => {
     if (ctx.request.is('json') === false) {
-      throw new AppError('unsupported_media', 'unsupported_media_type', `send the body as application/json, not ${ctx.request.type || 'an untyped body'}`);
+      throw new AppError(
+        'unsupported_media',
+        'unsupported_media_type',
+        `send the body as application/json, not ${ctx.request.type || 'an untyped body'}`,
+      );
     }
     await parse(ctx, next);
   };
@@ -138,7 +142,15 @@ export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
         ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } } } : {}),
       };
     }
-    const implied = [400, ...(route.access === 'caller' ? [401] : []), 403, ...(isWrite(route) ? [429] : []), ...(route.params ? [404] : []), ...(route.body ? [413, 415] : []), 503];
+    const implied = [
+      400,
+      ...(route.access === 'caller' ? [401] : []),
+      403,
+      ...(isWrite(route) ? [429] : []),
+      ...(route.params ? [404] : []),
+      ...(route.body ? [413, 415] : []),
+      503,
+    ];
     for (const status of implied) {
       const key = String(status) as `4${string}`;
       responses[key] ??= { description: STATUS_TEXT[status]!, content: { 'application/json': { schema: errorBody } } };

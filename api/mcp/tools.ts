@@ -26,7 +26,9 @@ const agentSearchBody = searchBody.extend({
   mode: z
     .enum(SEARCH_MODES)
     .optional()
-    .describe('hybrid when left out (words and meaning; words alone when this server cannot embed the query); lexical: words only (BM25); semantic: meaning only'),
+    .describe(
+      'hybrid when left out (words and meaning; words alone when this server cannot embed the query); lexical: words only (BM25); semantic: meaning only',
+    ),
 });
 
 // A tool's input as the query string of a GET route; fields left out stay out, and a list's items are repeated
@@ -41,14 +43,23 @@ export function toolResult(answer: ApiAnswer, ok: (body: unknown) => Record<stri
     const structured = ok(answer.body);
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }
-  const body = (answer.body ?? {}) as { error?: string; message?: string; upgrade_url?: string; issues?: { path: string; message: string }[] };
+  const body = (answer.body ?? {}) as {
+    error?: string;
+    message?: string;
+    upgrade_url?: string;
+    issues?: { path: string; message: string }[];
+  };
   const hints = [
     answer.status === 429 && answer.retryAfter ? `retry after ${answer.retryAfter} s` : '',
     body.upgrade_url ? `upgrade at ${body.upgrade_url}` : '',
     body.issues?.length ? `fix: ${body.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}` : '',
   ].filter(Boolean);
   const text = [`${body.error ?? `http_${answer.status}`}: ${body.message ?? 'the request failed'}`, ...hints].join('. ');
-  return { isError: true, content: [{ type: 'text', text }], _meta: { status: answer.status, error: body.error ?? null, ...(answer.retryAfter ? { retry_after: Number(answer.retryAfter) } : {}) } };
+  return {
+    isError: true,
+    content: [{ type: 'text', text }],
+    _meta: { status: answer.status, error: body.error ?? null, ...(answer.retryAfter ? { retry_after: Number(answer.retryAfter) } : {}) },
+  };
 }
 
 // The memory tools, each a thin call of one API route with the route's own request and answer schemas.
@@ -72,7 +83,8 @@ export function createMcpServer(call: ApiCall): McpServer {
     'search_memories',
     {
       title: 'Search memories',
-      description: 'Best memories for a query, asked in any words: by default "hybrid" (words and meaning); mode "lexical" (words, BM25) or "semantic" (meaning alone). Each hit says which lists found it (found_by); a long memory found through one of its passages carries that passage (matched_passage), where the answer lies. Filters: namespace, tags, metadata_filter, created_after/before, and the scopes user_id, agent_id, run_id.',
+      description:
+        'Best memories for a query, asked in any words: by default "hybrid" (words and meaning); mode "lexical" (words, BM25) or "semantic" (meaning alone). Each hit says which lists found it (found_by); a long memory found through one of its passages carries that passage (matched_passage), where the answer lies. Filters: namespace, tags, metadata_filter, created_after/before, and the scopes user_id, agent_id, run_id.',
       inputSchema: agentSearchBody,
       outputSchema: z.object({ hits: z.array(scoredMemorySchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -88,7 +100,13 @@ export function createMcpServer(call: ApiCall): McpServer {
   );
   server.registerTool(
     'get_memory',
-    { title: 'Read a memory', description: 'One memory by id.', inputSchema: id, outputSchema: memorySchema, annotations: { readOnlyHint: true, openWorldHint: false } },
+    {
+      title: 'Read a memory',
+      description: 'One memory by id.',
+      inputSchema: id,
+      outputSchema: memorySchema,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
     async ({ id }) => toolResult(await call('GET', `/api/memories/${id}`), asIs),
   );
   server.registerTool(
@@ -129,9 +147,15 @@ export function createMcpServer(call: ApiCall): McpServer {
     'list_memories',
     {
       title: 'List memories',
-      description: 'Memories matching filters (namespace, tags, metadata_filter, dates, entity), newest first by default, a page at a time (limit, offset); total counts every match.',
+      description:
+        'Memories matching filters (namespace, tags, metadata_filter, dates, entity), newest first by default, a page at a time (limit, offset); total counts every match.',
       inputSchema: listBody,
-      outputSchema: z.object({ memories: z.array(memorySchema), limit: z.number().int(), offset: z.number().int(), total: z.number().int().nullable() }),
+      outputSchema: z.object({
+        memories: z.array(memorySchema),
+        limit: z.number().int(),
+        offset: z.number().int(),
+        total: z.number().int().nullable(),
+      }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (input) => toolResult(await call('POST', '/api/memories/list', input), asIs),
@@ -150,7 +174,8 @@ export function createMcpServer(call: ApiCall): McpServer {
     'find_runbooks',
     {
       title: 'Find runbooks',
-      description: 'Runbooks (step-by-step procedures) of the org: by a trigger phrase (`trigger`, exact) or by words of the title or summary (`q`); most recently changed first.',
+      description:
+        'Runbooks (step-by-step procedures) of the org: by a trigger phrase (`trigger`, exact) or by words of the title or summary (`q`); most recently changed first.',
       inputSchema: runbookQuery,
       outputSchema: z.object({ procedurals: z.array(runbookSchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -204,12 +229,21 @@ function registerResources(server: McpServer, call: ApiCall): void {
         const answer = await call('GET', '/api/projects');
         const projects = answer.status < 400 ? (answer.body as { projects: { name: string; memory_count: number }[] }).projects : [];
         return {
-          resources: projects.map((p) => ({ uri: `memory://projects/${encodeURIComponent(p.name)}/recent`, name: `${p.name}: recent memories`, mimeType: 'application/json' })),
+          resources: projects.map((p) => ({
+            uri: `memory://projects/${encodeURIComponent(p.name)}/recent`,
+            name: `${p.name}: recent memories`,
+            mimeType: 'application/json',
+          })),
         };
       },
     }),
-    { title: "A project's recent memories", description: 'The 50 memories of the project changed last, newest first (as POST /api/memories/list answers).', mimeType: 'application/json' },
-    (uri, variables) => readJson(call, uri, 'POST', '/api/memories/list', { namespace: one(variables.name), limit: 50, order: 'updated_desc' }),
+    {
+      title: "A project's recent memories",
+      description: 'The 50 memories of the project changed last, newest first (as POST /api/memories/list answers).',
+      mimeType: 'application/json',
+    },
+    (uri, variables) =>
+      readJson(call, uri, 'POST', '/api/memories/list', { namespace: one(variables.name), limit: 50, order: 'updated_desc' }),
   );
   server.registerResource(
     'runbook',
@@ -220,7 +254,11 @@ function registerResources(server: McpServer, call: ApiCall): void {
         return { resources: runbooks.map((r) => ({ uri: `memory://runbooks/${r.id}`, name: r.title, mimeType: 'application/json' })) };
       },
     }),
-    { title: 'A runbook', description: 'A runbook with its steps and outcome counts (as GET /api/procedural/:id answers).', mimeType: 'application/json' },
+    {
+      title: 'A runbook',
+      description: 'A runbook with its steps and outcome counts (as GET /api/procedural/:id answers).',
+      mimeType: 'application/json',
+    },
     (uri, variables) => readJson(call, uri, 'GET', `/api/procedural/${encodeURIComponent(one(variables.id))}`),
   );
 }

@@ -9,7 +9,17 @@ import { callerOf } from '../http/auth.ts';
 import { statusOf } from '../http/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { upgradeUrlOf } from '../llm.ts';
-import { batchCreateBody, batchItem, batchUpdateBody, contentRequired, createBody, idempotencyOf, memoryPatchOf, newMemoryOf, patchable } from './requests.ts';
+import {
+  batchCreateBody,
+  batchItem,
+  batchUpdateBody,
+  contentRequired,
+  createBody,
+  idempotencyOf,
+  memoryPatchOf,
+  newMemoryOf,
+  patchable,
+} from './requests.ts';
 import { memoryJson, memorySchema } from './schemas.ts';
 
 const itemFailure = z

@@ -20,7 +20,21 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { memoryJson, memorySchema, scoredMemorySchema, toFilters } from './schemas.ts';
-import { bulkBody, contentRequired, createBody, idempotencyOf, idParams, memoryPatchOf, newMemoryOf, legacyQuery, listBody, patchable, patchBody, searchBody, similarQuery } from './requests.ts';
+import {
+  bulkBody,
+  contentRequired,
+  createBody,
+  idempotencyOf,
+  idParams,
+  memoryPatchOf,
+  newMemoryOf,
+  legacyQuery,
+  listBody,
+  patchable,
+  patchBody,
+  searchBody,
+  similarQuery,
+} from './requests.ts';
 
 export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
@@ -63,11 +77,18 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       responses: {
         201: { description: 'Created (or replayed)', schema: memorySchema },
         402: { description: '`memory_quota_exceeded` or `storage_quota_exceeded` (free plan), with quota and upgrade_url' },
-        409: { description: `\`idempotency_key_reused\`, or \`project_limit\`: the save names a new project and the org holds ${MAX_PROJECTS_PER_ORG} already` },
+        409: {
+          description: `\`idempotency_key_reused\`, or \`project_limit\`: the save names a new project and the org holds ${MAX_PROJECTS_PER_ORG} already`,
+        },
         413: { description: '`memory_too_large` with max_bytes and received_bytes' },
       },
       handler: async (ctx, { body }) => {
-        const created = await createMemory(ctx.state.em, callerOf(ctx), newMemoryOf(body), { upgradeUrl, batcher, llm, idempotency: idempotencyOf(ctx, body) });
+        const created = await createMemory(ctx.state.em, callerOf(ctx), newMemoryOf(body), {
+          upgradeUrl,
+          batcher,
+          llm,
+          idempotency: idempotencyOf(ctx, body),
+        });
         if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc();
         ctx.status = 201;
@@ -87,7 +108,12 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         const filters = toFilters(q);
         if (q.q !== undefined) {
           searches.inc({ mode: 'lexical' });
-          const hits = await searchMemories(ctx.state.em, orgId, { text: q.q, k: Math.min(q.offset + q.limit, LIST_LIMIT_MAX), mode: 'lexical', filters });
+          const hits = await searchMemories(ctx.state.em, orgId, {
+            text: q.q,
+            k: Math.min(q.offset + q.limit, LIST_LIMIT_MAX),
+            mode: 'lexical',
+            filters,
+          });
           // The legacy shape: rows with score, without found_by (always lexical here).
           ctx.body = hits.slice(q.offset, q.offset + q.limit).map(({ foundBy: _, ...hit }) => memoryJson(hit));
           return;
@@ -107,11 +133,21 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       responses: {
         200: {
           description: 'One page; total counts the same filter (null when the count was skipped for a very large result)',
-          schema: z.object({ memories: z.array(memorySchema), limit: z.number().int(), offset: z.number().int(), total: z.number().int().nullable() }),
+          schema: z.object({
+            memories: z.array(memorySchema),
+            limit: z.number().int(),
+            offset: z.number().int(),
+            total: z.number().int().nullable(),
+          }),
         },
       },
       handler: async (ctx, { body }) => {
-        const page = await listMemories(ctx.state.em, callerOf(ctx).orgId, { ...toFilters(body), limit: body.limit, offset: body.offset, order: body.order });
+        const page = await listMemories(ctx.state.em, callerOf(ctx).orgId, {
+          ...toFilters(body),
+          limit: body.limit,
+          offset: body.offset,
+          order: body.order,
+        });
         ctx.body = { memories: page.memories.map(memoryJson), limit: body.limit, offset: body.offset, total: page.total };
       },
     }),
@@ -127,13 +163,21 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       body: searchBody,
       responses: {
         200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
-        503: { description: '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down.' },
+        503: {
+          description:
+            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down.',
+        },
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
         const vector = needsVector(body.mode) ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
         searches.inc({ mode: body.mode });
-        const hits = await searchMemories(ctx.state.em, orgId, { text: body.query, k: body.k, mode: body.mode, filters: toFilters(body) }, vector);
+        const hits = await searchMemories(
+          ctx.state.em,
+          orgId,
+          { text: body.query, k: body.k, mode: body.mode, filters: toFilters(body) },
+          vector,
+        );
         ctx.body = { hits: hits.map(memoryJson) };
       },
     }),
@@ -146,14 +190,26 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       summary: 'Up to 25 searches in one call (any mode); results in query order',
       body: bulkBody,
       responses: {
-        200: { description: 'One entry per query', schema: z.object({ results: z.array(z.object({ query: z.string(), hits: z.array(scoredMemorySchema) })) }) },
-        503: { description: '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs)' },
+        200: {
+          description: 'One entry per query',
+          schema: z.object({ results: z.array(z.object({ query: z.string(), hits: z.array(scoredMemorySchema) })) }),
+        },
+        503: {
+          description:
+            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs)',
+        },
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
         searches.inc({ mode: body.mode }, body.queries.length);
         const vectors = needsVector(body.mode) ? queries.of(orgId, body.queries) : undefined;
-        const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, { k: body.k, mode: body.mode, filters: toFilters(body), vectors, slots: bulkSlots });
+        const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, {
+          k: body.k,
+          mode: body.mode,
+          filters: toFilters(body),
+          vectors,
+          slots: bulkSlots,
+        });
         ctx.body = { results: body.queries.map((query, i) => ({ query, hits: hits[i]!.map(memoryJson) })) };
       },
     }),
@@ -170,7 +226,10 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       responses: {
         200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
         404: { description: 'No such memory in this org' },
-        409: { description: '`embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds)' },
+        409: {
+          description:
+            '`embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds)',
+        },
         503: { description: '`embeddings_unavailable`: this server has no embedding model' },
       },
       handler: async (ctx, { params, query: q }) => {
@@ -219,7 +278,16 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
           schema: z.object({
             id: z.uuid(),
             edits: z.array(z.unknown()),
-            events: z.array(z.object({ id: z.uuid(), action: z.string(), actor_user_id: z.string().nullable(), actor_token: z.string().nullable(), created_at: epochMs, details: z.record(z.string(), z.unknown()) })),
+            events: z.array(
+              z.object({
+                id: z.uuid(),
+                action: z.string(),
+                actor_user_id: z.string().nullable(),
+                actor_token: z.string().nullable(),
+                created_at: epochMs,
+                details: z.record(z.string(), z.unknown()),
+              }),
+            ),
           }),
         },
       },
@@ -228,7 +296,14 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         ctx.body = {
           id: h.id,
           edits: h.edits,
-          events: h.events.map((e) => ({ id: e.id, action: e.action, actor_user_id: e.actorUserId, actor_token: e.actorToken, created_at: e.createdAt, details: e.details })),
+          events: h.events.map((e) => ({
+            id: e.id,
+            action: e.action,
+            actor_user_id: e.actorUserId,
+            actor_token: e.actorToken,
+            created_at: e.createdAt,
+            details: e.details,
+          })),
         };
       },
     }),

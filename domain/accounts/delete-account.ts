@@ -37,9 +37,14 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
       throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
     }
   } else {
-    const session = caller.credentialKind === 'session' && caller.credentialId ? await em.findOne(Credential, { id: caller.credentialId }) : null;
+    const session =
+      caller.credentialKind === 'session' && caller.credentialId ? await em.findOne(Credential, { id: caller.credentialId }) : null;
     if (!session || session.createdAt.getTime() < Date.now() - FRESH_SIGN_IN_MS) {
-      throw new AppError('forbidden', 'reauthentication_required', 'this account has no password: sign in through the identity provider again, then delete within 15 minutes');
+      throw new AppError(
+        'forbidden',
+        'reauthentication_required',
+        'this account has no password: sign in through the identity provider again, then delete within 15 minutes',
+      );
     }
     if (!('confirmEmail' in proof) || normalizeEmail(proof.confirmEmail) !== user.email) {
       throw new AppError('forbidden', 'email_mismatch', "send confirm_email with this account's e-mail address");
@@ -62,13 +67,26 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
         return { org_id: m.org_id, role: m.role, members: orgRows.length, owners: orgRows.filter((r) => r.role === 'owner').length };
       });
     const blocked = memberships.find((m) => m.members > 1 && m.role === 'owner' && m.owners === 1);
-    if (blocked) throw conflict('sole_owner', `you are the only owner of org ${blocked.org_id}, which has other members: make another member owner first`);
+    if (blocked)
+      throw conflict(
+        'sole_owner',
+        `you are the only owner of org ${blocked.org_id}, which has other members: make another member owner first`,
+      );
     const [creds] = await query(
       tx,
-      sql<{ api: number; sessions: number }>`select count(*) filter (where kind = 'api')::int as api, count(*) filter (where kind = 'session' and revoked_at is null)::int as sessions
+      sql<{
+        api: number;
+        sessions: number;
+      }>`select count(*) filter (where kind = 'api')::int as api, count(*) filter (where kind = 'session' and revoked_at is null)::int as sessions
         from credentials where user_id = ${caller.userId}`,
     );
-    const counts: DeletionCounts = { orgs_deleted: 0, memories_deleted: 0, memberships_removed: 0, api_tokens_deleted: creds!.api, sessions_ended: creds!.sessions };
+    const counts: DeletionCounts = {
+      orgs_deleted: 0,
+      memories_deleted: 0,
+      memberships_removed: 0,
+      api_tokens_deleted: creds!.api,
+      sessions_ended: creds!.sessions,
+    };
     for (const m of memberships) {
       if (m.members === 1) {
         const live = (await readCounters(tx, m.org_id)).get(ORG_COUNTERS.live) ?? 0;
@@ -76,7 +94,13 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
         counts.memories_deleted += live;
         counts.orgs_deleted += 1;
       } else {
-        await recordAudit(tx, { orgId: m.org_id, action: 'org.member.remove', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId }, details: { reason: 'account deleted' } });
+        await recordAudit(tx, {
+          orgId: m.org_id,
+          action: 'org.member.remove',
+          targetId: caller.userId,
+          actor: { userId: caller.userId, credentialId: caller.credentialId },
+          details: { reason: 'account deleted' },
+        });
         counts.memberships_removed += 1;
       }
     }

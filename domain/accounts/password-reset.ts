@@ -23,7 +23,15 @@ export async function requestPasswordReset(em: EntityManager, email: string): Pr
   const mailKey = newId();
   await em.transactional(async (tx) => {
     const args: ResetMailArgs = { email: normalizeEmail(email), mailKey };
-    await enqueueJobs(tx, [{ orgId: null, jobType: PASSWORD_RESET_MAIL_JOB, jobKey: `password-reset-mail-${mailKey}`, args: [args], description: 'send a password reset link, if the address has an account' }]);
+    await enqueueJobs(tx, [
+      {
+        orgId: null,
+        jobType: PASSWORD_RESET_MAIL_JOB,
+        jobKey: `password-reset-mail-${mailKey}`,
+        args: [args],
+        description: 'send a password reset link, if the address has an account',
+      },
+    ]);
   });
 }
 
@@ -33,7 +41,14 @@ export async function issueResetToken(em: EntityManager, email: string): Promise
   if (!user) return null;
   const secret = issueSecret();
   const now = new Date();
-  em.create(PasswordReset, { id: newId(), userId: user.id, tokenHash: secret.hash, createdAt: now, expiresAt: new Date(now.getTime() + RESET_TTL_MS), usedAt: null });
+  em.create(PasswordReset, {
+    id: newId(),
+    userId: user.id,
+    tokenHash: secret.hash,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + RESET_TTL_MS),
+    usedAt: null,
+  });
   await em.flush();
   return { raw: secret.raw, email: user.email };
 }
@@ -48,7 +63,8 @@ export interface ResetOutcome {
 // Sets the new password and ends every cookie session of the user; API tokens stay valid.
 export async function consumePasswordReset(em: EntityManager, rawToken: string, password: string): Promise<ResetOutcome> {
   const tokenHash = hashSecret(rawToken);
-  const usable = (reset: PasswordReset | null): reset is PasswordReset => reset !== null && !reset.usedAt && reset.expiresAt.getTime() >= Date.now();
+  const usable = (reset: PasswordReset | null): reset is PasswordReset =>
+    reset !== null && !reset.usedAt && reset.expiresAt.getTime() >= Date.now();
   const refusal = () => invalid('invalid_token', 'this reset link is invalid, used or expired');
   // The token is checked before the password is hashed, so a guessed or spent token costs a lookup, not an
   // Argon2 hash; it is checked again under the row lock, where a concurrent use of it is decided.
@@ -64,7 +80,13 @@ export async function consumePasswordReset(em: EntityManager, rawToken: string, 
     user.updatedAt = now;
     const sessionsEnded = await tx.nativeUpdate(Credential, { userId: user.id, kind: 'session', revokedAt: null }, { revokedAt: now });
     const apiTokensKept = await tx.count(Credential, { userId: user.id, kind: 'api', revokedAt: null });
-    if (user.lastOrgId) await recordAudit(tx, { orgId: user.lastOrgId, action: 'auth.password_reset', targetId: user.id, actor: { userId: user.id, credentialId: null } });
+    if (user.lastOrgId)
+      await recordAudit(tx, {
+        orgId: user.lastOrgId,
+        action: 'auth.password_reset',
+        targetId: user.id,
+        actor: { userId: user.id, credentialId: null },
+      });
     return { sessionsEnded, apiTokensKept };
   });
 }

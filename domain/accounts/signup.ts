@@ -89,7 +89,15 @@ export async function createAccount(em: EntityManager, plan: SignupPlan): Promis
     await recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor, details: { slug } });
     await recordAudit(tx, { orgId: org.id, action: 'token.create', targetId: plan.apiToken.id, actor, details: { name: 'default' } });
     const mail: VerificationMailArgs = { userId: user.id, orgId: org.id, mailKey: `signup-${org.id}` };
-    await enqueueJobs(tx, [{ orgId: org.id, jobType: VERIFICATION_MAIL_JOB, jobKey: `verification-mail-${mail.mailKey}`, args: [mail], description: `send the e-mail verification link to new user ${user.id}` }]);
+    await enqueueJobs(tx, [
+      {
+        orgId: org.id,
+        jobType: VERIFICATION_MAIL_JOB,
+        jobKey: `verification-mail-${mail.mailKey}`,
+        args: [mail],
+        description: `send the e-mail verification link to new user ${user.id}`,
+      },
+    ]);
     try {
       await tx.flush();
     } catch (err) {

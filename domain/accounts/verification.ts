@@ -45,7 +45,13 @@ export async function requestVerificationMail(em: EntityManager, caller: Caller)
     await recordAudit(tx, { orgId: caller.orgId, action: 'auth.verification.resend', targetId: user.id, actor: actorOf(caller) });
     const args: VerificationMailArgs = { userId: user.id, orgId: caller.orgId, mailKey };
     await enqueueJobs(tx, [
-      { orgId: caller.orgId, jobType: VERIFICATION_MAIL_JOB, jobKey: `verification-mail-${mailKey}`, args: [args], description: `send an e-mail verification link to user ${user.id}` },
+      {
+        orgId: caller.orgId,
+        jobType: VERIFICATION_MAIL_JOB,
+        jobKey: `verification-mail-${mailKey}`,
+        args: [args],
+        description: `send an e-mail verification link to user ${user.id}`,
+      },
     ]);
   });
 }
@@ -61,6 +67,12 @@ export async function verifyEmail(em: EntityManager, rawToken: string): Promise<
     row.usedAt = new Date();
     user.emailVerifiedAt ??= new Date();
     user.updatedAt = new Date();
-    if (user.lastOrgId) await recordAudit(tx, { orgId: user.lastOrgId, action: 'auth.email_verified', targetId: user.id, actor: { userId: user.id, credentialId: null } });
+    if (user.lastOrgId)
+      await recordAudit(tx, {
+        orgId: user.lastOrgId,
+        action: 'auth.email_verified',
+        targetId: user.id,
+        actor: { userId: user.id, credentialId: null },
+      });
   });
 }

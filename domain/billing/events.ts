@@ -21,7 +21,8 @@ export interface ProcessorEvent {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
-const metadataOf = (o: Record<string, unknown>): Record<string, unknown> => (o.metadata && typeof o.metadata === 'object' ? (o.metadata as Record<string, unknown>) : {});
+const metadataOf = (o: Record<string, unknown>): Record<string, unknown> =>
+  o.metadata && typeof o.metadata === 'object' ? (o.metadata as Record<string, unknown>) : {};
 
 // Which org an event is about: the checkout's `service_org_id`, else the org holding its customer.
 async function orgOfEvent(em: EntityManager, event: ProcessorEvent): Promise<string | null> {
@@ -49,7 +50,15 @@ export async function receiveEvent(em: EntityManager, event: ProcessorEvent): Pr
           on conflict (id) do nothing returning id`,
     );
     if (inserted.length === 0) return { recorded: true, duplicate: true };
-    await enqueueJobs(tx, [{ orgId, jobType: BILLING_EVENT_JOB, jobKey: `billing-event-${event.id}`, args: [{ eventId: event.id }], description: `reconcile ${event.type} (${event.id})` }]);
+    await enqueueJobs(tx, [
+      {
+        orgId,
+        jobType: BILLING_EVENT_JOB,
+        jobKey: `billing-event-${event.id}`,
+        args: [{ eventId: event.id }],
+        description: `reconcile ${event.type} (${event.id})`,
+      },
+    ]);
     return { recorded: true, duplicate: false };
   });
 }
@@ -59,7 +68,14 @@ const isPaid = (plan: unknown): plan is Plan => typeof plan === 'string' && plan
 // Applies one recorded event to its org; idempotent (a processed event is skipped).
 export async function reconcileEvent(em: EntityManager, eventId: string): Promise<string> {
   return em.transactional(async (tx) => {
-    const row = await queryOne(tx, sql<{ payload: ProcessorEvent; org_id: string | null; processed_at: string | null }>`select payload, org_id, processed_at from billing_events where id = ${eventId} for update`);
+    const row = await queryOne(
+      tx,
+      sql<{
+        payload: ProcessorEvent;
+        org_id: string | null;
+        processed_at: string | null;
+      }>`select payload, org_id, processed_at from billing_events where id = ${eventId} for update`,
+    );
     if (!row) return 'unknown event';
     if (row.processed_at) return 'already processed';
     const event = row.payload;
@@ -71,19 +87,28 @@ export async function reconcileEvent(em: EntityManager, eventId: string): Promis
       switch (event.type) {
         case 'checkout.session.completed': {
           const plan = isPaid(meta.plan) ? meta.plan : 'team';
-          await query(tx, sql`update orgs set plan = ${plan}, stripe_customer_id = coalesce(${str(object.customer)}, stripe_customer_id), stripe_subscription_id = coalesce(${str(object.subscription)}, stripe_subscription_id), billing_status = 'active', updated_at = now() where id = ${orgId}`);
+          await query(
+            tx,
+            sql`update orgs set plan = ${plan}, stripe_customer_id = coalesce(${str(object.customer)}, stripe_customer_id), stripe_subscription_id = coalesce(${str(object.subscription)}, stripe_subscription_id), billing_status = 'active', updated_at = now() where id = ${orgId}`,
+          );
           outcome = `plan ${plan}`;
           break;
         }
         case 'customer.subscription.created':
         case 'customer.subscription.updated': {
           const plan = isPaid(meta.plan) ? meta.plan : null;
-          await query(tx, sql`update orgs set stripe_subscription_id = ${str(object.id)}, billing_status = ${str(object.status) ?? 'active'}, plan = coalesce(${plan}, plan), updated_at = now() where id = ${orgId}`);
+          await query(
+            tx,
+            sql`update orgs set stripe_subscription_id = ${str(object.id)}, billing_status = ${str(object.status) ?? 'active'}, plan = coalesce(${plan}, plan), updated_at = now() where id = ${orgId}`,
+          );
           outcome = `subscription ${str(object.status) ?? 'active'}`;
           break;
         }
         case 'customer.subscription.deleted':
-          await query(tx, sql`update orgs set plan = 'free', billing_status = 'canceled', stripe_subscription_id = null, updated_at = now() where id = ${orgId}`);
+          await query(
+            tx,
+            sql`update orgs set plan = 'free', billing_status = 'canceled', stripe_subscription_id = null, updated_at = now() where id = ${orgId}`,
+          );
           outcome = 'plan free';
           break;
         case 'invoice.payment_failed':
@@ -94,7 +119,13 @@ export async function reconcileEvent(em: EntityManager, eventId: string): Promis
           outcome = 'refund recorded';
           break;
       }
-      await recordAudit(tx, { orgId, action: `billing.${event.type}`, targetId: eventId, actor: { userId: null, credentialId: null }, details: { outcome } });
+      await recordAudit(tx, {
+        orgId,
+        action: `billing.${event.type}`,
+        targetId: eventId,
+        actor: { userId: null, credentialId: null },
+        details: { outcome },
+      });
     }
     await query(tx, sql`update billing_events set processed_at = now(), outcome = ${outcome}, org_id = ${orgId} where id = ${eventId}`);
     return outcome;

@@ -11,7 +11,15 @@ export const orgEraseWorkflowId = (orgId: string): string => `org-erase-${orgId}
 // credential reaches the org, and the `org-erase-<org id>` workflow erases its rows in batches, so an org
 // of a million memories never becomes one transaction that runs for minutes.
 export async function scheduleOrgErasure(em: EntityManager, orgId: string, memories: number): Promise<void> {
-  await enqueueJobs(em, [{ orgId, jobType: ORG_ERASE_JOB, jobKey: orgEraseWorkflowId(orgId), args: [orgId], description: `erase deleted org ${orgId} (${memories} memories)` }]);
+  await enqueueJobs(em, [
+    {
+      orgId,
+      jobType: ORG_ERASE_JOB,
+      jobKey: orgEraseWorkflowId(orgId),
+      args: [orgId],
+      description: `erase deleted org ${orgId} (${memories} memories)`,
+    },
+  ]);
 }
 
 const byOrg = (em: EntityManager, table: string, orgId: string): Promise<number> =>
@@ -29,9 +37,18 @@ export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<n
     }
     // By ctid, as deleteByCtid does: an `id in (...)` semi-join followed the statistics, and for an org they do not
     // know yet (estimated at one row) re-ran its subquery for each of the org's memories.
-    const memories = await query(tx, sql<{ id: string }>`delete from memories where ctid = any(array(select ctid from memories where org_id = ${orgId} limit ${ERASE_ROWS})) returning id`);
+    const memories = await query(
+      tx,
+      sql<{
+        id: string;
+      }>`delete from memories where ctid = any(array(select ctid from memories where org_id = ${orgId} limit ${ERASE_ROWS})) returning id`,
+    );
     if (memories.length > 0) {
-      await forgetEmbeddings(tx, orgId, memories.map((m) => m.id));
+      await forgetEmbeddings(
+        tx,
+        orgId,
+        memories.map((m) => m.id),
+      );
       return memories.length;
     }
     for (const table of ['events', 'audit_events', 'idempotency_keys', 'outbox']) {

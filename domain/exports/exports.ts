@@ -17,7 +17,20 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export const EXPORT_PAGE_SIZE = 1000;
 export const EXPORT_LIST_LIMIT = 100;
 // The scopes come last: the columns before them are the contract's, in its order.
-const CSV_COLUMNS = ['id', 'content', 'namespace', 'tags', 'source', 'source_ref', 'metadata', 'created_at', 'updated_at', 'user_id', 'agent_id', 'run_id'];
+const CSV_COLUMNS = [
+  'id',
+  'content',
+  'namespace',
+  'tags',
+  'source',
+  'source_ref',
+  'metadata',
+  'created_at',
+  'updated_at',
+  'user_id',
+  'agent_id',
+  'run_id',
+];
 
 export interface ExportView {
   id: string;
@@ -35,11 +48,30 @@ export async function requestExport(em: EntityManager, caller: Caller, format: E
     const id = newId();
     const [row] = await query(
       tx,
-      sql<{ created_at: string }>`insert into export_jobs (id, org_id, format, filters, created_at) values (${id}, ${caller.orgId}, ${format}, ${JSON.stringify(filters)}::jsonb, now()) returning created_at`,
+      sql<{
+        created_at: string;
+      }>`insert into export_jobs (id, org_id, format, filters, created_at) values (${id}, ${caller.orgId}, ${format}, ${JSON.stringify(filters)}::jsonb, now()) returning created_at`,
     );
-    await enqueueJobs(tx, [{ orgId: caller.orgId, jobType: EXPORT_JOB, jobKey: `export-${id}`, args: [{ exportId: id }], description: `export the org's memories as ${format}` }]);
+    await enqueueJobs(tx, [
+      {
+        orgId: caller.orgId,
+        jobType: EXPORT_JOB,
+        jobKey: `export-${id}`,
+        args: [{ exportId: id }],
+        description: `export the org's memories as ${format}`,
+      },
+    ]);
     await recordAudit(tx, { orgId: caller.orgId, action: 'memory.export', targetId: id, actor: actorOf(caller), details: { format } });
-    return { id, status: 'pending', format, rowCount: 0, error: null, filters, createdAt: toDate(row!.created_at).getTime(), completedAt: null };
+    return {
+      id,
+      status: 'pending',
+      format,
+      rowCount: 0,
+      error: null,
+      filters,
+      createdAt: toDate(row!.created_at).getTime(),
+      completedAt: null,
+    };
   });
 }
 
@@ -73,7 +105,10 @@ export async function getExport(em: EntityManager, orgId: string, id: string): P
 }
 
 export async function listExports(em: EntityManager, orgId: string): Promise<ExportView[]> {
-  const rows = await query(em, sql<JobRow>`select * from export_jobs where org_id = ${orgId} order by created_at desc, id desc limit ${EXPORT_LIST_LIMIT}`);
+  const rows = await query(
+    em,
+    sql<JobRow>`select * from export_jobs where org_id = ${orgId} order by created_at desc, id desc limit ${EXPORT_LIST_LIMIT}`,
+  );
   return rows.map(view);
 }
 
@@ -87,7 +122,10 @@ export interface ExportExtent {
 export async function exportExtent(em: EntityManager, orgId: string, exportId: string): Promise<ExportExtent> {
   const row = await queryOne(
     em,
-    sql<{ pages: number; bytes: string }>`select count(*)::int as pages, coalesce(sum(octet_length(data)), 0) as bytes from export_chunks where org_id = ${orgId} and export_id = ${exportId}`,
+    sql<{
+      pages: number;
+      bytes: string;
+    }>`select count(*)::int as pages, coalesce(sum(octet_length(data)), 0) as bytes from export_chunks where org_id = ${orgId} and export_id = ${exportId}`,
   );
   return { pages: row!.pages, bytes: Number(row!.bytes) };
 }
@@ -98,7 +136,8 @@ export async function exportExtent(em: EntityManager, orgId: string, exportId: s
 // memory and no connection of the pool.
 export function exportFile(em: EntityManager, orgId: string, exportId: string, { pages }: ExportExtent): Readable {
   const where = sql`org_id = ${sql.lit(orgId)}::uuid and export_id = ${sql.lit(exportId)}::uuid`;
-  const read = async (seq: number): Promise<Buffer[]> => (await copyOut(em, sql`select data from export_chunks where ${where} and seq = ${sql.lit(seq)}`)).toArray();
+  const read = async (seq: number): Promise<Buffer[]> =>
+    (await copyOut(em, sql`select data from export_chunks where ${where} and seq = ${sql.lit(seq)}`)).toArray();
   async function* bytes() {
     let next = pages > 0 ? read(0) : null;
     for (let seq = 1; next; seq++) {
@@ -116,7 +155,20 @@ function render(format: ExportFormat, memories: MemoryView[], header: boolean): 
   if (format === 'ndjson') return memories.map((m) => `${JSON.stringify(memoryRecord(m))}\n`).join('');
   const rows = memories.map((m) => {
     const r = memoryRecord(m);
-    return [r.id, r.content, r.namespace, JSON.stringify(r.tags), r.source, r.source_ref ?? '', JSON.stringify(r.metadata), r.created_at, r.updated_at, m.userId ?? '', m.agentId ?? '', m.runId ?? ''];
+    return [
+      r.id,
+      r.content,
+      r.namespace,
+      JSON.stringify(r.tags),
+      r.source,
+      r.source_ref ?? '',
+      JSON.stringify(r.metadata),
+      r.created_at,
+      r.updated_at,
+      m.userId ?? '',
+      m.agentId ?? '',
+      m.runId ?? '',
+    ];
   });
   return stringify(rows, { header, columns: CSV_COLUMNS });
 }
@@ -142,7 +194,9 @@ export async function exportPage(em: EntityManager, exportId: string, cursor: Pa
     }
     if (!filters.satisfiable) return null;
     const after =
-      cursor.afterCreatedAt === null ? sql`true` : sql`(m.created_at, m.id) > (${new Date(cursor.afterCreatedAt).toISOString()}::timestamptz, ${cursor.afterId}::uuid)`;
+      cursor.afterCreatedAt === null
+        ? sql`true`
+        : sql`(m.created_at, m.id) > (${new Date(cursor.afterCreatedAt).toISOString()}::timestamptz, ${cursor.afterId}::uuid)`;
     const rows = await query(
       tx,
       sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES}
@@ -156,7 +210,10 @@ export async function exportPage(em: EntityManager, exportId: string, cursor: Pa
           on conflict (org_id, export_id, seq) do nothing`,
     );
     // Pages before this one were full, so the count is exact; the dashboard polls it while the export runs.
-    await query(tx, sql`update export_jobs set row_count = ${cursor.seq * EXPORT_PAGE_SIZE + rows.length} where org_id = ${job.org_id} and id = ${exportId}`);
+    await query(
+      tx,
+      sql`update export_jobs set row_count = ${cursor.seq * EXPORT_PAGE_SIZE + rows.length} where org_id = ${job.org_id} and id = ${exportId}`,
+    );
     if (rows.length < EXPORT_PAGE_SIZE) return null;
     const last = memories[memories.length - 1]!;
     return { seq: cursor.seq + 1, afterCreatedAt: last.createdAt, afterId: last.id };

@@ -93,7 +93,8 @@ export async function requestDeletion(em: EntityManager, caller: Caller, filters
 export async function getDeletion(em: EntityManager, orgId: string, id: string): Promise<DeletionView> {
   const row = await queryOne(
     em,
-    sql<DeletionRow>`select id, status, filters, matched, deleted, created_at, completed_at from memory_deletions where org_id = ${orgId} and id = ${id}`,
+    sql<DeletionRow>`select id, status, filters, matched, deleted, created_at, completed_at
+      from memory_deletions where org_id = ${orgId} and id = ${id}`,
   );
   if (!row) throw notFound();
   return view(row);
@@ -107,7 +108,8 @@ export async function deletionBatch(em: EntityManager, job: DeletionJob): Promis
     const row = await queryOne(
       tx,
       sql<{ filters: MemoryFilters; status: string; requested_by: string | null; requested_with: string | null }>`
-        select filters, status, requested_by, requested_with from memory_deletions where org_id = ${job.orgId} and id = ${job.deletionId} for update`,
+        select filters, status, requested_by, requested_with from memory_deletions
+         where org_id = ${job.orgId} and id = ${job.deletionId} for update`,
     );
     if (!row || row.status === 'completed') return 0;
     const compiled = await compileFilters(tx, job.orgId, row.filters);

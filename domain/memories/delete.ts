@@ -15,17 +15,34 @@ import { forgetEmbeddings } from '../store/vectors.ts';
 export async function deleteMemory(em: EntityManager, caller: Caller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
     if ((await deleteMemories(tx, caller.orgId, [id], actorOf(caller))) > 0) return;
-    const tombstone = await queryOne(tx, sql`select 1 from audit_events where org_id = ${caller.orgId} and target_id = ${id} and action = 'memory.delete' limit 1`);
+    const tombstone = await queryOne(
+      tx,
+      sql`select 1 from audit_events where org_id = ${caller.orgId} and target_id = ${id} and action = 'memory.delete' limit 1`,
+    );
     if (!tombstone) throw notFound();
   });
 }
 
 // Deletes the org's memories `ids` that are there, in the caller's transaction: their postings and vectors, the
 // counters, one memory.deleted event and one audit row each (with `details`). Returns how many it deleted.
-export async function deleteMemories(tx: EntityManager, orgId: string, ids: string[], actor: Actor, details: Record<string, unknown> = {}): Promise<number> {
+export async function deleteMemories(
+  tx: EntityManager,
+  orgId: string,
+  ids: string[],
+  actor: Actor,
+  details: Record<string, unknown> = {},
+): Promise<number> {
   const rows = await query(
     tx,
-    sql<{ id: string; content_bytes: number; doc_len: number; namespace_id: string; namespace: string; superseded_by: string | null; thread: boolean }>`
+    sql<{
+      id: string;
+      content_bytes: number;
+      doc_len: number;
+      namespace_id: string;
+      namespace: string;
+      superseded_by: string | null;
+      thread: boolean;
+    }>`
       select m.id, m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by, m.metadata ? 'parent_ref' as thread
         from ${MEMORIES_IN_NAMESPACES}
        where m.org_id = ${orgId} and m.id = any(${ids}::uuid[]) for update of m`,
@@ -38,8 +55,22 @@ export async function deleteMemories(tx: EntityManager, orgId: string, ids: stri
   const threaded = rows.filter((r) => r.thread).map((r) => r.id);
   if (threaded.length > 0) await remixChunksAfter(tx, orgId, threaded);
   await query(tx, sql`delete from memories where org_id = ${orgId} and id = any(${gone}::uuid[])`);
-  await countDeleted(tx, rows.map((r) => ({ footprint: { orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }, superseded: r.superseded_by !== null })));
-  await recordEvents(tx, rows.map((r) => ({ orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: r.namespace } })));
-  await query(tx, auditInsert(rows.map((r) => ({ orgId, action: 'memory.delete', targetId: r.id, actor, details: { namespace: r.namespace, ...details } }))));
+  await countDeleted(
+    tx,
+    rows.map((r) => ({
+      footprint: { orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len },
+      superseded: r.superseded_by !== null,
+    })),
+  );
+  await recordEvents(
+    tx,
+    rows.map((r) => ({ orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: r.namespace } })),
+  );
+  await query(
+    tx,
+    auditInsert(
+      rows.map((r) => ({ orgId, action: 'memory.delete', targetId: r.id, actor, details: { namespace: r.namespace, ...details } })),
+    ),
+  );
   return rows.length;
 }

@@ -12,7 +12,12 @@ export interface IdempotencyClaim<T> {
 
 // Claims the key inside the create's transaction. A concurrent request with the same key waits on the
 // row lock until the first commits and then gets the first answer; a key older than 24 hours is reused.
-export async function claimIdempotencyKey<T>(em: EntityManager, orgId: string, key: string, requestHash: string): Promise<IdempotencyClaim<T>> {
+export async function claimIdempotencyKey<T>(
+  em: EntityManager,
+  orgId: string,
+  key: string,
+  requestHash: string,
+): Promise<IdempotencyClaim<T>> {
   const claimed = await queryOne(
     em,
     sql<{ key: string }>`insert into idempotency_keys (org_id, key, request_hash, status, body, created_at)
@@ -27,7 +32,8 @@ export async function claimIdempotencyKey<T>(em: EntityManager, orgId: string, k
     em,
     sql<{ request_hash: string; body: T | null }>`select request_hash, body from idempotency_keys where org_id = ${orgId} and key = ${key}`,
   );
-  if (!previous || previous.body === null) throw conflict('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress');
+  if (!previous || previous.body === null)
+    throw conflict('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress');
   if (previous.request_hash !== requestHash) {
     throw conflict('idempotency_key_reused', 'this Idempotency-Key was used with a different request body in the last 24 hours');
   }
@@ -35,5 +41,8 @@ export async function claimIdempotencyKey<T>(em: EntityManager, orgId: string, k
 }
 
 export async function storeIdempotentResult(em: EntityManager, orgId: string, key: string, status: number, body: unknown): Promise<void> {
-  await query(em, sql`update idempotency_keys set status = ${status}, body = ${JSON.stringify(body)}::jsonb where org_id = ${orgId} and key = ${key}`);
+  await query(
+    em,
+    sql`update idempotency_keys set status = ${status}, body = ${JSON.stringify(body)}::jsonb where org_id = ${orgId} and key = ${key}`,
+  );
 }

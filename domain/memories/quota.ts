@@ -20,33 +20,73 @@ function exceeded(error: string, detail: string, used: number, limit: number, pl
 function checkStorage(usage: Map<string, number>, addedBytes: number, plan: Plan, upgradeUrl: string): void {
   const bytes = usage.get(ORG_COUNTERS.bytes) ?? 0;
   if (bytes + addedBytes > FREE_STORAGE_QUOTA_BYTES) {
-    throw exceeded('storage_quota_exceeded', `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`, bytes, FREE_STORAGE_QUOTA_BYTES, plan, upgradeUrl);
+    throw exceeded(
+      'storage_quota_exceeded',
+      `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`,
+      bytes,
+      FREE_STORAGE_QUOTA_BYTES,
+      plan,
+      upgradeUrl,
+    );
   }
 }
 
-export async function checkCreateQuota(em: EntityManager, orgId: string, plan: Plan, addedBytes: number, upgradeUrl: string): Promise<void> {
+export async function checkCreateQuota(
+  em: EntityManager,
+  orgId: string,
+  plan: Plan,
+  addedBytes: number,
+  upgradeUrl: string,
+): Promise<void> {
   if (plan !== 'free') return;
   const usage = await lockedUsage(em, orgId);
   const created = usage.get(ORG_COUNTERS.created) ?? 0;
   if (created >= FREE_MEMORY_QUOTA) {
-    throw exceeded('memory_quota_exceeded', `the free plan allows ${FREE_MEMORY_QUOTA} memories over the org's lifetime`, created, FREE_MEMORY_QUOTA, plan, upgradeUrl);
+    throw exceeded(
+      'memory_quota_exceeded',
+      `the free plan allows ${FREE_MEMORY_QUOTA} memories over the org's lifetime`,
+      created,
+      FREE_MEMORY_QUOTA,
+      plan,
+      upgradeUrl,
+    );
   }
   checkStorage(usage, addedBytes, plan, upgradeUrl);
 }
 
 // A free org's batch of saves, in order: null for each that fits the quota, or the 402 it fails with (the memory
 // count is spent by the items before it; a smaller item may still fit the storage a larger one did not).
-export async function admitWithinQuota(em: EntityManager, orgId: string, plan: Plan, sizes: number[], upgradeUrl: string): Promise<(AppError | null)[]> {
+export async function admitWithinQuota(
+  em: EntityManager,
+  orgId: string,
+  plan: Plan,
+  sizes: number[],
+  upgradeUrl: string,
+): Promise<(AppError | null)[]> {
   if (plan !== 'free') return sizes.map(() => null);
   const usage = await lockedUsage(em, orgId);
   let created = usage.get(ORG_COUNTERS.created) ?? 0;
   let bytes = usage.get(ORG_COUNTERS.bytes) ?? 0;
   return sizes.map((size) => {
     if (created >= FREE_MEMORY_QUOTA) {
-      return exceeded('memory_quota_exceeded', `the free plan allows ${FREE_MEMORY_QUOTA} memories over the org's lifetime`, created, FREE_MEMORY_QUOTA, plan, upgradeUrl);
+      return exceeded(
+        'memory_quota_exceeded',
+        `the free plan allows ${FREE_MEMORY_QUOTA} memories over the org's lifetime`,
+        created,
+        FREE_MEMORY_QUOTA,
+        plan,
+        upgradeUrl,
+      );
     }
     if (bytes + size > FREE_STORAGE_QUOTA_BYTES) {
-      return exceeded('storage_quota_exceeded', `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`, bytes, FREE_STORAGE_QUOTA_BYTES, plan, upgradeUrl);
+      return exceeded(
+        'storage_quota_exceeded',
+        `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`,
+        bytes,
+        FREE_STORAGE_QUOTA_BYTES,
+        plan,
+        upgradeUrl,
+      );
     }
     created += 1;
     bytes += size;
@@ -55,7 +95,13 @@ export async function admitWithinQuota(em: EntityManager, orgId: string, plan: P
 }
 
 // A free org's update that grows content must still fit the storage quota.
-export async function checkStorageGrowth(em: EntityManager, orgId: string, plan: Plan, addedBytes: number, upgradeUrl: string): Promise<void> {
+export async function checkStorageGrowth(
+  em: EntityManager,
+  orgId: string,
+  plan: Plan,
+  addedBytes: number,
+  upgradeUrl: string,
+): Promise<void> {
   if (plan !== 'free') return;
   checkStorage(await lockedUsage(em, orgId), addedBytes, plan, upgradeUrl);
 }

@@ -30,7 +30,10 @@ export interface PendingSave {
 // The namespaces are looked up (and locked, see namespaces.ts) in the same transaction as that statement.
 export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promise<void> {
   if (!em.isInTransaction()) return em.transactional((tx) => writeSaves(tx, saves));
-  const namespaces = await ensureNamespaces(em, saves.map((s) => ({ orgId: s.caller.orgId, name: s.memory.namespace })));
+  const namespaces = await ensureNamespaces(
+    em,
+    saves.map((s) => ({ orgId: s.caller.orgId, name: s.memory.namespace })),
+  );
   const resolved = saves.map((s) => namespaces.get(namespaceKey(s.caller.orgId, s.memory.namespace))!);
   const rows = [];
   const deltas: CounterDelta[] = [];
@@ -68,7 +71,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
                content text, content_bytes int, doc_len int, tfs text, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
                created_ms bigint, user_id text, agent_id text, run_id text, n int)),
       saved as (
-        insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata, created_at, updated_at,
+        insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata,
+                              created_at, updated_at,
                               user_id, agent_id, run_id)
         select r.id, r.org_id, r.namespace_id, r.content, r.content_bytes, r.doc_len, array(select jsonb_array_elements_text(r.tags)),
                r.source, r.source_ref, r.metadata, r.created_at, r.created_at, r.user_id, r.agent_id, r.run_id
@@ -116,7 +120,12 @@ async function writeGroup(fork: () => EntityManager, saves: PendingSave[]): Prom
     if (saves.length === 1) throw err;
     const outcomes: PromiseSettledResult<void>[] = [];
     for (const save of saves) {
-      outcomes.push(await writeSaves(fork(), [save]).then(() => ({ status: 'fulfilled', value: undefined }) as const, (reason: unknown) => ({ status: 'rejected', reason }) as const));
+      outcomes.push(
+        await writeSaves(fork(), [save]).then(
+          () => ({ status: 'fulfilled', value: undefined }) as const,
+          (reason: unknown) => ({ status: 'rejected', reason }) as const,
+        ),
+      );
     }
     return outcomes;
   }

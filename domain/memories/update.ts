@@ -47,7 +47,6 @@ interface CurrentRow {
   run_id: string | null;
 }
 
-
 // One memory's update in the caller's transaction: content (re-indexed, a history entry when it changes),
 // tags (replaced), namespace (moved, created if missing), metadata (merged); then memory.updated and audit.
 export interface UpdateContext {
@@ -56,10 +55,17 @@ export interface UpdateContext {
   llm?: LlmAccess | undefined;
 }
 
-export async function applyPatch(tx: EntityManager, caller: Caller, id: string, patch: MemoryPatch, context: UpdateContext): Promise<MemoryView> {
+export async function applyPatch(
+  tx: EntityManager,
+  caller: Caller,
+  id: string,
+  patch: MemoryPatch,
+  context: UpdateContext,
+): Promise<MemoryView> {
   const current = await queryOne(
     tx,
-    sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id, n.name as namespace, m.created_at, m.superseded_by,
+    sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id,
+          n.name as namespace, m.created_at, m.superseded_by,
           m.user_id, m.agent_id, m.run_id
         from ${MEMORIES_IN_NAMESPACES}
         where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
@@ -76,17 +82,26 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   const fields = Object.keys(patch).filter((k) => patch[k as keyof MemoryPatch] !== undefined);
 
   const namespace = patch.namespace ?? current.namespace;
-  const namespaceId = patch.namespace !== undefined && patch.namespace !== current.namespace ? await ensureNamespace(tx, caller.orgId, patch.namespace) : current.namespace_id;
+  const namespaceId =
+    patch.namespace !== undefined && patch.namespace !== current.namespace
+      ? await ensureNamespace(tx, caller.orgId, patch.namespace)
+      : current.namespace_id;
   if (namespaceId !== current.namespace_id) await moveIndexedMemory(tx, caller.orgId, id, namespaceId);
   if (patch.content !== undefined) {
     const prepared = prepareContent(patch.content);
     if (prepared.content !== current.content) {
-      if (prepared.bytes > current.content_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, context.upgradeUrl);
+      if (prepared.bytes > current.content_bytes)
+        await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, context.upgradeUrl);
       await unindexMemories(tx, caller.orgId, [id]);
       docLen = await indexContent(tx, caller.orgId, id, prepared.content);
       // Semantic search forgets the old text now and learns the new one when the curator has embedded it.
       await forgetEmbeddings(tx, caller.orgId, [id]);
-      const entry = { at: Date.now(), prev_content_len: [...current.content].length, by_user: caller.userId, by_token: caller.credentialId };
+      const entry = {
+        at: Date.now(),
+        prev_content_len: [...current.content].length,
+        by_user: caller.userId,
+        by_token: caller.credentialId,
+      };
       const history: unknown[] = Array.isArray(current.metadata.history) ? current.metadata.history : [];
       // A synopsis and facts describe the text they were drawn from, so they go with it.
       const { synopsis: _synopsis, facts: _facts, ...kept } = withRedaction(metadata, prepared);
@@ -119,9 +134,12 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
 
   const updated = await queryOne(
     tx,
-    sql<{ updated_at: string }>`update memories set content = ${content}, content_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
+    sql<{
+      updated_at: string;
+    }>`update memories set content = ${content}, content_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
           namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb,
-          user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId}, updated_at = greatest(now(), updated_at + interval '1 millisecond')
+          user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId},
+          updated_at = greatest(now(), updated_at + interval '1 millisecond')
         where org_id = ${caller.orgId} and id = ${id} returning updated_at`,
   );
   await countReplaced(
@@ -146,6 +164,12 @@ export async function applyPatch(tx: EntityManager, caller: Caller, id: string, 
   return memory;
 }
 
-export async function updateMemory(em: EntityManager, caller: Caller, id: string, patch: MemoryPatch, context: UpdateContext): Promise<MemoryView> {
+export async function updateMemory(
+  em: EntityManager,
+  caller: Caller,
+  id: string,
+  patch: MemoryPatch,
+  context: UpdateContext,
+): Promise<MemoryView> {
   return em.transactional((tx) => applyPatch(tx, caller, id, patch, context));
 }

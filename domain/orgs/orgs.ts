@@ -29,7 +29,12 @@ export async function getOrg(em: EntityManager, caller: Caller, orgId: string): 
   return orgView(org, caller.role);
 }
 
-export async function updateOrg(em: EntityManager, caller: Caller, orgId: string, patch: { name?: string | undefined; slug?: string | undefined }): Promise<OrgView> {
+export async function updateOrg(
+  em: EntityManager,
+  caller: Caller,
+  orgId: string,
+  patch: { name?: string | undefined; slug?: string | undefined },
+): Promise<OrgView> {
   sameOrg(caller, orgId);
   requireRole(caller, 'owner');
   try {
@@ -38,7 +43,13 @@ export async function updateOrg(em: EntityManager, caller: Caller, orgId: string
       if (patch.name !== undefined) org.name = patch.name;
       if (patch.slug !== undefined) org.slug = patch.slug;
       org.updatedAt = new Date();
-      await recordAudit(tx, { orgId, action: 'org.update', targetId: orgId, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
+      await recordAudit(tx, {
+        orgId,
+        action: 'org.update',
+        targetId: orgId,
+        actor: actorOf(caller),
+        details: { fields: Object.keys(patch) },
+      });
       await tx.flush();
       return orgView(org, caller.role);
     });
@@ -51,14 +62,29 @@ export async function updateOrg(em: EntityManager, caller: Caller, orgId: string
 // A new org with the caller as its owner; the caller's current credential stays bound to its own org. Each org has
 // free quotas of its own, so only a verified address may create one, and a user owns at most `maxOwned` (the org
 // made at sign-up included). The count is taken under a lock on the user's row, so concurrent requests cannot pass it.
-export async function createOrg(em: EntityManager, caller: Caller, input: { name: string; slug?: string | undefined }, maxOwned: number): Promise<OrgView> {
+export async function createOrg(
+  em: EntityManager,
+  caller: Caller,
+  input: { name: string; slug?: string | undefined },
+  maxOwned: number,
+): Promise<OrgView> {
   try {
     return await em.transactional(async (tx) => {
-      const [user] = await query(tx, sql<{ verified: boolean }>`select email_verified_at is not null as verified from users where id = ${caller.userId} for update`);
+      const [user] = await query(
+        tx,
+        sql<{ verified: boolean }>`select email_verified_at is not null as verified from users where id = ${caller.userId} for update`,
+      );
       if (!user?.verified && caller.credentialKind !== 'local') {
-        throw new AppError('forbidden', 'email_verification_required', 'verify your e-mail address before creating an organization (POST /api/auth/resend-verification)');
+        throw new AppError(
+          'forbidden',
+          'email_verification_required',
+          'verify your e-mail address before creating an organization (POST /api/auth/resend-verification)',
+        );
       }
-      const [owned] = await query(tx, sql<{ n: number }>`select count(*)::int as n from memberships where user_id = ${caller.userId} and role = 'owner'`);
+      const [owned] = await query(
+        tx,
+        sql<{ n: number }>`select count(*)::int as n from memberships where user_id = ${caller.userId} and role = 'owner'`,
+      );
       if (owned!.n >= maxOwned) throw conflict('org_limit', `a user owns at most ${maxOwned} organizations (ORGS_PER_USER_MAX)`);
       let slug = input.slug ?? slugify(input.name);
       if (input.slug === undefined && (await tx.count(Org, { slug }))) slug = withSuffix(slug.slice(0, 71));
@@ -92,16 +118,29 @@ export async function listMembers(em: EntityManager, caller: Caller, orgId: stri
       select u.id, u.email, u.name, m.role, u.last_login_at, m.created_at from memberships m join users u on u.id = m.user_id
        where m.org_id = ${orgId} order by m.created_at, u.id`,
   );
-  return rows.map((r) => ({ id: r.id, email: r.email, name: r.name, role: r.role, lastLoginAt: toDateOrNull(r.last_login_at)?.getTime() ?? null, createdAt: toDate(r.created_at).getTime() }));
+  return rows.map((r) => ({
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    role: r.role,
+    lastLoginAt: toDateOrNull(r.last_login_at)?.getTime() ?? null,
+    createdAt: toDate(r.created_at).getTime(),
+  }));
 }
 
-export async function addMember(em: EntityManager, caller: Caller, orgId: string, input: { email: string; role: Role }): Promise<{ userId: string; role: Role }> {
+export async function addMember(
+  em: EntityManager,
+  caller: Caller,
+  orgId: string,
+  input: { email: string; role: Role },
+): Promise<{ userId: string; role: Role }> {
   sameOrg(caller, orgId);
   requireRole(caller, 'owner');
   return em.transactional(async (tx) => {
     const user = await tx.findOne(User, { email: input.email.trim().toLowerCase() });
     if (!user) throw new AppError('not_found', 'user_not_found', 'no account has this e-mail address');
-    if (await tx.findOne(Membership, { orgId, userId: user.id })) throw conflict('already_member', 'this user is already a member of the organization');
+    if (await tx.findOne(Membership, { orgId, userId: user.id }))
+      throw conflict('already_member', 'this user is already a member of the organization');
     tx.create(Membership, { orgId, userId: user.id, role: input.role, createdAt: new Date() });
     await recordAudit(tx, { orgId, action: 'org.member.add', targetId: user.id, actor: actorOf(caller), details: { role: input.role } });
     await tx.flush();
@@ -121,7 +160,13 @@ export async function changeMemberRole(em: EntityManager, caller: Caller, orgId:
     if (target.role !== role) {
       if (target.role === 'owner') assertNotLastOwner(members);
       await query(tx, sql`update memberships set role = ${role} where org_id = ${orgId} and user_id = ${userId}`);
-      await recordAudit(tx, { orgId, action: 'org.member.role', targetId: userId, actor: actorOf(caller), details: { from: target.role, to: role } });
+      await recordAudit(tx, {
+        orgId,
+        action: 'org.member.role',
+        targetId: userId,
+        actor: actorOf(caller),
+        details: { from: target.role, to: role },
+      });
     }
     return (await listMembers(tx, caller, orgId)).find((m) => m.id === userId)!;
   });
@@ -130,7 +175,10 @@ export async function changeMemberRole(em: EntityManager, caller: Caller, orgId:
 // Locks the org's memberships (in user order, as account deletion does) so that two concurrent removals or
 // demotions cannot each leave the other as the last owner.
 async function lockMembers(tx: EntityManager, orgId: string): Promise<{ user_id: string; role: Role }[]> {
-  return query(tx, sql<{ user_id: string; role: Role }>`select user_id, role from memberships where org_id = ${orgId} order by user_id for update`);
+  return query(
+    tx,
+    sql<{ user_id: string; role: Role }>`select user_id, role from memberships where org_id = ${orgId} order by user_id for update`,
+  );
 }
 
 function assertNotLastOwner(members: { role: Role }[]): void {

@@ -30,7 +30,10 @@ export const projectEraseWorkflowId = (namespaceId: string): string => `project-
 // The org's memory counts fall as the batches go.
 export async function deleteProject(em: EntityManager, caller: Caller, id: string): Promise<{ memories: number }> {
   return em.transactional(async (tx) => {
-    const project = await queryOne(tx, sql<{ name: string }>`select name from namespaces where id = ${id} and org_id = ${caller.orgId} for update`);
+    const project = await queryOne(
+      tx,
+      sql<{ name: string }>`select name from namespaces where id = ${id} and org_id = ${caller.orgId} for update`,
+    );
     if (!project) throw notFound();
     requireRole(caller, 'admin');
     const memories = (await readCounters(tx, caller.orgId, id)).get(NAMESPACE_COUNTERS.live) ?? 0;
@@ -38,9 +41,21 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
     await query(tx, sql`delete from namespaces where org_id = ${caller.orgId} and id = ${id}`);
     const erasure: ProjectErasure = { orgId: caller.orgId, namespaceId: id, name: project.name };
     await enqueueJobs(tx, [
-      { orgId: caller.orgId, jobType: PROJECT_ERASE_JOB, jobKey: projectEraseWorkflowId(id), args: [erasure], description: `erase the ${memories} memories of deleted project ${id}` },
+      {
+        orgId: caller.orgId,
+        jobType: PROJECT_ERASE_JOB,
+        jobKey: projectEraseWorkflowId(id),
+        args: [erasure],
+        description: `erase the ${memories} memories of deleted project ${id}`,
+      },
     ]);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'project.delete', targetId: id, actor: actorOf(caller), details: { name: project.name, memories } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'project.delete',
+      targetId: id,
+      actor: actorOf(caller),
+      details: { name: project.name, memories },
+    });
     await tx.flush();
     return { memories };
   });
@@ -69,20 +84,39 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
         docLen += row.doc_len;
       }
     }
-    await unindexMemories(tx, job.orgId, rows.map((r) => r.id));
-    await forgetEmbeddings(tx, job.orgId, rows.map((r) => r.id));
+    await unindexMemories(
+      tx,
+      job.orgId,
+      rows.map((r) => r.id),
+    );
+    await forgetEmbeddings(
+      tx,
+      job.orgId,
+      rows.map((r) => r.id),
+    );
     // A thread that reaches into other projects: its chunks there are mixed with their context again, without
     // the erased ones (domain/store/thread-context.ts).
     const threads = [...new Set(rows.flatMap((r) => (r.thread === null ? [] : [r.thread])))];
     if (threads.length > 0) {
       const elsewhere = await query(
         tx,
-        sql<{ id: string }>`select id from memories where org_id = ${job.orgId} and metadata ? 'parent_ref' and metadata->>'parent_ref' = any(${threads}::text[])
+        sql<{
+          id: string;
+        }>`select id from memories where org_id = ${job.orgId} and metadata ? 'parent_ref' and metadata->>'parent_ref' = any(${threads}::text[])
           and namespace_id <> ${job.namespaceId} and superseded_by is null`,
       );
-      if (elsewhere.length > 0) await enqueueJobs(tx, [curateJob(job.orgId, elsewhere.map((r) => r.id))]);
+      if (elsewhere.length > 0)
+        await enqueueJobs(tx, [
+          curateJob(
+            job.orgId,
+            elsewhere.map((r) => r.id),
+          ),
+        ]);
     }
-    await recordEvents(tx, rows.map((r) => ({ orgId: job.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: job.name } })));
+    await recordEvents(
+      tx,
+      rows.map((r) => ({ orgId: job.orgId, type: 'memory.deleted' as const, data: { id: r.id, namespace: job.name } })),
+    );
     await bumpCounters(tx, [
       { orgId: job.orgId, scopeId: job.orgId, name: ORG_COUNTERS.live, delta: -live },
       { orgId: job.orgId, scopeId: job.orgId, name: ORG_COUNTERS.bytes, delta: -bytes },

@@ -24,7 +24,10 @@ function deltas(f: Footprint, sign: 1 | -1): CounterDelta[] {
   ];
 }
 
-export const createdDeltas = (f: Footprint): CounterDelta[] => [...deltas(f, 1), { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 }];
+export const createdDeltas = (f: Footprint): CounterDelta[] => [
+  ...deltas(f, 1),
+  { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 },
+];
 
 export async function countReplaced(em: EntityManager, before: Footprint, after: Footprint): Promise<void> {
   await bumpCounters(em, sumDeltas([...deltas(before, -1), ...deltas(after, 1)]));
@@ -32,7 +35,9 @@ export async function countReplaced(em: EntityManager, before: Footprint, after:
 
 // A superseded memory already left the live counts when it was merged (supersededDeltas); only its bytes remain.
 export async function countDeleted(em: EntityManager, deleted: { footprint: Footprint; superseded: boolean }[]): Promise<void> {
-  const all = deleted.flatMap(({ footprint: f, superseded }) => (superseded ? [{ orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: -f.bytes }] : deltas(f, -1)));
+  const all = deleted.flatMap(({ footprint: f, superseded }) =>
+    superseded ? [{ orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.bytes, delta: -f.bytes }] : deltas(f, -1),
+  );
   await bumpCounters(em, sumDeltas(all));
 }
 

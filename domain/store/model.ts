@@ -48,7 +48,8 @@ export interface MemoryRow {
 export const MEMORIES_IN_NAMESPACES = sql`memories m join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id`;
 
 // Selected from MEMORIES_IN_NAMESPACES.
-export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata, m.created_at, m.updated_at, m.superseded_by,
+export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata,
+  m.created_at, m.updated_at, m.superseded_by,
   m.user_id, m.agent_id, m.run_id`;
 
 // The memory row as the API, webhooks and exports show it (snake_case, epoch ms); a scope not set is left out.

@@ -25,7 +25,11 @@ export async function fanOutEvents(em: EntityManager, schedule: number[], limit 
     const orgIds = [...new Set(events.map((e) => e.org_id))];
     const endpoints = await query(
       tx,
-      sql<{ id: string; org_id: string; events: string[] }>`select id, org_id, events from webhook_endpoints where enabled and org_id = any(${orgIds}::uuid[])`,
+      sql<{
+        id: string;
+        org_id: string;
+        events: string[];
+      }>`select id, org_id, events from webhook_endpoints where enabled and org_id = any(${orgIds}::uuid[])`,
     );
     const jobs: JobRequest[] = [];
     for (const event of events) {
@@ -49,14 +53,23 @@ export async function fanOutEvents(em: EntityManager, schedule: number[], limit 
       }
     }
     await enqueueJobs(tx, jobs);
-    await query(tx, sql`update events set dispatched_at = now() where (org_id, id) in (select * from unnest(${events.map((e) => e.org_id)}::uuid[], ${events.map((e) => e.id)}::bigint[]))`);
+    await query(
+      tx,
+      sql`update events set dispatched_at = now() where (org_id, id) in (select * from unnest(${events.map((e) => e.org_id)}::uuid[], ${events.map((e) => e.id)}::bigint[]))`,
+    );
     return events.length;
   });
 }
 
 // Sends a finished delivery again as a new delivery with the same body (a new webhook-id: receivers that
 // deduplicate by id would otherwise drop it).
-export async function redeliver(em: EntityManager, orgId: string, endpointId: string, deliveryId: string, schedule: number[]): Promise<string | null> {
+export async function redeliver(
+  em: EntityManager,
+  orgId: string,
+  endpointId: string,
+  deliveryId: string,
+  schedule: number[],
+): Promise<string | null> {
   return em.transactional(async (tx) => {
     const [previous] = await query(
       tx,
@@ -71,7 +84,15 @@ export async function redeliver(em: EntityManager, orgId: string, endpointId: st
           values (${id}, ${orgId}, ${endpointId}, ${previous.event_id}, ${previous.event_type}, ${previous.body}, now())`,
     );
     const args: DeliveryArgs = { deliveryId: id, schedule };
-    await enqueueJobs(tx, [{ orgId, jobType: WEBHOOK_DELIVERY_JOB, jobKey: `webhook-delivery-${id}`, args: [args], description: `redeliver ${previous.event_type} (delivery ${deliveryId}) to webhook endpoint ${endpointId}` }]);
+    await enqueueJobs(tx, [
+      {
+        orgId,
+        jobType: WEBHOOK_DELIVERY_JOB,
+        jobKey: `webhook-delivery-${id}`,
+        args: [args],
+        description: `redeliver ${previous.event_type} (delivery ${deliveryId}) to webhook endpoint ${endpointId}`,
+      },
+    ]);
     return id;
   });
 }

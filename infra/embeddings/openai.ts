@@ -1,6 +1,12 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { EMBEDDING_DIMENSIONS, embeddingInputRefused, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/store/embedder.ts';
+import {
+  EMBEDDING_DIMENSIONS,
+  embeddingInputRefused,
+  embeddingsUnavailable,
+  unitLength,
+  type Embedder,
+} from '../../domain/store/embedder.ts';
 import type { AppError } from '../../domain/errors.ts';
 
 export interface OpenAiEmbedderOptions {
@@ -40,24 +46,35 @@ const answerSchema = z.object({
 // still fails, and every answer that is not exactly one vector of EMBEDDING_DIMENSIONS finite numbers per text,
 // is embeddingsUnavailable.
 export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
-  const client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, timeout: options.timeoutMs, maxRetries: options.maxRetries });
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    timeout: options.timeoutMs,
+    maxRetries: options.maxRetries,
+  });
 
   async function request(input: string[], attempts: { timeout: number; maxRetries: number }): Promise<Float32Array[]> {
     let answer: unknown;
     try {
-      answer = await client.embeddings.create({ model: options.model, input, dimensions: EMBEDDING_DIMENSIONS, encoding_format: 'float' }, attempts);
+      answer = await client.embeddings.create(
+        { model: options.model, input, dimensions: EMBEDDING_DIMENSIONS, encoding_format: 'float' },
+        attempts,
+      );
     } catch (err) {
       throw failure(err);
     }
     const parsed = answerSchema.safeParse(answer);
-    if (!parsed.success) throw embeddingsUnavailable(`the embedding provider answered something other than ${EMBEDDING_DIMENSIONS}-dimensional vectors`);
+    if (!parsed.success)
+      throw embeddingsUnavailable(`the embedding provider answered something other than ${EMBEDDING_DIMENSIONS}-dimensional vectors`);
     const { data } = parsed.data;
-    if (data.length !== input.length) throw embeddingsUnavailable(`the embedding provider answered ${data.length} vectors for ${input.length} texts`);
+    if (data.length !== input.length)
+      throw embeddingsUnavailable(`the embedding provider answered ${data.length} vectors for ${input.length} texts`);
     // Placed by their index, which must name each text once; a zero vector has no direction to compare.
     const vectors: Float32Array[] = new Array(input.length);
     for (const { index, embedding } of data) {
       const vector = unitLength(embedding);
-      if (index >= input.length || vectors[index] || !vector) throw embeddingsUnavailable('the embedding provider answered an index out of range or twice, or a zero vector');
+      if (index >= input.length || vectors[index] || !vector)
+        throw embeddingsUnavailable('the embedding provider answered an index out of range or twice, or a zero vector');
       vectors[index] = vector;
     }
     return vectors;
@@ -66,17 +83,25 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   async function embed(texts: string[], attempts: { timeout: number; maxRetries: number }): Promise<Float32Array[]> {
     const vectors: Float32Array[] = [];
     const cut = texts.map((text) => cutAt(text, options.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS));
-    for (let start = 0; start < cut.length; start += INPUTS_PER_REQUEST) vectors.push(...(await request(cut.slice(start, start + INPUTS_PER_REQUEST), attempts)));
+    for (let start = 0; start < cut.length; start += INPUTS_PER_REQUEST)
+      vectors.push(...(await request(cut.slice(start, start + INPUTS_PER_REQUEST), attempts)));
     return vectors;
   }
 
   const prefix = options.queryPrefix ?? '';
   const background = { timeout: options.timeoutMs, maxRetries: options.maxRetries };
-  const interactive = { timeout: Math.min(options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, options.timeoutMs), maxRetries: Math.min(1, options.maxRetries) };
+  const interactive = {
+    timeout: Math.min(options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS, options.timeoutMs),
+    maxRetries: Math.min(1, options.maxRetries),
+  };
   return {
     model: options.model,
     embedDocuments: (texts) => embed(texts, background),
-    embedQueries: (texts) => embed(texts.map((text) => prefix + text), interactive),
+    embedQueries: (texts) =>
+      embed(
+        texts.map((text) => prefix + text),
+        interactive,
+      ),
     // HTTP requests hold nothing that outlives them.
     close: async () => undefined,
   };
@@ -94,7 +119,12 @@ function failure(err: unknown): AppError {
   const status = (err as { status?: unknown }).status;
   if (status === 401 || status === 403) return embeddingsUnavailable(`the embedding provider refused the API key (HTTP ${status})`);
   // The request itself was refused: its texts (too many tokens, say), since the rest of it is ours and fixed.
-  if (status === 400 || status === 413 || status === 422) return embeddingInputRefused(`the embedding provider refused the texts (HTTP ${status})`);
+  if (status === 400 || status === 413 || status === 422)
+    return embeddingInputRefused(`the embedding provider refused the texts (HTTP ${status})`);
   if (typeof status === 'number') return embeddingsUnavailable(`the embedding provider answered HTTP ${status}`);
-  return embeddingsUnavailable(err instanceof OpenAI.APIConnectionTimeoutError ? 'the embedding provider did not answer in time' : 'the embedding provider could not be reached');
+  return embeddingsUnavailable(
+    err instanceof OpenAI.APIConnectionTimeoutError
+      ? 'the embedding provider did not answer in time'
+      : 'the embedding provider could not be reached',
+  );
 }

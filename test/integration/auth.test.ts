@@ -15,7 +15,9 @@ const cookieHeader = (res: { headers: Headers }) => res.headers.getSetCookie().f
 describe('POST /api/auth/signup', () => {
   it('creates user, org (caller owner), one default token and a session in one workflow', async () => {
     const email = uniqueEmail('Signup');
-    const res = await stack.api.post('/api/auth/signup', { body: { email, password: 'long enough pw', name: 'Grace', org_name: 'Hopper & Co' } });
+    const res = await stack.api.post('/api/auth/signup', {
+      body: { email, password: 'long enough pw', name: 'Grace', org_name: 'Hopper & Co' },
+    });
     expect(res.status).toBe(201);
     expect(res.body.email_verification_sent).toBe(true);
     expect(res.body.user).toMatchObject({ email: email.toLowerCase(), name: 'Grace', email_verified: false });
@@ -36,7 +38,12 @@ describe('POST /api/auth/signup', () => {
 
     const orgId = res.body.org.id as string;
     // The account is one transaction; its verification mail leaves through the outbox as a workflow of the org.
-    const description = await eventually(() => stack.temporal.workflow.getHandle(`verification-mail-signup-${orgId}`).describe().catch(() => null));
+    const description = await eventually(() =>
+      stack.temporal.workflow
+        .getHandle(`verification-mail-signup-${orgId}`)
+        .describe()
+        .catch(() => null),
+    );
     expect(description.type).toBe('verificationMailWorkflow');
     expect(description.typedSearchAttributes.get(ORG_ID)).toBe(orgId);
     expect(String(description.memo?.description)).toContain('verification');
@@ -47,7 +54,9 @@ describe('POST /api/auth/signup', () => {
 
   it('sends the verification mail through the outbox, after the answer', async () => {
     const account = await signUp(stack.api);
-    const mail = await eventually(async () => stack.orm.em.fork().findOne(MailMessage, { dedupeKey: `verification:signup-${account.org.id}` }));
+    const mail = await eventually(async () =>
+      stack.orm.em.fork().findOne(MailMessage, { dedupeKey: `verification:signup-${account.org.id}` }),
+    );
     expect(mail.toAddress).toBe(account.user.email);
     expect(mail.kind).toBe('email_verification');
     expect(mail.textBody).toMatch(/token=svc_/);
@@ -58,7 +67,9 @@ describe('POST /api/auth/signup', () => {
   it('refuses a second account for the same address, whatever its case', async () => {
     const email = uniqueEmail('dupe');
     await signUp(stack.api, { email });
-    const again = await stack.api.post('/api/auth/signup', { body: { email: email.toUpperCase(), password: 'another password', name: 'X', org_name: 'Y' } });
+    const again = await stack.api.post('/api/auth/signup', {
+      body: { email: email.toUpperCase(), password: 'another password', name: 'X', org_name: 'Y' },
+    });
     expect(again.status).toBe(409);
     expect(again.body.error).toBe('email_taken');
   });
@@ -80,7 +91,9 @@ describe('POST /api/auth/signup', () => {
   });
 
   it('validates every field with issues', async () => {
-    const res = await stack.api.post('/api/auth/signup', { body: { email: 'not-an-email', password: 'short', name: '', org_name: 'x'.repeat(201) } });
+    const res = await stack.api.post('/api/auth/signup', {
+      body: { email: 'not-an-email', password: 'short', name: '', org_name: 'x'.repeat(201) },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('validation_failed');
     const paths = res.body.issues.map((i: { path: string }) => i.path).sort();
@@ -92,7 +105,9 @@ describe('POST /api/auth/signup', () => {
 describe('POST /api/auth/login and /logout', () => {
   it('signs in, sets the cookie, and logout ends that session only', async () => {
     const account = await signUp(stack.api);
-    const login = await stack.api.post('/api/auth/login', { body: { email: account.user.email.toUpperCase(), password: account.password } });
+    const login = await stack.api.post('/api/auth/login', {
+      body: { email: account.user.email.toUpperCase(), password: account.password },
+    });
     expect(login.status).toBe(200);
     expect(login.body.user.id).toBe(account.user.id);
     expect(login.body.org).toMatchObject({ id: account.org.id, role: 'owner' });
@@ -134,7 +149,9 @@ describe('POST /api/auth/login and /logout', () => {
     expect(last.body.org.id).toBe(b.org.id);
 
     const outsider = await signUp(stack.api);
-    const denied = await stack.api.post('/api/auth/login', { body: { email: a.user.email, password: a.password, org_id: outsider.org.id } });
+    const denied = await stack.api.post('/api/auth/login', {
+      body: { email: a.user.email, password: a.password, org_id: outsider.org.id },
+    });
     expect(denied.status).toBe(403);
   });
 });
@@ -162,19 +179,28 @@ describe('GET and PATCH /api/auth/me', () => {
 
   it('refreshes the cookie expiry on GET for cookie callers', async () => {
     const a = await signUp(stack.api);
-    await stack.orm.em.fork().getConnection().execute(`update credentials set expires_at = now() + interval '1 day' where kind = 'session' and user_id = ?`, [a.user.id]);
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update credentials set expires_at = now() + interval '1 day' where kind = 'session' and user_id = ?`, [a.user.id]);
     const me = await stack.api.get('/api/auth/me', { cookie: a.cookie });
     expect(me.status).toBe(200);
     const cookie = cookieHeader(me)!;
     expect(Date.parse(/expires=([^;]+)/i.exec(cookie)![1]!) - Date.now()).toBeGreaterThan(59.9 * 86_400_000);
-    const [row] = await stack.orm.em.fork().getConnection().execute(`select expires_at from credentials where kind = 'session' and user_id = ?`, [a.user.id]);
+    const [row] = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select expires_at from credentials where kind = 'session' and user_id = ?`, [a.user.id]);
     expect(new Date(row!.expires_at).getTime() - Date.now()).toBeGreaterThan(59.9 * 86_400_000);
     expect(cookieHeader(await stack.api.get('/api/auth/me', { token: a.token }))).toBeUndefined();
   });
 
   it('rejects an expired session', async () => {
     const a = await signUp(stack.api);
-    await stack.orm.em.fork().getConnection().execute(`update credentials set expires_at = now() - interval '1 second' where kind = 'session' and user_id = ?`, [a.user.id]);
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update credentials set expires_at = now() - interval '1 second' where kind = 'session' and user_id = ?`, [a.user.id]);
     expect((await stack.api.get('/api/auth/me', { cookie: a.cookie })).status).toBe(401);
   });
 

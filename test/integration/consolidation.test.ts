@@ -22,9 +22,12 @@ beforeEach(() => llm.reset());
 
 const setPlan = (orgId: string, plan: string) => query(stack.orm.em.fork(), sql`update orgs set plan = ${plan} where id = ${orgId}`);
 const consolidate = (body: Record<string, unknown>, token = a.token) => stack.api.post('/api/consolidate', { token, body });
-const proposals = async (qs = '', token = a.token) => (await stack.api.get(`/api/consolidate${qs}`, { token })).body.proposals as Proposal[];
-const save = async (content: string, namespace: string, token = a.token) => (await stack.api.post('/api/memories', { token, body: { content, namespace, tags: [namespace] } })).body.id as string;
-const mergedAs = (merged: string) => (call: LlmCall) => (call.tool?.name === 'merge_memories' ? { merged, had_conflict: false } : undefined);
+const proposals = async (qs = '', token = a.token) =>
+  (await stack.api.get(`/api/consolidate${qs}`, { token })).body.proposals as Proposal[];
+const save = async (content: string, namespace: string, token = a.token) =>
+  (await stack.api.post('/api/memories', { token, body: { content, namespace, tags: [namespace] } })).body.id as string;
+const mergedAs = (merged: string) => (call: LlmCall) =>
+  call.tool?.name === 'merge_memories' ? { merged, had_conflict: false } : undefined;
 
 interface Proposal {
   id: string;
@@ -43,7 +46,11 @@ interface Proposal {
 // a contradicting pair, and one unrelated memory.
 async function seed(namespace: string, token = a.token) {
   const dupA = await save('The deploy pipeline for the billing service runs on GitHub Actions and takes twelve minutes.', namespace, token);
-  const dupB = await save('The deploy pipeline for the billing service runs on GitHub Actions, and takes twelve minutes!', namespace, token);
+  const dupB = await save(
+    'The deploy pipeline for the billing service runs on GitHub Actions, and takes twelve minutes!',
+    namespace,
+    token,
+  );
   const older = await save('Alice owns the search ranking project.', namespace, token);
   const newer = await save('Alice owns the search ranking project and the indexing work since March.', namespace, token);
   const coffeeA = await save('The office coffee machine is on the third floor near the kitchen.', namespace, token);
@@ -85,7 +92,8 @@ describe('consolidation', () => {
     // The project's name stays out of the workflow id, which Temporal stores in the clear.
     const runs = await eventually(async () => {
       const ids: string[] = [];
-      for await (const run of stack.temporal.workflow.list({ query: `WorkflowType = "consolidationDetectWorkflow"` })) ids.push(run.workflowId);
+      for await (const run of stack.temporal.workflow.list({ query: `WorkflowType = "consolidationDetectWorkflow"` }))
+        ids.push(run.workflowId);
       const mine = ids.filter((id) => id.startsWith(`consolidation-detect-${a.org.id}-`));
       return mine.length > 0 && mine;
     });
@@ -101,7 +109,9 @@ describe('consolidation', () => {
     await save('The user prefers light mode for slides.', 'copies');
     const res = await consolidate({ action: 'detect', namespace: 'copies' });
     expect(res.body).toMatchObject({ scanned: 31, proposalsCreated: 29 });
-    const found = (await proposals('?kind=duplicate&limit=500')).filter((p) => copies.includes(p.memory_a_id) || copies.includes(p.memory_b_id));
+    const found = (await proposals('?kind=duplicate&limit=500')).filter(
+      (p) => copies.includes(p.memory_a_id) || copies.includes(p.memory_b_id),
+    );
     expect(found).toHaveLength(29);
     expect(found.every((p) => p.memory_a_id === copies[0] || p.memory_b_id === copies[0])).toBe(true);
   });
@@ -112,7 +122,11 @@ describe('consolidation', () => {
     const res = await consolidate({ action: 'detect' });
     expect(res.status).toBe(200);
     expect(res.body.proposalsCreated).toBe(0);
-    expect((await consolidate({ action: 'detect', namespace: 'no-such-project' })).body).toEqual({ scanned: 0, proposalsCreated: 0, alreadyKnown: 0 });
+    expect((await consolidate({ action: 'detect', namespace: 'no-such-project' })).body).toEqual({
+      scanned: 0,
+      proposalsCreated: 0,
+      alreadyKnown: 0,
+    });
   });
 
   it('records review decisions, merges approved proposals and supersedes the originals', async () => {
@@ -140,7 +154,12 @@ describe('consolidation', () => {
     const proposal = (await stack.api.get(`/api/consolidate/${dup.id}`, { token: a.token })).body;
     expect(proposal).toMatchObject({ status: 'merged', merged_memory_id: newId, merge_state: null });
     const memory = (await stack.api.get(`/api/memories/${newId}`, { token: a.token })).body;
-    expect(memory).toMatchObject({ content: text, namespace: 'merge', source: 'consolidation', metadata: { consolidation: { proposal_id: dup.id, merged_from: [ids.dupA, ids.dupB].sort() } } });
+    expect(memory).toMatchObject({
+      content: text,
+      namespace: 'merge',
+      source: 'consolidation',
+      metadata: { consolidation: { proposal_id: dup.id, merged_from: [ids.dupA, ids.dupB].sort() } },
+    });
     expect(memory.tags).toEqual(expect.arrayContaining(['merge', 'merged-from-consolidation']));
     expect(memory.superseded_by).toBeUndefined();
     for (const original of [ids.dupA, ids.dupB]) {
@@ -150,14 +169,23 @@ describe('consolidation', () => {
       expect(edit.body.error).toBe('memory_superseded');
     }
 
-    const hits = (await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'deploy pipeline billing GitHub Actions', namespace: 'merge' } })).body.hits as { id: string }[];
+    const hits = (
+      await stack.api.post('/api/memories/search', {
+        token: a.token,
+        body: { query: 'deploy pipeline billing GitHub Actions', namespace: 'merge' },
+      })
+    ).body.hits as { id: string }[];
     expect(hits.map((h) => h.id)).toEqual([newId]);
     const listed = (await stack.api.post('/api/memories/list', { token: a.token, body: { namespace: 'merge', limit: 500 } })).body;
     expect(listed.memories.map((m: { id: string }) => m.id)).not.toContain(ids.dupA);
     expect(listed.total).toBe(6);
-    const everything = (await stack.api.post('/api/memories/list', { token: a.token, body: { namespace: 'merge', limit: 500, include_superseded: true } })).body;
+    const everything = (
+      await stack.api.post('/api/memories/list', { token: a.token, body: { namespace: 'merge', limit: 500, include_superseded: true } })
+    ).body;
     expect(everything.total).toBe(8);
-    const project = ((await stack.api.get('/api/projects', { token: a.token })).body.projects as { name: string; memory_count: number }[]).find((p) => p.name === 'merge');
+    const project = (
+      (await stack.api.get('/api/projects', { token: a.token })).body.projects as { name: string; memory_count: number }[]
+    ).find((p) => p.name === 'merge');
     expect(project?.memory_count).toBe(6);
     await expectCounted('merge');
 
@@ -196,7 +224,11 @@ describe('consolidation', () => {
     llm.respond(mergedAs('Alice owns the search ranking project and the indexing work since March.'));
     const ok = await consolidate({ action: 'merge', id: stale.id });
     expect(ok.status).toBe(200);
-    expect((await stack.api.get(`/api/consolidate/${stale.id}`, { token: a.token })).body).toMatchObject({ status: 'merged', merge_state: null, merge_error: null });
+    expect((await stack.api.get(`/api/consolidate/${stale.id}`, { token: a.token })).body).toMatchObject({
+      status: 'merged',
+      merge_state: null,
+      merge_error: null,
+    });
   });
 
   it('joins a merge that is already running instead of starting a second one, and shows it running', async () => {
@@ -240,10 +272,18 @@ describe('consolidation', () => {
     llm.respond(mergedAs('merged by my own key'));
     const withKey = await consolidate({ action: 'merge', id: dup.id, byok_alternate_key: 'sk-callers-openai-key' }, b.token);
     expect(withKey.status).toBe(200);
-    expect(llm.calls.filter((c) => c.tool?.name === 'merge_memories').map((c) => [c.protocol, c.apiKey])).toEqual([['openai', 'sk-callers-openai-key']]);
-    const escrow = await query(stack.orm.em.fork(), sql<{ n: string }>`select count(*) as n from llm_key_escrow where org_id = ${b.org.id}`);
+    expect(llm.calls.filter((c) => c.tool?.name === 'merge_memories').map((c) => [c.protocol, c.apiKey])).toEqual([
+      ['openai', 'sk-callers-openai-key'],
+    ]);
+    const escrow = await query(
+      stack.orm.em.fork(),
+      sql<{ n: string }>`select count(*) as n from llm_key_escrow where org_id = ${b.org.id}`,
+    );
     expect(Number(escrow[0]!.n)).toBe(0);
-    const leaks = await query(stack.orm.em.fork(), sql<{ n: string }>`select count(*) as n from outbox where args::text like '%sk-callers-openai-key%'`);
+    const leaks = await query(
+      stack.orm.em.fork(),
+      sql<{ n: string }>`select count(*) as n from outbox where args::text like '%sk-callers-openai-key%'`,
+    );
     expect(Number(leaks[0]!.n)).toBe(0);
     const history = await stack.temporal.workflow.getHandle(`consolidation-merge-${dup.id}-1`).fetchHistory();
     expect(JSON.stringify(history)).not.toContain('sk-callers-openai-key');

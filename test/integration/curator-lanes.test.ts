@@ -54,7 +54,13 @@ describe("the curator's embedding lanes", () => {
 
   it('takes the newest saves first, so a memory saved behind a backlog is not embedded last', async () => {
     const org = await signUp(stack.api);
-    const backlog = async () => (await stack.temporal.workflow.getHandle(curatorWorkflowId(org.org.id)).query(backlogQuery).catch(() => null))?.pending;
+    const backlog = async () =>
+      (
+        await stack.temporal.workflow
+          .getHandle(curatorWorkflowId(org.org.id))
+          .query(backlogQuery)
+          .catch(() => null)
+      )?.pending;
     // The provider holds every request until the backlog is in place.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -63,10 +69,12 @@ describe("the curator's embedding lanes", () => {
       return defaultEmbeddings(call);
     });
     const before = provider.calls.length;
-    const saveIn = async (content: string) => expect((await stack.api.post('/api/memories', { token: org.token, body: { content } })).status).toBe(201);
+    const saveIn = async (content: string) =>
+      expect((await stack.api.post('/api/memories', { token: org.token, body: { content } })).status).toBe(201);
     // A backlog of 300 older memories, ten at a time (both lanes take a batch of at most 64 of them and wait in the
     // provider, so at least 172 stay waiting, however the saves and the relay's signals interleave).
-    for (let start = 0; start < 300; start += 10) await Promise.all(Array.from({ length: 10 }, (_, i) => saveIn(`Older note ${start + i}: the nightly job ${start + i} ran.`)));
+    for (let start = 0; start < 300; start += 10)
+      await Promise.all(Array.from({ length: 10 }, (_, i) => saveIn(`Older note ${start + i}: the nightly job ${start + i} ran.`)));
     const waiting = await eventually(async () => {
       const [pending, sent] = [await backlog(), provider.calls.slice(before).flatMap((c) => c.embeddings?.input ?? []).length];
       return pending !== undefined && pending + sent === 300 && pending;

@@ -128,7 +128,8 @@ describe('waiting on workflows', () => {
     const workflowId = `consolidation-detect-${a.org.id}-*-0.8`;
     const runs = await eventually(async () => {
       const listed: { start: number; runId: string }[] = [];
-      for await (const run of stack.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` })) listed.push({ start: run.startTime.getTime(), runId: run.runId });
+      for await (const run of stack.temporal.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
+        listed.push({ start: run.startTime.getTime(), runId: run.runId });
       return listed.length > 0 && listed;
     });
     const earliest = runs.sort((x, y) => x.start - y.start)[0]!;

@@ -65,7 +65,10 @@ describe('HTTP conventions', () => {
     await locker.connect();
     await locker.query('begin');
     await locker.query('lock table credentials in access exclusive mode');
-    const req = request(`${stack.baseUrl}/api/memories`, { method: 'POST', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' } });
+    const req = request(`${stack.baseUrl}/api/memories`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' },
+    });
     req.on('error', () => undefined);
     req.end(JSON.stringify({ content: 'the client left before this was read' }));
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -73,7 +76,8 @@ describe('HTTP conventions', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     await locker.query('commit');
     await locker.end();
-    const counted = (status: number) => new RegExp(`memsvc_http_request_duration_seconds_count\\{method="POST",route="/api/memories",status="${status}"\\} (\\d+)`);
+    const counted = (status: number) =>
+      new RegExp(`memsvc_http_request_duration_seconds_count\\{method="POST",route="/api/memories",status="${status}"\\} (\\d+)`);
     const metrics = await eventually(async () => {
       const text = (await stack.api.get('/metrics')).text;
       return counted(400).test(text) ? text : undefined;
@@ -105,7 +109,16 @@ describe('HTTP conventions', () => {
     const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
     const temporal = new Client({ connection });
     const logger = createLogger('silent', 'test');
-    const app = createApp({ config: stack.config, orm: stack.orm, temporal, logger, localCaller: null, llm: createLlm(stack.config, logger), embedder: null, clients: externalClients(stack.config) });
+    const app = createApp({
+      config: stack.config,
+      orm: stack.orm,
+      temporal,
+      logger,
+      localCaller: null,
+      llm: createLlm(stack.config, logger),
+      embedder: null,
+      clients: externalClients(stack.config),
+    });
     const server: Server = await new Promise((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
@@ -140,7 +153,9 @@ describe('OpenAPI and docs', () => {
     expect(events.responses['401']).toBeDefined();
     expect(doc.components.schemas.Error).toBeDefined();
     expect(doc.components.securitySchemes.bearer.scheme).toBe('bearer');
-    const opIds = Object.values(doc.paths).flatMap((p) => Object.values(p as Record<string, { operationId: string }>).map((o) => o.operationId));
+    const opIds = Object.values(doc.paths).flatMap((p) =>
+      Object.values(p as Record<string, { operationId: string }>).map((o) => o.operationId),
+    );
     expect(new Set(opIds).size).toBe(opIds.length);
   });
 

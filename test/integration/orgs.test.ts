@@ -22,7 +22,14 @@ describe('/api/orgs/:id', () => {
     const b = await signUp(stack.api);
     const res = await stack.api.get(`/api/orgs/${a.org.id}`, { token: a.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: a.org.id, slug: a.org.slug, name: 'Analytical Engines', plan: 'free', role: 'owner', created_at: expect.any(Number) });
+    expect(res.body).toEqual({
+      id: a.org.id,
+      slug: a.org.slug,
+      name: 'Analytical Engines',
+      plan: 'free',
+      role: 'owner',
+      created_at: expect.any(Number),
+    });
     expect((await stack.api.get(`/api/orgs/${b.org.id}`, { token: a.token })).status).toBe(404);
     expect((await stack.api.get(`/api/orgs/${b.org.id}/members`, { token: a.token })).status).toBe(404);
     expect((await stack.api.patch(`/api/orgs/${b.org.id}`, { token: a.token, body: { name: 'x' } })).status).toBe(404);
@@ -31,7 +38,10 @@ describe('/api/orgs/:id', () => {
   it('lets owners rename and re-slug, with validation and 409 on a taken slug', async () => {
     const a = await signUp(stack.api);
     const b = await signUp(stack.api);
-    const res = await stack.api.patch(`/api/orgs/${a.org.id}`, { token: a.token, body: { name: 'Renamed', slug: `renamed-${Date.now()}` } });
+    const res = await stack.api.patch(`/api/orgs/${a.org.id}`, {
+      token: a.token,
+      body: { name: 'Renamed', slug: `renamed-${Date.now()}` },
+    });
     expect(res.status).toBe(200);
     expect(res.body.name).toBe('Renamed');
     const taken = await stack.api.patch(`/api/orgs/${a.org.id}`, { token: a.token, body: { slug: b.org.slug } });
@@ -75,11 +85,15 @@ describe('POST /api/orgs', () => {
     // Concurrent requests cannot pass the limit together.
     const b = await signUp(stack.api);
     await verify(b);
-    const raced = await Promise.all(['x1', 'x2', 'x3', 'x4'].map((name) => stack.api.post('/api/orgs', { token: b.token, body: { name } })));
+    const raced = await Promise.all(
+      ['x1', 'x2', 'x3', 'x4'].map((name) => stack.api.post('/api/orgs', { token: b.token, body: { name } })),
+    );
     expect(raced.filter((r) => r.status === 201)).toHaveLength(2);
     // Being added to someone else's org is not owning one: that still works as the contract says.
     const c = await signUp(stack.api);
-    expect((await stack.api.post(`/api/orgs/${c.org.id}/members`, { token: c.token, body: { email: a.user.email, role: 'admin' } })).status).toBe(201);
+    expect(
+      (await stack.api.post(`/api/orgs/${c.org.id}/members`, { token: c.token, body: { email: a.user.email, role: 'admin' } })).status,
+    ).toBe(201);
   });
 });
 
@@ -89,7 +103,9 @@ describe('GET /api/orgs', () => {
     const b = await signUp(stack.api);
     await verify(a);
     const second = (await stack.api.post('/api/orgs', { cookie: a.cookie, body: { name: 'Side Project' } })).body;
-    expect((await stack.api.post(`/api/orgs/${b.org.id}/members`, { token: b.token, body: { email: a.user.email, role: 'admin' } })).status).toBe(201);
+    expect(
+      (await stack.api.post(`/api/orgs/${b.org.id}/members`, { token: b.token, body: { email: a.user.email, role: 'admin' } })).status,
+    ).toBe(201);
     const listed = await stack.api.get('/api/orgs', { token: a.token });
     expect(listed.status).toBe(200);
     expect(listed.body.orgs.map((o: { id: string; role: string }) => [o.id, o.role])).toEqual([
@@ -145,9 +161,14 @@ describe('members', () => {
     // With a second owner, the first may leave.
     await stack.api.delete(`/api/orgs/${owner.org.id}/members/${carol.user.id}`, { token: owner.token });
     await add({ email: carol.user.email, role: 'owner' });
-    expect((await stack.api.delete(`/api/orgs/${owner.org.id}/members/${owner.user.id}`, { cookie: await loginInto(carol, owner.org.id) })).status).toBe(204);
+    expect(
+      (await stack.api.delete(`/api/orgs/${owner.org.id}/members/${owner.user.id}`, { cookie: await loginInto(carol, owner.org.id) }))
+        .status,
+    ).toBe(204);
 
-    const actions = (await stack.api.get('/api/events?action=org.member.', { cookie: await loginInto(carol, owner.org.id) })).body.events.map((e: { action: string }) => e.action);
+    const actions = (
+      await stack.api.get('/api/events?action=org.member.', { cookie: await loginInto(carol, owner.org.id) })
+    ).body.events.map((e: { action: string }) => e.action);
     expect(actions.filter((a: string) => a === 'org.member.add')).toHaveLength(3);
     expect(actions.filter((a: string) => a === 'org.member.remove')).toHaveLength(3);
   });
@@ -173,7 +194,10 @@ describe('members', () => {
     expect((await setRole(bob.user.id, { role: 'king' })).status).toBe(400);
     expect((await setRole(bob.user.id, {})).status).toBe(400);
     expect((await setRole(stranger.user.id, { role: 'admin' })).status).toBe(404);
-    expect((await stack.api.patch(`/api/orgs/${stranger.org.id}/members/${stranger.user.id}`, { token: owner.token, body: { role: 'member' } })).status).toBe(404);
+    expect(
+      (await stack.api.patch(`/api/orgs/${stranger.org.id}/members/${stranger.user.id}`, { token: owner.token, body: { role: 'member' } }))
+        .status,
+    ).toBe(404);
 
     // The only owner cannot step down; with a second owner, either may.
     const alone = await setRole(owner.user.id, { role: 'member' });

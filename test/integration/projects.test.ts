@@ -7,7 +7,16 @@ import { NO_SCOPES, type MemoryView } from '../../domain/store/model.ts';
 import { writeSaves } from '../../domain/memories/save-batch.ts';
 import { deleteProject } from '../../domain/projects/delete.ts';
 import { ORG_ID } from '../../temporal/search-attributes.ts';
-import { eventually, lockWaiters, signUp, startStack, subscribeToMemoryEvents, withRelay, type SignedUp, type Stack } from '../support/stack.ts';
+import {
+  eventually,
+  lockWaiters,
+  signUp,
+  startStack,
+  subscribeToMemoryEvents,
+  withRelay,
+  type SignedUp,
+  type Stack,
+} from '../support/stack.ts';
 
 let stack: Stack;
 let a: SignedUp;
@@ -26,7 +35,8 @@ const erasure = async (projectId: string) => {
   return { result: (await handle.result()) as number, orgId: described.typedSearchAttributes.get(ORG_ID) };
 };
 const save = (body: Record<string, unknown>, token = a.token) => stack.api.post('/api/memories', { token, body });
-const projects = async (token = a.token) => (await stack.api.get('/api/projects', { token })).body.projects as { id: string; name: string; memory_count: number }[];
+const projects = async (token = a.token) =>
+  (await stack.api.get('/api/projects', { token })).body.projects as { id: string; name: string; memory_count: number }[];
 
 describe('/api/projects', () => {
   it('lists projects by recent activity with right memory counts', async () => {
@@ -35,10 +45,16 @@ describe('/api/projects', () => {
     await save({ content: 'two', namespace: 'p-new' }, b.token);
     await save({ content: 'three', namespace: 'p-new' }, b.token);
     let list = await projects(b.token);
-    expect(list.map((p) => [p.name, p.memory_count])).toEqual([['p-new', 2], ['p-old', 1]]);
+    expect(list.map((p) => [p.name, p.memory_count])).toEqual([
+      ['p-new', 2],
+      ['p-old', 1],
+    ]);
     await save({ content: 'four', namespace: 'p-old' }, b.token);
     list = await projects(b.token);
-    expect(list.map((p) => [p.name, p.memory_count])).toEqual([['p-old', 2], ['p-new', 2]]);
+    expect(list.map((p) => [p.name, p.memory_count])).toEqual([
+      ['p-old', 2],
+      ['p-new', 2],
+    ]);
     const moved = (await save({ content: 'five', namespace: 'p-new' }, b.token)).body;
     await stack.api.patch(`/api/memories/${moved.id}`, { token: b.token, body: { namespace: 'p-old' } });
     await stack.api.delete(`/api/memories/${list[1]!.id}`, { token: b.token });
@@ -63,7 +79,10 @@ describe('/api/projects', () => {
     const refused = await save({ content: 'one too many', namespace: 'p-new' }, b.token);
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ error: 'project_limit' });
-    const moved = await stack.api.patch(`/api/memories/${(await save({ content: 'fits', namespace: 'p-first' }, b.token)).body.id}`, { token: b.token, body: { namespace: 'p-new' } });
+    const moved = await stack.api.patch(`/api/memories/${(await save({ content: 'fits', namespace: 'p-first' }, b.token)).body.id}`, {
+      token: b.token,
+      body: { namespace: 'p-new' },
+    });
     expect(moved.status).toBe(409);
     expect((await save({ content: 'an existing project still takes memories', namespace: 'bulk-7' }, b.token)).status).toBe(201);
     await stack.api.delete(`/api/projects/${page.body.projects[0].id}`, { token: b.token });
@@ -119,11 +138,17 @@ describe('/api/projects', () => {
     // ...and erased by the project-erase workflow, which the outbox starts with the org's search attribute.
     const erased = await withRelay(stack, () => eventually(() => erasure(project.id)));
     expect(erased).toMatchObject({ result: 3, orgId: a.org.id });
-    const postings = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from lexical_staged where memory_id = any(${ids}::uuid[])`);
+    const postings = await query(
+      stack.orm.em.fork(),
+      sql<{ n: number }>`select count(*)::int as n from lexical_staged where memory_id = any(${ids}::uuid[])`,
+    );
     expect(postings[0]!.n).toBe(0);
     const audit = await stack.api.get(`/api/events?action=project.delete&target=${project.id}`, { token: a.token });
     expect(audit.body.events).toHaveLength(1);
-    const deleted = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from events where type = 'memory.deleted' and data->>'id' = any(${ids}::text[])`);
+    const deleted = await query(
+      stack.orm.em.fork(),
+      sql<{ n: number }>`select count(*)::int as n from events where type = 'memory.deleted' and data->>'id' = any(${ids}::text[])`,
+    );
     expect(deleted[0]!.n).toBe(3);
     const total = (await stack.api.post('/api/memories/list', { token: a.token, body: {} })).body.total;
     const listed = (await stack.api.post('/api/memories/list', { token: a.token, body: { limit: 500 } })).body.memories.length;
@@ -138,7 +163,9 @@ describe('/api/threads', () => {
     await save({ content: 'second chunk', metadata: { parent_ref: ref, chunk_index: 2 } }, c.token);
     await save({ content: 'no index', metadata: { parent_ref: ref } }, c.token);
     await save({ content: 'first chunk', metadata: { parent_ref: ref, chunk_index: 1, title: 'The talk' } }, c.token);
-    const solo = (await save({ content: 'a solo memory with a long text that becomes the title of its own thread', namespace: 'solo' }, c.token)).body;
+    const solo = (
+      await save({ content: 'a solo memory with a long text that becomes the title of its own thread', namespace: 'solo' }, c.token)
+    ).body;
 
     const thread = await stack.api.get(`/api/threads/${ref}`, { token: c.token });
     expect(thread.status).toBe(200);
@@ -150,7 +177,13 @@ describe('/api/threads', () => {
     expect(Array.isArray(list.body)).toBe(true);
     const byRef = new Map(list.body.map((t: { parent_ref: string }) => [t.parent_ref, t]));
     expect(byRef.get(ref)).toMatchObject({ count: 3, namespace: 'default', title: 'second chunk', has_chunks: true });
-    expect(byRef.get(solo.id)).toMatchObject({ count: 1, namespace: 'solo', has_chunks: false, first_at: solo.created_at, last_at: solo.created_at });
+    expect(byRef.get(solo.id)).toMatchObject({
+      count: 1,
+      namespace: 'solo',
+      has_chunks: false,
+      first_at: solo.created_at,
+      last_at: solo.created_at,
+    });
     expect((byRef.get(solo.id) as { title: string }).title).toBe(solo.content.slice(0, 80));
     expect(list.body[0].parent_ref).toBe(solo.id);
     expect((await stack.api.get('/api/threads?namespace=solo', { token: c.token })).body).toHaveLength(1);
@@ -160,7 +193,8 @@ describe('/api/threads', () => {
     expect(fallback.body).toEqual({ parent_ref: solo.id, chunks: [{ id: solo.id, content: solo.content, metadata: {} }] });
     expect((await stack.api.get('/api/threads/no-such-thread', { token: c.token })).status).toBe(404);
     expect((await stack.api.get(`/api/threads/${ref}`, { token: a.token })).status).toBe(404);
-    for (const q of ['limit=0', 'limit=501', 'offset=-1']) expect((await stack.api.get(`/api/threads?${q}`, { token: c.token })).status).toBe(400);
+    for (const q of ['limit=0', 'limit=501', 'offset=-1'])
+      expect((await stack.api.get(`/api/threads?${q}`, { token: c.token })).status).toBe(400);
   });
 });
 
@@ -184,11 +218,14 @@ describe('thread listing', () => {
   it('pages exactly as grouping every memory would, ties in time included', async () => {
     const c = await signUp(stack.api);
     for (const namespace of ['alpha', 'beta']) await save({ content: `seed ${namespace}`, namespace }, c.token);
-    const namespaces = await query(stack.orm.em.fork(), sql<{ id: string; name: string }>`select id, name from namespaces where org_id = ${c.org.id}`);
+    const namespaces = await query(
+      stack.orm.em.fork(),
+      sql<{ id: string; name: string }>`select id, name from namespaces where org_id = ${c.org.id}`,
+    );
     // 600 memories over 80 shared refs and many solo ones, at 150 distinct instants (so many share one),
     // one superseded, one whose parent_ref is a memory's id.
     let seed = 11;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const rows = Array.from({ length: 600 }, (_, i) => {
       const shared = random() < 0.6;
       return {
@@ -208,11 +245,25 @@ describe('thread listing', () => {
     await query(stack.orm.em.fork(), sql`update memories set superseded_by = ${rows[1]!.id} where id = ${rows[0]!.id}`);
 
     for (const namespace of [null, 'alpha']) {
-      for (const [limit, offset] of [[20, 0], [7, 13], [50, 100], [500, 0], [10, 400]] as const) {
+      for (const [limit, offset] of [
+        [20, 0],
+        [7, 13],
+        [50, 100],
+        [500, 0],
+        [10, 400],
+      ] as const) {
         const expected = await oracle(c.org.id, namespace, limit, offset);
         const path = `/api/threads?limit=${limit}&offset=${offset}${namespace ? `&namespace=${namespace}` : ''}`;
-        const got = (await stack.api.get(path, { token: c.token })).body as { parent_ref: string; count: number; title: string; namespace: string }[];
-        expect(got.map((t) => [t.parent_ref, t.count, t.title, t.namespace]), path).toEqual(expected.map((t) => [t.parent_ref, Number(t.count), t.title, t.namespace]));
+        const got = (await stack.api.get(path, { token: c.token })).body as {
+          parent_ref: string;
+          count: number;
+          title: string;
+          namespace: string;
+        }[];
+        expect(
+          got.map((t) => [t.parent_ref, t.count, t.title, t.namespace]),
+          path,
+        ).toEqual(expected.map((t) => [t.parent_ref, Number(t.count), t.title, t.namespace]));
       }
     }
   });
@@ -224,14 +275,32 @@ describe('/api/recall', () => {
     const m2 = (await save({ content: 'me too' })).body;
     const b = await signUp(stack.api);
     const foreign = (await save({ content: 'not yours' }, b.token)).body;
-    const res = await stack.api.post('/api/recall', { token: a.token, body: { memory_ids: [m1.id, m2.id, foreign.id, crypto.randomUUID()], source: 'agent-x', query: 'what to recall' } });
+    const res = await stack.api.post('/api/recall', {
+      token: a.token,
+      body: { memory_ids: [m1.id, m2.id, foreign.id, crypto.randomUUID()], source: 'agent-x', query: 'what to recall' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ logged: 2, skipped: 2 });
     const list = await stack.api.get(`/api/recall?memory_id=${m1.id}`, { token: a.token });
-    expect(list.body.recalls).toEqual([{ id: expect.any(String), memory_id: m1.id, source: 'agent-x', query: 'what to recall', recalled_at: expect.any(Number), recalled_by: a.user.id }]);
+    expect(list.body.recalls).toEqual([
+      {
+        id: expect.any(String),
+        memory_id: m1.id,
+        source: 'agent-x',
+        query: 'what to recall',
+        recalled_at: expect.any(Number),
+        recalled_by: a.user.id,
+      },
+    ]);
     expect((await stack.api.get('/api/recall?limit=1', { token: a.token })).body.recalls).toHaveLength(1);
     expect((await stack.api.get('/api/recall', { token: b.token })).body.recalls).toEqual([]);
-    for (const body of [{ memory_ids: [] }, { memory_ids: Array.from({ length: 101 }, () => m1.id) }, { memory_ids: ['nope'] }, { memory_ids: [m1.id], source: 'x'.repeat(81) }, { memory_ids: [m1.id], query: 'x'.repeat(1001) }]) {
+    for (const body of [
+      { memory_ids: [] },
+      { memory_ids: Array.from({ length: 101 }, () => m1.id) },
+      { memory_ids: ['nope'] },
+      { memory_ids: [m1.id], source: 'x'.repeat(81) },
+      { memory_ids: [m1.id], query: 'x'.repeat(1001) },
+    ]) {
       expect((await stack.api.post('/api/recall', { token: a.token, body })).status).toBe(400);
     }
   });
@@ -245,11 +314,15 @@ describe('project roles', () => {
     const em = stack.orm.em.fork();
     em.create(Membership, { orgId: owner.org.id, userId: member.user.id, role: 'member', createdAt: new Date() });
     await em.flush();
-    const session = (await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: owner.org.id } })).cookie!;
+    const session = (
+      await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: owner.org.id } })
+    ).cookie!;
     await save({ content: 'shared', namespace: 'team-space' }, owner.token);
     const project = (await projects(owner.token)).find((p) => p.name === 'team-space')!;
     expect((await stack.api.get(`/api/projects/${project.id}`, { cookie: session })).status).toBe(200);
-    expect((await stack.api.post('/api/memories', { cookie: session, body: { content: 'member note', namespace: 'team-space' } })).status).toBe(201);
+    expect(
+      (await stack.api.post('/api/memories', { cookie: session, body: { content: 'member note', namespace: 'team-space' } })).status,
+    ).toBe(201);
     const rename = await stack.api.patch(`/api/projects/${project.id}`, { cookie: session, body: { name: 'mine now' } });
     expect(rename.status).toBe(403);
     expect((await stack.api.delete(`/api/projects/${project.id}`, { cookie: session })).status).toBe(403);
@@ -257,18 +330,41 @@ describe('project roles', () => {
     expect((await stack.api.delete(`/api/projects/${project.id}`, { token: owner.token })).status).toBe(204);
   });
 
-  describe('a save racing its project\'s deletion', () => {
+  describe("a save racing its project's deletion", () => {
     const orphans = async (orgId: string) =>
-      (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memories m where m.org_id = ${orgId}
-        and not exists (select 1 from namespaces n where n.id = m.namespace_id)`))[0]!.n;
+      (
+        await query(
+          stack.orm.em.fork(),
+          sql<{ n: number }>`select count(*)::int as n from memories m where m.org_id = ${orgId}
+        and not exists (select 1 from namespaces n where n.id = m.namespace_id)`,
+        )
+      )[0]!.n;
     const lockWaits = () => lockWaiters(stack);
-    const callerOf = (who: SignedUp): Caller => ({ userId: who.user.id, orgId: who.org.id, role: 'owner', plan: 'team', credentialId: who.tokenId, credentialKind: 'api' });
+    const callerOf = (who: SignedUp): Caller => ({
+      userId: who.user.id,
+      orgId: who.org.id,
+      role: 'owner',
+      plan: 'team',
+      credentialId: who.tokenId,
+      credentialKind: 'api',
+    });
 
     it('saved first, it is deleted with the project: the deletion waits for it to commit', async () => {
       const b = await signUp(stack.api);
       await save({ content: 'already in the doomed project', namespace: 'doomed' }, b.token);
       const project = (await projects(b.token)).find((p) => p.name === 'doomed')!;
-      const late: MemoryView = { id: newId(), content: 'saved while the project is deleted', namespace: 'doomed', tags: [], source: 'agent', sourceRef: null, metadata: {}, createdAt: Date.now(), updatedAt: Date.now(), ...NO_SCOPES };
+      const late: MemoryView = {
+        id: newId(),
+        content: 'saved while the project is deleted',
+        namespace: 'doomed',
+        tags: [],
+        source: 'agent',
+        sourceRef: null,
+        metadata: {},
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+        ...NO_SCOPES,
+      };
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let written!: () => void;

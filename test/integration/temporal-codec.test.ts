@@ -11,14 +11,27 @@ type Payload = { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array
 const operatorEmail = uniqueEmail('operator');
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ env: { OPERATOR_EMAILS: `someone@example.test, ${operatorEmail.toUpperCase()}`, TEMPORAL_UI_ORIGIN: 'http://127.0.0.1:8233' } });
+  stack = await startStack({
+    env: { OPERATOR_EMAILS: `someone@example.test, ${operatorEmail.toUpperCase()}`, TEMPORAL_UI_ORIGIN: 'http://127.0.0.1:8233' },
+  });
 });
 afterAll(async () => stack?.close());
 
 // The whole history of a workflow the relay starts from the outbox, once it has ended.
 const historyOf = async (workflowId: string) => {
-  await eventually(() => stack.temporal.workflow.getHandle(workflowId).result().then(() => true, () => false));
-  const res = await stack.temporal.workflowService.getWorkflowExecutionHistory({ namespace: stack.config.TEMPORAL_NAMESPACE, execution: { workflowId } });
+  await eventually(() =>
+    stack.temporal.workflow
+      .getHandle(workflowId)
+      .result()
+      .then(
+        () => true,
+        () => false,
+      ),
+  );
+  const res = await stack.temporal.workflowService.getWorkflowExecutionHistory({
+    namespace: stack.config.TEMPORAL_NAMESPACE,
+    execution: { workflowId },
+  });
   return res.history!;
 };
 
@@ -43,8 +56,14 @@ describe('workflow payloads in Temporal', () => {
     const a = await signUp(stack.api, { email: operatorEmail });
     const history = await historyOf(`verification-mail-signup-${a.org.id}`);
     const raw = Buffer.from(temporal.api.history.v1.History.encode(history).finish());
-    const [user] = await query(stack.orm.em.fork(), sql<{ password_hash: string }>`select password_hash from users where id = ${a.user.id}`);
-    const [token] = await query(stack.orm.em.fork(), sql<{ secret_hash: string }>`select secret_hash from credentials where id = ${a.tokenId}`);
+    const [user] = await query(
+      stack.orm.em.fork(),
+      sql<{ password_hash: string }>`select password_hash from users where id = ${a.user.id}`,
+    );
+    const [token] = await query(
+      stack.orm.em.fork(),
+      sql<{ secret_hash: string }>`select secret_hash from credentials where id = ${a.tokenId}`,
+    );
     expect(raw.includes(operatorEmail)).toBe(false);
     expect(raw.includes(user!.password_hash)).toBe(false);
     expect(raw.includes(token!.secret_hash)).toBe(false);
@@ -54,7 +73,8 @@ describe('workflow payloads in Temporal', () => {
     const all = payloadsIn(history);
     const traceHeaders = all.filter((p) => p.path.endsWith('header.fields._tracer-data'));
     expect(traceHeaders.length).toBeGreaterThan(0);
-    for (const { payload } of traceHeaders) expect(Object.keys(JSON.parse(Buffer.from(payload.data!).toString())).sort()).toEqual(['baggage', 'traceparent']);
+    for (const { payload } of traceHeaders)
+      expect(Object.keys(JSON.parse(Buffer.from(payload.data!).toString())).sort()).toEqual(['baggage', 'traceparent']);
     const payloads = all.filter((p) => !p.path.includes('searchAttributes') && !traceHeaders.includes(p)).map((p) => p.payload);
     expect(payloads.length).toBeGreaterThan(2);
     for (const p of payloads) expect(Buffer.from(p.metadata!.encoding!).toString()).toBe('binary/encrypted');
@@ -89,7 +109,10 @@ describe('workflow payloads in Temporal', () => {
     expect(Buffer.from(decoded.body.payloads[0].metadata.encoding, 'base64').toString()).toMatch(/^json\//);
 
     // Encoding what an operator sends gives what the worker can read back.
-    const encoded = await stack.api.post('/api/temporal/codec/encode', { cookie: operator.cookie, body: { payloads: decoded.body.payloads.slice(0, 1) } });
+    const encoded = await stack.api.post('/api/temporal/codec/encode', {
+      cookie: operator.cookie,
+      body: { payloads: decoded.body.payloads.slice(0, 1) },
+    });
     expect(encoded.status).toBe(200);
     expect(Buffer.from(encoded.body.payloads[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
     const roundTrip = await stack.api.post('/api/temporal/codec/decode', { cookie: operator.cookie, body: encoded.body });
@@ -105,7 +128,9 @@ describe('workflow payloads in Temporal', () => {
     const bad = await stack.api.post('/api/temporal/codec/decode', { cookie: operator.cookie, body: tampered });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('payload_undecryptable');
-    expect((await stack.api.post('/api/temporal/codec/decode', { cookie: operator.cookie, body: { payloads: [{ data: '***' }] } })).status).toBe(400);
+    expect(
+      (await stack.api.post('/api/temporal/codec/decode', { cookie: operator.cookie, body: { payloads: [{ data: '***' }] } })).status,
+    ).toBe(400);
   });
 
   it('answers the Web UI preflight for its origin only', async () => {
@@ -121,7 +146,10 @@ describe('workflow payloads in Temporal', () => {
     const other = await preflight('https://evil.example');
     expect(other.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
     // No other route answers preflights: the API is not meant to be called cross-origin with cookies.
-    const elsewhere = await fetch(`${stack.baseUrl}/api/memories`, { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-method': 'POST' } });
+    const elsewhere = await fetch(`${stack.baseUrl}/api/memories`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-method': 'POST' },
+    });
     expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

@@ -76,12 +76,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // The keys scripts/test.sh exports: worker processes that tests spawn read the same history.
     BYOK_ESCROW_KEY: requiredEnv('BYOK_ESCROW_KEY'),
     TEMPORAL_CODEC_KEYS: requiredEnv('TEMPORAL_CODEC_KEYS'),
-    ...(options.embeddings ? { EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL_DIR: requiredEnv('EMBEDDING_MODEL_DIR') } : { EMBEDDING_PROVIDER: 'none' }),
+    ...(options.embeddings
+      ? { EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL_DIR: requiredEnv('EMBEDDING_MODEL_DIR') }
+      : { EMBEDDING_PROVIDER: 'none' }),
     ...options.env,
   });
   const logger = createLogger(config.LOG_LEVEL, 'test');
   installTemporalRuntime(logger, config.LOG_LEVEL);
-  const orm = await openOrm({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, deadlines: databaseDeadlines(config, 'api') });
+  const orm = await openOrm({
+    databaseUrl: config.DATABASE_URL,
+    poolMax: config.DATABASE_POOL_MAX,
+    deadlines: databaseDeadlines(config, 'api'),
+  });
   const temporal = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
   const mailer = createMailer(config.SMTP_URL, config.MAIL_FROM, logger);
   const llm = createLlm(config, logger);
@@ -119,7 +125,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const relay = options.relay === false ? null : newRelay({ orm, temporal, config }, { logger });
   await relay?.start();
 
-  const app = createApp({ config, orm, temporal, logger, localCaller, llm, embedder, clients: externalClients(config), validateResponses: true });
+  const app = createApp({
+    config,
+    orm,
+    temporal,
+    logger,
+    localCaller,
+    llm,
+    embedder,
+    clients: externalClients(config),
+    validateResponses: true,
+  });
   const server: Server = await listen(app, options.port ?? 0, '127.0.0.1');
   const address = server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -159,11 +175,27 @@ export interface SignedUp {
   password: string;
 }
 
-export async function signUp(api: ApiClient, overrides: Partial<{ email: string; password: string; name: string; org_name: string }> = {}): Promise<SignedUp> {
-  const body = { email: uniqueEmail(), password: 'correct horse battery', name: 'Ada Lovelace', org_name: 'Analytical Engines', ...overrides };
+export async function signUp(
+  api: ApiClient,
+  overrides: Partial<{ email: string; password: string; name: string; org_name: string }> = {},
+): Promise<SignedUp> {
+  const body = {
+    email: uniqueEmail(),
+    password: 'correct horse battery',
+    name: 'Ada Lovelace',
+    org_name: 'Analytical Engines',
+    ...overrides,
+  };
   const res = await api.post('/api/auth/signup', { body });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
-  return { user: res.body.user, org: res.body.org, token: res.body.api_token.raw, tokenId: res.body.api_token.id, cookie: res.cookie!, password: body.password };
+  return {
+    user: res.body.user,
+    org: res.body.org,
+    token: res.body.api_token.raw,
+    tokenId: res.body.api_token.id,
+    cookie: res.cookie!,
+    password: body.password,
+  };
 }
 
 // Memory events are written only for orgs with an endpoint subscribed to them (domain/webhooks/event-log.ts);
@@ -203,7 +235,10 @@ export function newRelay(stack: Pick<Stack, 'orm' | 'temporal' | 'config'>, opti
 }
 
 export async function lockWaiters(stack: Stack): Promise<number> {
-  const rows = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+  const rows = await query(
+    stack.orm.em.fork(),
+    sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+  );
   return rows[0]!.n;
 }
 
