@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
-import { paidOrg } from './lib/service.ts';
+import { paidOrg, paidOrgPassword } from './lib/service.ts';
 import { closedLoop, summarize } from './lib/stats.ts';
 
 const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
@@ -18,17 +18,39 @@ const size = 500;
 const corpus = new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname, 13);
 const agent = agentMemoryGenerator(corpus);
 
-const { orgId, token } = await paidOrg(api, 'scopes');
-const seeding = await closedLoop(4, Math.ceil(total / size), async (call) => {
-  const memories = Array.from({ length: size }, (_, j) => ({
-    content: agent.memory(),
-    user_id: `user-${(call * size + j) % users}`,
-    namespace: `project-${j % 20}`,
-  }));
-  const res = await api.post('/api/memories/batch', { token, body: { memories } });
-  if (res.status !== 200 || res.body.created !== size) throw new Error(`batch answered ${res.status}: ${res.text.slice(0, 300)}`);
-});
-process.stdout.write(`seeded ${total.toLocaleString('en')} memories of ${users} users in ${seeding.seconds} s\n`);
+// BENCH_REUSE=1 (scripts/bench.sh keeps memsvc_scopes then): no seeding, the org an earlier run seeded is measured
+// again, e.g. after a change to filtered search.
+const { orgId, token } = process.env.BENCH_REUSE === '1' ? await seededOrg() : await seed();
+
+async function seed(): Promise<{ orgId: string; token: string }> {
+  const org = await paidOrg(api, 'scopes');
+  const seeding = await closedLoop(4, Math.ceil(total / size), async (call) => {
+    const memories = Array.from({ length: size }, (_, j) => ({
+      content: agent.memory(),
+      user_id: `user-${(call * size + j) % users}`,
+      namespace: `project-${j % 20}`,
+    }));
+    const res = await api.post('/api/memories/batch', { token: org.token, body: { memories } });
+    if (res.status !== 200 || res.body.created !== size) throw new Error(`batch answered ${res.status}: ${res.text.slice(0, 300)}`);
+  });
+  process.stdout.write(`seeded ${total.toLocaleString('en')} memories of ${users} users in ${seeding.seconds} s\n`);
+  return org;
+}
+
+async function seededOrg(): Promise<{ orgId: string; token: string }> {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  const { rows } = await db.query<{ email: string; org_id: string }>(
+    `select u.email, m.org_id from users u join memberships m on m.user_id = u.id where u.email like 'scopes-%@example.test'
+      order by u.created_at desc limit 1`,
+  );
+  await db.end();
+  if (!rows[0]) throw new Error('BENCH_REUSE=1: no org seeded by an earlier run in this database');
+  const session = await api.post('/api/auth/login', { body: { email: rows[0].email, password: paidOrgPassword } });
+  const issued = await api.post('/api/auth/tokens', { cookie: session.cookie, body: { name: `scopes-again-${Date.now()}` } });
+  if (issued.status !== 201) throw new Error(`token answered ${issued.status}: ${issued.text}`);
+  return { orgId: rows[0].org_id, token: issued.body.raw };
+}
 
 const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
 await db.connect();

@@ -24,6 +24,8 @@ import { Migration0022NamespaceStatistics } from './0022_namespace_statistics.ts
 import { Migration0023CredentialLookups } from './0023_credential_lookups.ts';
 import { Migration0024Scopes } from './0024_scopes.ts';
 import { Migration0025MemoryDeletions } from './0025_memory_deletions.ts';
+import { Migration0026OccurredAt } from './0026_occurred_at.ts';
+import { Migration0027DocumentScopes } from './0027_document_scopes.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -52,4 +54,6 @@ export const migrations: MigrationObject[] = [
   { name: '0023_credential_lookups', class: Migration0023CredentialLookups },
   { name: '0024_scopes', class: Migration0024Scopes },
   { name: '0025_memory_deletions', class: Migration0025MemoryDeletions },
+  { name: '0026_occurred_at', class: Migration0026OccurredAt },
+  { name: '0027_document_scopes', class: Migration0027DocumentScopes },
 ];

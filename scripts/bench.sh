@@ -31,7 +31,7 @@ database=memsvc_bench keep="${BENCH_REUSE:-0}"
 [ "$suites" = ",saves," ] && database=memsvc_saves keep=0
 [ "$suites" = ",backlogs," ] && database=memsvc_backlogs keep=0
 [ "$suites" = ",batches," ] && database=memsvc_batches keep=0
-[ "$suites" = ",scopes," ] && database=memsvc_scopes keep=0
+[ "$suites" = ",scopes," ] && database=memsvc_scopes keep="${BENCH_REUSE:-0}"
 export DATABASE_POOL_MAX=20
 STACK_KEEP_DATABASE="$keep" start_own_stack "$database" 3099 7299 8299 bench
 if [[ "$suites" == *,saves,* ]]; then

@@ -15,7 +15,7 @@ import type { NewMemory } from '../../domain/memories/create.ts';
 import type { MemoryPatch } from '../../domain/memories/update.ts';
 import type { AppContext } from '../http/state.ts';
 import { epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
-import { filterFields, metadata, namespaceName, scopeFields, scopePatchFields, tags } from './schemas.ts';
+import { filterFields, metadata, namespaceName, occurredAt, scopeFields, scopePatchFields, tags } from './schemas.ts';
 
 // The bodies and queries of the memory routes (routes.ts, batch.ts), shared with the MCP tools.
 
@@ -28,6 +28,7 @@ export const createBody = z.object({
   source: z.string().trim().min(1).max(100).optional(),
   source_ref: z.string().max(500).nullable().optional(),
   metadata: metadata.optional(),
+  occurred_at: occurredAt.optional(),
   ...scopeFields,
 });
 
@@ -36,6 +37,7 @@ const patchFields = {
   tags: tags.optional(),
   namespace: namespaceName.optional(),
   metadata: metadata.optional().meta({ description: 'merged into the stored metadata; a key set to null is removed' }),
+  occurred_at: occurredAt.optional(),
   ...scopePatchFields,
 };
 export const patchBody = z.object(patchFields);
@@ -66,6 +68,8 @@ export const legacyQuery = z.object({
   created_before: epochMsParam.optional(),
   updated_after: epochMsParam.optional(),
   updated_before: epochMsParam.optional(),
+  occurred_after: epochMsParam.optional(),
+  occurred_before: epochMsParam.optional(),
   metadata_filter: jsonObjectParam.optional(),
   tags: tagsParam,
   entity: z.uuid().optional(),
@@ -79,6 +83,8 @@ const searchFilters = {
   metadata_filter: filterFields.metadata_filter,
   created_after: filterFields.created_after,
   created_before: filterFields.created_before,
+  occurred_after: filterFields.occurred_after,
+  occurred_before: filterFields.occurred_before,
   user_id: filterFields.user_id,
   agent_id: filterFields.agent_id,
   run_id: filterFields.run_id,
@@ -106,6 +112,8 @@ export const similarQuery = z.object({
   tags: tagsParam,
   created_after: epochMsParam.optional(),
   created_before: epochMsParam.optional(),
+  occurred_after: epochMsParam.optional(),
+  occurred_before: epochMsParam.optional(),
   metadata_filter: jsonObjectParam.optional(),
   ...scopeParams,
 });
@@ -140,6 +148,7 @@ export const newMemoryOf = (body: z.infer<typeof createBody>): NewMemory => ({
   userId: body.user_id,
   agentId: body.agent_id,
   runId: body.run_id,
+  occurredAt: body.occurred_at,
 });
 
 // An update body (PUT or PATCH /api/memories/:id, or an item of PUT /api/memories/batch) as the domain takes it.
@@ -151,4 +160,5 @@ export const memoryPatchOf = (body: z.infer<typeof patchBody>): MemoryPatch => (
   userId: body.user_id,
   agentId: body.agent_id,
   runId: body.run_id,
+  occurredAt: body.occurred_at,
 });

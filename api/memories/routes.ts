@@ -220,7 +220,7 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       access: 'caller',
       summary: 'Memories nearest in meaning to this one, best first',
       description:
-        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before. Superseded memories are left out of the hits.",
+        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before, occurred_after, occurred_before, user_id, agent_id, run_id. Superseded memories are left out of the hits.",
       params: idParams,
       query: similarQuery,
       responses: {

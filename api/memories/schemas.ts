@@ -27,6 +27,11 @@ const scopeDoc = {
   agent_id: 'the agent that keeps this memory',
   run_id: 'the run, session or conversation it comes from',
 };
+// Event time as a create or patch field: from 1970 to the end of year 9999, as filters take instants.
+export const occurredAt = epochMsFilter.meta({
+  description: 'when what the memory tells happened (event time), epoch ms from 1970 to the end of 9999; default: the time it is saved',
+});
+
 // The scopes as create fields, patch fields (null removes one) and filters (exact match).
 export const scopeFields = {
   user_id: scopeId.optional().meta({ description: `${scopeDoc.user_id}; 1-${MAX_SCOPE_ID} characters` }),
@@ -69,6 +74,9 @@ export const memorySchema = z
     metadata: z.record(z.string(), z.unknown()),
     created_at: epochMs,
     updated_at: epochMs,
+    occurred_at: epochMs.meta({
+      description: 'when what the memory tells happened (event time), epoch ms: set by the caller, else the time it was saved',
+    }),
     user_id: z.string().optional().meta({ description: `${scopeDoc.user_id}; absent when not set` }),
     agent_id: z.string().optional().meta({ description: `${scopeDoc.agent_id}; absent when not set` }),
     run_id: z.string().optional().meta({ description: `${scopeDoc.run_id}; absent when not set` }),
@@ -108,6 +116,8 @@ export const filterFields = {
   created_before: epochMsFilter.optional(),
   updated_after: epochMsFilter.optional(),
   updated_before: epochMsFilter.optional(),
+  occurred_after: epochMsFilter.optional().meta({ description: 'only memories whose event time (occurred_at) is at or after this' }),
+  occurred_before: epochMsFilter.optional().meta({ description: 'only memories whose event time (occurred_at) is at or before this' }),
   metadata_filter: z.record(z.string(), z.unknown()).optional().meta({ description: "JSON containment: the row's metadata must contain this object" }),
   tags: z.array(tag).max(64).optional().meta({ description: 'the memory must carry all of these tags' }),
   entity: z.uuid().optional().meta({ description: 'only memories mentioning this entity' }),
@@ -121,6 +131,8 @@ export type FilterInput = {
   created_before?: number | undefined;
   updated_after?: number | undefined;
   updated_before?: number | undefined;
+  occurred_after?: number | undefined;
+  occurred_before?: number | undefined;
   metadata_filter?: Record<string, unknown> | undefined;
   tags?: string[] | undefined;
   entity?: string | undefined;
@@ -136,6 +148,8 @@ export const toFilters = (f: FilterInput) => ({
   createdBefore: f.created_before,
   updatedAfter: f.updated_after,
   updatedBefore: f.updated_before,
+  occurredAfter: f.occurred_after,
+  occurredBefore: f.occurred_before,
   metadataFilter: f.metadata_filter,
   tags: f.tags,
   entity: f.entity,
@@ -153,6 +167,8 @@ export const filterInputOf = (f: MemoryFilters): FilterInput => {
     created_before: f.createdBefore,
     updated_after: f.updatedAfter,
     updated_before: f.updatedBefore,
+    occurred_after: f.occurredAfter,
+    occurred_before: f.occurredBefore,
     metadata_filter: f.metadataFilter,
     tags: f.tags,
     entity: f.entity,

@@ -3,10 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ApiClient } from '../../test/support/api-client.ts';
 
+export const paidOrgPassword = 'quality-password';
+
 // A fresh org on a paid plan (past the free plan's 500 memories), set directly as the billing webhook would.
 export async function paidOrg(api: ApiClient, label: string): Promise<{ orgId: string; token: string; email: string; password: string }> {
   const email = `${label}-${Date.now()}@example.test`;
-  const password = 'quality-password';
+  const password = paidOrgPassword;
   const signup = await api.post('/api/auth/signup', { body: { email, password, name: 'Quality', org_name: label } });
   if (signup.status !== 201) throw new Error(`signup answered ${signup.status}: ${signup.text}`);
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });

@@ -128,6 +128,8 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
       metadata: withRedaction({ consolidation: { proposal_id: proposalId, kind: p.kind, merged_from: [a.id, b.id], had_conflict: draft.hadConflict } }, prepared),
       createdAt: now,
       updatedAt: now,
+      // The merged memory tells things as of the later of the two.
+      occurredAt: Math.max(memoryView(a).occurredAt, memoryView(b).occurredAt),
       // A scope both originals share stays; one they differ on is not the merged memory's.
       userId: a.user_id === b.user_id ? a.user_id : null,
       agentId: a.agent_id === b.agent_id ? a.agent_id : null,

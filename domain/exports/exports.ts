@@ -16,7 +16,7 @@ export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export const EXPORT_PAGE_SIZE = 1000;
 export const EXPORT_LIST_LIMIT = 100;
-// The scopes come last: the columns before them are the contract's, in its order.
+// The scopes and event time come last: the columns before them are the contract's, in its order.
 const CSV_COLUMNS = [
   'id',
   'content',
@@ -30,6 +30,7 @@ const CSV_COLUMNS = [
   'user_id',
   'agent_id',
   'run_id',
+  'occurred_at',
 ];
 
 export interface ExportView {
@@ -168,6 +169,7 @@ function render(format: ExportFormat, memories: MemoryView[], header: boolean): 
       m.userId ?? '',
       m.agentId ?? '',
       m.runId ?? '',
+      r.occurred_at,
     ];
   });
   return stringify(rows, { header, columns: CSV_COLUMNS });

@@ -20,6 +20,8 @@ export interface NewMemory {
   userId?: string | undefined;
   agentId?: string | undefined;
   runId?: string | undefined;
+  // Event time, epoch ms; the save's time when not given.
+  occurredAt?: number | undefined;
 }
 
 export interface CreateContext {
@@ -51,6 +53,7 @@ export function newPendingSave(caller: Caller, input: NewMemory, llm: LlmAccess 
     metadata: withRedaction(callerMetadata(input.metadata), prepared),
     createdAt: now,
     updatedAt: now,
+    occurredAt: input.occurredAt ?? now,
     userId: input.userId ?? null,
     agentId: input.agentId ?? null,
     runId: input.runId ?? null,

@@ -55,6 +55,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       metadata: memory.metadata,
       created_at: new Date(memory.createdAt).toISOString(),
       created_ms: memory.createdAt,
+      occurred_at: new Date(memory.occurredAt).toISOString(),
+      occurred_ms: memory.occurredAt,
       user_id: memory.userId,
       agent_id: memory.agentId,
       run_id: memory.runId,
@@ -69,13 +71,13 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
     sql`with src as materialized (
         select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, org_id uuid, namespace_id uuid, namespace text,
                content text, content_bytes int, doc_len int, tfs text, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
-               created_ms bigint, user_id text, agent_id text, run_id text, n int)),
+               created_ms bigint, occurred_at timestamptz, occurred_ms bigint, user_id text, agent_id text, run_id text, n int)),
       saved as (
         insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata,
-                              created_at, updated_at,
+                              created_at, updated_at, occurred_at,
                               user_id, agent_id, run_id)
         select r.id, r.org_id, r.namespace_id, r.content, r.content_bytes, r.doc_len, array(select jsonb_array_elements_text(r.tags)),
-               r.source, r.source_ref, r.metadata, r.created_at, r.created_at, r.user_id, r.agent_id, r.run_id
+               r.source, r.source_ref, r.metadata, r.created_at, r.created_at, r.occurred_at, r.user_id, r.agent_id, r.run_id
           from src r),
       indexed as (${stageSql(sql`select r.org_id, r.id, r.doc_len, r.tfs::jsonb from src r`)}),
       counted as (${countersUpsert(sumDeltas(deltas))!}),
@@ -83,7 +85,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       evented as (
         insert into events (org_id, type, data)
         select r.org_id, 'memory.saved', jsonb_build_object('id', r.id, 'content', r.content, 'namespace', r.namespace, 'tags', r.tags, 'source', r.source,
-               'source_ref', r.source_ref, 'metadata', r.metadata, 'created_at', r.created_ms, 'updated_at', r.created_ms)
+               'source_ref', r.source_ref, 'metadata', r.metadata, 'created_at', r.created_ms, 'updated_at', r.created_ms,
+               'occurred_at', r.occurred_ms)
                || jsonb_strip_nulls(jsonb_build_object('user_id', r.user_id, 'agent_id', r.agent_id, 'run_id', r.run_id))
           from src r where ${subscribed(sql`r.org_id`, sql`'memory.saved'`)} order by r.n),
       audited as (${auditInsert(saves.map((s) => ({ orgId: s.caller.orgId, action: 'memory.save', targetId: s.memory.id, actor: actorOf(s.caller), details: { namespace: s.memory.namespace } })))})

@@ -28,6 +28,8 @@ export interface MemoryPatch {
   userId?: string | null | undefined;
   agentId?: string | null | undefined;
   runId?: string | null | undefined;
+  // Event time, epoch ms.
+  occurredAt?: number | undefined;
 }
 
 interface CurrentRow {
@@ -41,6 +43,7 @@ interface CurrentRow {
   namespace_id: string;
   namespace: string;
   created_at: string;
+  occurred_at: string | null;
   superseded_by: string | null;
   user_id: string | null;
   agent_id: string | null;
@@ -65,7 +68,7 @@ export async function applyPatch(
   const current = await queryOne(
     tx,
     sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id,
-          n.name as namespace, m.created_at, m.superseded_by,
+          n.name as namespace, m.created_at, m.occurred_at, m.superseded_by,
           m.user_id, m.agent_id, m.run_id
         from ${MEMORIES_IN_NAMESPACES}
         where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
@@ -86,7 +89,6 @@ export async function applyPatch(
     patch.namespace !== undefined && patch.namespace !== current.namespace
       ? await ensureNamespace(tx, caller.orgId, patch.namespace)
       : current.namespace_id;
-  if (namespaceId !== current.namespace_id) await moveIndexedMemory(tx, caller.orgId, id, namespaceId);
   if (patch.content !== undefined) {
     const prepared = prepareContent(patch.content);
     if (prepared.content !== current.content) {
@@ -121,11 +123,15 @@ export async function applyPatch(
     }
   }
   const tags = patch.tags !== undefined ? [...new Set(patch.tags)] : current.tags;
+  const occurredAt = patch.occurredAt ?? toDate(current.occurred_at ?? current.created_at).getTime();
   const scopes: Scopes = {
     userId: patch.userId !== undefined ? patch.userId : current.user_id,
     agentId: patch.agentId !== undefined ? patch.agentId : current.agent_id,
     runId: patch.runId !== undefined ? patch.runId : current.run_id,
   };
+  if (namespaceId !== current.namespace_id || scopes.userId !== current.user_id || scopes.agentId !== current.agent_id || scopes.runId !== current.run_id) {
+    await moveIndexedMemory(tx, caller.orgId, id, { namespace_id: namespaceId, user_id: scopes.userId, agent_id: scopes.agentId, run_id: scopes.runId });
+  }
   // A chunk moved into, out of or within a thread: its vector and those of the chunks after its old place are mixed
   // with their new context by the curator (domain/store/thread-context.ts).
   if (['parent_ref', 'chunk_index'].some((key) => JSON.stringify(current.metadata[key]) !== JSON.stringify(metadata[key]))) {
@@ -138,7 +144,7 @@ export async function applyPatch(
       updated_at: string;
     }>`update memories set content = ${content}, content_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
           namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb,
-          user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId},
+          user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId}, occurred_at = ${new Date(occurredAt).toISOString()}::timestamptz,
           updated_at = greatest(now(), updated_at + interval '1 millisecond')
         where org_id = ${caller.orgId} and id = ${id} returning updated_at`,
   );
@@ -157,6 +163,7 @@ export async function applyPatch(
     metadata,
     createdAt: toDate(current.created_at).getTime(),
     updatedAt: toDate(updated!.updated_at).getTime(),
+    occurredAt,
     ...scopes,
   };
   await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.updated', data: memoryRecord(memory) }]);

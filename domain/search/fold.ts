@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { curateJob } from '../store/curate.ts';
+import type { DocumentPlace } from '../store/postings.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { decodeBlock, encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';
@@ -34,7 +35,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     if (staged.length === 0) return 0;
     const memories = await query(
       tx,
-      sql<{ id: string; namespace_id: string }>`select id, namespace_id from memories
+      sql<DocumentPlace & { id: string }>`select id, namespace_id, user_id, agent_id, run_id from memories
         where org_id = ${orgId} and id = any(${staged.map((s) => s.memory_id)}::uuid[]) order by id for share skip locked`,
     );
     const rows = await query(
@@ -48,7 +49,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     const stagedOf = new Map(rows.map((r) => [r.memory_id, r]));
     const docnums: number[] = [];
     const ids: string[] = [];
-    const namespaceIds: string[] = [];
+    const places: DocumentPlace[] = [];
     const byTerm = new Map<string, { docnums: number[]; lens: number[]; tfs: number[] }>();
     for (const m of memories) {
       const row = stagedOf.get(m.id);
@@ -56,7 +57,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
       const docnum = next++;
       docnums.push(docnum);
       ids.push(m.id);
-      namespaceIds.push(m.namespace_id);
+      places.push(m);
       for (const [term, tf] of Object.entries(row.tfs)) {
         let postings = byTerm.get(term);
         if (!postings) byTerm.set(term, (postings = { docnums: [], lens: [], tfs: [] }));
@@ -67,8 +68,10 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     }
     await query(
       tx,
-      sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id)
-        select ${orgId}, d, m, ns from unnest(${docnums}::int[], ${ids}::uuid[], ${namespaceIds}::uuid[]) as u(d, m, ns)`,
+      sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id, user_id, agent_id, run_id)
+        select ${orgId}, d, m, ns, u, a, r
+          from unnest(${docnums}::int[], ${ids}::uuid[], ${places.map((p) => p.namespace_id)}::uuid[], ${places.map((p) => p.user_id)}::text[],
+                      ${places.map((p) => p.agent_id)}::text[], ${places.map((p) => p.run_id)}::text[]) as u(d, m, ns, u, a, r)`,
     );
     await query(tx, sql`update lexical_state set next_docnum = ${next} where org_id = ${orgId}`);
     const fresh = new Map<string, StoredBlock>();

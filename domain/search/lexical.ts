@@ -50,16 +50,20 @@ export async function lexicalRanking(
 ): Promise<Ranked[]> {
   const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
   if (asked.length === 0 || n <= 0) return [];
-  const { index, inNamespace } = await readIndex(em, orgId, asked.map(([t]) => t), compiled.namespaceId, statistics, namespaceRead, n);
+  const { index, inNamespace, exact } = await readIndex(em, orgId, asked.map(([t]) => t), compiled, statistics, namespaceRead, n);
   const counts = rarest !== undefined && asked.length > rarest ? rarestOf(index, asked, rarest) : asked;
   const filter = compiled.trivial && compiled.namespaceId === null ? null : compiled;
-  // How many of the best candidates MaxScore keeps, checked before anything else: n without a filter or for a
-  // namespace read whole (all its candidates pass but superseded memories); for a larger namespace alone, enough
-  // that about 2n + 8 should be in it, its share of the org coming from the counters; none for other filters.
-  // When they fall short (a filter, or memories deleted after the index was read), what they left out was never
-  // scored, so every posting is scored.
+  // How many of the best candidates MaxScore keeps, checked before anything else: n without a filter, for a
+  // namespace read whole (all its candidates pass but superseded memories) or for the memories of a filter read
+  // whole (all pass); for a larger namespace alone, enough that about 2n + 8 should be in it, its share of the org
+  // coming from the counters; none for other filters. When they fall short (a filter, or memories deleted after the
+  // index was read), what they left out was never scored, so every posting is scored.
   const first =
-    !filter || (compiled.trivial && index.scope) ? n : compiled.trivial && inNamespace > 0 ? Math.ceil(((2 * n + 8) * index.n) / inNamespace) : Infinity;
+    !filter || (index.scope && (compiled.trivial || exact))
+      ? n
+      : compiled.trivial && inNamespace > 0
+        ? Math.ceil(((2 * n + 8) * index.n) / inNamespace)
+        : Infinity;
   if (!filter || first < index.n / 2) {
     const top = scoreTop(index, counts, first);
     const found = await pick(em, orgId, index, top, n, filter, first);
@@ -142,20 +146,27 @@ interface IndexRow {
   in_namespace: number | null;
 }
 
-// Also the live memories of `namespaceId`, when one is given (0 otherwise), and, when it is read whole (for a
-// search of the best `n`), its documents (index.scope), with its statistics when asked.
+// Also the live memories of the filter's namespace, when it names one (0 otherwise), and, for a search of the
+// best `n`, the documents of a scope read whole (index.scope; `exact` when they are exactly the filter's): the
+// documents of the user, agent or run the filter names (compiled.documents) when they are few enough
+// (scopeDocuments), else the namespace's when reading them is the cheaper way (wholeNamespace), with its
+// statistics when asked. Hybrid's namespace statistics need the namespace's documents, so they keep that read.
 async function readIndex(
   em: EntityManager,
   orgId: string,
   terms: string[],
-  namespaceId: string | null,
+  compiled: CompiledFilters,
   statistics: 'org' | 'namespace',
   namespaceRead: NamespaceRead,
   n: number,
-): Promise<{ index: IndexRead; inNamespace: number }> {
+): Promise<{ index: IndexRead; inNamespace: number; exact: boolean }> {
+  const { namespaceId } = compiled;
+  const scoped = compiled.documents && namespaceRead === 'chosen' && !(statistics === 'namespace' && namespaceId !== null) ? compiled.documents : null;
   // Decided once, from the counters the statement reads first, and read where the statement needs it.
-  const decide = namespaceId ? wholeNamespace(namespaceRead, n) : null;
-  const readWhole = decide ? sql`(select whole from read_whole)` : null;
+  const decide = scoped ? null : namespaceId ? wholeNamespace(namespaceRead, n) : null;
+  const readWhole = scoped || decide ? sql`(select whole from read_whole)` : null;
+  // Whether a staged memory is in the scope read whole.
+  const inScope = scoped ? compiled.where : sql`m.namespace_id = ${namespaceId}`;
   // The cached blocks of the query's terms, taken now: the rows the statement sends without bytes are these.
   const blockKey = (term: string, first: number, version: string) => `${first}\u0000${version}\u0000${term}`;
   const cached = new Map<string, CachedBlock>();
@@ -172,7 +183,7 @@ async function readIndex(
       with totals as materialized (
         select ${counterValue(orgId, orgId, ORG_COUNTERS.live)}::float8 as n, ${counterValue(orgId, orgId, ORG_COUNTERS.docLen)}::float8 as total,
                ${counterValue(orgId, namespaceId, NAMESPACE_COUNTERS.live)}::float8 as in_namespace)
-      ${decide ? sql`, read_whole as materialized (select ${decide} as whole from totals)` : sql``}
+      ${scoped ? scopeDocuments(scoped.where, n) : decide ? sql`, read_whole as materialized (select ${decide} as whole from totals)` : sql``}
       select 0 as kind, b.term, b.docs, b.wide, case when c.f is null then b.data end as data, b.first_docnum, b.xmin::text as version,
              null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total, null::float8 as in_namespace
         from lexical_blocks b
@@ -181,7 +192,7 @@ async function readIndex(
        where b.org_id = ${orgId} and b.term = any(${terms}::text[])
       union all
       -- A staged memory's row says in its wide column whether the memory is in a namespace read whole.
-      select 1, q.t, null, ${readWhole ? sql`${readWhole} and exists (select 1 from memories m where m.org_id = s.org_id and m.id = s.memory_id and m.namespace_id = ${namespaceId} offset 0)` : sql`null`},
+      select 1, q.t, null, ${readWhole ? sql`${readWhole} and exists (select 1 from memories m where m.org_id = s.org_id and m.id = s.memory_id and ${inScope} offset 0)` : sql`null`},
              null, null, null, s.memory_id, (s.tfs ->> q.t)::int, s.doc_len, null, null, null
         from lexical_staged s cross join unnest(${terms}::text[]) as q(t)
        where s.org_id = ${orgId} and s.tfs ?| ${terms}::text[] and s.tfs ? q.t
@@ -190,7 +201,7 @@ async function readIndex(
              (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null, null, null,
              t.n, t.total, t.in_namespace
         from totals t
-      ${readWhole ? namespaceDocuments(orgId, namespaceId!, readWhole) : sql``}`,
+      ${scoped ? SCOPE_DOCUMENTS : readWhole ? namespaceDocuments(orgId, namespaceId!, readWhole) : sql``}`,
   );
   const meta = rows.find((r) => r.kind === 2)!;
   const base = meta.docs ?? 0;
@@ -230,7 +241,7 @@ async function readIndex(
     index.scope = {
       docnums: namespace.data ? int4s(namespace.data) : new Int32Array(0),
       stagedKeys: new Set(rows.flatMap((r) => (r.kind === 1 && r.wide ? [stagedKey.get(r.memory_id!)!] : []))),
-      statistics: statistics === 'namespace' ? { n: inNamespace, total: namespace.total ?? 0 } : null,
+      statistics: statistics === 'namespace' && !scoped ? { n: inNamespace, total: namespace.total ?? 0 } : null,
     };
   }
   for (const term of terms) {
@@ -239,7 +250,7 @@ async function readIndex(
     blockCache.set(orgId, term, blocks);
     if (blocks.length > 0) index.blocks.set(term, blocks);
   }
-  return { index, inNamespace };
+  return { index, inNamespace, exact: namespace !== undefined && scoped?.exact === true };
 }
 
 export type NamespaceRead = 'chosen' | 'whole' | 'candidates';
@@ -257,6 +268,23 @@ function wholeNamespace(namespaceRead: NamespaceRead, n: number): RawBuilder<unk
   if (namespaceRead !== 'chosen') return namespaceRead === 'whole' ? sql`true` : null;
   return sql`in_namespace ^ 2 <= ${WHOLE_COST_RATIO * (2 * n + 8)} * n`;
 }
+
+// A scope's documents are read from its partial index (lexical_docs_user_id_idx and its siblings) as a namespace's
+// are, but without a counter to say beforehand how many there are: they are read until there are more than
+// sqrt(SCOPE_COST_RATIO (2n + 8) N) of the org's N, the bound wholeNamespace puts on a namespace, and the scope is
+// read whole when they are not. A larger scope costs that many index entries read for nothing.
+const SCOPE_COST_RATIO = WHOLE_COST_RATIO;
+
+const scopeDocuments = (where: RawBuilder<unknown>, n: number) => sql`,
+      bound as materialized (select floor(sqrt(${SCOPE_COST_RATIO * (2 * n + 8)} * n))::int as most from totals),
+      scope_docs as materialized (select d.docnum from lexical_docs d where ${where} limit (select most + 1 from bound)),
+      read_whole as materialized (select (select count(*) from scope_docs) <= (select most from bound) as whole)`;
+
+// The row of kind 3 for a scope read whole: its documents.
+const SCOPE_DOCUMENTS = sql`
+      union all
+      select 3, null, null, null, (select string_agg(int4send(docnum), ''::bytea) from scope_docs), null, null, null, null, null, null, null, null
+       where (select whole from read_whole)`;
 
 // The row of kind 3, when `readWhole` holds: the namespace's folded documents (from lexical_docs' namespace index
 // alone) and their total length; its memory count is the meta row's.

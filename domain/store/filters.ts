@@ -10,6 +10,9 @@ export interface MemoryFilters {
   createdBefore?: number | undefined;
   updatedAfter?: number | undefined;
   updatedBefore?: number | undefined;
+  // Event time (occurred_at; a memory saved before it was kept stands at its created_at).
+  occurredAfter?: number | undefined;
+  occurredBefore?: number | undefined;
   metadataFilter?: Record<string, unknown> | undefined;
   tags?: string[] | undefined;
   // Only memories linked to this entity of the org.
@@ -29,6 +32,11 @@ export interface CompiledFilters {
   // True when only the org (and maybe the namespace) restricts the rows.
   trivial: boolean;
   namespaceId: string | null;
+  // When the filter names an end user, agent or run: the filter's namespace and scopes as a condition on a folded
+  // document (lexical_docs `d`, which records them: migration 0027), whose partial indexes list one scope's
+  // documents without reading the org's. The documents passing it are a superset of the memories passing the
+  // filter, and exactly them (superseded memories have no document) when `exact`.
+  documents: { where: RawBuilder<unknown>; exact: boolean } | null;
 }
 
 const ts = (ms: number) => new Date(ms).toISOString();
@@ -45,7 +53,7 @@ export async function compileFilters(em: EntityManager, orgId: string, f: Memory
   let namespaceId: string | null = null;
   if (f.namespace !== undefined) {
     namespaceId = await namespaceIdOf(em, orgId, f.namespace);
-    if (!namespaceId) return { satisfiable: false, where: sql`false`, trivial: true, namespaceId: null };
+    if (!namespaceId) return { satisfiable: false, where: sql`false`, trivial: true, namespaceId: null, documents: null };
     parts.push(sql`m.namespace_id = ${namespaceId}`);
   }
   // The counters behind trivial totals count only memories that are not superseded, as the default does.
@@ -59,11 +67,17 @@ export async function compileFilters(em: EntityManager, orgId: string, f: Memory
   if (f.createdBefore !== undefined) add(sql`m.created_at <= ${ts(f.createdBefore)}::timestamptz`);
   if (f.updatedAfter !== undefined) add(sql`m.updated_at >= ${ts(f.updatedAfter)}::timestamptz`);
   if (f.updatedBefore !== undefined) add(sql`m.updated_at <= ${ts(f.updatedBefore)}::timestamptz`);
+  if (f.occurredAfter !== undefined) add(sql`coalesce(m.occurred_at, m.created_at) >= ${ts(f.occurredAfter)}::timestamptz`);
+  if (f.occurredBefore !== undefined) add(sql`coalesce(m.occurred_at, m.created_at) <= ${ts(f.occurredBefore)}::timestamptz`);
   if (f.metadataFilter !== undefined && Object.keys(f.metadataFilter).length > 0) add(sql`m.metadata @> ${JSON.stringify(f.metadataFilter)}::jsonb`);
   if (f.tags !== undefined && f.tags.length > 0) add(sql`m.tags @> ${f.tags}::text[]`);
-  if (f.userId !== undefined) add(sql`m.user_id = ${f.userId}`);
-  if (f.agentId !== undefined) add(sql`m.agent_id = ${f.agentId}`);
-  if (f.runId !== undefined) add(sql`m.run_id = ${f.runId}`);
+  // The scopes, on the memory and on its document.
+  const scopes = { user_id: f.userId, agent_id: f.agentId, run_id: f.runId };
+  const named = Object.entries(scopes).filter((s): s is [string, string] => s[1] !== undefined);
+  for (const [column, value] of named) add(sql`${sql.ref(`m.${column}`)} = ${value}`);
   if (f.entity !== undefined) add(sql`exists (select 1 from memory_entities me where me.entity_id = ${f.entity} and me.memory_id = m.id and me.org_id = ${orgId})`);
-  return { satisfiable: true, where: sql.join(parts, sql` and `), trivial, namespaceId };
+  const documentParts = [sql`d.org_id = ${orgId}`, ...(namespaceId ? [sql`d.namespace_id = ${namespaceId}`] : [])];
+  for (const [column, value] of named) documentParts.push(sql`${sql.ref(`d.${column}`)} = ${value}`);
+  const documents = named.length > 0 ? { where: sql.join(documentParts, sql` and `), exact: !f.includeSuperseded && parts.length === documentParts.length + 1 } : null;
+  return { satisfiable: true, where: sql.join(parts, sql` and `), trivial, namespaceId, documents };
 }

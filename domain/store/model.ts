@@ -22,6 +22,8 @@ export interface MemoryView extends Scopes {
   metadata: Metadata;
   createdAt: number;
   updatedAt: number;
+  // When what it tells happened (event time): the caller's, or createdAt.
+  occurredAt: number;
   score?: number;
   // Set once consolidation merged this memory into another.
   supersededBy?: string;
@@ -37,6 +39,8 @@ export interface MemoryRow {
   metadata: Metadata;
   created_at: string | Date;
   updated_at: string | Date;
+  // Null for a memory saved before event time was kept: it stands at created_at.
+  occurred_at: string | Date | null;
   score?: number | string;
   superseded_by: string | null;
   user_id: string | null;
@@ -49,7 +53,7 @@ export const MEMORIES_IN_NAMESPACES = sql`memories m join namespaces n on n.org_
 
 // Selected from MEMORIES_IN_NAMESPACES.
 export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, m.source, m.source_ref, m.metadata,
-  m.created_at, m.updated_at, m.superseded_by,
+  m.created_at, m.updated_at, m.occurred_at, m.superseded_by,
   m.user_id, m.agent_id, m.run_id`;
 
 // The memory row as the API, webhooks and exports show it (snake_case, epoch ms); a scope not set is left out.
@@ -67,6 +71,7 @@ export function memoryRecord(m: MemoryView) {
     metadata: m.metadata,
     created_at: m.createdAt,
     updated_at: m.updatedAt,
+    occurred_at: m.occurredAt,
     ...(m.supersededBy ? { superseded_by: m.supersededBy } : {}),
   };
 }
@@ -82,6 +87,7 @@ export function memoryView(row: MemoryRow): MemoryView {
     metadata: row.metadata,
     createdAt: toDate(row.created_at).getTime(),
     updatedAt: toDate(row.updated_at).getTime(),
+    occurredAt: toDate(row.occurred_at ?? row.created_at).getTime(),
     userId: row.user_id,
     agentId: row.agent_id,
     runId: row.run_id,

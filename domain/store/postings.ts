@@ -38,9 +38,21 @@ export async function unindexMemories(em: EntityManager, orgId: string, memoryId
   );
 }
 
-// A folded memory's document records its namespace (the namespace's BM25 statistics count it, lexical.ts): a move
-// updates it in the caller's transaction, which holds the memory's row locked. A staged memory takes the
-// namespace it has when it is folded.
-export async function moveIndexedMemory(em: EntityManager, orgId: string, memoryId: string, namespaceId: string): Promise<void> {
-  await query(em, sql`update lexical_docs set namespace_id = ${namespaceId} where org_id = ${orgId} and memory_id = ${memoryId}`);
+// Where a folded memory's document stands: its namespace (the namespace's BM25 statistics count it) and its scopes
+// (a search filtered to one reads their documents from the index alone: lexical.ts).
+export interface DocumentPlace {
+  namespace_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  run_id: string | null;
+}
+
+// A move to another namespace or a change of scopes updates the document in the caller's transaction, which holds
+// the memory's row locked. A staged memory takes the place it has when it is folded.
+export async function moveIndexedMemory(em: EntityManager, orgId: string, memoryId: string, place: DocumentPlace): Promise<void> {
+  await query(
+    em,
+    sql`update lexical_docs set namespace_id = ${place.namespace_id}, user_id = ${place.user_id}, agent_id = ${place.agent_id}, run_id = ${place.run_id}
+         where org_id = ${orgId} and memory_id = ${memoryId}`,
+  );
 }

@@ -302,6 +302,50 @@ describe('lexical search over postings blocks', () => {
     }
   });
 
+  it("searches a user's, an agent's or a run's memories from their own documents, as it would from the candidates", async () => {
+    // 60 memories, 12 of `ann` and 48 of `bob`, alternately of two agents; some folded, some staged, one of ann's
+    // deleted after the fold and one moved to bob (its document must follow it). Read from the scope's documents,
+    // and from the candidates checked against their rows, the search gives the oracle's ranking of the memories
+    // that pass.
+    const d = await signUp(stack.api);
+    const oracle = new Bm25Reference();
+    const owner = new Map<string, { user: string; agent: string }>();
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const user = i % 5 === 0 ? 'ann' : 'bob';
+      const agent = i % 2 === 0 ? 'planner' : 'critic';
+      const content = `glacier ${i % 3 === 0 ? 'glacier melt ' : ''}survey ${'notes '.repeat(i % 4)}${i}`;
+      const res = await stack.api.post('/api/memories', { token: d.token, body: { content, user_id: user, agent_id: agent } });
+      expect(res.status).toBe(201);
+      oracle.add(res.body.id, res.body.content);
+      owner.set(res.body.id, { user, agent });
+      ids.push(res.body.id);
+      if (i === 39) await foldPostings(stack.orm.em.fork(), d.org.id);
+    }
+    // Both among ann's best for the query, and folded.
+    expect((await stack.api.delete(`/api/memories/${ids[30]}`, { token: d.token })).status).toBe(204);
+    oracle.remove(ids[30]!);
+    owner.delete(ids[30]!);
+    expect((await stack.api.patch(`/api/memories/${ids[0]}`, { token: d.token, body: { user_id: 'bob' } })).status).toBe(200);
+    owner.set(ids[0]!, { user: 'bob', agent: 'planner' });
+    for (const [filter, passes] of [
+      [{ user_id: 'ann' }, (o: { user: string }) => o.user === 'ann'],
+      [{ user_id: 'bob' }, (o: { user: string }) => o.user === 'bob'],
+      [{ user_id: 'ann', agent_id: 'planner' }, (o: { user: string; agent: string }) => o.user === 'ann' && o.agent === 'planner'],
+      [{ agent_id: 'critic' }, (o: { agent: string }) => o.agent === 'critic'],
+      [{ run_id: 'none' }, () => false],
+    ] as const) {
+      const compiled = await compileFilters(stack.orm.em.fork(), d.org.id, { userId: filter.user_id, agentId: 'agent_id' in filter ? filter.agent_id : undefined, runId: 'run_id' in filter ? filter.run_id : undefined });
+      for (const k of [1, 5]) {
+        const expected = oracle.search('glacier melt', 60).filter((h) => passes(owner.get(h.id)! as never)).slice(0, k).map((h) => h.id);
+        const res = await stack.api.post('/api/memories/search', { token: d.token, body: { query: 'glacier melt', k, ...filter } });
+        expect(res.body.hits.map((h: { id: string }) => h.id), `${JSON.stringify(filter)}, k ${k}`).toEqual(expected);
+        const candidates = await lexicalRanking(stack.orm.em.fork(), d.org.id, analyze('glacier melt'), k, compiled, { namespaceRead: 'candidates' });
+        expect(candidates.map((r) => r.id), `${JSON.stringify(filter)} from the candidates, k ${k}`).toEqual(expected);
+      }
+    }
+  });
+
   it('leaves a memory locked by its editor for the next fold, and folds it then', async () => {
     const id = await save(docs[0]!);
     const client = new pg.Client({ connectionString: stack.config.DATABASE_URL });

@@ -363,6 +363,7 @@ describe('project roles', () => {
         metadata: {},
         createdAt: Date.now(),
         updatedAt: Date.now(),
+        occurredAt: Date.now(),
         ...NO_SCOPES,
       };
       let release!: () => void;

@@ -23,6 +23,7 @@ const memory = (content: string, id = newId()): MemoryView => ({
   metadata: {},
   createdAt: Date.now(),
   updatedAt: Date.now(),
+  occurredAt: Date.now(),
   ...NO_SCOPES,
 });
 

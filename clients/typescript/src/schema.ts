@@ -551,7 +551,7 @@ export interface paths {
         };
         /**
          * Memories nearest in meaning to this one, best first
-         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before. Superseded memories are left out of the hits.
+         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before, occurred_after, occurred_before, user_id, agent_id, run_id. Superseded memories are left out of the hits.
          */
         get: operations["getApiMemoriesIdSimilar"];
         put?: never;
@@ -1287,6 +1287,8 @@ export interface components {
                 created_at: number;
                 /** @description epoch milliseconds, UTC */
                 updated_at: number;
+                /** @description when what the memory tells happened (event time), epoch ms: set by the caller, else the time it was saved */
+                occurred_at: number;
                 /** @description the end user this memory is about (an id of your platform); absent when not set */
                 user_id?: string;
                 /** @description the agent that keeps this memory; absent when not set */
@@ -1328,6 +1330,8 @@ export interface components {
             created_at: number;
             /** @description epoch milliseconds, UTC */
             updated_at: number;
+            /** @description when what the memory tells happened (event time), epoch ms: set by the caller, else the time it was saved */
+            occurred_at: number;
             /** @description the end user this memory is about (an id of your platform); absent when not set */
             user_id?: string;
             /** @description the agent that keeps this memory; absent when not set */
@@ -1371,6 +1375,8 @@ export interface components {
             created_at: number;
             /** @description epoch milliseconds, UTC */
             updated_at: number;
+            /** @description when what the memory tells happened (event time), epoch ms: set by the caller, else the time it was saved */
+            occurred_at: number;
             /** @description the end user this memory is about (an id of your platform); absent when not set */
             user_id?: string;
             /** @description the agent that keeps this memory; absent when not set */
@@ -3163,6 +3169,10 @@ export interface operations {
                         updated_after?: number;
                         /** @description epoch milliseconds, UTC */
                         updated_before?: number;
+                        /** @description only memories whose event time (occurred_at) is at or after this */
+                        occurred_after?: number;
+                        /** @description only memories whose event time (occurred_at) is at or before this */
+                        occurred_before?: number;
                         /** @description JSON containment: the row's metadata must contain this object */
                         metadata_filter?: {
                             [key: string]: unknown;
@@ -3755,6 +3765,10 @@ export interface operations {
                         updated_after?: number;
                         /** @description epoch milliseconds, UTC */
                         updated_before?: number;
+                        /** @description only memories whose event time (occurred_at) is at or after this */
+                        occurred_after?: number;
+                        /** @description only memories whose event time (occurred_at) is at or before this */
+                        occurred_before?: number;
                         /** @description JSON containment: the row's metadata must contain this object */
                         metadata_filter?: {
                             [key: string]: unknown;
@@ -3926,6 +3940,8 @@ export interface operations {
                 created_before?: number;
                 updated_after?: number;
                 updated_before?: number;
+                occurred_after?: number;
+                occurred_before?: number;
                 metadata_filter?: string;
                 /** @description the memory must carry all of these tags (repeat the parameter: tags=a&tags=b) */
                 tags?: string[];
@@ -3965,6 +3981,8 @@ export interface operations {
                         created_at: number;
                         /** @description epoch milliseconds, UTC */
                         updated_at: number;
+                        /** @description when what the memory tells happened (event time), epoch ms: set by the caller, else the time it was saved */
+                        occurred_at: number;
                         /** @description the end user this memory is about (an id of your platform); absent when not set */
                         user_id?: string;
                         /** @description the agent that keeps this memory; absent when not set */
@@ -4038,6 +4056,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description when what the memory tells happened (event time), epoch ms from 1970 to the end of 9999; default: the time it is saved */
+                    occurred_at?: number;
                     /** @description the end user this memory is about (an id of your platform); 1-200 characters */
                     user_id?: string;
                     /** @description the agent that keeps this memory; 1-200 characters */
@@ -4154,6 +4174,10 @@ export interface operations {
                     updated_after?: number;
                     /** @description epoch milliseconds, UTC */
                     updated_before?: number;
+                    /** @description only memories whose event time (occurred_at) is at or after this */
+                    occurred_after?: number;
+                    /** @description only memories whose event time (occurred_at) is at or before this */
+                    occurred_before?: number;
                     /** @description JSON containment: the row's metadata must contain this object */
                     metadata_filter?: {
                         [key: string]: unknown;
@@ -4287,6 +4311,10 @@ export interface operations {
                     created_after?: number;
                     /** @description epoch milliseconds, UTC */
                     created_before?: number;
+                    /** @description only memories whose event time (occurred_at) is at or after this */
+                    occurred_after?: number;
+                    /** @description only memories whose event time (occurred_at) is at or before this */
+                    occurred_before?: number;
                     /** @description only the memories of this end user */
                     user_id?: string;
                     /** @description only the memories of this agent */
@@ -4393,6 +4421,10 @@ export interface operations {
                     created_after?: number;
                     /** @description epoch milliseconds, UTC */
                     created_before?: number;
+                    /** @description only memories whose event time (occurred_at) is at or after this */
+                    occurred_after?: number;
+                    /** @description only memories whose event time (occurred_at) is at or before this */
+                    occurred_before?: number;
                     /** @description only the memories of this end user */
                     user_id?: string;
                     /** @description only the memories of this agent */
@@ -4480,6 +4512,8 @@ export interface operations {
                 tags?: string[];
                 created_after?: number;
                 created_before?: number;
+                occurred_after?: number;
+                occurred_before?: number;
                 metadata_filter?: string;
                 /** @description only the memories of this end user */
                 user_id?: string;
@@ -4642,6 +4676,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description when what the memory tells happened (event time), epoch ms from 1970 to the end of 9999; default: the time it is saved */
+                    occurred_at?: number;
                     /** @description the end user this memory is about (an id of your platform); null removes it */
                     user_id?: string | null;
                     /** @description the agent that keeps this memory; null removes it */
@@ -4832,6 +4868,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description when what the memory tells happened (event time), epoch ms from 1970 to the end of 9999; default: the time it is saved */
+                    occurred_at?: number;
                     /** @description the end user this memory is about (an id of your platform); null removes it */
                     user_id?: string | null;
                     /** @description the agent that keeps this memory; null removes it */
