@@ -84,7 +84,7 @@ export function createMcpServer(call: ApiCall): McpServer {
     {
       title: 'Search memories',
       description:
-        'Best memories for a query, asked in any words: by default "hybrid" (words and meaning); mode "lexical" (words, BM25) or "semantic" (meaning alone). Each hit says which lists found it (found_by); a long memory found through one of its passages carries that passage (matched_passage), where the answer lies. Filters: namespace, tags, metadata_filter, created_after/before, occurred_after/before (when things happened), and the scopes user_id, agent_id, run_id.',
+        'Best memories for a query, asked in any words: by default "hybrid" (words and meaning); mode "lexical" (words, BM25) or "semantic" (meaning alone). Each hit says which lists found it (found_by); a long memory found through one of its passages carries that passage (matched_passage), where the answer lies. Filters: namespace, tags, metadata_filter, created_after/before, occurred_after/before (when things happened), the scopes user_id, agent_id, run_id, and `filters` (AND / OR / NOT over fields and metadata keys, for what the others cannot say).',
       inputSchema: agentSearchBody,
       outputSchema: z.object({ hits: z.array(scoredMemorySchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },

@@ -6,7 +6,7 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs } from '../http/schemas.ts';
-import { filterFields, toFilters } from './schemas.ts';
+import { filterFields, filterInputOf, toFilters } from './schemas.ts';
 
 const exportSchema = z
   .object({
@@ -31,7 +31,8 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
     format: e.format,
     row_count: e.rowCount,
     error: e.error,
-    filters: Object.fromEntries(Object.entries(e.filters).filter(([, v]) => v !== undefined)),
+    // As the request spelled them (the filters are stored in the domain's spelling).
+    filters: filterInputOf(e.filters),
     download_url: e.status === 'completed' ? `${deps.config.publicBaseUrl}/api/memories/exports/${e.id}/download` : null,
     created_at: e.createdAt,
     completed_at: e.completedAt,

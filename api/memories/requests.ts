@@ -15,7 +15,7 @@ import type { NewMemory } from '../../domain/memories/create.ts';
 import type { MemoryPatch } from '../../domain/memories/update.ts';
 import type { AppContext } from '../http/state.ts';
 import { epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
-import { filterFields, metadata, namespaceName, occurredAt, scopeFields, scopePatchFields, tags } from './schemas.ts';
+import { filterExpressionParam, filterFields, metadata, namespaceName, occurredAt, scopeFields, scopePatchFields, tags } from './schemas.ts';
 
 // The bodies and queries of the memory routes (routes.ts, batch.ts), shared with the MCP tools.
 
@@ -71,6 +71,7 @@ export const legacyQuery = z.object({
   occurred_after: epochMsParam.optional(),
   occurred_before: epochMsParam.optional(),
   metadata_filter: jsonObjectParam.optional(),
+  filters: filterExpressionParam.optional(),
   tags: tagsParam,
   entity: z.uuid().optional(),
   order: z.enum(LIST_ORDERS).default('updated_desc'),
@@ -85,6 +86,7 @@ const searchFilters = {
   created_before: filterFields.created_before,
   occurred_after: filterFields.occurred_after,
   occurred_before: filterFields.occurred_before,
+  filters: filterFields.filters,
   user_id: filterFields.user_id,
   agent_id: filterFields.agent_id,
   run_id: filterFields.run_id,
@@ -115,6 +117,7 @@ export const similarQuery = z.object({
   occurred_after: epochMsParam.optional(),
   occurred_before: epochMsParam.optional(),
   metadata_filter: jsonObjectParam.optional(),
+  filters: filterExpressionParam.optional(),
   ...scopeParams,
 });
 

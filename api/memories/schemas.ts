@@ -2,7 +2,8 @@ import type { MemoryFilters } from '../../domain/store/filters.ts';
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
 import type { Passage } from '../../domain/store/passages.ts';
-import { epochMs, epochMsFilter } from '../http/schemas.ts';
+import { compileExpression, FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS } from '../../domain/store/filter-expression.ts';
+import { epochMs, epochMsFilter, jsonObjectParam } from '../http/schemas.ts';
 
 export const namespaceName = z
   .string()
@@ -109,6 +110,14 @@ export const memoryJson = (m: MemoryView & { foundBy?: string[]; matchedPassage?
   ...(m.matchedPassage ? { matched_passage: m.matchedPassage } : {}),
 });
 
+const FILTERS_DOC = `the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on ${FILTER_FIELDS.join(', ')} (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators ${FILTER_OPERATORS.join(', ')}; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most ${FILTER_LIMITS.depth} levels, ${FILTER_LIMITS.conditions} conditions and ${FILTER_LIMITS.values} values in a list; an unknown field or operator is a 400 naming it`;
+const expressionChecked = (value: Record<string, unknown>, ctx: z.core.$RefinementCtx) => {
+  for (const issue of compileExpression(value).issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+};
+export const filterExpression = z.record(z.string(), z.unknown()).superRefine(expressionChecked).meta({ description: FILTERS_DOC });
+// The same as a query parameter: URL-encoded JSON.
+export const filterExpressionParam = jsonObjectParam.superRefine(expressionChecked).meta({ description: `URL-encoded JSON: ${FILTERS_DOC}` });
+
 // Filters shared by list, search and export requests.
 export const filterFields = {
   namespace: namespaceName.optional(),
@@ -123,6 +132,7 @@ export const filterFields = {
   entity: z.uuid().optional().meta({ description: 'only memories mentioning this entity' }),
   include_superseded: z.boolean().optional().meta({ description: 'also return memories a consolidation merge superseded (default false)' }),
   ...scopeFilterFields,
+  filters: filterExpression.optional(),
 };
 
 export type FilterInput = {
@@ -140,6 +150,7 @@ export type FilterInput = {
   user_id?: string | undefined;
   agent_id?: string | undefined;
   run_id?: string | undefined;
+  filters?: Record<string, unknown> | undefined;
 };
 
 export const toFilters = (f: FilterInput) => ({
@@ -157,6 +168,7 @@ export const toFilters = (f: FilterInput) => ({
   userId: f.user_id,
   agentId: f.agent_id,
   runId: f.run_id,
+  expression: f.filters,
 });
 
 // Filters as the API spells them, for echoing stored ones (only those set).
@@ -176,6 +188,7 @@ export const filterInputOf = (f: MemoryFilters): FilterInput => {
     user_id: f.userId,
     agent_id: f.agentId,
     run_id: f.runId,
+    filters: f.expression,
   };
   return Object.fromEntries(Object.entries(spelled).filter(([, v]) => v !== undefined)) as FilterInput;
 };

@@ -59,7 +59,7 @@ const selects = ([key, value]: [string, unknown]): boolean =>
 export async function requestDeletion(em: EntityManager, caller: Caller, filters: MemoryFilters): Promise<DeletionView> {
   requireRole(caller, 'admin');
   if (!Object.entries(filters).some(selects)) {
-    const names = 'namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id';
+    const names = 'namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id, run_id or filters';
     throw invalid('filter_required', `a deletion by filter names at least one filter (${names})`);
   }
   return em.transactional(async (tx) => {

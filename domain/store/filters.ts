@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
 import { sql } from '../sql.ts';
+import { invalid } from '../errors.ts';
+import { compileExpression, type FilterExpression } from './filter-expression.ts';
 import { namespaceIdOf } from './namespaces.ts';
 
 // The filters shared by list, search and export, applied to `memories m`.
@@ -19,6 +21,8 @@ export interface MemoryFilters {
   entity?: string | undefined;
   // Memories merged away by consolidation are left out unless asked for.
   includeSuperseded?: boolean | undefined;
+  // The general grammar (filter-expression.ts), as the caller wrote it: AND-ed with the fields above.
+  expression?: FilterExpression | undefined;
   // Only the memories of this end user, agent or run (each an exact match).
   userId?: string | undefined;
   agentId?: string | undefined;
@@ -75,6 +79,11 @@ export async function compileFilters(em: EntityManager, orgId: string, f: Memory
   const scopes = { user_id: f.userId, agent_id: f.agentId, run_id: f.runId };
   const named = Object.entries(scopes).filter((s): s is [string, string] => s[1] !== undefined);
   for (const [column, value] of named) add(sql`${sql.ref(`m.${column}`)} = ${value}`);
+  if (f.expression !== undefined) {
+    const expression = compileExpression(f.expression);
+    if (expression.issues.length > 0) throw invalid('validation_failed', expression.issues.map((i) => `filters.${i.path.join('.')}: ${i.message}`).join('; '));
+    if (expression.where) add(expression.where);
+  }
   if (f.entity !== undefined) add(sql`exists (select 1 from memory_entities me where me.entity_id = ${f.entity} and me.memory_id = m.id and me.org_id = ${orgId})`);
   const documentParts = [sql`d.org_id = ${orgId}`, ...(namespaceId ? [sql`d.namespace_id = ${namespaceId}`] : [])];
   for (const [column, value] of named) documentParts.push(sql`${sql.ref(`d.${column}`)} = ${value}`);

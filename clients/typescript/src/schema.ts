@@ -3192,6 +3192,10 @@ export interface operations {
                         agent_id?: string;
                         /** @description only the memories of this run */
                         run_id?: string;
+                        /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                        filters?: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -3788,6 +3792,10 @@ export interface operations {
                         agent_id?: string;
                         /** @description only the memories of this run */
                         run_id?: string;
+                        /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                        filters?: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -3943,6 +3951,7 @@ export interface operations {
                 occurred_after?: number;
                 occurred_before?: number;
                 metadata_filter?: string;
+                filters?: string;
                 /** @description the memory must carry all of these tags (repeat the parameter: tags=a&tags=b) */
                 tags?: string[];
                 entity?: string;
@@ -4197,6 +4206,10 @@ export interface operations {
                     agent_id?: string;
                     /** @description only the memories of this run */
                     run_id?: string;
+                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                    filters?: {
+                        [key: string]: unknown;
+                    };
                     /** @default 50 */
                     limit?: number;
                     /** @default 0 */
@@ -4315,6 +4328,10 @@ export interface operations {
                     occurred_after?: number;
                     /** @description only memories whose event time (occurred_at) is at or before this */
                     occurred_before?: number;
+                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                    filters?: {
+                        [key: string]: unknown;
+                    };
                     /** @description only the memories of this end user */
                     user_id?: string;
                     /** @description only the memories of this agent */
@@ -4425,6 +4442,10 @@ export interface operations {
                     occurred_after?: number;
                     /** @description only memories whose event time (occurred_at) is at or before this */
                     occurred_before?: number;
+                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                    filters?: {
+                        [key: string]: unknown;
+                    };
                     /** @description only the memories of this end user */
                     user_id?: string;
                     /** @description only the memories of this agent */
@@ -4515,6 +4536,7 @@ export interface operations {
                 occurred_after?: number;
                 occurred_before?: number;
                 metadata_filter?: string;
+                filters?: string;
                 /** @description only the memories of this end user */
                 user_id?: string;
                 /** @description only the memories of this agent */
