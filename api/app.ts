@@ -11,6 +11,7 @@ import { eventRoutes } from './events/routes.ts';
 import { exportRoutes } from './memories/exports.ts';
 import { embeddingRoutes } from './memories/embeddings.ts';
 import { batchRoutes } from './memories/batch.ts';
+import { conversationRoutes } from './conversations/routes.ts';
 import { deletionRoutes } from './memories/deletions.ts';
 import { memoryRoutes } from './memories/routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
@@ -57,6 +58,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...exportRoutes(deps),
     ...embeddingRoutes(deps),
     ...batchRoutes(deps),
+    ...conversationRoutes(deps),
     ...deletionRoutes(),
     ...memoryRoutes(deps, queries),
     ...projectRoutes(),

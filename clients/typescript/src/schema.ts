@@ -430,6 +430,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save a conversation's messages (up to 500) as the next chunks of its thread; one rate-limit slot
+         * @description Each message becomes a memory of the conversation's thread (GET /api/threads/{conversation_id}): metadata.parent_ref is the conversation id, metadata.chunk_index continues the thread's last, metadata.role (and name) say who spoke, occurred_at says when, source is `conversation`, and the scopes, project, tags and metadata of the call apply to each. Every memory has a save's semantics (secrets redacted, one memory.saved event and one audit row each, searchable by its words at once and by meaning once embedded). All or nothing: a message that cannot be saved fails the call with the status a save would answer, naming the message (`messages.<index>`), and on the free plan a conversation past the quota is refused whole with 402. With an `Idempotency-Key` header a repeat within 24 hours answers the first outcome.
+         */
+        post: operations["postApiConversations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories/deletions": {
         parameters: {
             query?: never;
@@ -1343,6 +1363,11 @@ export interface components {
              * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
              */
             superseded_by?: string;
+        };
+        CapturedConversation: {
+            conversation_id: string;
+            /** @description the messages' memories, in order, each with metadata.chunk_index continuing the thread */
+            memories: components["schemas"]["Memory"][];
         };
         MemoryDeletion: {
             /** Format: uuid */
@@ -3718,6 +3743,136 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+            /** @description The body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiConversations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    messages: {
+                        /** @enum {string} */
+                        role: "user" | "assistant" | "system" | "tool";
+                        /** @description what was said; saved as the memory content, secrets redacted */
+                        content: string;
+                        /** @description who said it, when the role is not enough (a person's or a tool's name) */
+                        name?: string;
+                        /** @description when it was said, epoch ms; default: the time of the call */
+                        occurred_at?: number;
+                    }[];
+                    /** @description the thread the messages join (their metadata.parent_ref); default: run_id when given, else a new id (conv_...) */
+                    conversation_id?: string;
+                    /** @description project (namespace) name; created on first use */
+                    namespace?: string;
+                    tags?: string[];
+                    /** @description copied into each message's memory, beside parent_ref, chunk_index, role and name */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description the end user this memory is about (an id of your platform); 1-200 characters */
+                    user_id?: string;
+                    /** @description the agent that keeps this memory; 1-200 characters */
+                    agent_id?: string;
+                    /** @description the run, session or conversation it comes from; 1-200 characters */
+                    run_id?: string;
+                    /**
+                     * @description false (the default): the messages are saved as they are. Extracting facts from them (true) is not available yet, and is refused
+                     * @constant
+                     */
+                    infer?: false;
+                };
+            };
+        };
+        responses: {
+            /** @description Saved (or replayed) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapturedConversation"];
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `memory_quota_exceeded` or `storage_quota_exceeded` (free plan): nothing was saved */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `idempotency_key_reused`, `idempotency_key_in_use`, or `project_limit` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `memory_too_large`: a message over the size of a memory, named in the message */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The body is not `application/json` */
             415: {

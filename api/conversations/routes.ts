@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { captureConversation, MESSAGE_ROLES } from '../../domain/memories/conversations.ts';
+import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
+import { memoriesSaved } from '../../infra/metrics.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { upgradeUrlOf } from '../llm.ts';
+import { idempotencyOf } from '../memories/requests.ts';
+import { MAX_PARENT_REF, memoryJson, memorySchema, metadata, namespaceName, occurredAt, scopeFields, tags } from '../memories/schemas.ts';
+
+const message = z.object({
+  role: z.enum(MESSAGE_ROLES),
+  content: z.string().meta({ description: 'what was said; saved as the memory content, secrets redacted' }),
+  name: z.string().trim().min(1).max(100).optional().meta({ description: "who said it, when the role is not enough (a person's or a tool's name)" }),
+  occurred_at: occurredAt.optional().meta({ description: 'when it was said, epoch ms; default: the time of the call' }),
+});
+
+const conversationBody = z.object({
+  messages: z.array(message).min(1).max(BATCH_CREATE_MAX),
+  conversation_id: z
+    .string()
+    .trim()
+    .min(1)
+    .max(MAX_PARENT_REF)
+    .optional()
+    .meta({ description: "the thread the messages join (their metadata.parent_ref); default: run_id when given, else a new id (conv_...)" }),
+  namespace: namespaceName.optional(),
+  tags: tags.optional(),
+  metadata: metadata.optional().meta({ description: "copied into each message's memory, beside parent_ref, chunk_index, role and name" }),
+  ...scopeFields,
+  infer: z
+    .literal(false)
+    .optional()
+    .meta({ description: 'false (the default): the messages are saved as they are. Extracting facts from them (true) is not available yet, and is refused' }),
+});
+
+const captured = z
+  .object({
+    conversation_id: z.string(),
+    memories: z.array(memorySchema).meta({ description: "the messages' memories, in order, each with metadata.chunk_index continuing the thread" }),
+  })
+  .meta({ id: 'CapturedConversation' });
+
+export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
+  const upgradeUrl = upgradeUrlOf(deps.config);
+  const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/conversations',
+      tag: 'memories',
+      access: 'caller',
+      summary: `Save a conversation's messages (up to ${BATCH_CREATE_MAX}) as the next chunks of its thread; one rate-limit slot`,
+      description:
+        "Each message becomes a memory of the conversation's thread (GET /api/threads/{conversation_id}): metadata.parent_ref is the conversation id, metadata.chunk_index continues the thread's last, metadata.role (and name) say who spoke, occurred_at says when, source is `conversation`, and the scopes, project, tags and metadata of the call apply to each. Every memory has a save's semantics (secrets redacted, one memory.saved event and one audit row each, searchable by its words at once and by meaning once embedded). All or nothing: a message that cannot be saved fails the call with the status a save would answer, naming the message (`messages.<index>`), and on the free plan a conversation past the quota is refused whole with 402. With an `Idempotency-Key` header a repeat within 24 hours answers the first outcome.",
+      body: conversationBody,
+      responses: {
+        201: { description: 'Saved (or replayed)', schema: captured },
+        402: { description: '`memory_quota_exceeded` or `storage_quota_exceeded` (free plan): nothing was saved' },
+        409: { description: '`idempotency_key_reused`, `idempotency_key_in_use`, or `project_limit`' },
+        413: { description: '`memory_too_large`: a message over the size of a memory, named in the message' },
+      },
+      handler: async (ctx, { body }) => {
+        const result = await captureConversation(
+          ctx.state.em,
+          callerOf(ctx),
+          {
+            messages: body.messages.map((m) => ({ role: m.role, content: m.content, name: m.name, occurredAt: m.occurred_at })),
+            conversationId: body.conversation_id,
+            namespace: body.namespace,
+            tags: body.tags,
+            metadata: body.metadata,
+            userId: body.user_id,
+            agentId: body.agent_id,
+            runId: body.run_id,
+          },
+          { upgradeUrl, llm, idempotency: idempotencyOf(ctx, body) },
+        );
+        if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
+        else memoriesSaved.inc(result.memories.length);
+        ctx.status = 201;
+        ctx.body = { conversation_id: result.conversationId, memories: result.memories.map(memoryJson) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,99 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Caller } from '../accounts/caller.ts';
+import { AppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { query, sql } from '../sql.ts';
+import type { Metadata, MemoryView } from '../store/model.ts';
+import { threadOrder } from '../store/threads.ts';
+import { newPendingSave, type CreateContext } from './create.ts';
+import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
+import { admitWithinQuota } from './quota.ts';
+import { writeSaves } from './save-batch.ts';
+
+export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const;
+export type MessageRole = (typeof MESSAGE_ROLES)[number];
+
+export interface Message {
+  role: MessageRole;
+  content: string;
+  // Who spoke, when the role is not enough (a user's name, a tool's).
+  name?: string | undefined;
+  occurredAt?: number | undefined;
+}
+
+export interface Conversation {
+  messages: Message[];
+  // The thread the messages join (metadata.parent_ref): this, else the run's id, else a new one.
+  conversationId?: string | undefined;
+  namespace?: string | undefined;
+  tags?: string[] | undefined;
+  metadata?: Metadata | undefined;
+  userId?: string | undefined;
+  agentId?: string | undefined;
+  runId?: string | undefined;
+}
+
+export interface Captured {
+  conversationId: string;
+  memories: MemoryView[];
+  replayed: boolean;
+}
+
+// A conversation's messages saved as the next chunks of its thread, in one transaction: each a memory with the
+// single save's semantics (redaction, an event and an audit row each), its role (and name) in its metadata, its
+// chunk_index following the thread's last. All or nothing: a message that cannot be saved fails the call, naming
+// it, and a free org that cannot hold them all saves none. Concurrent calls on one thread take turns (a lock per
+// thread), so their chunks never share an index.
+export async function captureConversation(em: EntityManager, caller: Caller, input: Conversation, context: CreateContext): Promise<Captured> {
+  const conversationId = input.conversationId ?? input.runId ?? `conv_${newId()}`;
+  const saves = input.messages.map((message, i) => {
+    try {
+      return newPendingSave(
+        caller,
+        {
+          content: message.content,
+          namespace: input.namespace,
+          tags: input.tags,
+          source: 'conversation',
+          metadata: { ...input.metadata, role: message.role, ...(message.name !== undefined ? { name: message.name } : {}) },
+          userId: input.userId,
+          agentId: input.agentId,
+          runId: input.runId,
+          occurredAt: message.occurredAt,
+        },
+        context.llm,
+      );
+    } catch (err) {
+      if (err instanceof AppError) throw new AppError(err.kind, err.error, `messages.${i}: ${err.detail ?? err.error}`, err.extra);
+      throw err;
+    }
+  });
+  return em.transactional(async (tx) => {
+    const idempotency = context.idempotency;
+    if (idempotency) {
+      const claim = await claimIdempotencyKey<Omit<Captured, 'replayed'>>(tx, caller.orgId, idempotency.key, idempotency.requestHash);
+      if (claim.replay) return { ...claim.replay, replayed: true };
+    }
+    const refusal = (await admitWithinQuota(tx, caller.orgId, caller.plan, saves.map((s) => s.bytes), context.upgradeUrl)).find((r) => r !== null);
+    if (refusal) throw refusal;
+    await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`thread:${caller.orgId}:${conversationId}`}, 0))`);
+    const next = (await lastChunkIndex(tx, caller.orgId, conversationId)) + 1;
+    saves.forEach((s, i) => Object.assign(s.memory.metadata, { parent_ref: conversationId, chunk_index: next + i }));
+    await writeSaves(tx, saves);
+    const captured = { conversationId, memories: saves.map((s) => s.memory) };
+    if (idempotency) await storeIdempotentResult(tx, caller.orgId, idempotency.key, 201, captured);
+    return { ...captured, replayed: false };
+  });
+}
+
+// The highest chunk_index of the thread's chunks, superseded ones included (-1 for a new thread), read in thread
+// order from its index.
+async function lastChunkIndex(tx: EntityManager, orgId: string, ref: string): Promise<number> {
+  const [last] = await query(
+    tx,
+    sql<{ chunk_index: number }>`select (m.metadata->>'chunk_index')::numeric as chunk_index from memories m
+      where m.org_id = ${orgId} and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = ${ref} and jsonb_typeof(m.metadata->'chunk_index') = 'number'
+      order by ${threadOrder('m', 'desc')} limit 1`,
+  );
+  return last ? Math.floor(Number(last.chunk_index)) : -1;
+}
