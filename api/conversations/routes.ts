@@ -16,7 +16,7 @@ const message = z.object({
   occurred_at: occurredAt.optional().meta({ description: 'when it was said, epoch ms; default: the time of the call' }),
 });
 
-const conversationBody = z.object({
+export const conversationBody = z.object({
   messages: z.array(message).min(1).max(BATCH_CREATE_MAX),
   conversation_id: z
     .string()
@@ -35,7 +35,7 @@ const conversationBody = z.object({
     .meta({ description: 'false (the default): the messages are saved as they are. Extracting facts from them (true) is not available yet, and is refused' }),
 });
 
-const captured = z
+export const capturedConversation = z
   .object({
     conversation_id: z.string(),
     memories: z.array(memorySchema).meta({ description: "the messages' memories, in order, each with metadata.chunk_index continuing the thread" }),
@@ -56,7 +56,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
         "Each message becomes a memory of the conversation's thread (GET /api/threads/{conversation_id}): metadata.parent_ref is the conversation id, metadata.chunk_index continues the thread's last, metadata.role (and name) say who spoke, occurred_at says when, source is `conversation`, and the scopes, project, tags and metadata of the call apply to each. Every memory has a save's semantics (secrets redacted, one memory.saved event and one audit row each, searchable by its words at once and by meaning once embedded). All or nothing: a message that cannot be saved fails the call with the status a save would answer, naming the message (`messages.<index>`), and on the free plan a conversation past the quota is refused whole with 402. With an `Idempotency-Key` header a repeat within 24 hours answers the first outcome.",
       body: conversationBody,
       responses: {
-        201: { description: 'Saved (or replayed)', schema: captured },
+        201: { description: 'Saved (or replayed)', schema: capturedConversation },
         402: { description: '`memory_quota_exceeded` or `storage_quota_exceeded` (free plan): nothing was saved' },
         409: { description: '`idempotency_key_reused`, `idempotency_key_in_use`, or `project_limit`' },
         413: { description: '`memory_too_large`: a message over the size of a memory, named in the message' },

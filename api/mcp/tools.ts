@@ -1,5 +1,6 @@
 import { McpServer, ResourceTemplate, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { capturedConversation, conversationBody } from '../conversations/routes.ts';
 import { createBody, listBody, patchBody, searchBody, similarQuery } from '../memories/requests.ts';
 import { filterFields, memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
 import { listQuery as runbookQuery, outcomeBody, runbookSchema } from '../procedural/routes.ts';
@@ -78,6 +79,18 @@ export function createMcpServer(call: ApiCall): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async (input) => toolResult(await call('POST', '/api/memories', input), asIs),
+  );
+  server.registerTool(
+    'save_conversation',
+    {
+      title: 'Save a conversation',
+      description:
+        "Saves a conversation's messages (role, content, and optionally name and occurred_at) as the next chunks of its thread in one call: conversation_id names the thread (default: run_id, else a new one, which the answer gives). Use it for the turns of a chat instead of add_memory one turn at a time. Scopes (user_id, agent_id, run_id), project, tags and metadata apply to every message.",
+      inputSchema: conversationBody,
+      outputSchema: capturedConversation,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async (input) => toolResult(await call('POST', '/api/conversations', input), asIs),
   );
   server.registerTool(
     'search_memories',

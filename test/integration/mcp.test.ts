@@ -38,6 +38,7 @@ describe('MCP server at /mcp', () => {
       'list_projects',
       'log_recall',
       'record_runbook_outcome',
+      'save_conversation',
       'search_memories',
       'update_memory',
     ]);
@@ -46,6 +47,26 @@ describe('MCP server at /mcp', () => {
     // The API's own schemas: the request body of POST /api/memories, the Memory row of its answer.
     expect(byName.get('add_memory')!.inputSchema).toMatchObject({ required: ['content'], properties: { namespace: { maxLength: 200 } } });
     expect(byName.get('add_memory')!.outputSchema).toMatchObject({ $ref: '#/$defs/Memory', $defs: { Memory: { properties: { id: { format: 'uuid' } } } } });
+    await client.close();
+  });
+
+  it("saves a conversation's turns as a thread in one call, and finds them scoped to its user", async () => {
+    const client = await connect(a.token);
+    const saved = await client.callTool({
+      name: 'save_conversation',
+      arguments: {
+        user_id: 'lee',
+        messages: [
+          { role: 'user', content: 'I keep my bike at the harbour garage' },
+          { role: 'assistant', content: 'Got it: the bike is at the harbour garage' },
+        ],
+      },
+    });
+    expect(saved.isError).toBeFalsy();
+    const captured = saved.structuredContent as { conversation_id: string; memories: { id: string; metadata: { chunk_index: number } }[] };
+    expect(captured.memories.map((m) => m.metadata.chunk_index)).toEqual([0, 1]);
+    const found = await client.callTool({ name: 'search_memories', arguments: { query: 'where is the bike', user_id: 'lee' } });
+    expect((found.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id).sort()).toEqual(captured.memories.map((m) => m.id).sort());
     await client.close();
   });
 
@@ -207,7 +228,7 @@ describe('MCP server at /mcp', () => {
         stderr: 'ignore',
       }),
     );
-    expect((await client.listTools()).tools).toHaveLength(11);
+    expect((await client.listTools()).tools).toHaveLength(12);
     const added = await client.callTool({ name: 'add_memory', arguments: { content: 'Saved from a desktop agent over stdio' } });
     const id = (added.structuredContent as { id: string }).id;
     expect((await stack.api.get(`/api/memories/${id}`, { token: s.token })).body.content).toBe('Saved from a desktop agent over stdio');
@@ -233,7 +254,7 @@ describe('MCP server at /mcp', () => {
     const overHttp = new Client({ name: 'readme', version: '1.0.0' });
     const headers = Object.fromEntries(Object.entries(http.headers ?? {}).map(([k, v]) => [k, withToken(v)]));
     await overHttp.connect(new StreamableHTTPClientTransport(new URL(new URL(http.url!).pathname, stack.baseUrl), { requestInit: { headers } }));
-    expect((await overHttp.listTools()).tools.length).toBe(11);
+    expect((await overHttp.listTools()).tools.length).toBe(12);
     await overHttp.close();
 
     const env = Object.fromEntries(Object.entries(stdio.env ?? {}).map(([k, v]) => [k, k === 'MEMORY_SERVICE_URL' ? stack.baseUrl : withToken(v)]));
