@@ -93,6 +93,8 @@ const envSchema = z.object({
   LLM_ALTERNATE_MODEL: z.string().min(1).default('gpt-4.1-mini'),
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  // An org's model tokens a month (in and out) past which extraction from conversations is skipped; 0: no cap.
+  EXTRACTION_TOKENS_PER_MONTH: z.coerce.number().int().min(0).default(2_000_000),
   // Where vectors for semantic search come from (infra/embeddings/index.ts): the bundled model in this process,
   // an OpenAI-compatible `/v1/embeddings` server, or nowhere.
   EMBEDDING_PROVIDER: z.enum(['local', 'openai', 'none']).default('local'),

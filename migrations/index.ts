@@ -26,6 +26,7 @@ import { Migration0024Scopes } from './0024_scopes.ts';
 import { Migration0025MemoryDeletions } from './0025_memory_deletions.ts';
 import { Migration0026OccurredAt } from './0026_occurred_at.ts';
 import { Migration0027DocumentScopes } from './0027_document_scopes.ts';
+import { Migration0028ConversationExtractions } from './0028_conversation_extractions.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -56,4 +57,5 @@ export const migrations: MigrationObject[] = [
   { name: '0025_memory_deletions', class: Migration0025MemoryDeletions },
   { name: '0026_occurred_at', class: Migration0026OccurredAt },
   { name: '0027_document_scopes', class: Migration0027DocumentScopes },
+  { name: '0028_conversation_extractions', class: Migration0028ConversationExtractions },
 ];

@@ -42,6 +42,7 @@ export function activityDeps(config: Config, parts: Pick<ActivityDeps, 'orm' | '
     escrowKey: config.byokEscrowKey,
     embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none',
     vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN,
+    extractionTokensPerMonth: config.EXTRACTION_TOKENS_PER_MONTH,
   };
 }
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { PLANS } from '../../domain/accounts/tables.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
 import { receiveEvent, type ProcessorEvent } from '../../domain/billing/events.ts';
+import { monthlyTokens } from '../../domain/extraction/extractions.ts';
 import { usageOf } from '../../domain/memories/quota.ts';
 import { AppError, invalid } from '../../domain/errors.ts';
 import { queryOne, sql } from '../../domain/sql.ts';
@@ -50,6 +51,14 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
             memory_limit: z.number().int().nullable(),
             storage_bytes: z.number().int().meta({ description: 'bytes of memory content held now' }),
             storage_limit_bytes: z.number().int().nullable(),
+            llm_tokens: z
+              .object({
+                month: z.string().meta({ description: 'the calendar month counted (UTC), YYYY-MM' }),
+                tokens_in: z.number().int(),
+                tokens_out: z.number().int(),
+                extraction_limit: z.number().int().nullable().meta({ description: 'tokens in and out a month past which extraction from conversations is skipped (null: no cap)' }),
+              })
+              .meta({ description: "the model tokens the org's extraction from conversations took this month" }),
             billing_configured: z.boolean().meta({ description: 'whether checkout and the portal are available' }),
             upgrade_url: z.string(),
           }),
@@ -58,12 +67,19 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
       handler: async (ctx) => {
         const caller = callerOf(ctx);
         const usage = await usageOf(ctx.state.em, caller.orgId, caller.plan);
+        const tokens = await monthlyTokens(ctx.state.em, caller.orgId);
         ctx.body = {
           plan: caller.plan,
           memories_created: usage.memoriesCreated,
           memory_limit: usage.memoryLimit,
           storage_bytes: usage.storageBytes,
           storage_limit_bytes: usage.storageLimitBytes,
+          llm_tokens: {
+            month: new Date().toISOString().slice(0, 7),
+            tokens_in: tokens.in,
+            tokens_out: tokens.out,
+            extraction_limit: config.EXTRACTION_TOKENS_PER_MONTH || null,
+          },
           billing_configured: stripe !== null,
           upgrade_url: upgradeUrlOf(config),
         };

@@ -1,10 +1,13 @@
 import { z } from 'zod';
+import { extractionRecord, getExtraction } from '../../domain/extraction/extractions.ts';
+import { DECISIONS } from '../../domain/extraction/tasks.ts';
 import { captureConversation, MESSAGE_ROLES } from '../../domain/memories/conversations.ts';
 import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
 import { memoriesSaved } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { epochMs } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { idempotencyOf } from '../memories/requests.ts';
 import { MAX_PARENT_REF, memoryJson, memorySchema, metadata, namespaceName, occurredAt, scopeFields, tags } from '../memories/schemas.ts';
@@ -30,15 +33,47 @@ export const conversationBody = z.object({
   metadata: metadata.optional().meta({ description: "copied into each message's memory, beside parent_ref, chunk_index, role and name" }),
   ...scopeFields,
   infer: z
-    .literal(false)
+    .boolean()
     .optional()
-    .meta({ description: 'false (the default): the messages are saved as they are. Extracting facts from them (true) is not available yet, and is refused' }),
+    .meta({
+      description:
+        "true: the org's curator also extracts the facts worth keeping from the new messages and reconciles them with the memories extracted before in the same scope (ADD, UPDATE, DELETE or NONE each), in the background; the answer's extraction says how to follow it. Needs a paid plan or your own key (metadata.byok_primary_key / byok_alternate_key), else the extraction is recorded skipped. The messages are saved either way. Default false",
+    }),
 });
+
+const extraction = z
+  .object({
+    id: z.uuid(),
+    conversation_id: z.string(),
+    message_ids: z.array(z.uuid()),
+    status: z.enum(['queued', 'processed', 'failed', 'skipped']),
+    reason: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output',
+      }),
+    decisions: z.array(
+      z.object({
+        action: z.enum(DECISIONS),
+        fact: z.string(),
+        memory_id: z.uuid().nullable().meta({ description: 'ADD and UPDATE: the memory saved' }),
+        target_id: z.uuid().nullable().meta({ description: 'UPDATE, DELETE, NONE: the existing memory it concerns (superseded for UPDATE and DELETE)' }),
+      }),
+    ),
+    tokens_in: z.number().int(),
+    tokens_out: z.number().int(),
+    created_at: epochMs,
+    processed_at: epochMs.nullable(),
+  })
+  .meta({ id: 'ConversationExtraction' });
 
 export const capturedConversation = z
   .object({
     conversation_id: z.string(),
     memories: z.array(memorySchema).meta({ description: "the messages' memories, in order, each with metadata.chunk_index continuing the thread" }),
+    extraction: extraction.nullable().meta({ description: 'with infer: the extraction, queued (or skipped, with its reason); GET /api/conversations/extractions/{id} follows it' }),
   })
   .meta({ id: 'CapturedConversation' });
 
@@ -74,13 +109,30 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
             userId: body.user_id,
             agentId: body.agent_id,
             runId: body.run_id,
+            infer: body.infer,
           },
           { upgradeUrl, llm, idempotency: idempotencyOf(ctx, body) },
         );
         if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc(result.memories.length);
         ctx.status = 201;
-        ctx.body = { conversation_id: result.conversationId, memories: result.memories.map(memoryJson) };
+        ctx.body = {
+          conversation_id: result.conversationId,
+          memories: result.memories.map(memoryJson),
+          extraction: result.extraction && extractionRecord(result.extraction),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/conversations/extractions/:id',
+      tag: 'memories',
+      access: 'caller',
+      summary: "An extraction from a conversation: its status, and once processed its decisions",
+      params: z.object({ id: z.uuid() }),
+      responses: { 200: { description: 'The extraction', schema: extraction }, 404: { description: 'No such extraction in this org' } },
+      handler: async (ctx, { params }) => {
+        ctx.body = extractionRecord(await getExtraction(ctx.state.em, callerOf(ctx).orgId, params.id));
       },
     }),
   ];

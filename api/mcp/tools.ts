@@ -85,7 +85,7 @@ export function createMcpServer(call: ApiCall): McpServer {
     {
       title: 'Save a conversation',
       description:
-        "Saves a conversation's messages (role, content, and optionally name and occurred_at) as the next chunks of its thread in one call: conversation_id names the thread (default: run_id, else a new one, which the answer gives). Use it for the turns of a chat instead of add_memory one turn at a time. Scopes (user_id, agent_id, run_id), project, tags and metadata apply to every message.",
+        "Saves a conversation's messages (role, content, and optionally name and occurred_at) as the next chunks of its thread in one call: conversation_id names the thread (default: run_id, else a new one, which the answer gives). Use it for the turns of a chat instead of add_memory one turn at a time. Scopes (user_id, agent_id, run_id), project, tags and metadata apply to every message. infer: true also distils the facts worth keeping into memories of their own, kept current (updated or retired) as later conversations change them.",
       inputSchema: conversationBody,
       outputSchema: capturedConversation,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },

@@ -1,19 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
-import { bumpCounters, sumDeltas } from '../counters.ts';
 import { conflict, notFound } from '../errors.ts';
-import { recordEvents } from '../webhooks/event-log.ts';
 import { newId } from '../ids.ts';
-import { remixChunksAfter } from '../store/thread-context.ts';
 import { escrowInsert, seal } from '../llm/escrow.ts';
 import type { ByokKeys } from '../llm/port.ts';
 import { prepareContent, withRedaction } from '../memories/content.ts';
-import { supersededDeltas } from '../store/counters.ts';
-import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
+import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 import { writeSaves } from '../memories/save-batch.ts';
+import { supersedeMemories } from '../memories/supersede.ts';
 import { enqueueJobs, type JobRequest } from '../outbox/enqueue.ts';
-import { unindexMemories } from '../store/postings.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { proposalRow } from './proposals.ts';
 import type { PairText } from './tasks.ts';
@@ -136,16 +132,7 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
       runId: a.run_id === b.run_id ? a.run_id : null,
     };
     await writeSaves(tx, [{ caller, memory, bytes: prepared.bytes }]);
-    const superseded = await query(
-      tx,
-      sql<MemoryRow>`update memories m set superseded_by = ${memory.id}, updated_at = greatest(now(), m.updated_at + interval '1 millisecond')
-        from namespaces n where n.org_id = m.org_id and n.id = m.namespace_id and m.org_id = ${caller.orgId} and m.id in (${a.id}, ${b.id}) returning ${MEMORY_COLUMNS}`,
-    );
-    await unindexMemories(tx, caller.orgId, [a.id, b.id]);
-    // Superseded, the originals leave their threads: the chunks after them are mixed with their new context.
-    await remixChunksAfter(tx, caller.orgId, [a.id, b.id]);
-    await bumpCounters(tx, sumDeltas([a, b].flatMap((r) => supersededDeltas({ orgId: caller.orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }))));
-    await recordEvents(tx, superseded.map((r) => ({ orgId: caller.orgId, type: 'memory.updated' as const, data: memoryRecord(memoryView(r)) })));
+    await supersedeMemories(tx, caller.orgId, new Map([a.id, b.id].map((id) => [id, memory.id])));
     await query(tx, sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`);
     await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.merge', targetId: proposalId, actor: actorOf(caller), details: { merged_memory_id: memory.id, merged_from: [a.id, b.id] } });
     return { proposalId, mergedMemoryId: memory.id, mergedContent: memory.content, hadConflict: draft.hadConflict };

@@ -30,9 +30,16 @@ export interface LlmTask<T> {
   maxTokens: number;
 }
 
+// Tokens a call took, as the provider counted them (0 when it did not say).
+export interface LlmUsage {
+  input: number;
+  output: number;
+}
+
 export interface LlmAnswer<T> {
   value: T;
   via: Via;
+  usage: LlmUsage;
 }
 
 export interface Llm {

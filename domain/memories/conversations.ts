@@ -8,7 +8,11 @@ import { threadOrder } from '../store/threads.ts';
 import { newPendingSave, type CreateContext } from './create.ts';
 import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
 import { admitWithinQuota } from './quota.ts';
-import { writeSaves } from './save-batch.ts';
+import { writeSaves, type PendingSave } from './save-batch.ts';
+import { contentHash, type LlmAccess } from '../enrichment/schedule.ts';
+import { recordExtraction, type ExtractionView } from '../extraction/extractions.ts';
+import { seal } from '../llm/escrow.ts';
+import { byokOf, type ByokKeys } from '../llm/port.ts';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const;
 export type MessageRole = (typeof MESSAGE_ROLES)[number];
@@ -31,11 +35,14 @@ export interface Conversation {
   userId?: string | undefined;
   agentId?: string | undefined;
   runId?: string | undefined;
+  // Also extract the facts worth keeping (domain/extraction), in the background.
+  infer?: boolean | undefined;
 }
 
 export interface Captured {
   conversationId: string;
   memories: MemoryView[];
+  extraction: ExtractionView | null;
   replayed: boolean;
 }
 
@@ -79,11 +86,32 @@ export async function captureConversation(em: EntityManager, caller: Caller, inp
     await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`thread:${caller.orgId}:${conversationId}`}, 0))`);
     const next = (await lastChunkIndex(tx, caller.orgId, conversationId)) + 1;
     saves.forEach((s, i) => Object.assign(s.memory.metadata, { parent_ref: conversationId, chunk_index: next + i }));
+    const extraction = input.infer ? extractionAfter(caller, saves.at(-1)!, byokOf(input.metadata), context.llm) : null;
     await writeSaves(tx, saves);
-    const captured = { conversationId, memories: saves.map((s) => s.memory) };
+    const captured = {
+      conversationId,
+      memories: saves.map((s) => s.memory),
+      extraction: extraction && (await recordExtraction(tx, caller, { ...extraction, conversationId, messageIds: saves.map((s) => s.memory.id) })),
+    };
     if (idempotency) await storeIdempotentResult(tx, caller.orgId, idempotency.key, 201, captured);
     return { ...captured, replayed: false };
   });
+}
+
+// An extraction from the messages, run by the org's curator as an enrichment of the last one (paced with the org's
+// other model calls), or recorded skipped at once when it cannot run: on the free plan without the caller's own
+// key, or with no provider to call.
+function extractionAfter(caller: Caller, last: PendingSave, byok: ByokKeys | undefined, access: LlmAccess | undefined): { id: string; skipped: string | null } {
+  const id = newId();
+  if (!access || !access.llm.configured(byok)) return { id, skipped: 'llm_not_configured' };
+  if (caller.plan === 'free' && !byok) return { id, skipped: 'plan_required' };
+  const escrow = last.enrichment?.escrow ?? (byok ? seal(access.escrowKey, newId(), caller.orgId, byok) : null);
+  const { memory } = last;
+  last.enrichment = {
+    args: { orgId: caller.orgId, memoryId: memory.id, tasks: [...(last.enrichment?.args.tasks ?? []), 'extract'], contentHash: contentHash(memory.content), escrowId: escrow?.id ?? null },
+    escrow,
+  };
+  return { id, skipped: null };
 }
 
 // The highest chunk_index of the thread's chunks, superseded ones included (-1 for a new thread), read in thread

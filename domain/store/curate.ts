@@ -10,7 +10,8 @@ export const CURATE_JOB = 'curate';
 export const curatorWorkflowId = (orgId: string): string => `memory-curator-${orgId}`;
 
 // The enrichments a memory can ask for (domain/enrichment/tasks.ts says what each asks of the model).
-export const ENRICHMENTS = ['entities', 'synopsis', 'facts'] as const;
+// `extract`: the conversation extraction whose last message the memory is (domain/extraction).
+export const ENRICHMENTS = ['entities', 'synopsis', 'facts', 'extract'] as const;
 export type Enrichment = (typeof ENRICHMENTS)[number];
 
 // One memory's enrichment, as the curator receives it.

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
 import { query, sql } from '../sql.ts';
 
-export type EventType = 'memory.saved' | 'memory.updated' | 'memory.deleted';
+export type EventType = 'memory.saved' | 'memory.updated' | 'memory.deleted' | 'conversation.extracted';
 
 export interface DomainEvent {
   orgId: string;

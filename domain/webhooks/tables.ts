@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
-export const WEBHOOK_EVENTS = ['memory.saved', 'memory.updated', 'memory.deleted'] as const;
+export const WEBHOOK_EVENTS = ['memory.saved', 'memory.updated', 'memory.deleted', 'conversation.extracted'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export const WebhookEndpoint = defineEntity({

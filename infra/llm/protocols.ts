@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import type { LlmTask } from '../../domain/llm/port.ts';
+import type { LlmTask, LlmUsage } from '../../domain/llm/port.ts';
 
 export type Protocol = 'anthropic' | 'openai';
 
@@ -12,8 +12,9 @@ export interface ClientOptions {
   maxRetries: number;
 }
 
-// The model's raw structured answer (not yet validated), or null when it answered something else.
-export type Caller = (task: LlmTask<unknown>, model: string) => Promise<unknown>;
+// The model's raw structured answer (not yet validated), or null when it answered something else, with the
+// tokens the call took.
+export type Caller = (task: LlmTask<unknown>, model: string) => Promise<{ raw: unknown; usage: LlmUsage }>;
 
 // Both SDKs retry connection errors, 408, 409, 429 and 5xx with backoff, honour retry-after, and time out
 // each attempt; nothing here retries on its own.
@@ -38,7 +39,8 @@ function anthropicCaller(options: ClientOptions): Caller {
       tool_choice: { type: 'tool', name: task.name },
     });
     const call = message.content.find((block) => block.type === 'tool_use' && block.name === task.name);
-    return call && call.type === 'tool_use' ? call.input : null;
+    const usage = { input: message.usage?.input_tokens ?? 0, output: message.usage?.output_tokens ?? 0 };
+    return { raw: call && call.type === 'tool_use' ? call.input : null, usage };
   };
 }
 
@@ -53,11 +55,12 @@ function openaiCaller(options: ClientOptions): Caller {
       response_format: { type: 'json_schema', json_schema: { name: task.name, description: task.description, schema: jsonSchema(task), strict: true } },
     });
     const text = completion.choices[0]?.message.content;
-    if (!text) return null;
+    const usage = { input: completion.usage?.prompt_tokens ?? 0, output: completion.usage?.completion_tokens ?? 0 };
+    if (!text) return { raw: null, usage };
     try {
-      return JSON.parse(text) as unknown;
+      return { raw: JSON.parse(text) as unknown, usage };
     } catch {
-      return null;
+      return { raw: null, usage };
     }
   };
 }

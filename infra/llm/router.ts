@@ -69,9 +69,9 @@ export class LlmRouter implements Llm {
         maxRetries: this.#settings.maxRetries,
       });
       try {
-        const raw = await call(task as LlmTask<unknown>, route.provider.model);
+        const { raw, usage } = await call(task as LlmTask<unknown>, route.provider.model);
         const parsed = task.schema.safeParse(raw);
-        if (parsed.success) return { value: parsed.data, via: route.via };
+        if (parsed.success) return { value: parsed.data, via: route.via, usage };
         failures.push('malformed');
         this.#logger.warn({ task: task.name, protocol: route.provider.protocol, via: route.via }, 'LLM answer did not match the schema');
       } catch (err) {

@@ -60,6 +60,7 @@ describe('billing', () => {
       memory_limit: 500,
       storage_bytes: 12,
       storage_limit_bytes: 50 * 1024 * 1024,
+      llm_tokens: { month: new Date().toISOString().slice(0, 7), tokens_in: 0, tokens_out: 0, extraction_limit: 2_000_000 },
       billing_configured: true,
       upgrade_url: expect.stringMatching(/\/dashboard\/billing$/),
     });

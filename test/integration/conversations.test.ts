@@ -91,7 +91,7 @@ describe('conversation capture', () => {
       [{ messages: [{ role: 'narrator', content: 'x' }] }, 400, 'body.messages.0.role'],
       [{ messages: [{ role: 'user' }] }, 400, 'body.messages.0.content'],
       [{ messages: [{ role: 'user', content: 'ok', occurred_at: -1 }] }, 400, 'body.messages.0.occurred_at'],
-      [{ messages: [{ role: 'user', content: 'ok' }], infer: true }, 400, 'body.infer'],
+      [{ messages: [{ role: 'user', content: 'ok' }], infer: 'yes' }, 400, 'body.infer'],
       [{ messages: [{ role: 'user', content: 'ok' }], user_id: '' }, 400, 'body.user_id'],
       [{ messages: Array.from({ length: 501 }, () => ({ role: 'user', content: 'x' })) }, 400, 'body.messages'],
     ];

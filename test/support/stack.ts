@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { WEBHOOK_EVENTS } from '../../domain/webhooks/tables.ts';
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { Server } from 'node:http';
@@ -199,12 +200,12 @@ export async function signUp(
 }
 
 // Memory events are written only for orgs with an endpoint subscribed to them (domain/webhooks/event-log.ts);
-// tests that read the events table subscribe one directly (no relay runs there to deliver to it).
+// tests that read the events table subscribe one directly (no relay runs there to deliver to it), to every event.
 export async function subscribeToMemoryEvents(stack: Stack, orgId: string): Promise<void> {
   await query(
     stack.orm.em.fork(),
     sql`insert into webhook_endpoints (id, org_id, url, events, secret, created_at, updated_at)
-        values (gen_random_uuid(), ${orgId}, 'https://hooks.example.test/memory', array['memory.saved', 'memory.updated', 'memory.deleted'], 'whsec_test', now(), now())`,
+        values (gen_random_uuid(), ${orgId}, 'https://hooks.example.test/memory', ${[...WEBHOOK_EVENTS]}::text[], 'whsec_test', now(), now())`,
   );
 }
 

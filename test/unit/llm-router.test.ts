@@ -36,12 +36,18 @@ const failure = (err: unknown) => (err instanceof AppError ? err.error : String(
 
 describe('LlmRouter', () => {
   it('asks for structured output on both protocols and validates the answer', async () => {
-    expect(await router().run(task)).toEqual({ value: { synopsis: 'First sentence.' }, via: 'primary' });
+    const first = await router().run(task);
+    expect(first).toEqual({ value: { synopsis: 'First sentence.' }, via: 'primary', usage: { input: expect.any(Number), output: expect.any(Number) } });
+    // The tokens the provider said the call took.
+    expect(first.usage.input).toBeGreaterThan(0);
+    expect(first.usage.output).toBeGreaterThan(0);
     const call = server.calls[0]!;
     expect(call).toMatchObject({ protocol: 'anthropic', apiKey: 'sk-ant-server', model: 'claude-test', system: 'Summarize.', tool: { name: 'summarize' } });
     expect(call.tool!.schema).toMatchObject({ type: 'object', required: ['synopsis'], additionalProperties: false });
     const alternateOnly = router({}, { primary: '', alternate: 'sk-server' });
-    expect(await alternateOnly.run(task)).toEqual({ value: { synopsis: 'First sentence.' }, via: 'alternate' });
+    const alternate = await alternateOnly.run(task);
+    expect(alternate).toEqual({ value: { synopsis: 'First sentence.' }, via: 'alternate', usage: { input: expect.any(Number), output: expect.any(Number) } });
+    expect(alternate.usage.input).toBeGreaterThan(0);
     expect(server.calls.at(-1)).toMatchObject({ protocol: 'openai', tool: { name: 'summarize' } });
   });
 
@@ -67,7 +73,7 @@ describe('LlmRouter', () => {
       return { synopsis: call.protocol };
     });
     const answer = await router({ timeoutMs: 300, maxRetries: 0 }).run(task);
-    expect(answer).toEqual({ value: { synopsis: 'openai' }, via: 'alternate' });
+    expect(answer).toMatchObject({ value: { synopsis: 'openai' }, via: 'alternate' });
   });
 
   it('classifies what went wrong when no provider answers', async () => {

@@ -450,6 +450,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/conversations/extractions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An extraction from a conversation: its status, and once processed its decisions */
+        get: operations["getApiConversationsExtractionsId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories/deletions": {
         parameters: {
             query?: never;
@@ -1368,6 +1385,32 @@ export interface components {
             conversation_id: string;
             /** @description the messages' memories, in order, each with metadata.chunk_index continuing the thread */
             memories: components["schemas"]["Memory"][];
+            /** @description with infer: the extraction, queued (or skipped, with its reason); GET /api/conversations/extractions/{id} follows it */
+            extraction: components["schemas"]["ConversationExtraction"] | null;
+        };
+        ConversationExtraction: {
+            /** Format: uuid */
+            id: string;
+            conversation_id: string;
+            message_ids: string[];
+            /** @enum {string} */
+            status: "queued" | "processed" | "failed" | "skipped";
+            /** @description why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output */
+            reason: string | null;
+            decisions: {
+                /** @enum {string} */
+                action: "ADD" | "UPDATE" | "DELETE" | "NONE";
+                fact: string;
+                /** @description ADD and UPDATE: the memory saved */
+                memory_id: string | null;
+                /** @description UPDATE, DELETE, NONE: the existing memory it concerns (superseded for UPDATE and DELETE) */
+                target_id: string | null;
+            }[];
+            tokens_in: number;
+            tokens_out: number;
+            /** @description epoch milliseconds, UTC */
+            created_at: number;
+            processed_at: number | null;
         };
         MemoryDeletion: {
             /** Format: uuid */
@@ -1622,7 +1665,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("memory.saved" | "memory.updated" | "memory.deleted")[];
+            events: ("memory.saved" | "memory.updated" | "memory.deleted" | "conversation.extracted")[];
             description: string;
             enabled: boolean;
             last_success_at: number | null;
@@ -3808,11 +3851,8 @@ export interface operations {
                     agent_id?: string;
                     /** @description the run, session or conversation it comes from; 1-200 characters */
                     run_id?: string;
-                    /**
-                     * @description false (the default): the messages are saved as they are. Extracting facts from them (true) is not available yet, and is refused
-                     * @constant
-                     */
-                    infer?: false;
+                    /** @description true: the org's curator also extracts the facts worth keeping from the new messages and reconciles them with the memories extracted before in the same scope (ADD, UPDATE, DELETE or NONE each), in the background; the answer's extraction says how to follow it. Needs a paid plan or your own key (metadata.byok_primary_key / byok_alternate_key), else the extraction is recorded skipped. The messages are saved either way. Default false */
+                    infer?: boolean;
                 };
             };
         };
@@ -3891,6 +3931,71 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiConversationsExtractionsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The extraction */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationExtraction"];
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such extraction in this org */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
             503: {
@@ -8242,7 +8347,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events: ("memory.saved" | "memory.updated" | "memory.deleted")[];
+                    events: ("memory.saved" | "memory.updated" | "memory.deleted" | "conversation.extracted")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -8259,7 +8364,7 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         url: string;
-                        events: ("memory.saved" | "memory.updated" | "memory.deleted")[];
+                        events: ("memory.saved" | "memory.updated" | "memory.deleted" | "conversation.extracted")[];
                         description: string;
                         enabled: boolean;
                         last_success_at: number | null;
@@ -8421,7 +8526,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("memory.saved" | "memory.updated" | "memory.deleted")[];
+                    events?: ("memory.saved" | "memory.updated" | "memory.deleted" | "conversation.extracted")[];
                     description?: string;
                     enabled?: boolean;
                 };
@@ -8753,6 +8858,15 @@ export interface operations {
                         /** @description bytes of memory content held now */
                         storage_bytes: number;
                         storage_limit_bytes: number | null;
+                        /** @description the model tokens the org's extraction from conversations took this month */
+                        llm_tokens: {
+                            /** @description the calendar month counted (UTC), YYYY-MM */
+                            month: string;
+                            tokens_in: number;
+                            tokens_out: number;
+                            /** @description tokens in and out a month past which extraction from conversations is skipped (null: no cap) */
+                            extraction_limit: number | null;
+                        };
                         /** @description whether checkout and the portal are available */
                         billing_configured: boolean;
                         upgrade_url: string;
