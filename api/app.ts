@@ -1,3 +1,4 @@
+import { compression } from './http/compression.ts';
 import Router from '@koa/router';
 import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
@@ -117,6 +118,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   router.all(MCP_PATH, authenticate, crossSite, mcpHandler(app));
   app.use(requestContext(deps.orm, deps.logger));
   app.use(securityHeaders);
+  app.use(compression);
   app.use(errorHandler);
   app.use(refuseUnknownHosts(deps.config.publicBaseUrl, deps.config.ALLOWED_HOSTS));
   if (deps.localCaller) {
