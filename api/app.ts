@@ -13,6 +13,7 @@ import { exportRoutes } from './memories/exports.ts';
 import { embeddingRoutes } from './memories/embeddings.ts';
 import { batchRoutes } from './memories/batch.ts';
 import { conversationRoutes } from './conversations/routes.ts';
+import { mem0Routes } from './compat/mem0.ts';
 import { deletionRoutes } from './memories/deletions.ts';
 import { memoryRoutes } from './memories/routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
@@ -60,6 +61,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...embeddingRoutes(deps),
     ...batchRoutes(deps),
     ...conversationRoutes(deps),
+    ...mem0Routes(deps, queries),
     ...deletionRoutes(),
     ...memoryRoutes(deps, queries),
     ...projectRoutes(),

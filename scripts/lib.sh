@@ -302,6 +302,32 @@ ensure_schemathesis() {
   export SCHEMATHESIS_VENV
 }
 
+# mem0's own official clients, to test the mem0 drop-in (/compat/mem0) against them unchanged: the PyPI package
+# mem0ai in a virtualenv of its own in the cache, and the npm package mem0ai in a folder of its own there (not the
+# project's dependencies). Their usage telemetry is turned off where the tests run them (MEM0_TELEMETRY=False).
+MEM0_PYTHON_VERSION=2.2.1
+MEM0_NODE_VERSION=3.3.1
+ensure_mem0_clients() {
+  MEM0_PYTHON_VENV="$CACHE_DIR/mem0ai-python-$MEM0_PYTHON_VERSION"
+  if [ ! -f "$MEM0_PYTHON_VENV/.installed" ]; then
+    command -v python3 >/dev/null || die "python3 (with venv) is needed to test against mem0's Python client"
+    log "installing mem0ai $MEM0_PYTHON_VERSION (mem0's Python client) from PyPI into $MEM0_PYTHON_VENV"
+    rm -rf "$MEM0_PYTHON_VENV"
+    python3 -m venv "$MEM0_PYTHON_VENV"
+    "$MEM0_PYTHON_VENV/bin/pip" install --quiet --disable-pip-version-check "mem0ai==$MEM0_PYTHON_VERSION" >&2
+    touch "$MEM0_PYTHON_VENV/.installed"
+  fi
+  MEM0_NODE_DIR="$CACHE_DIR/mem0ai-node-$MEM0_NODE_VERSION"
+  if [ ! -f "$MEM0_NODE_DIR/.installed" ]; then
+    log "installing mem0ai $MEM0_NODE_VERSION (mem0's TypeScript client) from the npm registry into $MEM0_NODE_DIR"
+    rm -rf "$MEM0_NODE_DIR"
+    mkdir -p "$MEM0_NODE_DIR"
+    (cd "$MEM0_NODE_DIR" && echo '{"private":true}' > package.json && npm install --no-audit --no-fund --loglevel=error "mem0ai@$MEM0_NODE_VERSION" >&2)
+    touch "$MEM0_NODE_DIR/.installed"
+  fi
+  export MEM0_PYTHON_VENV MEM0_NODE_DIR
+}
+
 # A stack of its own for a benchmark or a fuzzing run: a fresh database DB, Temporal on TEMPORAL_PORT (Web UI
 # on UI_PORT, state in a temporary directory), migrations, the worker and the API on API_PORT, with the write
 # and sign-up limits off. Exports STACK_WORKER_PID and STACK_API_PID; environment set before it reaches both.

@@ -18,6 +18,7 @@ ensure_dashboard
 ensure_workflow_bundle
 ensure_chromium
 ensure_node20
+ensure_mem0_clients
 trap stop_started EXIT
 
 export TEST_ADMIN_DATABASE_URL="$(database_url postgres)"

@@ -5,7 +5,8 @@ import { unauthenticated } from '../../domain/errors.ts';
 import type { AppContext, AppState } from './state.ts';
 
 export const SESSION_COOKIE = 'svc_session';
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+// `Token` too: mem0's clients send their key that way (api/compat/mem0.ts).
+const BEARER = /^(?:Bearer|Token)\s+(\S+)\s*$/i;
 
 // Cookie first; when it is valid the header is ignored, otherwise the bearer token decides (section 5).
 export async function resolveCaller(ctx: AppContext): Promise<Caller | null> {
