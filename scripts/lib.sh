@@ -291,15 +291,20 @@ ensure_secrets() {
 SCHEMATHESIS_VERSION=4.32.5
 ensure_schemathesis() {
   SCHEMATHESIS_VENV="$CACHE_DIR/schemathesis-$SCHEMATHESIS_VERSION"
-  if [ ! -f "$SCHEMATHESIS_VENV/.installed" ]; then
-    command -v python3 >/dev/null || die "python3 (with venv) is needed for schemathesis"
-    log "installing schemathesis $SCHEMATHESIS_VERSION from PyPI into $SCHEMATHESIS_VENV"
-    rm -rf "$SCHEMATHESIS_VENV"
-    python3 -m venv "$SCHEMATHESIS_VENV"
-    "$SCHEMATHESIS_VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >&2
-    touch "$SCHEMATHESIS_VENV/.installed"
-  fi
+  ensure_pip_venv "$SCHEMATHESIS_VENV" "schemathesis==$SCHEMATHESIS_VERSION"
   export SCHEMATHESIS_VENV
+}
+
+# A PyPI package (REQUIREMENT) in a virtualenv of its own at DIR, installed once.
+ensure_pip_venv() {
+  local dir="$1" requirement="$2"
+  [ -f "$dir/.installed" ] && return
+  command -v python3 >/dev/null || die "python3 (with venv) is needed for $requirement"
+  log "installing $requirement from PyPI into $dir"
+  rm -rf "$dir"
+  python3 -m venv "$dir"
+  "$dir/bin/pip" install --quiet --disable-pip-version-check "$requirement" >&2
+  touch "$dir/.installed"
 }
 
 # mem0's own official clients, to test the mem0 drop-in (/compat/mem0) against them unchanged: the PyPI package
@@ -309,14 +314,7 @@ MEM0_PYTHON_VERSION=2.2.1
 MEM0_NODE_VERSION=3.3.1
 ensure_mem0_clients() {
   MEM0_PYTHON_VENV="$CACHE_DIR/mem0ai-python-$MEM0_PYTHON_VERSION"
-  if [ ! -f "$MEM0_PYTHON_VENV/.installed" ]; then
-    command -v python3 >/dev/null || die "python3 (with venv) is needed to test against mem0's Python client"
-    log "installing mem0ai $MEM0_PYTHON_VERSION (mem0's Python client) from PyPI into $MEM0_PYTHON_VENV"
-    rm -rf "$MEM0_PYTHON_VENV"
-    python3 -m venv "$MEM0_PYTHON_VENV"
-    "$MEM0_PYTHON_VENV/bin/pip" install --quiet --disable-pip-version-check "mem0ai==$MEM0_PYTHON_VERSION" >&2
-    touch "$MEM0_PYTHON_VENV/.installed"
-  fi
+  ensure_pip_venv "$MEM0_PYTHON_VENV" "mem0ai==$MEM0_PYTHON_VERSION"
   MEM0_NODE_DIR="$CACHE_DIR/mem0ai-node-$MEM0_NODE_VERSION"
   if [ ! -f "$MEM0_NODE_DIR/.installed" ]; then
     log "installing mem0ai $MEM0_NODE_VERSION (mem0's TypeScript client) from the npm registry into $MEM0_NODE_DIR"
