@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { invalid } from '../../domain/errors.ts';
+import { AppError, invalid } from '../../domain/errors.ts';
 import { batchUpdate } from '../../domain/memories/batch.ts';
 import { captureConversation } from '../../domain/memories/conversations.ts';
 import { requestDeletion } from '../../domain/memories/delete-by-filter.ts';
@@ -266,17 +266,21 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       access: 'caller',
       method: 'delete',
       path: `${MEM0_PREFIX}/v1/batch`,
-      summary: "mem0's batch_delete: up to 100 memories",
+      summary: "mem0's batch_delete: up to 100 memories, each on its own (one not found is listed in failed; the others are deleted)",
       body: z.object({ memories: z.array(z.object({ memory_id: z.uuid() })).min(1).max(100) }),
-      responses: { 200: { description: 'Deleted', schema: z.object({ message: z.string() }) } },
+      responses: { 200: { description: 'Deleted', schema: z.object({ message: z.string(), failed: z.array(z.object({ memory_id: z.string(), error: z.string() })) }) } },
       handler: async (ctx, { body }) => {
         const caller = callerOf(ctx);
-        let deleted = 0;
+        const failed: { memory_id: string; error: string }[] = [];
         for (const { memory_id } of body.memories) {
-          await deleteMemory(ctx.state.em, caller, memory_id);
-          deleted += 1;
+          try {
+            await deleteMemory(ctx.state.em, caller, memory_id);
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            failed.push({ memory_id, error: err.error });
+          }
         }
-        ctx.body = { message: `Successfully deleted ${deleted} memories` };
+        ctx.body = { message: `Successfully deleted ${body.memories.length - failed.length} memories`, failed };
       },
     }),
   ];

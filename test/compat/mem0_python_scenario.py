@@ -41,7 +41,7 @@ step("update", lambda: client.update(first, text="I'm Alex. I am vegan and aller
 step("history", lambda: client.history(first))
 step("batch_update", lambda: client.batch_update([{"memory_id": second, "text": "Noted: vegan, and no peanuts."}]))
 step("get_after_batch", lambda: client.get(second))
-step("batch_delete", lambda: client.batch_delete([{"memory_id": second}]))
+step("batch_delete", lambda: client.batch_delete([{"memory_id": second}, {"memory_id": "00000000-0000-1000-8000-000000000000"}]))
 step("delete", lambda: client.delete(first))
 step("get_deleted", lambda: client.get(first))
 step("graph", lambda: client.add("x", user_id="alex", enable_graph=True, infer=False))

@@ -599,7 +599,7 @@ export interface paths {
         /** mem0's batch_update: up to 100 memories' text and metadata */
         put: operations["putCompatMem0V1Batch"];
         post?: never;
-        /** mem0's batch_delete: up to 100 memories */
+        /** mem0's batch_delete: up to 100 memories, each on its own (one not found is listed in failed; the others are deleted) */
         delete: operations["deleteCompatMem0V1Batch"];
         options?: never;
         head?: never;
@@ -5023,6 +5023,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        failed: {
+                            memory_id: string;
+                            error: string;
+                        }[];
                     };
                 };
             };
