@@ -251,6 +251,45 @@ describe('the dashboard', () => {
     await context.close();
   });
 
+  it('shows who a memory is about and when it happened, and filters by user, agent and run', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    const { token } = await signUp(page, stack.baseUrl);
+    const saved = await stack.api.post('/api/conversations', {
+      token,
+      body: {
+        user_id: 'riley',
+        agent_id: 'pet-bot',
+        run_id: 'walk-9',
+        messages: [{ role: 'user', content: 'Biscuit needs a walk before eight', occurred_at: Date.UTC(2026, 3, 2, 7, 30) }],
+      },
+    });
+    expect(saved.status).toBe(201);
+    await stack.api.post('/api/memories', { token, body: { content: 'Mo feeds the cat at noon', user_id: 'mo' } });
+    await page.reload();
+    await page.getByRole('link', { name: 'Mo feeds the cat at noon' }).waitFor();
+    const filters = page.getByRole('form', { name: 'Filters' });
+    await filters.getByLabel('User').fill('riley');
+    await filters.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('link', { name: 'Mo feeds the cat at noon' }).waitFor({ state: 'detached' });
+    const row = page.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'Biscuit needs a walk before eight' }) });
+    expect(await row.locator('.scope').allTextContents()).toEqual(['user riley', 'agent pet-bot', 'run walk-9']);
+    await filters.getByLabel('Run').fill('walk-1');
+    await filters.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No memories match these filters.').waitFor();
+    await filters.getByLabel('Run').fill('walk-9');
+    await filters.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('link', { name: 'Biscuit needs a walk before eight' }).click();
+    await page.getByRole('heading', { name: 'Memory' }).waitFor();
+    const facts = Object.fromEntries(
+      await page.locator('dl.facts dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent])),
+    );
+    expect(facts).toMatchObject({ User: 'riley', Agent: 'pet-bot', Run: 'walk-9', Source: 'conversation' });
+    expect(facts.Happened).toMatch(/2026/);
+    await shot(page, 'memory-scopes-1280');
+    await context.close();
+  });
+
   it("groups a conversation's memories into a thread, in chunk order, that a reload keeps", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 860 } });
     const page = await context.newPage();

@@ -8,8 +8,25 @@ type Mode = 'lexical' | 'semantic' | 'hybrid';
 interface Filters {
   namespace: string;
   tags: string;
+  // Who or what the memories are about: an end user, an agent, a run (exact ids).
+  user_id: string;
+  agent_id: string;
+  run_id: string;
   order: 'updated_desc' | 'newest' | 'oldest' | 'updated_asc';
 }
+const SCOPES = [
+  ['user_id', 'User'],
+  ['agent_id', 'Agent'],
+  ['run_id', 'Run'],
+] as const;
+// The filters as a request names them (those left empty left out).
+const requested = (f: Filters) => ({
+  namespace: f.namespace || undefined,
+  tags: tagsOf(f.tags),
+  user_id: f.user_id || undefined,
+  agent_id: f.agent_id || undefined,
+  run_id: f.run_id || undefined,
+});
 type Shown = { kind: 'list'; memories: Memory[]; total: number | null } | { kind: 'search'; query: string; hits: Hit[] };
 
 const tagsOf = (text: string): string[] | undefined => {
@@ -20,7 +37,14 @@ const tagsOf = (text: string): string[] | undefined => {
 export function Memories() {
   // A project's page links here with ?namespace=<project>.
   const { query } = usePath();
-  const [filters, setFilters] = useState<Filters>({ namespace: query.get('namespace') ?? '', tags: '', order: 'updated_desc' });
+  const [filters, setFilters] = useState<Filters>({
+    namespace: query.get('namespace') ?? '',
+    tags: '',
+    user_id: query.get('user_id') ?? '',
+    agent_id: query.get('agent_id') ?? '',
+    run_id: query.get('run_id') ?? '',
+    order: 'updated_desc',
+  });
   const [offset, setOffset] = useState(0);
   const [shown, setShown] = useState<Shown | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -32,7 +56,7 @@ export function Memories() {
     let live = true;
     setError(null);
     client.api
-      .POST('/api/memories/list', { body: { namespace: filters.namespace || undefined, tags: tagsOf(filters.tags), order: filters.order, limit: PAGE, offset } })
+      .POST('/api/memories/list', { body: { ...requested(filters), order: filters.order, limit: PAGE, offset } })
       .then(({ data, error: failed }) => {
         if (!live) return;
         if (data) setShown({ kind: 'list', memories: data.memories, total: data.total });
@@ -62,7 +86,15 @@ export function Memories() {
           event.preventDefault();
           const form = new FormData(event.currentTarget);
           setOffset(0);
-          setFilters({ namespace: String(form.get('namespace')).trim(), tags: String(form.get('tags')), order: form.get('order') as Filters['order'] });
+          const text = (name: string) => String(form.get(name)).trim();
+          setFilters({
+            namespace: text('namespace'),
+            tags: String(form.get('tags')),
+            user_id: text('user_id'),
+            agent_id: text('agent_id'),
+            run_id: text('run_id'),
+            order: form.get('order') as Filters['order'],
+          });
         }}
       >
         <label>
@@ -71,6 +103,11 @@ export function Memories() {
         <label>
           Tags (all of) <input name="tags" defaultValue={filters.tags} placeholder="ops, deploy" />
         </label>
+        {SCOPES.map(([name, label]) => (
+          <label key={name}>
+            {label} <input name={name} defaultValue={filters[name]} placeholder="any" />
+          </label>
+        ))}
         <label>
           Order
           <select name="order" defaultValue={filters.order}>
@@ -98,7 +135,13 @@ export function Memories() {
       {shown?.kind === 'list' ? (
         <section aria-label="All memories">
           {shown.memories.length === 0 ? (
-            <Empty>{offset === 0 ? 'No memories here yet. Add one above, or let an agent save some with an API token.' : 'No more memories.'}</Empty>
+            <Empty>
+              {offset > 0
+                ? 'No more memories.'
+                : Object.values(requested(filters)).some((v) => v !== undefined)
+                  ? 'No memories match these filters.'
+                  : 'No memories here yet. Add one above, or let an agent save some with an API token.'}
+            </Empty>
           ) : (
             <MemoryList memories={shown.memories} />
           )}
@@ -131,6 +174,13 @@ export function MemoryList({ memories, similarity = false }: { memories: (Memory
           ) : null}
           <p class="meta">
             <span>{m.namespace}</span>
+            {SCOPES.map(([name, label]) =>
+              m[name] ? (
+                <span class="scope" key={name}>
+                  {label.toLowerCase()} {m[name]}
+                </span>
+              ) : null,
+            )}
             {m.tags.map((t) => (
               <span class="tag" key={t}>
                 {t}
@@ -232,7 +282,7 @@ function Search(props: { onResults: (query: string, hits: Hit[]) => void; onErro
         const form = new FormData(event.currentTarget);
         const query = String(form.get('query')).trim();
         if (!query) return onClear();
-        await run(async () => onResults(query, await client.searchMemories({ query, k: 25, mode: form.get('mode') as Mode, namespace: filters.namespace || undefined, tags: tagsOf(filters.tags) })));
+        await run(async () => onResults(query, await client.searchMemories({ query, k: 25, mode: form.get('mode') as Mode, ...requested(filters) })));
       }}
     >
       <label class="wide">

@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { client, messageOf, MemoryServiceError, type Memory } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
@@ -70,8 +71,18 @@ export function MemoryPage({ id }: { id: string }) {
             <dd>{memory.namespace}</dd>
             <dt>Tags</dt>
             <dd>{memory.tags.length ? memory.tags.join(', ') : 'none'}</dd>
+            {(['user_id', 'agent_id', 'run_id'] as const).map((scope) =>
+              memory[scope] ? (
+                <Fragment key={scope}>
+                  <dt>{{ user_id: 'User', agent_id: 'Agent', run_id: 'Run' }[scope]}</dt>
+                  <dd>{memory[scope]}</dd>
+                </Fragment>
+              ) : null,
+            )}
             <dt>Source</dt>
             <dd>{memory.source}</dd>
+            <dt>Happened</dt>
+            <dd>{when(memory.occurred_at)}</dd>
             <dt>Created</dt>
             <dd>{when(memory.created_at)}</dd>
             <dt>Changed</dt>
