@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { extractionRecord, getExtraction } from '../../domain/extraction/extractions.ts';
+import { conversationExtractions, extractionRecord, getExtraction } from '../../domain/extraction/extractions.ts';
 import { DECISIONS } from '../../domain/extraction/tasks.ts';
 import { captureConversation, MESSAGE_ROLES } from '../../domain/memories/conversations.ts';
 import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
@@ -121,6 +121,19 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
           memories: result.memories.map(memoryJson),
           extraction: result.extraction && extractionRecord(result.extraction),
         };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/conversations/extractions',
+      tag: 'memories',
+      access: 'caller',
+      summary: "A conversation's extractions, newest first (the 50 latest)",
+      query: z.object({ conversation_id: z.string().trim().min(1).max(MAX_PARENT_REF) }),
+      responses: { 200: { description: 'Its extractions', schema: z.object({ extractions: z.array(extraction) }) } },
+      handler: async (ctx, { query }) => {
+        const found = await conversationExtractions(ctx.state.em, callerOf(ctx).orgId, query.conversation_id, 50);
+        ctx.body = { extractions: found.map(extractionRecord) };
       },
     }),
     defineRoute({

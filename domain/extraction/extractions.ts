@@ -96,6 +96,16 @@ export async function getExtraction(em: EntityManager, orgId: string, id: string
   return view(row);
 }
 
+// A conversation's extractions, newest first (at most `limit`).
+export async function conversationExtractions(em: EntityManager, orgId: string, conversationId: string, limit: number): Promise<ExtractionView[]> {
+  const rows = await query(
+    em,
+    sql<ExtractionRow>`select ${COLUMNS} from conversation_extractions where org_id = ${orgId} and conversation_id = ${conversationId}
+      order by created_at desc, id desc limit ${limit}`,
+  );
+  return rows.map(view);
+}
+
 // The queued extraction whose last message is `memoryId`, locked for its run, with who asked for it.
 export async function queuedExtraction(tx: EntityManager, orgId: string, memoryId: string): Promise<(ExtractionView & { caller: Caller }) | null> {
   const row = await queryOne(

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
 import { shot, signUp } from '../support/dashboard-pages.ts';
 import { MailMessage } from '../../domain/mail/tables.ts';
+import { query, sql } from '../../domain/sql.ts';
 import { eventually, startStack, type Stack } from '../support/stack.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -287,6 +288,25 @@ describe('the dashboard', () => {
     expect(facts).toMatchObject({ User: 'riley', Agent: 'pet-bot', Run: 'walk-9', Source: 'conversation' });
     expect(facts.Happened).toMatch(/2026/);
     await shot(page, 'memory-scopes-1280');
+
+    // The conversation's thread shows what extraction learnt from it (recorded here as the curator would: this
+    // stack has no model; test/integration/extraction.test.ts runs the real thing).
+    const fact = await stack.api.post('/api/memories', { token, body: { content: 'Riley walks Biscuit before eight', user_id: 'riley', source: 'extraction' } });
+    const [org] = await query(stack.orm.em.fork(), sql<{ org_id: string }>`select org_id from memories where id = ${fact.body.id}`);
+    const decisions = [
+      { action: 'ADD', fact: 'Riley walks Biscuit before eight', memoryId: fact.body.id, targetId: null },
+      { action: 'NONE', fact: 'Biscuit is a dog', memoryId: null, targetId: null },
+    ];
+    await query(
+      stack.orm.em.fork(),
+      sql`insert into conversation_extractions (org_id, id, conversation_id, message_ids, status, decisions, caller, processed_at)
+          values (${org!.org_id}, gen_random_uuid(), 'walk-9', ${[saved.body.memories[0].id]}::uuid[], 'processed', ${JSON.stringify(decisions)}::jsonb, '{}'::jsonb, now())`,
+    );
+    await page.goto(`${stack.baseUrl}/dashboard/threads/walk-9`);
+    const learnt = page.getByRole('region', { name: 'What was learnt' });
+    await learnt.getByRole('link', { name: 'Riley walks Biscuit before eight' }).waitFor();
+    expect(await learnt.getByRole('listitem').allTextContents()).toEqual(['Learnt Riley walks Biscuit before eight', 'Already known Biscuit is a dog']);
+    await shot(page, 'thread-learnt-1280');
     await context.close();
   });
 

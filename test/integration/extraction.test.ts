@@ -117,7 +117,9 @@ describe('extraction from conversations', { timeout: 3 * CURATOR_WAIT_MS }, () =
     // Each decision an audit row, and the outcome a webhook event.
     const audits = await query(stack.orm.em.fork(), sql<{ details: { decision: string } }>`select details from audit_events where org_id = ${paid.org.id} and action = 'memory.extract' and details->>'extraction_id' = ${second.extraction.id}`);
     expect(audits.map((a) => a.details.decision).sort()).toEqual(['DELETE', 'NONE', 'UPDATE']);
-    const events = await query(stack.orm.em.fork(), sql<{ data: Extraction }>`select data from events where org_id = ${paid.org.id} and type = 'conversation.extracted'`);
+    const listed2 = await stack.api.get('/api/conversations/extractions?conversation_id=run-2', { token: paid.token });
+    expect(listed2.body.extractions.map((e: Extraction) => e.id)).toEqual([second.extraction.id]);
+    const events = await query(stack.orm.em.fork(), sql<{ data: Extraction }>`select data from events where org_id = ${paid.org.id} and type = 'conversation.extracted' order by id`);
     expect(events.map((e) => e.data.id)).toEqual([first.extraction.id, second.extraction.id]);
     expect(events[1]!.data).toMatchObject({ status: 'processed', decisions: [{ action: 'UPDATE' }, { action: 'DELETE' }, { action: 'NONE' }] });
   });

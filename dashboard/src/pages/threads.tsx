@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, unwrap } from '../api.ts';
+import type { components } from '../../../clients/typescript/src/index.ts';
 import { Link } from '../router.tsx';
 import { Empty, ErrorNote, Loading, Pager, when } from '../ui.tsx';
 
@@ -40,14 +41,23 @@ export function Threads() {
   );
 }
 
+type Extraction = components['schemas']['ConversationExtraction'];
+// What each decision of an extraction did, in words.
+const DECIDED = { ADD: 'Learnt', UPDATE: 'Updated', DELETE: 'No longer true', NONE: 'Already known' } as const;
+
 export function Thread({ parentRef }: { parentRef: string }) {
   const [chunks, setChunks] = useState<Chunk[] | null>(null);
+  const [extractions, setExtractions] = useState<Extraction[]>([]);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     api
       .GET('/api/threads/{ref}', { params: { path: { ref: parentRef } } })
       .then(unwrap)
       .then((answer) => setChunks(answer.chunks), (err: unknown) => setError(messageOf(err)));
+    api
+      .GET('/api/conversations/extractions', { params: { query: { conversation_id: parentRef } } })
+      .then(unwrap)
+      .then((answer) => setExtractions(answer.extractions), (err: unknown) => setError(messageOf(err)));
   }, [parentRef]);
   return (
     <main>
@@ -64,6 +74,31 @@ export function Thread({ parentRef }: { parentRef: string }) {
           </li>
         ))}
       </ol>
+      {extractions.length > 0 ? (
+        <section aria-label="What was learnt">
+          <h2>What was learnt</h2>
+          {extractions.map((e) => (
+            <article key={e.id}>
+              <p class="muted">
+                {e.status === 'processed' ? `Read ${when(e.processed_at ?? e.created_at)}` : e.status === 'queued' ? 'Waiting to be read' : `${e.status === 'failed' ? 'Failed' : 'Skipped'}: ${e.reason}`}
+              </p>
+              <ul class="decisions">
+                {e.decisions.map((d, i) => (
+                  <li key={i}>
+                    <strong>{DECIDED[d.action]}</strong> {d.memory_id ? <Link to={`/memories/${d.memory_id}`}>{d.fact}</Link> : d.fact}
+                    {d.target_id && d.action !== 'NONE' ? (
+                      <>
+                        {' '}
+                        (replaces <Link to={`/memories/${d.target_id}`}>an earlier memory</Link>)
+                      </>
+                    ) : null}
+                  </li>
+                ))}
+              </ul>
+            </article>
+          ))}
+        </section>
+      ) : null}
     </main>
   );
 }
