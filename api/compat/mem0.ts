@@ -6,6 +6,7 @@ import { captureConversation } from '../../domain/memories/conversations.ts';
 import { requestDeletion } from '../../domain/memories/delete-by-filter.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';
+import { HISTORY_PAGE_MAX } from '../../domain/memories/limits.ts';
 import { listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
@@ -234,7 +235,7 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       responses: { 200: { description: 'Its events', schema: z.array(z.record(z.string(), z.unknown())) }, 404: { description: 'No such memory in this org' } },
       handler: async (ctx, { params }) => {
         const { orgId } = callerOf(ctx);
-        const [memory, history] = await Promise.all([getMemory(ctx.state.em, orgId, params.id), memoryHistory(ctx.state.em, orgId, params.id)]);
+        const [memory, history] = await Promise.all([getMemory(ctx.state.em, orgId, params.id), memoryHistory(ctx.state.em, orgId, params.id, { limit: HISTORY_PAGE_MAX })]);
         const EVENTS: Record<string, string> = { 'memory.save': 'ADD', 'memory.update': 'UPDATE', 'memory.delete': 'DELETE' };
         ctx.body = history.events.map((e) => ({
           id: e.id,

@@ -4,7 +4,7 @@ import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';
-import { LIST_LIMIT_MAX } from '../../domain/memories/limits.ts';
+import { HISTORY_ENTRIES_KEPT, HISTORY_PAGE_MAX, LIST_LIMIT_MAX } from '../../domain/memories/limits.ts';
 import { listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
@@ -17,7 +17,7 @@ import { similarMemories } from '../../domain/search/similar.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs, intParam } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { memoryJson, memorySchema, scoredMemorySchema, toFilters } from './schemas.ts';
 import {
@@ -270,11 +270,15 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       path: '/api/memories/:id/history',
       tag: 'memories',
       access: 'caller',
-      summary: "A memory's edit history and audit trail",
+      summary: "A memory's edit history and audit trail, a page of events at a time",
       params: idParams,
+      query: z.object({
+        limit: intParam(1, HISTORY_PAGE_MAX).default(100).meta({ description: `audit events a page holds (1-${HISTORY_PAGE_MAX}, default 100)` }),
+        after: z.uuid().optional().meta({ description: "the next page: the previous page's next_after" }),
+      }),
       responses: {
         200: {
-          description: 'edits: metadata.history (the prior text is not kept); events: audit rows about this memory, oldest first',
+          description: `edits: metadata.history, the latest ${HISTORY_ENTRIES_KEPT} content edits (the prior text is not kept); events: a page of the audit rows about this memory, oldest first; next_after: where the next page starts (null on the last)`,
           schema: z.object({
             id: z.uuid(),
             edits: z.array(z.unknown()),
@@ -288,11 +292,12 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
                 details: z.record(z.string(), z.unknown()),
               }),
             ),
+            next_after: z.uuid().nullable(),
           }),
         },
       },
-      handler: async (ctx, { params }) => {
-        const h = await memoryHistory(ctx.state.em, callerOf(ctx).orgId, params.id);
+      handler: async (ctx, { params, query: page }) => {
+        const h = await memoryHistory(ctx.state.em, callerOf(ctx).orgId, params.id, page);
         ctx.body = {
           id: h.id,
           edits: h.edits,
@@ -304,6 +309,7 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
             created_at: e.createdAt,
             details: e.details,
           })),
+          next_after: h.nextAfter,
         };
       },
     }),

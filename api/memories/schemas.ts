@@ -1,3 +1,4 @@
+import { MAX_METADATA_JSON } from '../../domain/memories/limits.ts';
 import type { MemoryFilters } from '../../domain/store/filters.ts';
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
@@ -53,7 +54,6 @@ const scopeFilterFields = {
 export const tag = z.string().trim().min(1).max(128);
 export const tags = z.array(tag).max(64);
 
-const MAX_METADATA_JSON = 65_536;
 // A thread's key is indexed (threads are read in order through it), and an index entry holds at most about
 // 2,700 bytes: 512 characters of up to 4 bytes each stay under that.
 export const MAX_PARENT_REF = 512;

@@ -13,6 +13,13 @@ export const LIST_OFFSET_MAX = 100_000;
 // 90 ms at 1,000,000 memories, for a page that took 0.1 ms.
 export const LIST_COUNT_MAX_ORG_MEMORIES = 100_000;
 
+// A memory's own metadata (the caller's keys, the server's aside) as JSON, on a save and after each merge.
+export const MAX_METADATA_JSON = 65_536;
+// metadata.history keeps the latest content edits only.
+export const HISTORY_ENTRIES_KEPT = 100;
+// Audit events of one memory a history page holds, at most.
+export const HISTORY_PAGE_MAX = 500;
+
 // Keys of metadata the server owns: a caller's value for them is ignored.
 export const SERVER_METADATA_KEYS = ['history', 'redacted_count', 'redacted_kinds', 'synopsis', 'facts'] as const;
 // The caller's own LLM keys: used for the call that carries them, never stored.

@@ -1,8 +1,9 @@
+import { HISTORY_ENTRIES_KEPT, MAX_METADATA_JSON } from './limits.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { recordEvents } from '../webhooks/event-log.ts';
-import { conflict, notFound } from '../errors.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
 import { indexContent, moveIndexedMemory, unindexMemories } from '../store/postings.ts';
 import { curateJob } from '../store/curate.ts';
@@ -79,6 +80,12 @@ export async function applyPatch(
 
   // Server-owned and BYOK keys are not the caller's to set.
   let metadata = patch.metadata ? patchObject(current.metadata, callerMetadata(patch.metadata)) : current.metadata;
+  // A patch is checked on its own (the schema); what it makes of the stored metadata is checked here (one that
+  // shrinks metadata saved over the limit before the limit held goes through).
+  const merged = JSON.stringify(callerMetadata(metadata)).length;
+  if (patch.metadata && merged > MAX_METADATA_JSON && merged > JSON.stringify(callerMetadata(current.metadata)).length) {
+    throw invalid('metadata_too_large', `metadata would hold ${merged} characters of JSON after this change, over the limit of ${MAX_METADATA_JSON}`, { max_chars: MAX_METADATA_JSON, received_chars: merged });
+  }
   let content = current.content;
   let bytes = current.content_bytes;
   let docLen = current.doc_len;
@@ -107,7 +114,7 @@ export async function applyPatch(
       const history: unknown[] = Array.isArray(current.metadata.history) ? current.metadata.history : [];
       // A synopsis and facts describe the text they were drawn from, so they go with it.
       const { synopsis: _synopsis, facts: _facts, ...kept } = withRedaction(metadata, prepared);
-      metadata = { ...kept, history: [...history, entry] };
+      metadata = { ...kept, history: [...history, entry].slice(-HISTORY_ENTRIES_KEPT) };
       const enrichment = scheduleEnrichment(context.llm, {
         plan: caller.plan,
         orgId: caller.orgId,

@@ -788,7 +788,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A memory's edit history and audit trail */
+        /** A memory's edit history and audit trail, a page of events at a time */
         get: operations["getApiMemoriesIdHistory"];
         put?: never;
         post?: never;
@@ -6416,7 +6416,12 @@ export interface operations {
     };
     getApiMemoriesIdHistory: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description audit events a page holds (1-500, default 100) */
+                limit?: number;
+                /** @description the next page: the previous page's next_after */
+                after?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -6425,7 +6430,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description edits: metadata.history (the prior text is not kept); events: audit rows about this memory, oldest first */
+            /** @description edits: metadata.history, the latest 100 content edits (the prior text is not kept); events: a page of the audit rows about this memory, oldest first; next_after: where the next page starts (null on the last) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6447,6 +6452,7 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                         }[];
+                        next_after: string | null;
                     };
                 };
             };
