@@ -362,7 +362,7 @@ if (model) {
 if (model) await newOrgBeside();
 process.stdout.write(`API ${memoryOf(process.env.STACK_API_PID)}; worker ${memoryOf(process.env.STACK_WORKER_PID)}\n`);
 // The API's cache of postings blocks over the whole run (LEXICAL_CACHE_MB), from its /metrics.
-const metrics = (await api.get('/metrics')).text;
+const metrics = (await api.get('/metrics', { token: process.env.METRICS_TOKEN })).text;
 const metric = (pattern: string) => Number(new RegExp(`^${pattern} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
 const [hits, misses] = [metric('memsvc_lexical_cache_blocks_total\\{result="hit"\\}'), metric('memsvc_lexical_cache_blocks_total\\{result="miss"\\}')];
 process.stdout.write(`lexical block cache: ${Math.round(metric('memsvc_lexical_cache_bytes') / 2 ** 20)} MB held, ${hits} blocks from it and ${misses} read (${Math.round((100 * hits) / (hits + misses))}% hits)\n`);

@@ -210,8 +210,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const env = parsed.data;
-  // A hosted service must not run on keys anybody could derive from its database address.
-  const missing = env.SERVICE_MODE === 'hosted' ? (['BYOK_ESCROW_KEY', 'TEMPORAL_CODEC_KEYS'] as const).filter((name) => env[name] === undefined) : [];
+  // A hosted service must not run on keys anybody could derive from its database address, nor show its metrics
+  // (route names, tenants' volumes) to whoever reaches the port.
+  const missing = env.SERVICE_MODE === 'hosted' ? (['BYOK_ESCROW_KEY', 'TEMPORAL_CODEC_KEYS', 'METRICS_TOKEN'] as const).filter((name) => env[name] === undefined) : [];
   if (missing.length > 0) {
     throw new ConfigError(
       `invalid configuration:\n${missing.map((name) => `  ${name}="": hosted mode needs its own secret (scripts/start.sh writes development ones to .data/secrets.env; see docs/configuration.md)`).join('\n')}`,

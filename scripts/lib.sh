@@ -268,9 +268,10 @@ wait_for_port() {
 }
 
 # The Temporal dev server (frontend, Web UI, SQLite state in a file) with the OrgId search attribute.
-# Hosted mode refuses to start without its own BYOK escrow key and Temporal codec keys. A development
-# install keeps one pair in .data/secrets.env, written once (owner-only) so that Temporal's history and
-# sealed keys stay readable across restarts; values already in the environment win.
+# Hosted mode refuses to start without its own BYOK escrow key, Temporal codec keys and metrics token. A
+# development install keeps them in .data/secrets.env, written once (owner-only) so that Temporal's history and
+# sealed keys stay readable across restarts (a file written before the metrics token gets one added); values
+# already in the environment win.
 ensure_secrets() {
   local file="$DATA_DIR/secrets.env"
   if [ ! -f "$file" ]; then
@@ -282,9 +283,14 @@ ensure_secrets() {
     ' >"$file.tmp") && mv "$file.tmp" "$file"
     log "wrote development secrets to $file (BYOK_ESCROW_KEY, TEMPORAL_CODEC_KEYS)"
   fi
+  if ! grep -q '^METRICS_TOKEN=' "$file"; then
+    node -e 'console.log(`METRICS_TOKEN=${require("node:crypto").randomBytes(24).toString("hex")}`)' >>"$file"
+    log "added a development METRICS_TOKEN to $file"
+  fi
   BYOK_ESCROW_KEY="${BYOK_ESCROW_KEY:-$(sed -n 's/^BYOK_ESCROW_KEY=//p' "$file")}"
   TEMPORAL_CODEC_KEYS="${TEMPORAL_CODEC_KEYS:-$(sed -n 's/^TEMPORAL_CODEC_KEYS=//p' "$file")}"
-  export BYOK_ESCROW_KEY TEMPORAL_CODEC_KEYS
+  METRICS_TOKEN="${METRICS_TOKEN:-$(sed -n 's/^METRICS_TOKEN=//p' "$file")}"
+  export BYOK_ESCROW_KEY TEMPORAL_CODEC_KEYS METRICS_TOKEN
 }
 
 # schemathesis (PyPI) in a virtualenv of its own in the cache, for scripts/fuzz.sh.

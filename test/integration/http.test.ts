@@ -79,7 +79,7 @@ describe('HTTP conventions', () => {
     const counted = (status: number) =>
       new RegExp(`memsvc_http_request_duration_seconds_count\\{method="POST",route="/api/memories",status="${status}"\\} (\\d+)`);
     const metrics = await eventually(async () => {
-      const text = (await stack.api.get('/metrics')).text;
+      const text = (await stack.api.get('/metrics', { token: stack.config.METRICS_TOKEN })).text;
       return counted(400).test(text) ? text : undefined;
     });
     expect(metrics).not.toMatch(counted(500));

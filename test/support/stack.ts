@@ -77,6 +77,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // The keys scripts/test.sh exports: worker processes that tests spawn read the same history.
     BYOK_ESCROW_KEY: requiredEnv('BYOK_ESCROW_KEY'),
     TEMPORAL_CODEC_KEYS: requiredEnv('TEMPORAL_CODEC_KEYS'),
+    METRICS_TOKEN: requiredEnv('METRICS_TOKEN'),
     ...(options.embeddings
       ? { EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL_DIR: requiredEnv('EMBEDDING_MODEL_DIR') }
       : { EMBEDDING_PROVIDER: 'none' }),

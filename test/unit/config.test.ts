@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../infra/config.ts';
 
 describe('configuration', () => {
-  const secrets = { BYOK_ESCROW_KEY: 'b'.repeat(43), TEMPORAL_CODEC_KEYS: `dev1:${Buffer.alloc(32, 1).toString('base64')}` };
+  const secrets = { BYOK_ESCROW_KEY: 'b'.repeat(43), TEMPORAL_CODEC_KEYS: `dev1:${Buffer.alloc(32, 1).toString('base64')}`, METRICS_TOKEN: 'm'.repeat(32) };
 
   it('has working defaults for a single-machine run', () => {
     const config = loadConfig(secrets);
@@ -36,9 +36,10 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...secrets, TEMPORAL_TLS_CA_PATH: '/nonexistent/ca.pem' })).toThrow(/TEMPORAL_TLS_CA_PATH="\/nonexistent\/ca.pem": cannot be read/);
   });
 
-  it('refuses to run hosted on keys derived from the database address', () => {
-    expect(() => loadConfig({})).toThrow(/BYOK_ESCROW_KEY="".*hosted mode needs its own secret[\s\S]*TEMPORAL_CODEC_KEYS=""/);
+  it('refuses to run hosted on keys derived from the database address, or with its metrics open', () => {
+    expect(() => loadConfig({})).toThrow(/BYOK_ESCROW_KEY="".*hosted mode needs its own secret[\s\S]*TEMPORAL_CODEC_KEYS=""[\s\S]*METRICS_TOKEN=""/);
     expect(() => loadConfig({ BYOK_ESCROW_KEY: secrets.BYOK_ESCROW_KEY })).toThrow(/TEMPORAL_CODEC_KEYS=""/);
+    expect(() => loadConfig({ BYOK_ESCROW_KEY: secrets.BYOK_ESCROW_KEY, TEMPORAL_CODEC_KEYS: secrets.TEMPORAL_CODEC_KEYS })).toThrow(/METRICS_TOKEN=""/);
     // Local mode derives development keys, as before.
     expect(loadConfig({ SERVICE_MODE: 'local' }).codecKeys).toHaveLength(1);
   });
