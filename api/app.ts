@@ -34,7 +34,7 @@ import { writeRateLimit } from './http/rate-limit.ts';
 import { requestContext } from './http/request-context.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
-import type { AppState } from './http/state.ts';
+import type { AppContext, AppState } from './http/state.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import { docsRoutes } from './system/openapi.ts';
 import { CODEC_PATH, codecCors, codecRoutes } from './temporal/codec.ts';
@@ -113,6 +113,13 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
     if (deps.validateResponses) chain.push(checkResponses(route));
     if (route.access === 'caller') chain.push(authenticate);
     if (isWrite(route)) chain.push(crossSite, limit);
+    const { guard } = route;
+    if (guard) {
+      chain.push(async (ctx, next) => {
+        await guard(ctx as AppContext);
+        await next();
+      });
+    }
     if (route.body) chain.push(bodyParser(route));
     chain.push(validated(route));
     router.register(route.path, [route.method.toUpperCase()], chain as never);

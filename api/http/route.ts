@@ -37,6 +37,9 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   bodyLimit?: string;
   // Keep the unparsed body (ctx.request.rawBody) for signature checks; the body is then not validated.
   rawBody?: boolean;
+  // Who may call, checked after authentication and before the body is read: a caller refused here costs no
+  // parse of a large body.
+  guard?: (ctx: AppContext) => Promise<void>;
   responses: Record<number, ResponseSpec>;
   handler: (ctx: AppContext, input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B> }) => Promise<void>;
 }

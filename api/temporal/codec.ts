@@ -58,10 +58,12 @@ export function codecRoutes(deps: ApiDeps): AnyRoute[] {
         200: { description: 'The payloads, in order', schema: codecBody },
         403: { description: '`operator_required`', schema: errorBody },
       },
-      handler: async (ctx, { body }) => {
+      guard: async (ctx) => {
         if (!(await isOperator(ctx.state.em, callerOf(ctx), operatorEmails))) {
           throw new AppError('forbidden', 'operator_required', 'only operators of the service (OPERATOR_EMAILS, verified e-mail) may read or write Temporal payloads');
         }
+      },
+      handler: async (ctx, { body }) => {
         const payloads = body.payloads.map(fromJson);
         try {
           const out = direction === 'decode' ? await codec.decode(payloads) : await codec.encode(payloads);

@@ -121,6 +121,14 @@ describe('workflow payloads in Temporal', () => {
     // Any other member of the service is not an operator; nobody without a credential is either.
     const other = await signUp(stack.api);
     expect((await decode({ token: other.token })).status).toBe(403);
+    // Refused before its body is read: a body that does not even parse gets the same answer.
+    const unparsed = await fetch(`${stack.baseUrl}/api/temporal/codec/decode`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${other.token}`, 'content-type': 'application/json' },
+      body: '{"payloads": [',
+    });
+    expect(unparsed.status).toBe(403);
+    expect(((await unparsed.json()) as { error: string }).error).toBe('operator_required');
     expect((await decode({})).status).toBe(401);
 
     // Broken input is a 400, never a 500.
