@@ -1,3 +1,4 @@
+import { IDP_STARTS_PER_CLIENT, throttleIdentityProviderStart } from '../../domain/accounts/public-throttle.ts';
 import { z } from 'zod';
 import { signInWithIdentity, rememberAuthorization, takeAuthorization, OAUTH_REQUEST_TTL_MS } from '../../domain/accounts/identity.ts';
 import { AppError, invalid } from '../../domain/errors.ts';
@@ -38,9 +39,16 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'Redirect (302) to the external identity provider (authorization code flow with state, nonce and PKCE)',
-      responses: { 302: { description: 'To the provider' }, 404: { description: '`oauth_not_configured`' }, 503: { description: '`oauth_unavailable`' } },
+      responses: {
+        302: { description: 'To the provider' },
+        404: { description: '`oauth_not_configured`' },
+        429: { description: `\`too_many_requests\`: ${IDP_STARTS_PER_CLIENT} sign-ins started per client address in 15 minutes; Retry-After in seconds` },
+        503: { description: '`oauth_unavailable`' },
+      },
       handler: async (ctx) => {
-        const started = await configured().start();
+        const client = configured();
+        await throttleIdentityProviderStart(ctx.state.em, ctx.ip);
+        const started = await client.start();
         await rememberAuthorization(ctx.state.em, started.state, started.pending);
         stateCookie(ctx, started.state, OAUTH_REQUEST_TTL_MS);
         ctx.redirect(started.url.href);

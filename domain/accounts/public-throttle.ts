@@ -18,6 +18,11 @@ export const MAIL_CLIENT_WINDOW_SECONDS = 15 * 60;
 // 256-bit token is hopeless anyway; this bounds the work a client can make us do.
 export const TOKEN_TRIES_PER_CLIENT = 30;
 export const TOKEN_WINDOW_SECONDS = 15 * 60;
+// Sign-ins through the identity provider started per client address in 15 minutes: each start stores a pending
+// authorization (state, nonce, PKCE verifier) until it expires.
+export const IDP_STARTS_PER_CLIENT = 30;
+export const IDP_START_WINDOW_SECONDS = 15 * 60;
+
 // Sign-ups per client address an hour: SIGNUPS_PER_ADDRESS_PER_HOUR (configuration), each one an Argon2
 // hash, an org, a workflow and a mail.
 export const SIGNUP_WINDOW_SECONDS = 60 * 60;
@@ -42,6 +47,9 @@ export const throttleVerificationMail = (em: EntityManager, userId: string, clie
     [`mail:client:${clientAddress}`, MAIL_REQUESTS_PER_CLIENT, MAIL_CLIENT_WINDOW_SECONDS],
     [`mail:verification:${userId}`, MAILS_PER_RECIPIENT, MAIL_RECIPIENT_WINDOW_SECONDS],
   ]);
+
+export const throttleIdentityProviderStart = (em: EntityManager, clientAddress: string): Promise<void> =>
+  spend(em, 'sign-ins started from this address', [[`idp:client:${clientAddress}`, IDP_STARTS_PER_CLIENT, IDP_START_WINDOW_SECONDS]]);
 
 export const throttleTokenUse = (em: EntityManager, clientAddress: string): Promise<void> =>
   spend(em, 'token attempts', [[`token:client:${clientAddress}`, TOKEN_TRIES_PER_CLIENT, TOKEN_WINDOW_SECONDS]]);

@@ -1,4 +1,6 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDP_STARTS_PER_CLIENT } from '../../domain/accounts/public-throttle.ts';
 import { freePort } from '../support/ports.ts';
 import { startOidcProvider, type TestAccount } from '../support/oidc-provider.ts';
 import { signUp, startStack, uniqueEmail, type Stack } from '../support/stack.ts';
@@ -200,5 +202,29 @@ describe('sign-in through the identity provider', () => {
     } finally {
       await bare.close();
     }
+  });
+});
+
+describe('starting a sign-in at the identity provider', () => {
+  it(`is limited to ${IDP_STARTS_PER_CLIENT} starts per client address in 15 minutes, each stored only when allowed`, async () => {
+    // From a loopback address of its own (the API takes the socket's address as the client's).
+    const startFrom = (address: string) =>
+      new Promise<{ status: number; retryAfter: number }>((resolve, reject) => {
+        const req = request(`${stack.baseUrl}/api/auth/oauth/idp/start`, { localAddress: address }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, retryAfter: Number(res.headers['retry-after']) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const pending = async () => Number((await stack.orm.em.fork().getConnection().execute<{ n: string }[]>('select count(*) as n from oauth_requests'))[0]!.n);
+    const before = await pending();
+    for (let i = 0; i < IDP_STARTS_PER_CLIENT; i++) expect((await startFrom('127.0.0.77')).status).toBe(302);
+    const refused = await startFrom('127.0.0.77');
+    expect(refused.status).toBe(429);
+    expect(refused.retryAfter).toBeGreaterThan(0);
+    expect(await pending()).toBe(before + IDP_STARTS_PER_CLIENT);
+    // Another address is not held back.
+    expect((await startFrom('127.0.0.78')).status).toBe(302);
   });
 });

@@ -2960,6 +2960,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `too_many_requests`: 30 sign-ins started per client address in 15 minutes; Retry-After in seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `oauth_unavailable` */
             503: {
                 headers: {
