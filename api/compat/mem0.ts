@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { AppError, invalid } from '../../domain/errors.ts';
 import { batchUpdate } from '../../domain/memories/batch.ts';
-import { captureConversation } from '../../domain/memories/conversations.ts';
+import { captureConversation } from '../../domain/conversations/capture.ts';
 import { requestDeletion } from '../../domain/memories/delete-by-filter.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conversationExtractions, extractionRecord, getExtraction } from '../../domain/extraction/extractions.ts';
 import { DECISIONS } from '../../domain/extraction/tasks.ts';
-import { captureConversation, MESSAGE_ROLES } from '../../domain/memories/conversations.ts';
+import { captureConversation, MESSAGE_ROLES } from '../../domain/conversations/capture.ts';
 import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
 import { memoriesSaved } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
