@@ -19,7 +19,10 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { upgradeUrlOf } from '../llm.ts';
-import { filterExpression } from '../memories/schemas.ts';
+import { conversationMessage } from '../conversations/routes.ts';
+import { filterExpression, metadata, namespaceName, scopeFields } from '../memories/schemas.ts';
+import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
+import { MAX_EPOCH_MS } from '../../domain/store/model.ts';
 
 // A drop-in for mem0's own clients (docs/mem0-migration.md): the mem0 Platform's REST shapes under /compat/mem0, so
 // that mem0's official clients (PyPI mem0ai 2.2, npm mem0ai 3.x), pointed at that prefix as their host with one of
@@ -65,16 +68,20 @@ const mem0Memory = (m: MemoryView) => ({
 });
 const mem0MemorySchema = z.record(z.string(), z.unknown()).meta({ id: 'Mem0Memory', description: "a memory in mem0's shape: id, memory, user_id, agent_id, app_id, run_id, hash, metadata, categories, created_at, updated_at (ISO 8601), score in searches" });
 
-const message = z.object({ role: z.enum(['user', 'assistant', 'system', 'tool']), content: z.string(), name: z.string().trim().min(1).max(100).optional() });
+// A conversation's message without its own time: mem0 gives one `timestamp` for the call.
+const message = conversationMessage.omit({ occurred_at: true });
+const epochSeconds = z.number().int().min(0).max(Math.floor(MAX_EPOCH_MS / 1000));
 const addBody = z.object({
-  messages: z.union([z.array(message).min(1).max(500), message.transform((m) => [m]), z.string().transform((content) => [{ role: 'user' as const, content, name: undefined }])]),
-  user_id: z.string().trim().min(1).max(200).optional(),
-  agent_id: z.string().trim().min(1).max(200).optional(),
-  app_id: z.string().trim().min(1).max(200).optional(),
-  run_id: z.string().trim().min(1).max(200).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  messages: z.union([
+    z.array(message).min(1).max(BATCH_CREATE_MAX),
+    message.transform((m) => [m]),
+    z.string().transform((content) => [{ role: 'user' as const, content, name: undefined }]),
+  ]),
+  ...scopeFields,
+  app_id: namespaceName.optional(),
+  metadata: metadata.optional(),
   infer: z.boolean().default(true),
-  timestamp: z.number().int().min(0).max(253_402_300_799).optional().meta({ description: 'when the messages were said, in epoch seconds' }),
+  timestamp: epochSeconds.optional().meta({ description: 'when the messages were said, in epoch seconds' }),
   async_mode: z.boolean().optional(),
   enable_graph: z.boolean().optional(),
   custom_categories: z.unknown().optional(),
@@ -189,7 +196,7 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       path: `${MEM0_PREFIX}/v1/memories/:id`,
       summary: "mem0's update: new text, metadata (merged) and timestamp (epoch seconds, the event time)",
       params: z.object({ id: z.uuid() }),
-      body: z.object({ text: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional(), timestamp: z.number().int().min(0).max(253_402_300_799).optional(), expiration_date: z.unknown().optional() }),
+      body: z.object({ text: z.string().optional(), metadata: metadata.optional(), timestamp: epochSeconds.optional(), expiration_date: z.unknown().optional() }),
       responses: { 200: { description: 'The memory as updated', schema: mem0MemorySchema }, 404: { description: 'No such memory in this org' } },
       handler: async (ctx, { params, body }) => {
         if (body.expiration_date !== undefined && body.expiration_date !== null) throw notSupported('expiration dates');
@@ -218,7 +225,7 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       method: 'delete',
       path: `${MEM0_PREFIX}/v1/memories`,
       summary: "mem0's delete_all: a deletion by filter (admins; at least one of user_id, agent_id, app_id, run_id), run in the background",
-      query: z.object({ user_id: z.string().min(1).optional(), agent_id: z.string().min(1).optional(), app_id: z.string().min(1).optional(), run_id: z.string().min(1).optional() }),
+      query: z.object({ ...scopeFields, app_id: namespaceName.optional() }),
       responses: { 200: { description: 'The deletion started', schema: z.object({ message: z.string(), deletion_id: z.string() }) }, 400: { description: '`filter_required`' } },
       handler: async (ctx, { query }) => {
         const deletion = await requestDeletion(ctx.state.em, callerOf(ctx), { userId: query.user_id, agentId: query.agent_id, runId: query.run_id, namespace: query.app_id });
@@ -254,7 +261,7 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       method: 'put',
       path: `${MEM0_PREFIX}/v1/batch`,
       summary: "mem0's batch_update: up to 100 memories' text and metadata",
-      body: z.object({ memories: z.array(z.object({ memory_id: z.uuid(), text: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional() })).min(1).max(100) }),
+      body: z.object({ memories: z.array(z.object({ memory_id: z.uuid(), text: z.string().optional(), metadata: metadata.optional() })).min(1).max(100) }),
       responses: { 200: { description: 'Updated', schema: z.object({ message: z.string(), failed: z.array(z.object({ memory_id: z.string().nullable(), error: z.string() })) }) } },
       handler: async (ctx, { body }) => {
         const items = body.memories.map((m) => ({ id: m.memory_id, content: m.text, metadata: m.metadata }));

@@ -12,7 +12,7 @@ import { upgradeUrlOf } from '../llm.ts';
 import { idempotencyOf } from '../memories/requests.ts';
 import { MAX_PARENT_REF, memoryJson, memorySchema, metadata, namespaceName, occurredAt, scopeFields, tags } from '../memories/schemas.ts';
 
-const message = z.object({
+export const conversationMessage = z.object({
   role: z.enum(MESSAGE_ROLES),
   content: z.string().meta({ description: 'what was said; saved as the memory content, secrets redacted' }),
   name: z.string().trim().min(1).max(100).optional().meta({ description: "who said it, when the role is not enough (a person's or a tool's name)" }),
@@ -20,7 +20,7 @@ const message = z.object({
 });
 
 export const conversationBody = z.object({
-  messages: z.array(message).min(1).max(BATCH_CREATE_MAX),
+  messages: z.array(conversationMessage).min(1).max(BATCH_CREATE_MAX),
   conversation_id: z
     .string()
     .trim()

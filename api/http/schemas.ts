@@ -1,3 +1,4 @@
+import { MAX_EPOCH_MS } from '../../domain/store/model.ts';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.ts';
 
@@ -9,9 +10,6 @@ export const msOrNull = (d: Date | null | undefined): number | null => (d ? d.ge
 // Query strings arrive as text: integers are coerced, and a value outside its range is a 400, never clamped.
 export const intParam = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-// Instants a caller may filter by: from 1970 to the end of year 9999, what ISO 8601 and every client's dates can
-// write. Larger numbers are refused (400) rather than handed to PostgreSQL, whose errors on them became 500s.
-export const MAX_EPOCH_MS = 253_402_300_799_999;
 export const epochMsFilter = epochMs.min(0).max(MAX_EPOCH_MS);
 export const epochMsParam = intParam(0, MAX_EPOCH_MS).meta({ description: 'epoch milliseconds, UTC' });
 

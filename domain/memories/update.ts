@@ -82,8 +82,8 @@ export async function applyPatch(
   let metadata = patch.metadata ? patchObject(current.metadata, callerMetadata(patch.metadata)) : current.metadata;
   // A patch is checked on its own (the schema); what it makes of the stored metadata is checked here (one that
   // shrinks metadata saved over the limit before the limit held goes through).
-  const merged = JSON.stringify(callerMetadata(metadata)).length;
-  if (patch.metadata && merged > MAX_METADATA_JSON && merged > JSON.stringify(callerMetadata(current.metadata)).length) {
+  const merged = patch.metadata ? JSON.stringify(callerMetadata(metadata)).length : 0;
+  if (merged > MAX_METADATA_JSON && merged > JSON.stringify(callerMetadata(current.metadata)).length) {
     throw invalid('metadata_too_large', `metadata would hold ${merged} characters of JSON after this change, over the limit of ${MAX_METADATA_JSON}`, { max_chars: MAX_METADATA_JSON, received_chars: merged });
   }
   let content = current.content;

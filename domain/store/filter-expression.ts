@@ -1,5 +1,6 @@
 import type { RawBuilder } from 'kysely';
 import { sql } from '../sql.ts';
+import { MAX_EPOCH_MS } from './model.ts';
 
 // The general filter grammar of list, search and export (`filters`, the field's convention: docs/api-decisions.md,
 // "Filter expressions"): AND / OR / NOT over conditions on a memory's fields and metadata keys. One function reads
@@ -44,7 +45,6 @@ const ALIASES: Record<string, string> = { project: 'namespace' };
 export const FILTER_FIELDS = [...Object.keys(FIELDS), 'project', 'metadata'];
 const METADATA_OPERATORS: readonly Operator[] = FILTER_OPERATORS;
 
-const MAX_EPOCH_MS = 253_402_300_799_999;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Compiled = { where: RawBuilder<unknown> | null; issues: FilterIssue[] };
