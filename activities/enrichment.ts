@@ -21,7 +21,6 @@ export interface LlmActivityDeps {
   extractionTokensPerMonth: number;
 }
 
-
 export interface EnrichInput {
   orgId: string;
   memoryId: string;
@@ -52,7 +51,8 @@ export function enrichmentActivities(deps: LlmActivityDeps) {
       // An extraction still failing (the provider unavailable) at the retry policy's last attempt ends failed, so
       // that it does not stay queued.
       const { attempt, retryPolicy } = Context.current().info;
-      if (retryPolicy?.maximumAttempts && attempt >= retryPolicy.maximumAttempts) await abandonExtraction(em, input.orgId, input.memoryId, err instanceof AppError ? err.error : 'extraction_error');
+      if (retryPolicy?.maximumAttempts && attempt >= retryPolicy.maximumAttempts)
+        await abandonExtraction(em, input.orgId, input.memoryId, err instanceof AppError ? err.error : 'extraction_error');
       throw err;
     }
   };

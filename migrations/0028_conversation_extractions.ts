@@ -21,8 +21,12 @@ export class Migration0028ConversationExtractions extends Migration {
         processed_at timestamptz(3),
         constraint conversation_extractions_pk primary key (org_id, id)
       )`);
-    this.addSql(`create index conversation_extractions_conversation_idx on conversation_extractions (org_id, conversation_id, created_at desc)`);
-    this.addSql(`create index conversation_extractions_trigger_idx on conversation_extractions (org_id, (message_ids[array_upper(message_ids, 1)]))`);
+    this.addSql(
+      `create index conversation_extractions_conversation_idx on conversation_extractions (org_id, conversation_id, created_at desc)`,
+    );
+    this.addSql(
+      `create index conversation_extractions_trigger_idx on conversation_extractions (org_id, (message_ids[array_upper(message_ids, 1)]))`,
+    );
     this.addSql(`
       create table llm_usage (
         org_id uuid not null references orgs (id) on delete cascade deferrable initially deferred,

@@ -14,7 +14,12 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
   const { config } = deps;
   const { oidc } = deps.clients;
   const configured = (): OidcClient => {
-    if (!oidc) throw new AppError('not_found', 'oauth_not_configured', 'no identity provider is configured (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)');
+    if (!oidc)
+      throw new AppError(
+        'not_found',
+        'oauth_not_configured',
+        'no identity provider is configured (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)',
+      );
     return oidc;
   };
   // The state also travels in a cookie, so a callback is accepted only in the browser that started it.
@@ -28,7 +33,15 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'How people can sign in here: e-mail and password always; the identity provider when one is configured',
-      responses: { 200: { description: 'Sign-in methods', schema: z.object({ password: z.literal(true), identity_provider: z.boolean().meta({ description: 'GET /api/auth/oauth/idp/start leads to it' }) }) } },
+      responses: {
+        200: {
+          description: 'Sign-in methods',
+          schema: z.object({
+            password: z.literal(true),
+            identity_provider: z.boolean().meta({ description: 'GET /api/auth/oauth/idp/start leads to it' }),
+          }),
+        },
+      },
       handler: async (ctx) => {
         ctx.body = { password: true, identity_provider: oidc !== null };
       },
@@ -42,7 +55,9 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       responses: {
         302: { description: 'To the provider' },
         404: { description: '`oauth_not_configured`' },
-        429: { description: `\`too_many_requests\`: ${IDP_STARTS_PER_CLIENT} sign-ins started per client address in 15 minutes; Retry-After in seconds` },
+        429: {
+          description: `\`too_many_requests\`: ${IDP_STARTS_PER_CLIENT} sign-ins started per client address in 15 minutes; Retry-After in seconds`,
+        },
         503: { description: '`oauth_unavailable`' },
       },
       handler: async (ctx) => {
@@ -62,13 +77,20 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       summary: 'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard',
       description:
         'Links by the provider identity first, then by a verified e-mail; otherwise creates a user with an org of their own. A bad or replayed state is 400 `invalid_state`; a code the provider refuses (for example a replayed one) is 400 `oauth_failed`.',
-      query: z.object({ state: z.string().max(500).optional(), code: z.string().max(2000).optional(), error: z.string().max(200).optional() }).catchall(z.string().max(500)),
-      responses: { 302: { description: 'Signed in; to /dashboard' }, 400: { description: '`invalid_state` or `oauth_failed`' }, 404: { description: '`oauth_not_configured`' } },
+      query: z
+        .object({ state: z.string().max(500).optional(), code: z.string().max(2000).optional(), error: z.string().max(200).optional() })
+        .catchall(z.string().max(500)),
+      responses: {
+        302: { description: 'Signed in; to /dashboard' },
+        400: { description: '`invalid_state` or `oauth_failed`' },
+        404: { description: '`oauth_not_configured`' },
+      },
       handler: async (ctx, { query }) => {
         const client = configured();
         if (query.error) throw invalid('oauth_failed', `the identity provider answered ${query.error}`);
         const expected = ctx.cookies.get(STATE_COOKIE);
-        if (!query.state || !expected || query.state !== expected) throw invalid('invalid_state', 'the sign-in was not started in this browser, or has expired; start again');
+        if (!query.state || !expected || query.state !== expected)
+          throw invalid('invalid_state', 'the sign-in was not started in this browser, or has expired; start again');
         const pending = await takeAuthorization(ctx.state.em, query.state);
         stateCookie(ctx, '', 0);
         const identity = await client.finish(new URL(`${config.publicBaseUrl}${ctx.path}?${ctx.querystring}`), query.state, pending);

@@ -56,7 +56,11 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
                 month: z.string().meta({ description: 'the calendar month counted (UTC), YYYY-MM' }),
                 tokens_in: z.number().int(),
                 tokens_out: z.number().int(),
-                extraction_limit: z.number().int().nullable().meta({ description: 'tokens in and out a month past which extraction from conversations is skipped (null: no cap)' }),
+                extraction_limit: z
+                  .number()
+                  .int()
+                  .nullable()
+                  .meta({ description: 'tokens in and out a month past which extraction from conversations is skipped (null: no cap)' }),
               })
               .meta({ description: "the model tokens the org's extraction from conversations took this month" }),
             billing_configured: z.boolean().meta({ description: 'whether checkout and the portal are available' }),

@@ -30,10 +30,19 @@ import { MAX_EPOCH_MS } from '../../domain/store/model.ts';
 export const MEM0_PREFIX = '/compat/mem0';
 const TAG = 'mem0 compatibility';
 
-const notSupported = (what: string) => invalid('not_supported', `${what} is not offered by this service (docs/mem0-migration.md)`, { detail: `${what} is not offered by this service` });
+const notSupported = (what: string) =>
+  invalid('not_supported', `${what} is not offered by this service (docs/mem0-migration.md)`, {
+    detail: `${what} is not offered by this service`,
+  });
 
 // mem0's field names in its filter grammar, renamed to ours (the grammar is otherwise the same).
-const FIELD_NAMES: Record<string, string> = { app_id: 'namespace', categories: 'tags', memory_ids: 'id', timestamp: 'occurred_at', keywords: 'content' };
+const FIELD_NAMES: Record<string, string> = {
+  app_id: 'namespace',
+  categories: 'tags',
+  memory_ids: 'id',
+  timestamp: 'occurred_at',
+  keywords: 'content',
+};
 function ourFilters(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(ourFilters);
   if (typeof value !== 'object' || value === null) return value;
@@ -48,7 +57,10 @@ const mem0Filters = z
   .record(z.string(), z.unknown())
   .transform((f) => ourFilters(f) as Record<string, unknown>)
   .pipe(filterExpression)
-  .meta({ description: "mem0's filter grammar (AND, OR, NOT; user_id, agent_id, app_id (a project here), run_id, created_at, updated_at, timestamp, categories (tags), keywords (content), memory_ids, metadata)" });
+  .meta({
+    description:
+      "mem0's filter grammar (AND, OR, NOT; user_id, agent_id, app_id (a project here), run_id, created_at, updated_at, timestamp, categories (tags), keywords (content), memory_ids, metadata)",
+  });
 
 const iso = (ms: number) => new Date(ms).toISOString();
 // A memory as mem0's Platform shows it.
@@ -66,11 +78,21 @@ const mem0Memory = (m: MemoryView) => ({
   updated_at: iso(m.updatedAt),
   ...(m.score !== undefined ? { score: m.score } : {}),
 });
-const mem0MemorySchema = z.record(z.string(), z.unknown()).meta({ id: 'Mem0Memory', description: "a memory in mem0's shape: id, memory, user_id, agent_id, app_id, run_id, hash, metadata, categories, created_at, updated_at (ISO 8601), score in searches" });
+const mem0MemorySchema = z
+  .record(z.string(), z.unknown())
+  .meta({
+    id: 'Mem0Memory',
+    description:
+      "a memory in mem0's shape: id, memory, user_id, agent_id, app_id, run_id, hash, metadata, categories, created_at, updated_at (ISO 8601), score in searches",
+  });
 
 // A conversation's message without its own time: mem0 gives one `timestamp` for the call.
 const message = conversationMessage.omit({ occurred_at: true });
-const epochSeconds = z.number().int().min(0).max(Math.floor(MAX_EPOCH_MS / 1000));
+const epochSeconds = z
+  .number()
+  .int()
+  .min(0)
+  .max(Math.floor(MAX_EPOCH_MS / 1000));
 const addBody = z.object({
   messages: z.union([
     z.array(message).min(1).max(BATCH_CREATE_MAX),
@@ -98,7 +120,12 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       method: 'get',
       path: `${MEM0_PREFIX}/v1/ping`,
       summary: "mem0's key check: answers the token's org (its project is the org's default one)",
-      responses: { 200: { description: 'The token is valid', schema: z.object({ status: z.string(), org_id: z.string(), project_id: z.string(), user_email: z.null() }) } },
+      responses: {
+        200: {
+          description: 'The token is valid',
+          schema: z.object({ status: z.string(), org_id: z.string(), project_id: z.string(), user_email: z.null() }),
+        },
+      },
       handler: async (ctx) => {
         ctx.body = { status: 'ok', org_id: callerOf(ctx).orgId, project_id: DEFAULT_NAMESPACE, user_email: null };
       },
@@ -110,7 +137,17 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       path: `${MEM0_PREFIX}/v3/memories/add`,
       summary: "mem0's add: the messages saved as a conversation (POST /api/conversations), their facts extracted when infer (the default)",
       body: addBody,
-      responses: { 200: { description: 'Saved; with infer the extraction is queued (event_id)', schema: z.object({ results: z.array(mem0MemorySchema), status: z.string(), event_id: z.string().nullable(), message: z.string() }) } },
+      responses: {
+        200: {
+          description: 'Saved; with infer the extraction is queued (event_id)',
+          schema: z.object({
+            results: z.array(mem0MemorySchema),
+            status: z.string(),
+            event_id: z.string().nullable(),
+            message: z.string(),
+          }),
+        },
+      },
       handler: async (ctx, { body }) => {
         if (body.enable_graph) throw notSupported('graph memory (enable_graph)');
         if (body.custom_categories !== undefined) throw notSupported('custom categories');
@@ -118,7 +155,12 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
           ctx.state.em,
           callerOf(ctx),
           {
-            messages: body.messages.map((m) => ({ role: m.role, content: m.content, name: m.name, occurredAt: body.timestamp !== undefined ? body.timestamp * 1000 : undefined })),
+            messages: body.messages.map((m) => ({
+              role: m.role,
+              content: m.content,
+              name: m.name,
+              occurredAt: body.timestamp !== undefined ? body.timestamp * 1000 : undefined,
+            })),
             namespace: body.app_id,
             metadata: body.metadata,
             userId: body.user_id,
@@ -133,7 +175,9 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
           results: captured.memories.map((m) => ({ ...mem0Memory(m), event: 'ADD' })),
           status: extraction ? (extraction.status === 'queued' ? 'PENDING' : extraction.status.toUpperCase()) : 'SUCCEEDED',
           event_id: extraction?.id ?? null,
-          message: extraction ? `messages saved; extraction ${extraction.status}${extraction.reason ? ` (${extraction.reason})` : ''}` : 'messages saved',
+          message: extraction
+            ? `messages saved; extraction ${extraction.status}${extraction.reason ? ` (${extraction.reason})` : ''}`
+            : 'messages saved',
         };
       },
     }),
@@ -144,15 +188,38 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       path: `${MEM0_PREFIX}/v3/memories`,
       write: false,
       summary: "mem0's get_all: memories matching its filters, newest first, a page at a time",
-      query: z.object({ page: z.coerce.number().int().min(1).max(10_000).default(1), page_size: z.coerce.number().int().min(1).max(500).default(100) }),
+      query: z.object({
+        page: z.coerce.number().int().min(1).max(10_000).default(1),
+        page_size: z.coerce.number().int().min(1).max(500).default(100),
+      }),
       body: z.object({ filters: mem0Filters.optional() }),
-      responses: { 200: { description: 'One page', schema: z.object({ count: z.number().int().nullable(), next: z.string().nullable(), previous: z.string().nullable(), results: z.array(mem0MemorySchema) }) } },
+      responses: {
+        200: {
+          description: 'One page',
+          schema: z.object({
+            count: z.number().int().nullable(),
+            next: z.string().nullable(),
+            previous: z.string().nullable(),
+            results: z.array(mem0MemorySchema),
+          }),
+        },
+      },
       handler: async (ctx, { query, body }) => {
         const { page, page_size } = query;
-        const result = await listMemories(ctx.state.em, callerOf(ctx).orgId, { ...listFilters(body.filters), limit: page_size, offset: (page - 1) * page_size, order: 'newest' });
+        const result = await listMemories(ctx.state.em, callerOf(ctx).orgId, {
+          ...listFilters(body.filters),
+          limit: page_size,
+          offset: (page - 1) * page_size,
+          order: 'newest',
+        });
         const more = result.total === null ? result.memories.length === page_size : page * page_size < result.total;
         const link = (p: number) => `${ctx.origin}${MEM0_PREFIX}/v3/memories/?page=${p}&page_size=${page_size}`;
-        ctx.body = { count: result.total, next: more ? link(page + 1) : null, previous: page > 1 ? link(page - 1) : null, results: result.memories.map(mem0Memory) };
+        ctx.body = {
+          count: result.total,
+          next: more ? link(page + 1) : null,
+          previous: page > 1 ? link(page - 1) : null,
+          results: result.memories.map(mem0Memory),
+        };
       },
     }),
     defineRoute({
@@ -173,8 +240,15 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         const { orgId } = callerOf(ctx);
         const mode = deps.embedder ? 'hybrid' : 'lexical';
         const vector = deps.embedder ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
-        const hits = await searchMemories(ctx.state.em, orgId, { text: body.query, k: body.top_k, mode, filters: listFilters(body.filters) }, vector);
-        ctx.body = { results: hits.filter((h) => mode === 'lexical' || body.threshold === undefined || h.score >= body.threshold).map(mem0Memory) };
+        const hits = await searchMemories(
+          ctx.state.em,
+          orgId,
+          { text: body.query, k: body.top_k, mode, filters: listFilters(body.filters) },
+          vector,
+        );
+        ctx.body = {
+          results: hits.filter((h) => mode === 'lexical' || body.threshold === undefined || h.score >= body.threshold).map(mem0Memory),
+        };
       },
     }),
     defineRoute({
@@ -196,11 +270,23 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       path: `${MEM0_PREFIX}/v1/memories/:id`,
       summary: "mem0's update: new text, metadata (merged) and timestamp (epoch seconds, the event time)",
       params: z.object({ id: z.uuid() }),
-      body: z.object({ text: z.string().optional(), metadata: metadata.optional(), timestamp: epochSeconds.optional(), expiration_date: z.unknown().optional() }),
-      responses: { 200: { description: 'The memory as updated', schema: mem0MemorySchema }, 404: { description: 'No such memory in this org' } },
+      body: z.object({
+        text: z.string().optional(),
+        metadata: metadata.optional(),
+        timestamp: epochSeconds.optional(),
+        expiration_date: z.unknown().optional(),
+      }),
+      responses: {
+        200: { description: 'The memory as updated', schema: mem0MemorySchema },
+        404: { description: 'No such memory in this org' },
+      },
       handler: async (ctx, { params, body }) => {
         if (body.expiration_date !== undefined && body.expiration_date !== null) throw notSupported('expiration dates');
-        const patch = { content: body.text, metadata: body.metadata, occurredAt: body.timestamp !== undefined ? body.timestamp * 1000 : undefined };
+        const patch = {
+          content: body.text,
+          metadata: body.metadata,
+          occurredAt: body.timestamp !== undefined ? body.timestamp * 1000 : undefined,
+        };
         ctx.body = mem0Memory(await updateMemory(ctx.state.em, callerOf(ctx), params.id, patch, { upgradeUrl, llm }));
       },
     }),
@@ -212,7 +298,10 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       summary: "mem0's delete",
       params: z.object({ id: z.uuid() }),
       query: z.object({ delete_linked: z.enum(['true', 'false', 'True', 'False']).optional() }),
-      responses: { 200: { description: 'Deleted', schema: z.object({ message: z.string() }) }, 404: { description: 'No such memory in this org' } },
+      responses: {
+        200: { description: 'Deleted', schema: z.object({ message: z.string() }) },
+        404: { description: 'No such memory in this org' },
+      },
       handler: async (ctx, { params, query }) => {
         if (query.delete_linked?.toLowerCase() === 'true') throw notSupported('deleting the memories a memory superseded (delete_linked)');
         await deleteMemory(ctx.state.em, callerOf(ctx), params.id);
@@ -226,10 +315,21 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       path: `${MEM0_PREFIX}/v1/memories`,
       summary: "mem0's delete_all: a deletion by filter (admins; at least one of user_id, agent_id, app_id, run_id), run in the background",
       query: z.object({ ...scopeFields, app_id: namespaceName.optional() }),
-      responses: { 200: { description: 'The deletion started', schema: z.object({ message: z.string(), deletion_id: z.string() }) }, 400: { description: '`filter_required`' } },
+      responses: {
+        200: { description: 'The deletion started', schema: z.object({ message: z.string(), deletion_id: z.string() }) },
+        400: { description: '`filter_required`' },
+      },
       handler: async (ctx, { query }) => {
-        const deletion = await requestDeletion(ctx.state.em, callerOf(ctx), { userId: query.user_id, agentId: query.agent_id, runId: query.run_id, namespace: query.app_id });
-        ctx.body = { message: `Deleting the ${deletion.matched} memories that match (GET /api/memories/deletions/${deletion.id} follows it)`, deletion_id: deletion.id };
+        const deletion = await requestDeletion(ctx.state.em, callerOf(ctx), {
+          userId: query.user_id,
+          agentId: query.agent_id,
+          runId: query.run_id,
+          namespace: query.app_id,
+        });
+        ctx.body = {
+          message: `Deleting the ${deletion.matched} memories that match (GET /api/memories/deletions/${deletion.id} follows it)`,
+          deletion_id: deletion.id,
+        };
       },
     }),
     defineRoute({
@@ -239,10 +339,16 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       path: `${MEM0_PREFIX}/v1/memories/:id/history`,
       summary: "mem0's history: what was done to the memory, oldest first",
       params: z.object({ id: z.uuid() }),
-      responses: { 200: { description: 'Its events', schema: z.array(z.record(z.string(), z.unknown())) }, 404: { description: 'No such memory in this org' } },
+      responses: {
+        200: { description: 'Its events', schema: z.array(z.record(z.string(), z.unknown())) },
+        404: { description: 'No such memory in this org' },
+      },
       handler: async (ctx, { params }) => {
         const { orgId } = callerOf(ctx);
-        const [memory, history] = await Promise.all([getMemory(ctx.state.em, orgId, params.id), memoryHistory(ctx.state.em, orgId, params.id, { limit: HISTORY_PAGE_MAX })]);
+        const [memory, history] = await Promise.all([
+          getMemory(ctx.state.em, orgId, params.id),
+          memoryHistory(ctx.state.em, orgId, params.id, { limit: HISTORY_PAGE_MAX }),
+        ]);
         const EVENTS: Record<string, string> = { 'memory.save': 'ADD', 'memory.update': 'UPDATE', 'memory.delete': 'DELETE' };
         ctx.body = history.events.map((e) => ({
           id: e.id,
@@ -261,12 +367,25 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       method: 'put',
       path: `${MEM0_PREFIX}/v1/batch`,
       summary: "mem0's batch_update: up to 100 memories' text and metadata",
-      body: z.object({ memories: z.array(z.object({ memory_id: z.uuid(), text: z.string().optional(), metadata: metadata.optional() })).min(1).max(100) }),
-      responses: { 200: { description: 'Updated', schema: z.object({ message: z.string(), failed: z.array(z.object({ memory_id: z.string().nullable(), error: z.string() })) }) } },
+      body: z.object({
+        memories: z
+          .array(z.object({ memory_id: z.uuid(), text: z.string().optional(), metadata: metadata.optional() }))
+          .min(1)
+          .max(100),
+      }),
+      responses: {
+        200: {
+          description: 'Updated',
+          schema: z.object({ message: z.string(), failed: z.array(z.object({ memory_id: z.string().nullable(), error: z.string() })) }),
+        },
+      },
       handler: async (ctx, { body }) => {
         const items = body.memories.map((m) => ({ id: m.memory_id, content: m.text, metadata: m.metadata }));
         const result = await batchUpdate(ctx.state.em, callerOf(ctx), items, { upgradeUrl, llm });
-        ctx.body = { message: `Successfully updated ${result.results.length} memories`, failed: result.failed.map((f) => ({ memory_id: f.id, error: f.error })) };
+        ctx.body = {
+          message: `Successfully updated ${result.results.length} memories`,
+          failed: result.failed.map((f) => ({ memory_id: f.id, error: f.error })),
+        };
       },
     }),
     defineRoute({
@@ -275,8 +394,18 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       method: 'delete',
       path: `${MEM0_PREFIX}/v1/batch`,
       summary: "mem0's batch_delete: up to 100 memories, each on its own (one not found is listed in failed; the others are deleted)",
-      body: z.object({ memories: z.array(z.object({ memory_id: z.uuid() })).min(1).max(100) }),
-      responses: { 200: { description: 'Deleted', schema: z.object({ message: z.string(), failed: z.array(z.object({ memory_id: z.string(), error: z.string() })) }) } },
+      body: z.object({
+        memories: z
+          .array(z.object({ memory_id: z.uuid() }))
+          .min(1)
+          .max(100),
+      }),
+      responses: {
+        200: {
+          description: 'Deleted',
+          schema: z.object({ message: z.string(), failed: z.array(z.object({ memory_id: z.string(), error: z.string() })) }),
+        },
+      },
       handler: async (ctx, { body }) => {
         const caller = callerOf(ctx);
         const failed: { memory_id: string; error: string }[] = [];

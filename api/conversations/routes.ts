@@ -15,7 +15,13 @@ import { MAX_PARENT_REF, memoryJson, memorySchema, metadata, namespaceName, occu
 export const conversationMessage = z.object({
   role: z.enum(MESSAGE_ROLES),
   content: z.string().meta({ description: 'what was said; saved as the memory content, secrets redacted' }),
-  name: z.string().trim().min(1).max(100).optional().meta({ description: "who said it, when the role is not enough (a person's or a tool's name)" }),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .meta({ description: "who said it, when the role is not enough (a person's or a tool's name)" }),
   occurred_at: occurredAt.optional().meta({ description: 'when it was said, epoch ms; default: the time of the call' }),
 });
 
@@ -27,18 +33,17 @@ export const conversationBody = z.object({
     .min(1)
     .max(MAX_PARENT_REF)
     .optional()
-    .meta({ description: "the thread the messages join (their metadata.parent_ref); default: run_id when given, else a new id (conv_...)" }),
+    .meta({
+      description: 'the thread the messages join (their metadata.parent_ref); default: run_id when given, else a new id (conv_...)',
+    }),
   namespace: namespaceName.optional(),
   tags: tags.optional(),
   metadata: metadata.optional().meta({ description: "copied into each message's memory, beside parent_ref, chunk_index, role and name" }),
   ...scopeFields,
-  infer: z
-    .boolean()
-    .optional()
-    .meta({
-      description:
-        "true: the org's curator also extracts the facts worth keeping from the new messages and reconciles them with the memories extracted before in the same scope (ADD, UPDATE, DELETE or NONE each), in the background; the answer's extraction says how to follow it. Needs a paid plan or your own key (metadata.byok_primary_key / byok_alternate_key), else the extraction is recorded skipped. The messages are saved either way. Default false",
-    }),
+  infer: z.boolean().optional().meta({
+    description:
+      "true: the org's curator also extracts the facts worth keeping from the new messages and reconciles them with the memories extracted before in the same scope (ADD, UPDATE, DELETE or NONE each), in the background; the answer's extraction says how to follow it. Needs a paid plan or your own key (metadata.byok_primary_key / byok_alternate_key), else the extraction is recorded skipped. The messages are saved either way. Default false",
+  }),
 });
 
 const extraction = z
@@ -47,19 +52,19 @@ const extraction = z
     conversation_id: z.string(),
     message_ids: z.array(z.uuid()),
     status: z.enum(['queued', 'processed', 'failed', 'skipped']),
-    reason: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          'why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output',
-      }),
+    reason: z.string().nullable().meta({
+      description:
+        'why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output',
+    }),
     decisions: z.array(
       z.object({
         action: z.enum(DECISIONS),
         fact: z.string(),
         memory_id: z.uuid().nullable().meta({ description: 'ADD and UPDATE: the memory saved' }),
-        target_id: z.uuid().nullable().meta({ description: 'UPDATE, DELETE, NONE: the existing memory it concerns (superseded for UPDATE and DELETE)' }),
+        target_id: z
+          .uuid()
+          .nullable()
+          .meta({ description: 'UPDATE, DELETE, NONE: the existing memory it concerns (superseded for UPDATE and DELETE)' }),
       }),
     ),
     tokens_in: z.number().int(),
@@ -72,8 +77,14 @@ const extraction = z
 export const capturedConversation = z
   .object({
     conversation_id: z.string(),
-    memories: z.array(memorySchema).meta({ description: "the messages' memories, in order, each with metadata.chunk_index continuing the thread" }),
-    extraction: extraction.nullable().meta({ description: 'with infer: the extraction, queued (or skipped, with its reason); GET /api/conversations/extractions/{id} follows it' }),
+    memories: z
+      .array(memorySchema)
+      .meta({ description: "the messages' memories, in order, each with metadata.chunk_index continuing the thread" }),
+    extraction: extraction
+      .nullable()
+      .meta({
+        description: 'with infer: the extraction, queued (or skipped, with its reason); GET /api/conversations/extractions/{id} follows it',
+      }),
   })
   .meta({ id: 'CapturedConversation' });
 
@@ -141,7 +152,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
       path: '/api/conversations/extractions/:id',
       tag: 'memories',
       access: 'caller',
-      summary: "An extraction from a conversation: its status, and once processed its decisions",
+      summary: 'An extraction from a conversation: its status, and once processed its decisions',
       params: z.object({ id: z.uuid() }),
       responses: { 200: { description: 'The extraction', schema: extraction }, 404: { description: 'No such extraction in this org' } },
       handler: async (ctx, { params }) => {

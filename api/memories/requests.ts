@@ -15,7 +15,16 @@ import type { NewMemory } from '../../domain/memories/create.ts';
 import type { MemoryPatch } from '../../domain/memories/update.ts';
 import type { AppContext } from '../http/state.ts';
 import { epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
-import { filterExpressionParam, filterFields, metadata, namespaceName, occurredAt, scopeFields, scopePatchFields, tags } from './schemas.ts';
+import {
+  filterExpressionParam,
+  filterFields,
+  metadata,
+  namespaceName,
+  occurredAt,
+  scopeFields,
+  scopePatchFields,
+  tags,
+} from './schemas.ts';
 
 // The bodies and queries of the memory routes (routes.ts, batch.ts), shared with the MCP tools.
 

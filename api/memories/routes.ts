@@ -273,7 +273,9 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       summary: "A memory's edit history and audit trail, a page of events at a time",
       params: idParams,
       query: z.object({
-        limit: intParam(1, HISTORY_PAGE_MAX).default(100).meta({ description: `audit events a page holds (1-${HISTORY_PAGE_MAX}, default 100)` }),
+        limit: intParam(1, HISTORY_PAGE_MAX)
+          .default(100)
+          .meta({ description: `audit events a page holds (1-${HISTORY_PAGE_MAX}, default 100)` }),
         after: z.uuid().optional().meta({ description: "the next page: the previous page's next_after" }),
       }),
       responses: {

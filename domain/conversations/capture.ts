@@ -51,7 +51,12 @@ export interface Captured {
 // chunk_index following the thread's last. All or nothing: a message that cannot be saved fails the call, naming
 // it, and a free org that cannot hold them all saves none. Concurrent calls on one thread take turns (a lock per
 // thread), so their chunks never share an index.
-export async function captureConversation(em: EntityManager, caller: Caller, input: Conversation, context: CreateContext): Promise<Captured> {
+export async function captureConversation(
+  em: EntityManager,
+  caller: Caller,
+  input: Conversation,
+  context: CreateContext,
+): Promise<Captured> {
   const conversationId = input.conversationId ?? input.runId ?? `conv_${newId()}`;
   const saves = input.messages.map((message, i) => {
     try {
@@ -81,7 +86,15 @@ export async function captureConversation(em: EntityManager, caller: Caller, inp
       const claim = await claimIdempotencyKey<Omit<Captured, 'replayed'>>(tx, caller.orgId, idempotency.key, idempotency.requestHash);
       if (claim.replay) return { ...claim.replay, replayed: true };
     }
-    const refusal = (await admitWithinQuota(tx, caller.orgId, caller.plan, saves.map((s) => s.bytes), context.upgradeUrl)).find((r) => r !== null);
+    const refusal = (
+      await admitWithinQuota(
+        tx,
+        caller.orgId,
+        caller.plan,
+        saves.map((s) => s.bytes),
+        context.upgradeUrl,
+      )
+    ).find((r) => r !== null);
     if (refusal) throw refusal;
     await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`thread:${caller.orgId}:${conversationId}`}, 0))`);
     const next = (await lastChunkIndex(tx, caller.orgId, conversationId)) + 1;
@@ -91,7 +104,8 @@ export async function captureConversation(em: EntityManager, caller: Caller, inp
     const captured = {
       conversationId,
       memories: saves.map((s) => s.memory),
-      extraction: extraction && (await recordExtraction(tx, caller, { ...extraction, conversationId, messageIds: saves.map((s) => s.memory.id) })),
+      extraction:
+        extraction && (await recordExtraction(tx, caller, { ...extraction, conversationId, messageIds: saves.map((s) => s.memory.id) })),
     };
     if (idempotency) await storeIdempotentResult(tx, caller.orgId, idempotency.key, 201, captured);
     return { ...captured, replayed: false };
@@ -101,14 +115,25 @@ export async function captureConversation(em: EntityManager, caller: Caller, inp
 // An extraction from the messages, run by the org's curator as an enrichment of the last one (paced with the org's
 // other model calls), or recorded skipped at once when it cannot run: on the free plan without the caller's own
 // key, or with no provider to call.
-function extractionAfter(caller: Caller, last: PendingSave, byok: ByokKeys | undefined, access: LlmAccess | undefined): { id: string; skipped: string | null } {
+function extractionAfter(
+  caller: Caller,
+  last: PendingSave,
+  byok: ByokKeys | undefined,
+  access: LlmAccess | undefined,
+): { id: string; skipped: string | null } {
   const id = newId();
   if (!access || !access.llm.configured(byok)) return { id, skipped: 'llm_not_configured' };
   if (caller.plan === 'free' && !byok) return { id, skipped: 'plan_required' };
   const escrow = last.enrichment?.escrow ?? (byok ? seal(access.escrowKey, newId(), caller.orgId, byok) : null);
   const { memory } = last;
   last.enrichment = {
-    args: { orgId: caller.orgId, memoryId: memory.id, tasks: [...(last.enrichment?.args.tasks ?? []), 'extract'], contentHash: contentHash(memory.content), escrowId: escrow?.id ?? null },
+    args: {
+      orgId: caller.orgId,
+      memoryId: memory.id,
+      tasks: [...(last.enrichment?.args.tasks ?? []), 'extract'],
+      contentHash: contentHash(memory.content),
+      escrowId: escrow?.id ?? null,
+    },
     escrow,
   };
   return { id, skipped: null };

@@ -91,13 +91,21 @@ export async function recordExtraction(
 }
 
 export async function getExtraction(em: EntityManager, orgId: string, id: string): Promise<ExtractionView> {
-  const row = await queryOne(em, sql<ExtractionRow>`select ${COLUMNS} from conversation_extractions where org_id = ${orgId} and id = ${id}`);
+  const row = await queryOne(
+    em,
+    sql<ExtractionRow>`select ${COLUMNS} from conversation_extractions where org_id = ${orgId} and id = ${id}`,
+  );
   if (!row) throw notFound();
   return view(row);
 }
 
 // A conversation's extractions, newest first (at most `limit`).
-export async function conversationExtractions(em: EntityManager, orgId: string, conversationId: string, limit: number): Promise<ExtractionView[]> {
+export async function conversationExtractions(
+  em: EntityManager,
+  orgId: string,
+  conversationId: string,
+  limit: number,
+): Promise<ExtractionView[]> {
   const rows = await query(
     em,
     sql<ExtractionRow>`select ${COLUMNS} from conversation_extractions where org_id = ${orgId} and conversation_id = ${conversationId}
@@ -107,7 +115,11 @@ export async function conversationExtractions(em: EntityManager, orgId: string, 
 }
 
 // The queued extraction whose last message is `memoryId`, locked for its run, with who asked for it.
-export async function queuedExtraction(tx: EntityManager, orgId: string, memoryId: string): Promise<(ExtractionView & { caller: Caller }) | null> {
+export async function queuedExtraction(
+  tx: EntityManager,
+  orgId: string,
+  memoryId: string,
+): Promise<(ExtractionView & { caller: Caller }) | null> {
   const row = await queryOne(
     tx,
     sql<ExtractionRow>`select ${COLUMNS} from conversation_extractions
@@ -123,7 +135,13 @@ export async function finishExtraction(
   tx: EntityManager,
   orgId: string,
   id: string,
-  outcome: { status: Exclude<ExtractionStatus, 'queued'>; reason: string | null; decisions: ExtractionDecision[]; tokensIn: number; tokensOut: number },
+  outcome: {
+    status: Exclude<ExtractionStatus, 'queued'>;
+    reason: string | null;
+    decisions: ExtractionDecision[];
+    tokensIn: number;
+    tokensOut: number;
+  },
 ): Promise<ExtractionView> {
   const row = await queryOne(
     tx,
@@ -150,7 +168,10 @@ async function countTokens(tx: EntityManager, orgId: string, tokensIn: number, t
 export async function monthlyTokens(em: EntityManager, orgId: string): Promise<{ in: number; out: number }> {
   const row = await queryOne(
     em,
-    sql<{ tokens_in: string; tokens_out: string }>`select tokens_in, tokens_out from llm_usage where org_id = ${orgId} and month = date_trunc('month', now())::date`,
+    sql<{
+      tokens_in: string;
+      tokens_out: string;
+    }>`select tokens_in, tokens_out from llm_usage where org_id = ${orgId} and month = date_trunc('month', now())::date`,
   );
   return { in: Number(row?.tokens_in ?? 0), out: Number(row?.tokens_out ?? 0) };
 }

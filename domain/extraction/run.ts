@@ -54,7 +54,12 @@ const turnOf = (r: MessageRow): Turn => ({
 // extracted before, and the decisions applied in one transaction. 'skipped' when there is none queued. A refused
 // key or a malformed answer ends it failed with that reason; a provider that is unavailable throws, for the
 // curator's retries (the activity ends it failed after the last).
-export async function runExtraction(em: EntityManager, deps: ExtractionDeps, orgId: string, memoryId: string): Promise<'stored' | 'skipped'> {
+export async function runExtraction(
+  em: EntityManager,
+  deps: ExtractionDeps,
+  orgId: string,
+  memoryId: string,
+): Promise<'stored' | 'skipped'> {
   const extraction = await queuedExtraction(em, orgId, memoryId);
   if (!extraction) return 'skipped';
   const spent: LlmUsage = { input: 0, output: 0 };
@@ -85,12 +90,32 @@ export async function runExtraction(em: EntityManager, deps: ExtractionDeps, org
     const earlier = await turnsBefore(em, orgId, messages[0]!);
     const { facts } = await run(conversationFactsTask(earlier.map(turnOf), messages.map(turnOf)));
     const existing = facts.length > 0 ? await candidatesOf(em, deps, orgId, facts, messages[0]!) : [];
-    const decided = existing.length > 0 ? normalize(facts, existing, (await run(reconcileTask(facts, existing.map((m) => m.content)))).decisions) : facts.map((fact) => ({ fact, action: 'ADD' as const, target: null, text: fact }));
+    const decided =
+      existing.length > 0
+        ? normalize(
+            facts,
+            existing,
+            (
+              await run(
+                reconcileTask(
+                  facts,
+                  existing.map((m) => m.content),
+                ),
+              )
+            ).decisions,
+          )
+        : facts.map((fact) => ({ fact, action: 'ADD' as const, target: null, text: fact }));
     await em.transactional(async (tx) => {
       const locked = await queuedExtraction(tx, orgId, memoryId);
       if (!locked) return;
       const decisions = await apply(tx, locked, messages, decided);
-      await finishExtraction(tx, orgId, extraction.id, { status: 'processed', reason: null, decisions, tokensIn: spent.input, tokensOut: spent.output });
+      await finishExtraction(tx, orgId, extraction.id, {
+        status: 'processed',
+        reason: null,
+        decisions,
+        tokensIn: spent.input,
+        tokensOut: spent.output,
+      });
     });
   } catch (err) {
     if (err instanceof AppError && err.kind === 'upstream') {
@@ -106,7 +131,8 @@ export async function runExtraction(em: EntityManager, deps: ExtractionDeps, org
 export async function abandonExtraction(em: EntityManager, orgId: string, memoryId: string, reason: string): Promise<void> {
   await em.transactional(async (tx) => {
     const extraction = await queuedExtraction(tx, orgId, memoryId);
-    if (extraction) await finishExtraction(tx, orgId, extraction.id, { status: 'failed', reason, decisions: [], tokensIn: 0, tokensOut: 0 });
+    if (extraction)
+      await finishExtraction(tx, orgId, extraction.id, { status: 'failed', reason, decisions: [], tokensIn: 0, tokensOut: 0 });
   });
 }
 
@@ -134,7 +160,13 @@ async function turnsBefore(em: EntityManager, orgId: string, first: MessageRow):
 
 // The memories extracted before in the conversation's scope (its project, user and agent; not its run, since
 // what was learnt in one run holds in the next) that each fact's search finds best, each once.
-async function candidatesOf(em: EntityManager, deps: ExtractionDeps, orgId: string, facts: string[], first: MessageRow): Promise<{ id: string; content: string }[]> {
+async function candidatesOf(
+  em: EntityManager,
+  deps: ExtractionDeps,
+  orgId: string,
+  facts: string[],
+  first: MessageRow,
+): Promise<{ id: string; content: string }[]> {
   const filters: MemoryFilters = {
     namespace: first.namespace,
     userId: first.user_id ?? undefined,
@@ -164,19 +196,31 @@ interface Decided {
 
 // The model's decisions made safe: one per fact, in the facts' order (the first given for a fact counts; a fact
 // given none is added); a decision naming no memory shown is taken as ADD (UPDATE) or NONE (DELETE, NONE).
-function normalize(facts: string[], existing: { id: string }[], decisions: { fact: number; action: Decision; memory: number | null; text: string | null }[]): Decided[] {
+function normalize(
+  facts: string[],
+  existing: { id: string }[],
+  decisions: { fact: number; action: Decision; memory: number | null; text: string | null }[],
+): Decided[] {
   return facts.map((fact, i) => {
     const d = decisions.find((x) => x.fact === i + 1);
     if (!d) return { fact, action: 'ADD', target: null, text: fact };
     const target = d.memory !== null ? (existing[d.memory - 1]?.id ?? null) : null;
     if (d.action === 'ADD') return { fact, action: 'ADD', target: null, text: d.text ?? fact };
-    if (d.action === 'UPDATE') return target ? { fact, action: 'UPDATE', target, text: d.text ?? fact } : { fact, action: 'ADD', target: null, text: d.text ?? fact };
+    if (d.action === 'UPDATE')
+      return target
+        ? { fact, action: 'UPDATE', target, text: d.text ?? fact }
+        : { fact, action: 'ADD', target: null, text: d.text ?? fact };
     return { fact, action: target ? d.action : 'NONE', target, text: null };
   });
 }
 
 // The decisions, each as a save (ADD, UPDATE), a supersession (UPDATE, DELETE) and an audit row, in one transaction.
-async function apply(tx: EntityManager, extraction: ExtractionView & { caller: Caller }, messages: MessageRow[], decided: Decided[]): Promise<ExtractionDecision[]> {
+async function apply(
+  tx: EntityManager,
+  extraction: ExtractionView & { caller: Caller },
+  messages: MessageRow[],
+  decided: Decided[],
+): Promise<ExtractionDecision[]> {
   const { caller } = extraction;
   const last = messages.at(-1)!;
   const origin = { id: extraction.id, conversation_id: extraction.conversationId, messages: messages.map((m) => m.id) };
@@ -192,7 +236,12 @@ async function apply(tx: EntityManager, extraction: ExtractionView & { caller: C
           content: d.text!,
           namespace: last.namespace,
           source: 'extraction',
-          metadata: { extraction: origin, ...(d.target ? { supersedes: d.target, history: [{ at: Date.now(), supersedes: d.target, by_extraction: extraction.id }] } : {}) },
+          metadata: {
+            extraction: origin,
+            ...(d.target
+              ? { supersedes: d.target, history: [{ at: Date.now(), supersedes: d.target, by_extraction: extraction.id }] }
+              : {}),
+          },
           userId: last.user_id ?? undefined,
           agentId: last.agent_id ?? undefined,
           runId: last.run_id ?? undefined,
@@ -203,7 +252,8 @@ async function apply(tx: EntityManager, extraction: ExtractionView & { caller: C
       saves.push(save);
       memoryId = save.memory.id;
     }
-    if (d.target && (d.action === 'UPDATE' || d.action === 'DELETE') && !successors.has(d.target)) successors.set(d.target, memoryId ?? d.target);
+    if (d.target && (d.action === 'UPDATE' || d.action === 'DELETE') && !successors.has(d.target))
+      successors.set(d.target, memoryId ?? d.target);
     decisions.push({ action: d.action, fact: d.fact, memoryId, targetId: d.target });
   }
   if (saves.length > 0) await writeSaves(tx, saves);

@@ -26,12 +26,14 @@ export function conversationFactsTask(earlier: Turn[], fresh: Turn[]): LlmTask<z
     name: 'extract_conversation_facts',
     description: 'Record the facts from the new messages worth remembering.',
     system: [
-      "You keep the long-term memory of an AI agent. From the NEW messages of a conversation, list the facts worth remembering in later conversations: preferences, personal details, plans, decisions, relationships, and events with their dates.",
+      'You keep the long-term memory of an AI agent. From the NEW messages of a conversation, list the facts worth remembering in later conversations: preferences, personal details, plans, decisions, relationships, and events with their dates.',
       "Each fact is one short sentence that stands on its own: it names who it is about (by name when known, else 'the user'), and turns relative dates into dates using the date each message carries.",
-      "Leave out greetings, small talk, questions nobody answered, and what the assistant only suggested unless the user took it up. The EARLIER messages are context: list a fact they state only if the new messages change it.",
+      'Leave out greetings, small talk, questions nobody answered, and what the assistant only suggested unless the user took it up. The EARLIER messages are context: list a fact they state only if the new messages change it.',
       `At most ${MAX_FACTS} facts; none when nothing is worth keeping. ${DATA_NOTE}`,
     ].join(' '),
-    messages: [{ role: 'user', content: `<earlier>\n${earlier.map(line).join('\n')}\n</earlier>\n<new>\n${fresh.map(line).join('\n')}\n</new>` }],
+    messages: [
+      { role: 'user', content: `<earlier>\n${earlier.map(line).join('\n')}\n</earlier>\n<new>\n${fresh.map(line).join('\n')}\n</new>` },
+    ],
     schema: factsSchema,
     maxTokens: 2000,
   };

@@ -7,17 +7,36 @@ export interface MemoryHistory {
   // metadata.history: one entry per content change (the latest HISTORY_ENTRIES_KEPT); the prior text is not kept.
   edits: unknown[];
   // A page of the audit events about this memory, oldest first.
-  events: { id: string; action: string; actorUserId: string | null; actorToken: string | null; createdAt: number; details: Record<string, unknown> }[];
+  events: {
+    id: string;
+    action: string;
+    actorUserId: string | null;
+    actorToken: string | null;
+    createdAt: number;
+    details: Record<string, unknown>;
+  }[];
   // The last event of the page when more follow: the next page starts after it.
   nextAfter: string | null;
 }
 
 // The memory's edits, and `limit` of its audit events after the event `after` (from the first when not given).
-export async function memoryHistory(em: EntityManager, orgId: string, id: string, page: { limit: number; after?: string | undefined }): Promise<MemoryHistory> {
+export async function memoryHistory(
+  em: EntityManager,
+  orgId: string,
+  id: string,
+  page: { limit: number; after?: string | undefined },
+): Promise<MemoryHistory> {
   const memory = await getMemory(em, orgId, id);
   const events = await query(
     em,
-    sql<{ id: string; action: string; actor_user_id: string | null; actor_token: string | null; created_at: string; details: Record<string, unknown> }>`
+    sql<{
+      id: string;
+      action: string;
+      actor_user_id: string | null;
+      actor_token: string | null;
+      created_at: string;
+      details: Record<string, unknown>;
+    }>`
       select e.id, e.action, e.actor_user_id, e.actor_token, e.created_at, e.details from audit_events e
        where e.org_id = ${orgId} and e.target_id = ${id}
          ${page.after ? sql`and (e.created_at, e.id) > (select created_at, id from audit_events where org_id = ${orgId} and id = ${page.after})` : sql``}
@@ -27,7 +46,14 @@ export async function memoryHistory(em: EntityManager, orgId: string, id: string
   return {
     id,
     edits: Array.isArray(memory.metadata.history) ? memory.metadata.history : [],
-    events: shown.map((e) => ({ id: e.id, action: e.action, actorUserId: e.actor_user_id, actorToken: e.actor_token, createdAt: toDate(e.created_at).getTime(), details: e.details })),
+    events: shown.map((e) => ({
+      id: e.id,
+      action: e.action,
+      actorUserId: e.actor_user_id,
+      actorToken: e.actor_token,
+      createdAt: toDate(e.created_at).getTime(),
+      details: e.details,
+    })),
     nextAfter: events.length > page.limit ? shown.at(-1)!.id : null,
   };
 }

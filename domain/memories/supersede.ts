@@ -26,8 +26,14 @@ export async function supersedeMemories(tx: EntityManager, orgId: string, succes
   const gone = rows.map((r) => r.id);
   await unindexMemories(tx, orgId, gone);
   await remixChunksAfter(tx, orgId, gone);
-  await bumpCounters(tx, sumDeltas(rows.flatMap((r) => supersededDeltas({ orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }))));
+  await bumpCounters(
+    tx,
+    sumDeltas(rows.flatMap((r) => supersededDeltas({ orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }))),
+  );
   const views = rows.map(memoryView);
-  await recordEvents(tx, views.map((v) => ({ orgId, type: 'memory.updated' as const, data: memoryRecord(v) })));
+  await recordEvents(
+    tx,
+    views.map((v) => ({ orgId, type: 'memory.updated' as const, data: memoryRecord(v) })),
+  );
   return views;
 }

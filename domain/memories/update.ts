@@ -84,7 +84,11 @@ export async function applyPatch(
   // shrinks metadata saved over the limit before the limit held goes through).
   const merged = patch.metadata ? JSON.stringify(callerMetadata(metadata)).length : 0;
   if (merged > MAX_METADATA_JSON && merged > JSON.stringify(callerMetadata(current.metadata)).length) {
-    throw invalid('metadata_too_large', `metadata would hold ${merged} characters of JSON after this change, over the limit of ${MAX_METADATA_JSON}`, { max_chars: MAX_METADATA_JSON, received_chars: merged });
+    throw invalid(
+      'metadata_too_large',
+      `metadata would hold ${merged} characters of JSON after this change, over the limit of ${MAX_METADATA_JSON}`,
+      { max_chars: MAX_METADATA_JSON, received_chars: merged },
+    );
   }
   let content = current.content;
   let bytes = current.content_bytes;
@@ -136,8 +140,18 @@ export async function applyPatch(
     agentId: patch.agentId !== undefined ? patch.agentId : current.agent_id,
     runId: patch.runId !== undefined ? patch.runId : current.run_id,
   };
-  if (namespaceId !== current.namespace_id || scopes.userId !== current.user_id || scopes.agentId !== current.agent_id || scopes.runId !== current.run_id) {
-    await moveIndexedMemory(tx, caller.orgId, id, { namespace_id: namespaceId, user_id: scopes.userId, agent_id: scopes.agentId, run_id: scopes.runId });
+  if (
+    namespaceId !== current.namespace_id ||
+    scopes.userId !== current.user_id ||
+    scopes.agentId !== current.agent_id ||
+    scopes.runId !== current.run_id
+  ) {
+    await moveIndexedMemory(tx, caller.orgId, id, {
+      namespace_id: namespaceId,
+      user_id: scopes.userId,
+      agent_id: scopes.agentId,
+      run_id: scopes.runId,
+    });
   }
   // A chunk moved into, out of or within a thread: its vector and those of the chunks after its old place are mixed
   // with their new context by the curator (domain/store/thread-context.ts).

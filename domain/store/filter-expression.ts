@@ -38,7 +38,12 @@ const FIELDS: Record<string, { kind: Kind; column: string; operators: readonly O
   tags: { kind: 'tags', column: 'm.tags', operators: ['eq', 'in', 'nin', 'contains'], wildcard: true },
   created_at: { kind: 'time', column: 'm.created_at', operators: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'], wildcard: false },
   updated_at: { kind: 'time', column: 'm.updated_at', operators: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'], wildcard: false },
-  occurred_at: { kind: 'time', column: 'coalesce(m.occurred_at, m.created_at)', operators: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'], wildcard: false },
+  occurred_at: {
+    kind: 'time',
+    column: 'coalesce(m.occurred_at, m.created_at)',
+    operators: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'],
+    wildcard: false,
+  },
 };
 // `project` is the contract's other name for a namespace.
 const ALIASES: Record<string, string> = { project: 'namespace' };
@@ -55,7 +60,8 @@ export function compileExpression(expression: unknown): Compiled {
   const issues: FilterIssue[] = [];
   const state = { conditions: 0, issues };
   const where = node(expression, [], 1, state);
-  if (state.conditions > FILTER_LIMITS.conditions) issues.push({ path: [], message: `a filter holds at most ${FILTER_LIMITS.conditions} conditions` });
+  if (state.conditions > FILTER_LIMITS.conditions)
+    issues.push({ path: [], message: `a filter holds at most ${FILTER_LIMITS.conditions} conditions` });
   return issues.length > 0 ? { where: null, issues } : { where, issues };
 }
 
@@ -65,7 +71,8 @@ interface State {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const all = (parts: RawBuilder<unknown>[]): RawBuilder<unknown> | null => (parts.length === 0 ? null : parts.length === 1 ? parts[0]! : sql`(${sql.join(parts, sql` and `)})`);
+const all = (parts: RawBuilder<unknown>[]): RawBuilder<unknown> | null =>
+  parts.length === 0 ? null : parts.length === 1 ? parts[0]! : sql`(${sql.join(parts, sql` and `)})`;
 
 function node(value: unknown, path: (string | number)[], depth: number, state: State): RawBuilder<unknown> | null {
   if (!isObject(value)) {
@@ -79,13 +86,21 @@ function node(value: unknown, path: (string | number)[], depth: number, state: S
   const parts: RawBuilder<unknown>[] = [];
   for (const [key, inner] of Object.entries(value)) {
     const at = [...path, key];
-    const part = (LOGICAL as readonly string[]).includes(key) ? logical(key as (typeof LOGICAL)[number], inner, at, depth, state) : field(key, inner, at, state);
+    const part = (LOGICAL as readonly string[]).includes(key)
+      ? logical(key as (typeof LOGICAL)[number], inner, at, depth, state)
+      : field(key, inner, at, state);
     if (part) parts.push(part);
   }
   return all(parts);
 }
 
-function logical(op: (typeof LOGICAL)[number], inner: unknown, path: (string | number)[], depth: number, state: State): RawBuilder<unknown> | null {
+function logical(
+  op: (typeof LOGICAL)[number],
+  inner: unknown,
+  path: (string | number)[],
+  depth: number,
+  state: State,
+): RawBuilder<unknown> | null {
   const list = op === 'NOT' && isObject(inner) ? [inner] : inner;
   if (!Array.isArray(list) || list.length === 0) {
     state.issues.push({ path, message: `${op} takes a non-empty list of filters${op === 'NOT' ? ' (or one filter)' : ''}` });
@@ -137,7 +152,12 @@ function conditions(
     const at = [...path, op];
     if (!operators.includes(op as Operator)) {
       const known = (FILTER_OPERATORS as readonly string[]).includes(op);
-      state.issues.push({ path: at, message: known ? `operator "${op}" does not apply here; it takes ${operators.join(', ')}` : `unknown operator "${op}"; the operators are ${FILTER_OPERATORS.join(', ')}` });
+      state.issues.push({
+        path: at,
+        message: known
+          ? `operator "${op}" does not apply here; it takes ${operators.join(', ')}`
+          : `unknown operator "${op}"; the operators are ${FILTER_OPERATORS.join(', ')}`,
+      });
       continue;
     }
     const part = compile(op as Operator, value, at);
@@ -147,7 +167,12 @@ function conditions(
 }
 
 // The values of an in / nin list, each checked by `one`.
-function listOf<T>(value: unknown, path: (string | number)[], state: State, one: (v: unknown, at: (string | number)[]) => T | undefined): T[] | null {
+function listOf<T>(
+  value: unknown,
+  path: (string | number)[],
+  state: State,
+  one: (v: unknown, at: (string | number)[]) => T | undefined,
+): T[] | null {
   if (!Array.isArray(value) || value.length === 0 || value.length > FILTER_LIMITS.values) {
     state.issues.push({ path, message: `takes a list of 1 to ${FILTER_LIMITS.values} values` });
     return null;
@@ -168,7 +193,12 @@ function text(value: unknown, path: (string | number)[], state: State): string |
 
 // An instant: epoch ms from 1970 to the end of 9999, or an ISO 8601 date or date-time ("2026-03-14" is its midnight UTC).
 function instant(value: unknown, path: (string | number)[], state: State): string | undefined {
-  const ms = typeof value === 'number' ? value : typeof value === 'string' && /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : NaN;
+  const ms =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value)
+        ? Date.parse(value)
+        : NaN;
   if (Number.isInteger(ms) && ms >= 0 && ms <= MAX_EPOCH_MS) return new Date(ms).toISOString();
   state.issues.push({ path, message: 'takes an instant: epoch milliseconds (1970 to 9999) or an ISO 8601 date or date-time' });
   return undefined;
@@ -182,7 +212,13 @@ function uuid(value: unknown, path: (string | number)[], state: State): string |
 
 const COMPARE = { eq: sql`=`, ne: sql`<>`, gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` } as const;
 
-function fieldCondition(spec: (typeof FIELDS)[string], op: Operator | '*', value: unknown, path: (string | number)[], state: State): RawBuilder<unknown> | null {
+function fieldCondition(
+  spec: (typeof FIELDS)[string],
+  op: Operator | '*',
+  value: unknown,
+  path: (string | number)[],
+  state: State,
+): RawBuilder<unknown> | null {
   const column = sql.raw(spec.column);
   if (op === '*') return spec.kind === 'tags' ? sql`cardinality(${column}) > 0` : sql`${column} is not null`;
   switch (spec.kind) {
@@ -205,7 +241,8 @@ function fieldCondition(spec: (typeof FIELDS)[string], op: Operator | '*', value
     case 'namespace': {
       const one = (v: unknown, at: (string | number)[]) => (spec.kind === 'id' ? uuid(v, at, state) : text(v, at, state));
       // A namespace is named; the condition is on its id, looked up in the same statement.
-      const subject = spec.kind === 'namespace' ? sql`(select n.name from namespaces n where n.org_id = m.org_id and n.id = m.namespace_id)` : column;
+      const subject =
+        spec.kind === 'namespace' ? sql`(select n.name from namespaces n where n.org_id = m.org_id and n.id = m.namespace_id)` : column;
       const cast = spec.kind === 'id' ? sql`::uuid[]` : sql`::text[]`;
       if (op === 'in' || op === 'nin') {
         const values = listOf(value, path, state, one);
@@ -235,7 +272,9 @@ function metadata(condition: unknown, path: (string | number)[], state: State): 
       state.issues.push({ path: at, message: `a metadata key has 1 to ${FILTER_LIMITS.key} characters` });
       continue;
     }
-    const part = conditions(inner, at, state, METADATA_OPERATORS, true, (op, value, where) => metadataCondition(key, op, value, where, state));
+    const part = conditions(inner, at, state, METADATA_OPERATORS, true, (op, value, where) =>
+      metadataCondition(key, op, value, where, state),
+    );
     if (part) parts.push(part);
   }
   return all(parts);
@@ -249,7 +288,13 @@ function scalar(value: unknown, path: (string | number)[], state: State): Scalar
   return undefined;
 }
 
-function metadataCondition(key: string, op: Operator | '*', value: unknown, path: (string | number)[], state: State): RawBuilder<unknown> | null {
+function metadataCondition(
+  key: string,
+  op: Operator | '*',
+  value: unknown,
+  path: (string | number)[],
+  state: State,
+): RawBuilder<unknown> | null {
   const v = sql`(m.metadata -> ${key})`;
   const type = sql`jsonb_typeof(${v})`;
   if (op === '*') return sql`coalesce(${type} <> 'null', false)`;
@@ -275,7 +320,8 @@ function metadataCondition(key: string, op: Operator | '*', value: unknown, path
   if (op === 'ne') return sql`${v} is distinct from ${JSON.stringify(x)}::jsonb`;
   // Order compares numbers with numbers and strings with strings; a value of another type does not match.
   if (typeof x === 'number') return sql`(case ${type} when 'number' then (${v})::numeric ${COMPARE[op]} ${x} else false end)`;
-  if (typeof x === 'string') return sql`(case ${type} when 'string' then (${v} #>> '{}') collate "C" ${COMPARE[op]} ${x} collate "C" else false end)`;
+  if (typeof x === 'string')
+    return sql`(case ${type} when 'string' then (${v} #>> '{}') collate "C" ${COMPARE[op]} ${x} collate "C" else false end)`;
   state.issues.push({ path, message: `${op} compares numbers or strings` });
   return null;
 }

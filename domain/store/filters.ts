@@ -73,7 +73,8 @@ export async function compileFilters(em: EntityManager, orgId: string, f: Memory
   if (f.updatedBefore !== undefined) add(sql`m.updated_at <= ${ts(f.updatedBefore)}::timestamptz`);
   if (f.occurredAfter !== undefined) add(sql`coalesce(m.occurred_at, m.created_at) >= ${ts(f.occurredAfter)}::timestamptz`);
   if (f.occurredBefore !== undefined) add(sql`coalesce(m.occurred_at, m.created_at) <= ${ts(f.occurredBefore)}::timestamptz`);
-  if (f.metadataFilter !== undefined && Object.keys(f.metadataFilter).length > 0) add(sql`m.metadata @> ${JSON.stringify(f.metadataFilter)}::jsonb`);
+  if (f.metadataFilter !== undefined && Object.keys(f.metadataFilter).length > 0)
+    add(sql`m.metadata @> ${JSON.stringify(f.metadataFilter)}::jsonb`);
   if (f.tags !== undefined && f.tags.length > 0) add(sql`m.tags @> ${f.tags}::text[]`);
   // The scopes, on the memory and on its document.
   const scopes = { user_id: f.userId, agent_id: f.agentId, run_id: f.runId };
@@ -81,12 +82,17 @@ export async function compileFilters(em: EntityManager, orgId: string, f: Memory
   for (const [column, value] of named) add(sql`${sql.ref(`m.${column}`)} = ${value}`);
   if (f.expression !== undefined) {
     const expression = compileExpression(f.expression);
-    if (expression.issues.length > 0) throw invalid('validation_failed', expression.issues.map((i) => `filters.${i.path.join('.')}: ${i.message}`).join('; '));
+    if (expression.issues.length > 0)
+      throw invalid('validation_failed', expression.issues.map((i) => `filters.${i.path.join('.')}: ${i.message}`).join('; '));
     if (expression.where) add(expression.where);
   }
-  if (f.entity !== undefined) add(sql`exists (select 1 from memory_entities me where me.entity_id = ${f.entity} and me.memory_id = m.id and me.org_id = ${orgId})`);
+  if (f.entity !== undefined)
+    add(sql`exists (select 1 from memory_entities me where me.entity_id = ${f.entity} and me.memory_id = m.id and me.org_id = ${orgId})`);
   const documentParts = [sql`d.org_id = ${orgId}`, ...(namespaceId ? [sql`d.namespace_id = ${namespaceId}`] : [])];
   for (const [column, value] of named) documentParts.push(sql`${sql.ref(`d.${column}`)} = ${value}`);
-  const documents = named.length > 0 ? { where: sql.join(documentParts, sql` and `), exact: !f.includeSuperseded && parts.length === documentParts.length + 1 } : null;
+  const documents =
+    named.length > 0
+      ? { where: sql.join(documentParts, sql` and `), exact: !f.includeSuperseded && parts.length === documentParts.length + 1 }
+      : null;
   return { satisfiable: true, where: sql.join(parts, sql` and `), trivial, namespaceId, documents };
 }

@@ -10,33 +10,51 @@ let a: SignedUp;
 beforeAll(async () => {
   stack = await startStack({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
   a = await signUp(stack.api);
-  const memories = Array.from({ length: 40 }, (_, i) => ({ content: `Note ${i}: the quarterly review moved to the second floor meeting room` }));
+  const memories = Array.from({ length: 40 }, (_, i) => ({
+    content: `Note ${i}: the quarterly review moved to the second floor meeting room`,
+  }));
   expect((await stack.api.post('/api/memories/batch', { token: a.token, body: { memories } })).body.created).toBe(40);
 });
 afterAll(async () => stack?.close());
 
 // The raw bytes and headers, as the socket carried them (fetch would decompress).
-function raw(path: string, encoding: string | null, token = a.token): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function raw(
+  path: string,
+  encoding: string | null,
+  token = a.token,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   const url = new URL(path, stack.baseUrl);
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { authorization: `Bearer ${token}`, ...(encoding ? { 'accept-encoding': encoding } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = request(
+      url,
+      { headers: { authorization: `Bearer ${token}`, ...(encoding ? { 'accept-encoding': encoding } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 const decoded = (r: { headers: Record<string, unknown>; body: Buffer }) =>
-  r.headers['content-encoding'] === 'br' ? brotliDecompressSync(r.body) : r.headers['content-encoding'] === 'gzip' ? gunzipSync(r.body) : r.body;
+  r.headers['content-encoding'] === 'br'
+    ? brotliDecompressSync(r.body)
+    : r.headers['content-encoding'] === 'gzip'
+      ? gunzipSync(r.body)
+      : r.body;
 
 describe('compressed answers', () => {
   it('compresses JSON answers, the OpenAPI document and the dashboard assets over 1 KiB for a client that accepts it', async () => {
     const plain = await raw('/api/memories?limit=40', null);
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.body.length).toBeGreaterThan(1024);
-    for (const [accept, encoding] of [['br', 'br'], ['gzip', 'gzip'], ['gzip, deflate, br', 'br']] as const) {
+    for (const [accept, encoding] of [
+      ['br', 'br'],
+      ['gzip', 'gzip'],
+      ['gzip, deflate, br', 'br'],
+    ] as const) {
       const res = await raw('/api/memories?limit=40', accept);
       expect(res.headers['content-encoding'], accept).toBe(encoding);
       expect(res.headers.vary).toMatch(/accept-encoding/i);

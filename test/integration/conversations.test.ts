@@ -40,8 +40,18 @@ describe('conversation capture', () => {
       { channel: 'chat', role: 'assistant', parent_ref: 'support-42', chunk_index: 1 },
       { channel: 'chat', role: 'user', parent_ref: 'support-42', chunk_index: 2 },
     ]);
-    expect(first.body.memories[0]).toMatchObject({ source: 'conversation', user_id: 'dana', run_id: 'support-42', tags: ['support'], occurred_at: MAY });
-    const next = await capture({ run_id: 'support-42', user_id: 'dana', messages: [{ role: 'assistant', content: 'Booked a window seat to Lisbon' }] });
+    expect(first.body.memories[0]).toMatchObject({
+      source: 'conversation',
+      user_id: 'dana',
+      run_id: 'support-42',
+      tags: ['support'],
+      occurred_at: MAY,
+    });
+    const next = await capture({
+      run_id: 'support-42',
+      user_id: 'dana',
+      messages: [{ role: 'assistant', content: 'Booked a window seat to Lisbon' }],
+    });
     expect(next.body.memories[0].metadata.chunk_index).toBe(3);
     expect(next.body.memories[0].occurred_at).toBe(next.body.memories[0].created_at);
 
@@ -56,7 +66,9 @@ describe('conversation capture', () => {
     expect(found.body.hits.length).toBeGreaterThan(0);
     const [events] = await query(
       stack.orm.em.fork(),
-      sql<{ n: number }>`select count(*)::int as n from events where org_id = ${a.org.id} and type = 'memory.saved' and data->'metadata'->>'parent_ref' = 'support-42'`,
+      sql<{
+        n: number;
+      }>`select count(*)::int as n from events where org_id = ${a.org.id} and type = 'memory.saved' and data->'metadata'->>'parent_ref' = 'support-42'`,
     );
     expect(events!.n).toBe(4);
   });
@@ -65,7 +77,15 @@ describe('conversation capture', () => {
     const fresh = await capture({ messages: [{ role: 'user', content: 'hello there' }] });
     expect(fresh.body.conversation_id).toMatch(/^conv_/);
     const calls = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => capture({ conversation_id: 'busy', messages: [{ role: 'user', content: `turn ${i} a` }, { role: 'assistant', content: `turn ${i} b` }] })),
+      Array.from({ length: 6 }, (_, i) =>
+        capture({
+          conversation_id: 'busy',
+          messages: [
+            { role: 'user', content: `turn ${i} a` },
+            { role: 'assistant', content: `turn ${i} b` },
+          ],
+        }),
+      ),
     );
     expect(calls.every((c) => c.status === 201)).toBe(true);
     const indexes = calls.flatMap((c) => c.body.memories.map((m: { metadata: { chunk_index: number } }) => m.metadata.chunk_index));
@@ -98,18 +118,31 @@ describe('conversation capture', () => {
     for (const [body, status, path] of cases) {
       const res = await capture(body);
       expect(res.status, path).toBe(status);
-      expect(res.body.issues.map((i: { path: string }) => i.path), path).toContain(path);
+      expect(
+        res.body.issues.map((i: { path: string }) => i.path),
+        path,
+      ).toContain(path);
     }
-    const empty = await capture({ messages: [{ role: 'user', content: 'fine' }, { role: 'user', content: '   ' }] });
+    const empty = await capture({
+      messages: [
+        { role: 'user', content: 'fine' },
+        { role: 'user', content: '   ' },
+      ],
+    });
     expect(empty.status).toBe(400);
     expect(empty.body.message).toMatch(/^messages\.1: /);
-    const large = await capture({ messages: [{ role: 'user', content: 'fine' }, { role: 'user', content: 'x'.repeat(300_000) }] });
+    const large = await capture({
+      messages: [
+        { role: 'user', content: 'fine' },
+        { role: 'user', content: 'x'.repeat(300_000) },
+      ],
+    });
     expect(large.status).toBe(413);
     expect(large.body.message).toMatch(/^messages\.1: /);
     expect(await memoryCount(a.org.id)).toBe(before);
   });
 
-  it("refuses on the free plan a conversation the quota cannot hold whole, and saves one it can", async () => {
+  it('refuses on the free plan a conversation the quota cannot hold whole, and saves one it can', async () => {
     const free = await signUp(stack.api);
     // As if 498 memories had been saved: two places are left.
     await bumpCounters(stack.orm.em.fork(), [{ orgId: free.org.id, scopeId: free.org.id, name: ORG_COUNTERS.created, delta: 498 }]);

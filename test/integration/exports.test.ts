@@ -116,9 +116,9 @@ describe('exports', () => {
     const expected = Array.from({ length: 2100 }, (_, i) => i).filter((i) => i % 2 === 1 && i % 3 === 1).length;
     expect(done.row_count).toBe(expected);
     const text: string = done.payload;
-    expect(text.startsWith('id,content,namespace,tags,source,source_ref,metadata,created_at,updated_at,user_id,agent_id,run_id,occurred_at\n')).toBe(
-      true,
-    );
+    expect(
+      text.startsWith('id,content,namespace,tags,source,source_ref,metadata,created_at,updated_at,user_id,agent_id,run_id,occurred_at\n'),
+    ).toBe(true);
     const rows = parse(text, { columns: true }) as Record<string, string>[];
     expect(rows).toHaveLength(expected);
     expect(rows.every((r) => r.namespace === 'odd' && JSON.parse(r.tags!).includes('t1'))).toBe(true);

@@ -25,7 +25,14 @@ afterAll(async () => {
 beforeEach(() => llm.reset());
 
 const setPlan = (orgId: string, plan: string) => query(stack.orm.em.fork(), sql`update orgs set plan = ${plan} where id = ${orgId}`);
-type Extraction = { id: string; status: string; reason: string | null; decisions: { action: string; fact: string; memory_id: string | null; target_id: string | null }[]; tokens_in: number; tokens_out: number };
+type Extraction = {
+  id: string;
+  status: string;
+  reason: string | null;
+  decisions: { action: string; fact: string; memory_id: string | null; target_id: string | null }[];
+  tokens_in: number;
+  tokens_out: number;
+};
 const converse = async (body: Record<string, unknown>, token = paid.token) => {
   const res = await stack.api.post('/api/conversations', { token, body: { infer: true, ...body } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -87,7 +94,11 @@ describe('extraction from conversations', { timeout: 3 * CURATOR_WAIT_MS }, () =
       { fact: 2, action: 'DELETE', memory: numberOf(shown, 'coffee'), text: null },
       { fact: 3, action: 'NONE', memory: numberOf(shown, 'trams'), text: null },
     ]);
-    const second = await converse({ user_id: 'dana', run_id: 'run-2', messages: [{ role: 'user', content: 'Moved again, to Porto now. And no more coffee for me.' }] });
+    const second = await converse({
+      user_id: 'dana',
+      run_id: 'run-2',
+      messages: [{ role: 'user', content: 'Moved again, to Porto now. And no more coffee for me.' }],
+    });
     const next = await settled(second.extraction.id);
     expect(next.decisions.map((d) => [d.action, d.fact])).toEqual([
       ['UPDATE', 'Dana now lives in Porto'],
@@ -105,23 +116,46 @@ describe('extraction from conversations', { timeout: 3 * CURATOR_WAIT_MS }, () =
     expect(await memory(coffee)).toMatchObject({ superseded_by: coffee });
 
     // Superseded memories leave lists and search unless asked for; their successor's history names them.
-    const listed = await stack.api.post('/api/memories/list', { token: paid.token, body: { user_id: 'dana', filters: { source: 'extraction' } } });
-    expect(listed.body.memories.map((m: { content: string }) => m.content).sort()).toEqual(['Dana likes the trams of Lisbon', 'Dana lives in Porto (moved from Lisbon)']);
-    const all = await stack.api.post('/api/memories/list', { token: paid.token, body: { user_id: 'dana', include_superseded: true, filters: { source: 'extraction' } } });
+    const listed = await stack.api.post('/api/memories/list', {
+      token: paid.token,
+      body: { user_id: 'dana', filters: { source: 'extraction' } },
+    });
+    expect(listed.body.memories.map((m: { content: string }) => m.content).sort()).toEqual([
+      'Dana likes the trams of Lisbon',
+      'Dana lives in Porto (moved from Lisbon)',
+    ]);
+    const all = await stack.api.post('/api/memories/list', {
+      token: paid.token,
+      body: { user_id: 'dana', include_superseded: true, filters: { source: 'extraction' } },
+    });
     expect(all.body.total).toBe(4);
-    const found = await stack.api.post('/api/memories/search', { token: paid.token, body: { query: 'where does Dana live', user_id: 'dana' } });
+    const found = await stack.api.post('/api/memories/search', {
+      token: paid.token,
+      body: { query: 'where does Dana live', user_id: 'dana' },
+    });
     expect(found.body.hits.map((h: { id: string }) => h.id)).not.toContain(lisbon.id);
     const history = await stack.api.get(`/api/memories/${porto.id}/history`, { token: paid.token });
     expect(JSON.stringify(history.body)).toContain(lisbon.id);
 
     // Each decision an audit row, and the outcome a webhook event.
-    const audits = await query(stack.orm.em.fork(), sql<{ details: { decision: string } }>`select details from audit_events where org_id = ${paid.org.id} and action = 'memory.extract' and details->>'extraction_id' = ${second.extraction.id}`);
+    const audits = await query(
+      stack.orm.em.fork(),
+      sql<{
+        details: { decision: string };
+      }>`select details from audit_events where org_id = ${paid.org.id} and action = 'memory.extract' and details->>'extraction_id' = ${second.extraction.id}`,
+    );
     expect(audits.map((a) => a.details.decision).sort()).toEqual(['DELETE', 'NONE', 'UPDATE']);
     const listed2 = await stack.api.get('/api/conversations/extractions?conversation_id=run-2', { token: paid.token });
     expect(listed2.body.extractions.map((e: Extraction) => e.id)).toEqual([second.extraction.id]);
-    const events = await query(stack.orm.em.fork(), sql<{ data: Extraction }>`select data from events where org_id = ${paid.org.id} and type = 'conversation.extracted' order by id`);
+    const events = await query(
+      stack.orm.em.fork(),
+      sql<{ data: Extraction }>`select data from events where org_id = ${paid.org.id} and type = 'conversation.extracted' order by id`,
+    );
     expect(events.map((e) => e.data.id)).toEqual([first.extraction.id, second.extraction.id]);
-    expect(events[1]!.data).toMatchObject({ status: 'processed', decisions: [{ action: 'UPDATE' }, { action: 'DELETE' }, { action: 'NONE' }] });
+    expect(events[1]!.data).toMatchObject({
+      status: 'processed',
+      decisions: [{ action: 'UPDATE' }, { action: 'DELETE' }, { action: 'NONE' }],
+    });
   });
 
   it('ends failed on malformed output or a refusal, keeping the messages', async () => {
@@ -140,10 +174,15 @@ describe('extraction from conversations', { timeout: 3 * CURATOR_WAIT_MS }, () =
     llm.down('openai', true);
     const waiting = await converse({ user_id: 'fay', messages: [{ role: 'user', content: 'I play the cello on Sundays.' }] });
     await eventually(async () => llm.calls.length >= 4, CURATOR_WAIT_MS);
-    expect((await stack.api.get(`/api/conversations/extractions/${waiting.extraction.id}`, { token: paid.token })).body.status).toBe('queued');
+    expect((await stack.api.get(`/api/conversations/extractions/${waiting.extraction.id}`, { token: paid.token })).body.status).toBe(
+      'queued',
+    );
     llm.down('anthropic', false);
     llm.down('openai', false);
-    expect(await settled(waiting.extraction.id)).toMatchObject({ status: 'processed', decisions: [{ action: 'ADD', fact: 'Fay plays the cello' }] });
+    expect(await settled(waiting.extraction.id)).toMatchObject({
+      status: 'processed',
+      decisions: [{ action: 'ADD', fact: 'Fay plays the cello' }],
+    });
 
     llm.slow('anthropic', 6_000);
     script(['Fay tunes the cello weekly']);
@@ -153,10 +192,13 @@ describe('extraction from conversations', { timeout: 3 * CURATOR_WAIT_MS }, () =
     llm.slow('anthropic', 0);
   });
 
-  it("skips an org past its monthly tokens, and a free org without its own key, keeping the messages", async () => {
+  it('skips an org past its monthly tokens, and a free org without its own key, keeping the messages', async () => {
     const capped = await signUp(stack.api);
     await setPlan(capped.org.id, 'team');
-    await query(stack.orm.em.fork(), sql`insert into llm_usage (org_id, month, tokens_in, tokens_out) values (${capped.org.id}, date_trunc('month', now())::date, 999000, 1000)`);
+    await query(
+      stack.orm.em.fork(),
+      sql`insert into llm_usage (org_id, month, tokens_in, tokens_out) values (${capped.org.id}, date_trunc('month', now())::date, 999000, 1000)`,
+    );
     const over = await converse({ messages: [{ role: 'user', content: 'Remember my locker is 42.' }] }, capped.token);
     expect(await settled(over.extraction.id, capped.token)).toMatchObject({ status: 'skipped', reason: 'llm_budget' });
     expect(llm.calls).toHaveLength(0);
@@ -168,12 +210,22 @@ describe('extraction from conversations', { timeout: 3 * CURATOR_WAIT_MS }, () =
 
     script(['The user keeps locker 9']);
     const key = 'sk-ant-free-orgs-own-key';
-    const own = await converse({ metadata: { byok_primary_key: key }, messages: [{ role: 'user', content: 'My locker is 9.' }] }, free.token);
+    const own = await converse(
+      { metadata: { byok_primary_key: key }, messages: [{ role: 'user', content: 'My locker is 9.' }] },
+      free.token,
+    );
     expect(await settled(own.extraction.id, free.token)).toMatchObject({ status: 'processed', decisions: [{ action: 'ADD' }] });
     expect(llm.calls.map((c) => c.apiKey)).toEqual([key]);
-    const usage = await query(stack.orm.em.fork(), sql<{ tokens_in: string }>`select tokens_in from llm_usage where org_id = ${free.org.id}`);
+    const usage = await query(
+      stack.orm.em.fork(),
+      sql<{ tokens_in: string }>`select tokens_in from llm_usage where org_id = ${free.org.id}`,
+    );
     expect(Number(usage[0]!.tokens_in)).toBeGreaterThan(0);
     const billing = await stack.api.get('/api/billing', { token: free.token });
-    expect(billing.body.llm_tokens).toMatchObject({ month: new Date().toISOString().slice(0, 7), tokens_in: Number(usage[0]!.tokens_in), extraction_limit: 1_000_000 });
+    expect(billing.body.llm_tokens).toMatchObject({
+      month: new Date().toISOString().slice(0, 7),
+      tokens_in: Number(usage[0]!.tokens_in),
+      extraction_limit: 1_000_000,
+    });
   });
 });

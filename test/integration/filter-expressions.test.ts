@@ -8,9 +8,30 @@ let a: SignedUp;
 const MARCH = Date.UTC(2026, 2, 14);
 const ids: Record<string, string> = {};
 const rows: [string, Record<string, unknown>][] = [
-  ['alice1', { content: 'Alice books window seats on trains', user_id: 'alice', tags: ['travel'], metadata: { stars: 5, category: 'Travel', labels: ['seat', 'rail'] }, occurred_at: MARCH }],
-  ['alice2', { content: 'Alice is vegetarian', user_id: 'alice', agent_id: 'chef', tags: ['food'], metadata: { stars: 3, category: 'food' } }],
-  ['bob1', { content: 'Bob books aisle seats on planes', user_id: 'bob', tags: ['travel', 'air'], metadata: { stars: 4, category: 'travel', labels: ['seat'] }, namespace: 'work' }],
+  [
+    'alice1',
+    {
+      content: 'Alice books window seats on trains',
+      user_id: 'alice',
+      tags: ['travel'],
+      metadata: { stars: 5, category: 'Travel', labels: ['seat', 'rail'] },
+      occurred_at: MARCH,
+    },
+  ],
+  [
+    'alice2',
+    { content: 'Alice is vegetarian', user_id: 'alice', agent_id: 'chef', tags: ['food'], metadata: { stars: 3, category: 'food' } },
+  ],
+  [
+    'bob1',
+    {
+      content: 'Bob books aisle seats on planes',
+      user_id: 'bob',
+      tags: ['travel', 'air'],
+      metadata: { stars: 4, category: 'travel', labels: ['seat'] },
+      namespace: 'work',
+    },
+  ],
   ['bob2', { content: 'Bob drinks oat milk', user_id: 'bob', tags: ['food'], metadata: { stars: '4', category: null }, source: 'slack' }],
   ['none', { content: 'Trains in the city run every ten minutes', tags: [], metadata: {} }],
 ];
@@ -72,26 +93,49 @@ describe('filter expressions', () => {
   });
 
   it('apply to search, bulk search, the legacy list query, export and deletion by filter', async () => {
-    const search = await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'seats trains planes', filters: { OR: [{ user_id: 'bob' }, { tags: '*', metadata: { stars: 5 } }] } } });
+    const search = await stack.api.post('/api/memories/search', {
+      token: a.token,
+      body: { query: 'seats trains planes', filters: { OR: [{ user_id: 'bob' }, { tags: '*', metadata: { stars: 5 } }] } },
+    });
     expect(names(search.body.hits)).toEqual(['alice1', 'bob1']);
-    const bulk = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['seats', 'trains'], filters: { user_id: { ne: 'bob' } } } });
+    const bulk = await stack.api.post('/api/memories/search/bulk', {
+      token: a.token,
+      body: { queries: ['seats', 'trains'], filters: { user_id: { ne: 'bob' } } },
+    });
     expect(bulk.body.results.map((r: { hits: { id: string }[] }) => names(r.hits))).toEqual([['alice1'], ['alice1', 'none']]);
-    const legacy = await stack.api.get(`/api/memories?filters=${encodeURIComponent(JSON.stringify({ metadata: { stars: { lte: 3 } } }))}`, { token: a.token });
+    const legacy = await stack.api.get(`/api/memories?filters=${encodeURIComponent(JSON.stringify({ metadata: { stars: { lte: 3 } } }))}`, {
+      token: a.token,
+    });
     expect(names(legacy.body)).toEqual(['alice2']);
 
-    const exported = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'ndjson', filters: { filters: { tags: 'food' } } } });
+    const exported = await stack.api.post('/api/memories/exports', {
+      token: a.token,
+      body: { format: 'ndjson', filters: { filters: { tags: 'food' } } },
+    });
     expect(exported.status).toBe(202);
     const done = await eventually(async () => {
       const res = await stack.api.get(`/api/memories/exports/${exported.body.id}`, { token: a.token });
       return res.body.status === 'completed' && res.body;
     });
     expect(done.filters).toEqual({ filters: { tags: 'food' } });
-    expect(names(done.payload.trimEnd().split('\n').map((l: string) => JSON.parse(l)))).toEqual(['alice2', 'bob2']);
+    expect(
+      names(
+        done.payload
+          .trimEnd()
+          .split('\n')
+          .map((l: string) => JSON.parse(l)),
+      ),
+    ).toEqual(['alice2', 'bob2']);
 
-    const deletion = await stack.api.post('/api/memories/deletions', { token: a.token, body: { filters: { filters: { content: { contains: 'oat milk' } } } } });
+    const deletion = await stack.api.post('/api/memories/deletions', {
+      token: a.token,
+      body: { filters: { filters: { content: { contains: 'oat milk' } } } },
+    });
     expect(deletion.status).toBe(202);
     expect(deletion.body.matched).toBe(1);
-    await eventually(async () => (await stack.api.get(`/api/memories/deletions/${deletion.body.id}`, { token: a.token })).body.status === 'completed');
+    await eventually(
+      async () => (await stack.api.get(`/api/memories/deletions/${deletion.body.id}`, { token: a.token })).body.status === 'completed',
+    );
     expect((await stack.api.get(`/api/memories/${ids.bob2}`, { token: a.token })).status).toBe(404);
     const empty = await stack.api.post('/api/memories/deletions', { token: a.token, body: { filters: { filters: {} } } });
     expect(empty.status).toBe(400);

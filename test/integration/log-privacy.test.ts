@@ -17,7 +17,10 @@ describe('logged database errors', () => {
   it("keep their code, constraint and table, and leave out the row's values", async () => {
     const secret = 'project-name-nobody-may-read';
     const insert = () =>
-      query(stack.orm.em.fork(), sql`insert into namespaces (org_id, id, name, created_at, updated_at) values (${a.org.id}, gen_random_uuid(), ${secret}, now(), now())`);
+      query(
+        stack.orm.em.fork(),
+        sql`insert into namespaces (org_id, id, name, created_at, updated_at) values (${a.org.id}, gen_random_uuid(), ${secret}, now(), now())`,
+      );
     await insert();
     const failure = await insert().then(
       () => null,
@@ -32,6 +35,10 @@ describe('logged database errors', () => {
     // ...and the log lines do not.
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(line).not.toContain(secret);
-    expect(JSON.parse(lines[0]!).err).toMatchObject({ code: '23505', table: 'namespaces', message: expect.stringMatching(/duplicate key/) });
+    expect(JSON.parse(lines[0]!).err).toMatchObject({
+      code: '23505',
+      table: 'namespaces',
+      message: expect.stringMatching(/duplicate key/),
+    });
   });
 });

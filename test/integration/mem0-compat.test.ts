@@ -29,7 +29,14 @@ afterAll(async () => {
   await llm.close();
 });
 
-const clientEnv = () => ({ ...process.env, HOME: home, MEM0_DIR: join(home, '.mem0'), MEM0_TELEMETRY: 'false', MEM0_API_KEY: paid.token, MEM0_HOST: `${stack.baseUrl}/compat/mem0` });
+const clientEnv = () => ({
+  ...process.env,
+  HOME: home,
+  MEM0_DIR: join(home, '.mem0'),
+  MEM0_TELEMETRY: 'false',
+  MEM0_API_KEY: paid.token,
+  MEM0_HOST: `${stack.baseUrl}/compat/mem0`,
+});
 // The npm client's methods this test calls, as it declares them (loosely: its own types are not installed here).
 interface Mem0Client {
   add(messages: { role: string; content: string }[], options: unknown): Promise<unknown>;
@@ -47,7 +54,10 @@ describe("mem0's own clients against /compat/mem0", () => {
     const python = join(process.env.MEM0_PYTHON_VENV!, 'bin', 'python');
     const script = new URL('../compat/mem0_python_scenario.py', import.meta.url).pathname;
     const { stdout } = await promisify(execFile)(python, [script], { env: clientEnv(), timeout: 120_000 });
-    const out = JSON.parse(stdout.trim().split("\n").at(-1)!) as Record<string, Step> & { org_id: string; async: { added: Step['ok']; found: Step['ok'] } };
+    const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, Step> & {
+      org_id: string;
+      async: { added: Step['ok']; found: Step['ok'] };
+    };
     expect(out.org_id).toBe(paid.org.id);
 
     const added = out.add!.ok!;
@@ -67,8 +77,15 @@ describe("mem0's own clients against /compat/mem0", () => {
     // infer (mem0's default): queued, then the curator extracts the fact.
     const inferred = out.add_inferred!.ok!;
     expect(inferred.status).toBe('PENDING');
-    await eventually(async () => (await stack.api.get(`/api/conversations/extractions/${inferred.event_id}`, { token: paid.token })).body.status === 'processed', 60_000);
-    const facts = await stack.api.post('/api/memories/list', { token: paid.token, body: { user_id: 'bea', filters: { source: 'extraction' } } });
+    await eventually(
+      async () =>
+        (await stack.api.get(`/api/conversations/extractions/${inferred.event_id}`, { token: paid.token })).body.status === 'processed',
+      60_000,
+    );
+    const facts = await stack.api.post('/api/memories/list', {
+      token: paid.token,
+      body: { user_id: 'bea', filters: { source: 'extraction' } },
+    });
     expect(facts.body.memories.map((m: { content: string }) => m.content)).toEqual(['Alex lives in Berlin']);
 
     expect(out.get_all!.ok!.count).toBe(2);
@@ -84,17 +101,29 @@ describe("mem0's own clients against /compat/mem0", () => {
     expect(kitchen.every((r) => (r.metadata as { source_app?: string }).source_app === 'kitchen')).toBe(true);
 
     expect(out.get!.ok!).toMatchObject({ id: added.results![0]!.id, memory: added.results![0]!.memory, categories: [] });
-    expect(out.update!.ok!).toMatchObject({ memory: "I'm Alex. I am vegan and allergic to peanuts.", metadata: { checked: true, source_app: 'kitchen' } });
+    expect(out.update!.ok!).toMatchObject({
+      memory: "I'm Alex. I am vegan and allergic to peanuts.",
+      metadata: { checked: true, source_app: 'kitchen' },
+    });
     expect((out.history!.ok! as unknown as { event: string }[]).map((h) => h.event)).toEqual(['ADD', 'UPDATE']);
     expect(out.get_after_batch!.ok!.memory).toBe('Noted: vegan, and no peanuts.');
-    expect(out.batch_delete!.ok!).toMatchObject({ message: expect.stringMatching(/deleted 1/), failed: [{ memory_id: '00000000-0000-1000-8000-000000000000', error: 'not found' }] });
+    expect(out.batch_delete!.ok!).toMatchObject({
+      message: expect.stringMatching(/deleted 1/),
+      failed: [{ memory_id: '00000000-0000-1000-8000-000000000000', error: 'not found' }],
+    });
     expect(out.delete!.ok!.message).toMatch(/deleted/);
     expect(out.get_deleted!.error).toBe('MemoryNotFoundError');
     expect(out.graph!).toMatchObject({ error: 'ValidationError', message: expect.stringMatching(/graph memory/) });
-    expect(out.bad_filter!).toMatchObject({ error: 'ValidationError', message: expect.stringMatching(/unknown filter field \\?"colour\\?"/) });
+    expect(out.bad_filter!).toMatchObject({
+      error: 'ValidationError',
+      message: expect.stringMatching(/unknown filter field \\?"colour\\?"/),
+    });
     // What was left of alex's: the text saved alone.
     expect(out.delete_all!.ok!.message).toMatch(/Deleting the 1 memories/);
-    await eventually(async () => (await stack.api.post('/api/memories/list', { token: paid.token, body: { user_id: 'alex' } })).body.total === 0, 60_000);
+    await eventually(
+      async () => (await stack.api.post('/api/memories/list', { token: paid.token, body: { user_id: 'alex' } })).body.total === 0,
+      60_000,
+    );
 
     expect(out.async.added!.results![0]!.memory).toBe('Sam keeps a sourdough starter called Bubbles');
     expect(out.async.found!.results!.map((r) => r.memory)).toEqual(['Sam keeps a sourdough starter called Bubbles']);
@@ -102,18 +131,25 @@ describe("mem0's own clients against /compat/mem0", () => {
 
   it('the TypeScript client (npm mem0ai): add, getAll, search, get, update, history, delete', async () => {
     process.env.MEM0_TELEMETRY = 'false';
-    const { MemoryClient } = createRequire(join(process.env.MEM0_NODE_DIR!, 'package.json'))('mem0ai') as { MemoryClient: new (options: { apiKey: string; host: string }) => Mem0Client };
+    const { MemoryClient } = createRequire(join(process.env.MEM0_NODE_DIR!, 'package.json'))('mem0ai') as {
+      MemoryClient: new (options: { apiKey: string; host: string }) => Mem0Client;
+    };
     const client = new MemoryClient({ apiKey: paid.token, host: `${stack.baseUrl}/compat/mem0` });
-    const added = (await client.add([{ role: 'user', content: 'Robin plays the oboe in a quartet' }], { user_id: 'robin', infer: false } )) as { results: { id: string; memory: string }[] };
+    const added = (await client.add([{ role: 'user', content: 'Robin plays the oboe in a quartet' }], {
+      user_id: 'robin',
+      infer: false,
+    })) as { results: { id: string; memory: string }[] };
     expect(added.results.map((r) => r.memory)).toEqual(['Robin plays the oboe in a quartet']);
     const id = added.results[0]!.id;
-    const all = (await client.getAll({ filters: { user_id: 'robin' } } )) as { count: number; results: { id: string }[] };
+    const all = (await client.getAll({ filters: { user_id: 'robin' } })) as { count: number; results: { id: string }[] };
     expect(all).toMatchObject({ count: 1, results: [{ id }] });
-    const found = (await client.search('oboe', { filters: { user_id: 'robin' } } )) as { results: { id: string }[] };
+    const found = (await client.search('oboe', { filters: { user_id: 'robin' } })) as { results: { id: string }[] };
     expect(found.results.map((r) => r.id)).toEqual([id]);
     // The npm client hands answers over in camelCase.
     expect(await client.get(id)).toMatchObject({ id, memory: 'Robin plays the oboe in a quartet', userId: 'robin' });
-    expect(await client.update(id, { text: 'Robin plays the oboe and the cor anglais' })).toMatchObject({ memory: 'Robin plays the oboe and the cor anglais' });
+    expect(await client.update(id, { text: 'Robin plays the oboe and the cor anglais' })).toMatchObject({
+      memory: 'Robin plays the oboe and the cor anglais',
+    });
     expect(((await client.history(id)) as { event: string }[]).map((h) => h.event)).toEqual(['ADD', 'UPDATE']);
     expect(await client.delete(id)).toMatchObject({ message: expect.stringMatching(/deleted/) });
     await expect(client.get(id)).rejects.toThrow();

@@ -12,7 +12,8 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-const save = async (body: Record<string, unknown>) => (await stack.api.post('/api/memories', { token: a.token, body })).body as { id: string };
+const save = async (body: Record<string, unknown>) =>
+  (await stack.api.post('/api/memories', { token: a.token, body })).body as { id: string };
 const patch = (id: string, body: Record<string, unknown>) => stack.api.patch(`/api/memories/${id}`, { token: a.token, body });
 
 describe('metadata bounds', () => {

@@ -13,12 +13,20 @@ beforeAll(async () => {
   stack = await startStack({ env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
   a = await signUp(stack.api);
   await subscribeToMemoryEvents(stack, a.org.id);
-  const march = await stack.api.post('/api/memories', { token: a.token, body: { content: 'Dana moved to Lisbon for work', occurred_at: MARCH } });
+  const march = await stack.api.post('/api/memories', {
+    token: a.token,
+    body: { content: 'Dana moved to Lisbon for work', occurred_at: MARCH },
+  });
   expect(march.status).toBe(201);
   ids.march = march.body.id;
   const batch = await stack.api.post('/api/memories/batch', {
     token: a.token,
-    body: { memories: [{ content: 'Dana started learning Portuguese in Lisbon', occurred_at: JUNE }, { content: 'Dana likes the trams of Lisbon' }] },
+    body: {
+      memories: [
+        { content: 'Dana started learning Portuguese in Lisbon', occurred_at: JUNE },
+        { content: 'Dana likes the trams of Lisbon' },
+      ],
+    },
   });
   expect(batch.body.created).toBe(2);
   [ids.june, ids.today] = batch.body.results.map((r: { id: string }) => r.id);
@@ -43,7 +51,9 @@ describe('event time (occurred_at)', () => {
 
   it('filters lists (query and body), search, bulk search and exports', async () => {
     const window = { occurred_after: MARCH - 1, occurred_before: JUNE - 1 };
-    const legacy = await stack.api.get(`/api/memories?occurred_after=${window.occurred_after}&occurred_before=${window.occurred_before}`, { token: a.token });
+    const legacy = await stack.api.get(`/api/memories?occurred_after=${window.occurred_after}&occurred_before=${window.occurred_before}`, {
+      token: a.token,
+    });
     expect(idsOf(legacy.body)).toEqual([ids.march]);
     const listed = await stack.api.post('/api/memories/list', { token: a.token, body: { occurred_before: JUNE } });
     expect(listed.body.total).toBe(2);
@@ -54,7 +64,10 @@ describe('event time (occurred_at)', () => {
     expect(idsOf(bulk.body.results[0].hits)).toEqual([ids.march]);
 
     for (const format of ['ndjson', 'csv'] as const) {
-      const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format, filters: { occurred_before: JUNE } } });
+      const started = await stack.api.post('/api/memories/exports', {
+        token: a.token,
+        body: { format, filters: { occurred_before: JUNE } },
+      });
       expect(started.status).toBe(202);
       const done = await eventually(async () => {
         const res = await stack.api.get(`/api/memories/exports/${started.body.id}`, { token: a.token });
@@ -66,7 +79,12 @@ describe('event time (occurred_at)', () => {
         expect(rows.map((r: { occurred_at: number }) => r.occurred_at).sort()).toEqual([MARCH, JUNE]);
       } else {
         expect(lines[0]!.split(',').at(-1)).toBe('occurred_at');
-        expect(lines.slice(1).map((l: string) => Number(l.split(',').at(-1))).sort()).toEqual([MARCH, JUNE]);
+        expect(
+          lines
+            .slice(1)
+            .map((l: string) => Number(l.split(',').at(-1)))
+            .sort(),
+        ).toEqual([MARCH, JUNE]);
       }
     }
   });
@@ -75,19 +93,31 @@ describe('event time (occurred_at)', () => {
     const patched = await stack.api.patch(`/api/memories/${ids.today}`, { token: a.token, body: { occurred_at: MARCH + 1 } });
     expect(patched.status).toBe(200);
     expect(patched.body.occurred_at).toBe(MARCH + 1);
-    const batch = await stack.api.put('/api/memories/batch', { token: a.token, body: { updates: [{ id: ids.today, occurred_at: JUNE + 1, tags: ['t'] }] } });
+    const batch = await stack.api.put('/api/memories/batch', {
+      token: a.token,
+      body: { updates: [{ id: ids.today, occurred_at: JUNE + 1, tags: ['t'] }] },
+    });
     expect(batch.body.results[0]).toMatchObject({ occurred_at: JUNE + 1, tags: ['t'] });
     // Another field's edit keeps it.
-    const edited = await stack.api.patch(`/api/memories/${ids.today}`, { token: a.token, body: { content: 'Dana loves the trams of Lisbon' } });
+    const edited = await stack.api.patch(`/api/memories/${ids.today}`, {
+      token: a.token,
+      body: { content: 'Dana loves the trams of Lisbon' },
+    });
     expect(edited.body.occurred_at).toBe(JUNE + 1);
   });
 
   it('stands at created_at for a memory saved before event time was kept', async () => {
-    const old = await stack.api.post('/api/memories', { token: a.token, body: { content: 'An old note about Lisbon', occurred_at: MARCH } });
+    const old = await stack.api.post('/api/memories', {
+      token: a.token,
+      body: { content: 'An old note about Lisbon', occurred_at: MARCH },
+    });
     await query(stack.orm.em.fork(), sql`update memories set occurred_at = null where org_id = ${a.org.id} and id = ${old.body.id}`);
     const read = (await stack.api.get(`/api/memories/${old.body.id}`, { token: a.token })).body;
     expect(read.occurred_at).toBe(read.created_at);
-    const listed = await stack.api.post('/api/memories/list', { token: a.token, body: { occurred_after: read.created_at, occurred_before: read.created_at } });
+    const listed = await stack.api.post('/api/memories/list', {
+      token: a.token,
+      body: { occurred_after: read.created_at, occurred_before: read.created_at },
+    });
     expect(idsOf(listed.body.memories)).toContain(old.body.id);
   });
 
@@ -97,7 +127,10 @@ describe('event time (occurred_at)', () => {
       expect(res.status, String(occurred_at)).toBe(400);
       expect(res.body.issues.map((i: { path: string }) => i.path)).toContain('body.occurred_at');
     }
-    const batch = await stack.api.post('/api/memories/batch', { token: a.token, body: { memories: [{ content: 'fine' }, { content: 'x', occurred_at: -5 }] } });
+    const batch = await stack.api.post('/api/memories/batch', {
+      token: a.token,
+      body: { memories: [{ content: 'fine' }, { content: 'x', occurred_at: -5 }] },
+    });
     expect(batch.status).toBe(200);
     expect(batch.body.created).toBe(1);
     expect(batch.body.failed).toMatchObject([{ index: 1, status: 400, issues: [{ path: 'memories.1.occurred_at' }] }]);

@@ -37,16 +37,30 @@ const failure = (err: unknown) => (err instanceof AppError ? err.error : String(
 describe('LlmRouter', () => {
   it('asks for structured output on both protocols and validates the answer', async () => {
     const first = await router().run(task);
-    expect(first).toEqual({ value: { synopsis: 'First sentence.' }, via: 'primary', usage: { input: expect.any(Number), output: expect.any(Number) } });
+    expect(first).toEqual({
+      value: { synopsis: 'First sentence.' },
+      via: 'primary',
+      usage: { input: expect.any(Number), output: expect.any(Number) },
+    });
     // The tokens the provider said the call took.
     expect(first.usage.input).toBeGreaterThan(0);
     expect(first.usage.output).toBeGreaterThan(0);
     const call = server.calls[0]!;
-    expect(call).toMatchObject({ protocol: 'anthropic', apiKey: 'sk-ant-server', model: 'claude-test', system: 'Summarize.', tool: { name: 'summarize' } });
+    expect(call).toMatchObject({
+      protocol: 'anthropic',
+      apiKey: 'sk-ant-server',
+      model: 'claude-test',
+      system: 'Summarize.',
+      tool: { name: 'summarize' },
+    });
     expect(call.tool!.schema).toMatchObject({ type: 'object', required: ['synopsis'], additionalProperties: false });
     const alternateOnly = router({}, { primary: '', alternate: 'sk-server' });
     const alternate = await alternateOnly.run(task);
-    expect(alternate).toEqual({ value: { synopsis: 'First sentence.' }, via: 'alternate', usage: { input: expect.any(Number), output: expect.any(Number) } });
+    expect(alternate).toEqual({
+      value: { synopsis: 'First sentence.' },
+      via: 'alternate',
+      usage: { input: expect.any(Number), output: expect.any(Number) },
+    });
     expect(alternate.usage.input).toBeGreaterThan(0);
     expect(server.calls.at(-1)).toMatchObject({ protocol: 'openai', tool: { name: 'summarize' } });
   });
@@ -64,7 +78,10 @@ describe('LlmRouter', () => {
   it('does not retry a refused key: it fails over at once', async () => {
     server.validKeys.add('sk-server');
     expect((await router().run(task)).via).toBe('alternate');
-    expect(server.calls.map((c) => [c.protocol, c.status])).toEqual([['anthropic', 401], ['openai', 200]]);
+    expect(server.calls.map((c) => [c.protocol, c.status])).toEqual([
+      ['anthropic', 401],
+      ['openai', 200],
+    ]);
   });
 
   it('fails over when an attempt times out', async () => {

@@ -5,7 +5,15 @@ import { Link } from '../router.tsx';
 import { Empty, ErrorNote, Loading, Pager, when } from '../ui.tsx';
 
 const PAGE = 50;
-type Summary = { parent_ref: string; namespace: string; count: number; first_at: number; last_at: number; title: string; has_chunks: boolean };
+type Summary = {
+  parent_ref: string;
+  namespace: string;
+  count: number;
+  first_at: number;
+  last_at: number;
+  title: string;
+  has_chunks: boolean;
+};
 type Chunk = { id: string; content: string; metadata: Record<string, unknown> };
 
 // Conversation threads: memories sharing metadata.parent_ref, newest thread first.
@@ -14,7 +22,10 @@ export function Threads() {
   const [threads, setThreads] = useState<Summary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api.GET('/api/threads', { params: { query: { limit: PAGE, offset } } }).then(unwrap).then(setThreads, (err: unknown) => setError(messageOf(err)));
+    api
+      .GET('/api/threads', { params: { query: { limit: PAGE, offset } } })
+      .then(unwrap)
+      .then(setThreads, (err: unknown) => setError(messageOf(err)));
   }, [offset]);
   return (
     <main>
@@ -53,11 +64,17 @@ export function Thread({ parentRef }: { parentRef: string }) {
     api
       .GET('/api/threads/{ref}', { params: { path: { ref: parentRef } } })
       .then(unwrap)
-      .then((answer) => setChunks(answer.chunks), (err: unknown) => setError(messageOf(err)));
+      .then(
+        (answer) => setChunks(answer.chunks),
+        (err: unknown) => setError(messageOf(err)),
+      );
     api
       .GET('/api/conversations/extractions', { params: { query: { conversation_id: parentRef } } })
       .then(unwrap)
-      .then((answer) => setExtractions(answer.extractions), (err: unknown) => setError(messageOf(err)));
+      .then(
+        (answer) => setExtractions(answer.extractions),
+        (err: unknown) => setError(messageOf(err)),
+      );
   }, [parentRef]);
   return (
     <main>
@@ -80,7 +97,11 @@ export function Thread({ parentRef }: { parentRef: string }) {
           {extractions.map((e) => (
             <article key={e.id}>
               <p class="muted">
-                {e.status === 'processed' ? `Read ${when(e.processed_at ?? e.created_at)}` : e.status === 'queued' ? 'Waiting to be read' : `${e.status === 'failed' ? 'Failed' : 'Skipped'}: ${e.reason}`}
+                {e.status === 'processed'
+                  ? `Read ${when(e.processed_at ?? e.created_at)}`
+                  : e.status === 'queued'
+                    ? 'Waiting to be read'
+                    : `${e.status === 'failed' ? 'Failed' : 'Skipped'}: ${e.reason}`}
               </p>
               <ul class="decisions">
                 {e.decisions.map((d, i) => (
