@@ -4309,18 +4309,27 @@ export interface operations {
                     messages: {
                         /** @enum {string} */
                         role: "user" | "assistant" | "system" | "tool";
+                        /** @description what was said; saved as the memory content, secrets redacted */
                         content: string;
+                        /** @description who said it, when the role is not enough (a person's or a tool's name) */
                         name?: string;
                     }[] | {
                         /** @enum {string} */
                         role: "user" | "assistant" | "system" | "tool";
+                        /** @description what was said; saved as the memory content, secrets redacted */
                         content: string;
+                        /** @description who said it, when the role is not enough (a person's or a tool's name) */
                         name?: string;
                     } | string;
+                    /** @description the end user this memory is about (an id of your platform); 1-200 characters */
                     user_id?: string;
+                    /** @description the agent that keeps this memory; 1-200 characters */
                     agent_id?: string;
-                    app_id?: string;
+                    /** @description the run, session or conversation it comes from; 1-200 characters */
                     run_id?: string;
+                    /** @description project (namespace) name; created on first use */
+                    app_id?: string;
+                    /** @description free JSON object; see the contract for keys with meaning (parent_ref: a string of at most 512 characters, or a number) */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -4673,6 +4682,7 @@ export interface operations {
             content: {
                 "application/json": {
                     text?: string;
+                    /** @description free JSON object; see the contract for keys with meaning (parent_ref: a string of at most 512 characters, or a number) */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -4844,10 +4854,13 @@ export interface operations {
     deleteCompatMem0V1Memories: {
         parameters: {
             query?: {
+                /** @description the end user this memory is about (an id of your platform); 1-200 characters */
                 user_id?: string;
+                /** @description the agent that keeps this memory; 1-200 characters */
                 agent_id?: string;
-                app_id?: string;
+                /** @description the run, session or conversation it comes from; 1-200 characters */
                 run_id?: string;
+                app_id?: string;
             };
             header?: never;
             path?: never;
@@ -4993,6 +5006,7 @@ export interface operations {
                         /** Format: uuid */
                         memory_id: string;
                         text?: string;
+                        /** @description free JSON object; see the contract for keys with meaning (parent_ref: a string of at most 512 characters, or a number) */
                         metadata?: {
                             [key: string]: unknown;
                         };
