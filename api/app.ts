@@ -16,6 +16,7 @@ import { conversationRoutes } from './conversations/routes.ts';
 import { mem0Routes } from './compat/mem0.ts';
 import { deletionRoutes } from './memories/deletions.ts';
 import { memoryRoutes } from './memories/routes.ts';
+import { searchRoutes } from './memories/search.ts';
 import { orgRoutes } from './orgs/routes.ts';
 import { chatRoutes } from './chat/routes.ts';
 import { chatSessionRoutes } from './chat/sessions.ts';
@@ -63,7 +64,8 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...conversationRoutes(deps),
     ...mem0Routes(deps, queries),
     ...deletionRoutes(),
-    ...memoryRoutes(deps, queries),
+    ...searchRoutes(deps, queries),
+    ...memoryRoutes(deps),
     ...projectRoutes(),
     ...entityRoutes(),
     ...threadRoutes(),

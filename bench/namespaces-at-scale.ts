@@ -102,7 +102,7 @@ for (let j = 0; j <= SHARES.length; j++) {
         const order = Object.entries(ways);
         for (const [name, options] of [...order.slice(q % order.length), ...order.slice(0, q % order.length)]) {
           const t = performance.now();
-          const hits = await lexicalRanking(orm.em.fork(), org, terms, k, compiled, options);
+          const { ranked: hits } = await lexicalRanking(orm.em.fork(), org, terms, k, compiled, options);
           (times[name] ??= []).push(performance.now() - t);
           results.push(JSON.stringify(hits));
         }

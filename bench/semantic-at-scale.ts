@@ -73,7 +73,7 @@ async function writeOrg(): Promise<void> {
 }
 
 const vector = (i: number) => Promise.resolve({ vector: queries[i % QUERIES]!, model: embedder.model });
-const search = (i: number, k: number, filters: MemoryFilters) => searchMemories(em(), org, { text: '', k, mode: 'semantic', filters }, vector(i));
+const search = async (i: number, k: number, filters: MemoryFilters) => (await searchMemories(em(), org, { text: '', k, mode: 'semantic', filters }, vector(i))).hits;
 // Created after the first (1 - share) of the memories: the newest share of them.
 const newest = (share: number) => createdAt(Math.floor(N * (1 - share)));
 const cases: [string, number, MemoryFilters][] = [

@@ -8,7 +8,7 @@
 # through POST /api/memories/batch to 100,000 memories and the backlog they leave; searches filtered to one user of
 # 1,000 in an org of 1,000,000; an org's freshness
 # beside other orgs' backlogs and behind its own; MCP's cost over HTTP; the dashboard's loads in Chromium; LoCoMo's
-# conversations, from LOCOMO_JSON).
+# conversations, from LOCOMO_JSON; relevance: the relevance scale on every quality set and questions never answered).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -75,10 +75,20 @@ if [[ "$suites" == *,quality,* ]]; then
   log "ranking quality through the API"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-service.ts
 fi
+# LoCoMo's conversations in the shape of its data/locomo10.json, written from ../shared/data/locomo (CC BY-NC: read
+# from there, never kept in the repository) unless LOCOMO_JSON names a copy.
+if [[ "$suites" == *,locomo,* || "$suites" == *,relevance,* ]] && [ -z "${LOCOMO_JSON:-}" ]; then
+  LOCOMO_JSON="$CACHE_DIR/locomo10.json"
+  python3 "$ROOT/../shared/data/locomo/to-locomo10-json.py" > "$LOCOMO_JSON" || die "could not read LoCoMo from ../shared/data/locomo; set LOCOMO_JSON"
+  export LOCOMO_JSON
+fi
 if [[ "$suites" == *,locomo,* ]]; then
   log "conversational memory: LoCoMo's evidence recall, per search mode"
-  [ -n "${LOCOMO_JSON:-}" ] || die "the locomo suite needs LOCOMO_JSON: the path of LoCoMo's data/locomo10.json (not kept here: CC BY-NC)"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-locomo.ts
+fi
+if [[ "$suites" == *,relevance,* ]]; then
+  log "relevance: precision and recall at the recommended floor on every quality set and never-stored questions; the curves fitted"
+  BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-relevance.ts
 fi
 if [[ "$suites" == *,paraphrase,* ]]; then
   log "recall of paraphrased questions, per search mode"

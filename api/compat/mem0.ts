@@ -11,6 +11,7 @@ import { listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
 import type { QueryVectors } from '../../domain/search/query-vectors.ts';
+import { freshVectors } from '../../domain/search/fresh.ts';
 import { searchMemories } from '../../domain/search/search.ts';
 import type { MemoryFilters } from '../../domain/store/filters.ts';
 import type { MemoryView } from '../../domain/store/model.ts';
@@ -233,22 +234,19 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         query: z.string().trim().min(1).max(4000),
         filters: mem0Filters.optional(),
         top_k: z.number().int().min(1).max(100).default(10),
-        threshold: z.number().min(0).max(1).optional().meta({ description: 'hits whose hybrid score (0-1) is below it are left out' }),
+        threshold: z.number().min(0).max(1).optional().meta({ description: 'hits whose relevance (0-1, the score given) is below it are left out' }),
       }),
       responses: { 200: { description: 'Hits, best first', schema: z.object({ results: z.array(mem0MemorySchema) }) } },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
-        const mode = deps.embedder ? 'hybrid' : 'lexical';
+        const mode = deps.embedder ? ('hybrid' as const) : ('lexical' as const);
         const vector = deps.embedder ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
-        const hits = await searchMemories(
-          ctx.state.em,
-          orgId,
-          { text: body.query, k: body.top_k, mode, filters: listFilters(body.filters) },
-          vector,
-        );
-        ctx.body = {
-          results: hits.filter((h) => mode === 'lexical' || body.threshold === undefined || h.score >= body.threshold).map(mem0Memory),
-        };
+        const { embedder } = deps;
+        const fresh = embedder ? freshVectors((texts) => embedder.embedDocuments(texts, orgId)) : undefined;
+        const request = { text: body.query, k: body.top_k, mode, filters: listFilters(body.filters), minRelevance: body.threshold };
+        const { hits } = await searchMemories(ctx.state.em, orgId, request, vector, fresh);
+        // mem0's score is a similarity in [0, 1] that its threshold compares: ours is the relevance.
+        ctx.body = { results: hits.map((hit) => mem0Memory({ ...hit, score: hit.relevance })) };
       },
     }),
     defineRoute({

@@ -1,12 +1,14 @@
 import { McpServer, ResourceTemplate, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { capturedConversation, conversationBody } from '../conversations/routes.ts';
-import { createBody, listBody, patchBody, searchBody, similarQuery } from '../memories/requests.ts';
+import { createBody, listBody, patchBody, similarQuery } from '../memories/requests.ts';
+import { searchBody } from '../memories/search.ts';
 import { filterFields, memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
 import { listQuery as runbookQuery, outcomeBody, runbookSchema } from '../procedural/routes.ts';
 import { projectSchema } from '../projects/routes.ts';
 import { recallBody, recallOutcome } from '../recall/routes.ts';
-import { SEARCH_MODES } from '../../domain/search/search.ts';
+import { SEARCH_MODES } from '../../domain/search/modes.ts';
+import { RECOMMENDED_FLOOR } from '../../domain/search/relevance.ts';
 
 // One request of the public API as a tool sends it: the MCP layer adds no behaviour of its own, so
 // validation, quotas, rate limits and tenancy are the API's, answered the API's way.
@@ -31,6 +33,51 @@ const agentSearchBody = searchBody.extend({
       'hybrid when left out (words and meaning; words alone when this server cannot embed the query); lexical: words only (BM25); semantic: meaning only',
     ),
 });
+
+// A search hit as an agent needs it: the memory's words, how relevant it is, where it belongs and when it happened;
+// get_memory has the rest (metadata, edit history, who saved it). Fields not set are left out.
+export const agentHit = z
+  .object({
+    id: z.uuid(),
+    content: z.string(),
+    relevance: z.number().meta({ description: `the calibrated chance (0-1) that the hit is relevant, the same scale in every mode; below ${RECOMMENDED_FLOOR}, most likely noise` }),
+    namespace: z.string(),
+    tags: z.array(z.string()).optional(),
+    occurred_at: z.string().meta({ description: 'when it happened, ISO 8601' }),
+    user_id: z.string().optional(),
+    agent_id: z.string().optional(),
+    run_id: z.string().optional(),
+    matched_passage: z.string().optional().meta({ description: 'a long memory found through one of its passages: that passage' }),
+    explain: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'AgentSearchHit' });
+const agentSearchAnswer = z.object({
+  hits: z.array(agentHit),
+  pending_embeddings: z.number().int().optional().meta({ description: 'memories of the search\'s scope not yet searchable by meaning' }),
+  explain: z.record(z.string(), z.unknown()).optional(),
+});
+type RouteHit = z.infer<typeof scoredMemorySchema>;
+const agentHitOf = (h: RouteHit): z.infer<typeof agentHit> => ({
+  id: h.id,
+  content: h.content,
+  relevance: h.relevance ?? 0,
+  namespace: h.namespace,
+  ...(h.tags.length > 0 ? { tags: h.tags } : {}),
+  occurred_at: new Date(h.occurred_at).toISOString(),
+  ...(h.user_id ? { user_id: h.user_id } : {}),
+  ...(h.agent_id ? { agent_id: h.agent_id } : {}),
+  ...(h.run_id ? { run_id: h.run_id } : {}),
+  ...(h.matched_passage ? { matched_passage: h.matched_passage.text } : {}),
+  ...(h.explain ? { explain: h.explain } : {}),
+});
+const agentAnswer = (body: unknown) => {
+  const answer = body as { hits: RouteHit[]; pending_embeddings?: number; explain?: Record<string, unknown> };
+  return {
+    hits: answer.hits.map(agentHitOf),
+    ...(answer.pending_embeddings ? { pending_embeddings: answer.pending_embeddings } : {}),
+    ...(answer.explain ? { explain: answer.explain } : {}),
+  };
+};
 
 // A tool's input as the query string of a GET route; fields left out stay out, and a list's items are repeated
 // parameters (tags=a&tags=b).
@@ -97,17 +144,17 @@ export function createMcpServer(call: ApiCall): McpServer {
     {
       title: 'Search memories',
       description:
-        'Best memories for a query, asked in any words: by default "hybrid" (words and meaning); mode "lexical" (words, BM25) or "semantic" (meaning alone). Each hit says which lists found it (found_by); a long memory found through one of its passages carries that passage (matched_passage), where the answer lies. Filters: namespace, tags, metadata_filter, created_after/before, occurred_after/before (when things happened), the scopes user_id, agent_id, run_id, and `filters` (AND / OR / NOT over fields and metadata keys, for what the others cannot say).',
+        `Best memories for a query, asked in any words: by default "hybrid" (words and meaning); mode "lexical" (words, BM25) or "semantic" (meaning alone). Each hit carries its relevance (0-1, the same scale in every mode); min_relevance: ${RECOMMENDED_FLOOR} leaves out what is most likely noise, so that an empty answer means nothing relevant was found. A long memory found through one of its passages carries that passage (matched_passage), where the answer lies; get_memory gives the rest of a hit (metadata, history). Filters: namespace, tags, metadata_filter, created_after/before, occurred_after/before (when things happened), the scopes user_id, agent_id, run_id, and \`filters\` (AND / OR / NOT over fields and metadata keys, for what the others cannot say).`,
       inputSchema: agentSearchBody,
-      outputSchema: z.object({ hits: z.array(scoredMemorySchema) }),
+      outputSchema: agentSearchAnswer,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (input) => {
-      if (input.mode) return toolResult(await call('POST', '/api/memories/search', input), asIs);
+      if (input.mode) return toolResult(await call('POST', '/api/memories/search', input), agentAnswer);
       const hybrid = await call('POST', '/api/memories/search', { ...input, mode: 'hybrid' });
       const unavailable = hybrid.status === 503 && (hybrid.body as { error?: string } | null)?.error === 'embeddings_unavailable';
       const answer = unavailable ? await call('POST', '/api/memories/search', { ...input, mode: 'lexical' }) : hybrid;
-      const result = toolResult(answer, asIs);
+      const result = toolResult(answer, agentAnswer);
       return { ...result, _meta: { ...result._meta, mode: unavailable ? 'lexical' : 'hybrid' } };
     },
   );

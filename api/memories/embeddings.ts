@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { requestBackfill } from '../../domain/embeddings/backfill.ts';
-import { embeddingStatus } from '../../domain/embeddings/store.ts';
+import { embeddingStatus } from '../../domain/store/vectors.ts';
 import { orgIndexReady } from '../../domain/store/vector-indexes.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';

@@ -3,13 +3,11 @@ import { z } from 'zod';
 import {
   BATCH_CREATE_MAX,
   BATCH_UPDATE_MAX,
-  BULK_SEARCH_MAX_QUERIES,
   LIST_LIMIT_MAX,
   LIST_OFFSET_MAX,
   SEARCH_K_MAX,
 } from '../../domain/memories/limits.ts';
 import { LIST_ORDERS } from '../../domain/memories/list.ts';
-import { SEARCH_MODES } from '../../domain/search/search.ts';
 import { invalid } from '../../domain/errors.ts';
 import type { NewMemory } from '../../domain/memories/create.ts';
 import type { MemoryPatch } from '../../domain/memories/update.ts';
@@ -85,36 +83,6 @@ export const legacyQuery = z.object({
   entity: z.uuid().optional(),
   order: z.enum(LIST_ORDERS).default('updated_desc'),
   ...scopeParams,
-});
-
-const searchFilters = {
-  namespace: filterFields.namespace,
-  tags: filterFields.tags,
-  metadata_filter: filterFields.metadata_filter,
-  created_after: filterFields.created_after,
-  created_before: filterFields.created_before,
-  occurred_after: filterFields.occurred_after,
-  occurred_before: filterFields.occurred_before,
-  filters: filterFields.filters,
-  user_id: filterFields.user_id,
-  agent_id: filterFields.agent_id,
-  run_id: filterFields.run_id,
-};
-const searchMode = z.enum(SEARCH_MODES).default('lexical').meta({
-  description:
-    'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
-});
-export const searchBody = z.object({
-  query: z.string().trim().min(1).max(4000),
-  k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
-  mode: searchMode,
-  ...searchFilters,
-});
-export const bulkBody = z.object({
-  queries: z.array(z.string().trim().min(1).max(4000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
-  k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
-  mode: searchMode,
-  ...searchFilters,
 });
 
 export const similarQuery = z.object({

@@ -8,20 +8,15 @@ import { HISTORY_ENTRIES_KEPT, HISTORY_PAGE_MAX, LIST_LIMIT_MAX } from '../../do
 import { listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
-import pLimit from 'p-limit';
-import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
 import { memoriesSaved, searches } from '../../infra/metrics.ts';
-import type { QueryVectors } from '../../domain/search/query-vectors.ts';
-import { needsVector, searchMemories } from '../../domain/search/search.ts';
-import { similarMemories } from '../../domain/search/similar.ts';
+import { searchMemories } from '../../domain/search/search.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
-import { memoryJson, memorySchema, scoredMemorySchema, toFilters } from './schemas.ts';
+import { hitJson, memoryJson, memorySchema, toFilters } from './schemas.ts';
 import {
-  bulkBody,
   contentRequired,
   createBody,
   idempotencyOf,
@@ -32,15 +27,12 @@ import {
   listBody,
   patchable,
   patchBody,
-  searchBody,
-  similarQuery,
 } from './requests.ts';
 
-export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
+export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const batcher = new SaveBatcher(() => deps.orm.em.fork());
-  const bulkSlots = pLimit(bulkSearchSlots(deps.config.DATABASE_POOL_MAX));
   const patchRoute = (method: 'put' | 'patch') =>
     defineRoute({
       method,
@@ -102,20 +94,23 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       access: 'caller',
       summary: 'List memories (legacy: a plain array); with q, BM25 search rows carrying score',
       query: legacyQuery,
-      responses: { 200: { description: 'Memories', schema: z.array(memorySchema.extend({ score: z.number().optional() })) } },
+      responses: { 200: { description: 'Memories', schema: z.array(memorySchema.extend({ score: z.number().optional(), relevance: z.number().optional() })) } },
       handler: async (ctx, { query: q }) => {
         const { orgId } = callerOf(ctx);
         const filters = toFilters(q);
         if (q.q !== undefined) {
           searches.inc({ mode: 'lexical' });
-          const hits = await searchMemories(ctx.state.em, orgId, {
+          const { hits } = await searchMemories(ctx.state.em, orgId, {
             text: q.q,
             k: Math.min(q.offset + q.limit, LIST_LIMIT_MAX),
             mode: 'lexical',
             filters,
           });
-          // The legacy shape: rows with score, without found_by (always lexical here).
-          ctx.body = hits.slice(q.offset, q.offset + q.limit).map(({ foundBy: _, ...hit }) => memoryJson(hit));
+          // The legacy shape: rows with score (and relevance), without found_by (always lexical here).
+          ctx.body = hits.slice(q.offset, q.offset + q.limit).map((hit) => {
+            const { found_by: _, ...row } = hitJson(hit);
+            return row;
+          });
           return;
         }
         const page = await listMemories(ctx.state.em, orgId, { ...filters, limit: q.limit, offset: q.offset, order: q.order });
@@ -149,93 +144,6 @@ export function memoryRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
           order: body.order,
         });
         ctx.body = { memories: page.memories.map(memoryJson), limit: body.limit, offset: body.offset, total: page.total };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/memories/search',
-      tag: 'memories',
-      access: 'caller',
-      write: false,
-      summary: 'Search by words (BM25), by meaning, or both; best first',
-      description:
-        'A memory is found lexically from the moment its save answers, and semantically once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog). A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers.',
-      body: searchBody,
-      responses: {
-        200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
-        503: {
-          description:
-            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down.',
-        },
-      },
-      handler: async (ctx, { body }) => {
-        const { orgId } = callerOf(ctx);
-        const vector = needsVector(body.mode) ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
-        searches.inc({ mode: body.mode });
-        const hits = await searchMemories(
-          ctx.state.em,
-          orgId,
-          { text: body.query, k: body.k, mode: body.mode, filters: toFilters(body) },
-          vector,
-        );
-        ctx.body = { hits: hits.map(memoryJson) };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/memories/search/bulk',
-      tag: 'memories',
-      access: 'caller',
-      write: false,
-      summary: 'Up to 25 searches in one call (any mode); results in query order',
-      body: bulkBody,
-      responses: {
-        200: {
-          description: 'One entry per query',
-          schema: z.object({ results: z.array(z.object({ query: z.string(), hits: z.array(scoredMemorySchema) })) }),
-        },
-        503: {
-          description:
-            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs)',
-        },
-      },
-      handler: async (ctx, { body }) => {
-        const { orgId } = callerOf(ctx);
-        searches.inc({ mode: body.mode }, body.queries.length);
-        const vectors = needsVector(body.mode) ? queries.of(orgId, body.queries) : undefined;
-        const hits = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, {
-          k: body.k,
-          mode: body.mode,
-          filters: toFilters(body),
-          vectors,
-          slots: bulkSlots,
-        });
-        ctx.body = { results: body.queries.map((query, i) => ({ query, hits: hits[i]!.map(memoryJson) })) };
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/api/memories/:id/similar',
-      tag: 'memories',
-      access: 'caller',
-      summary: 'Memories nearest in meaning to this one, best first',
-      description:
-        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before, occurred_after, occurred_before, user_id, agent_id, run_id. Superseded memories are left out of the hits.",
-      params: idParams,
-      query: similarQuery,
-      responses: {
-        200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
-        404: { description: 'No such memory in this org' },
-        409: {
-          description:
-            '`embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds)',
-        },
-        503: { description: '`embeddings_unavailable`: this server has no embedding model' },
-      },
-      handler: async (ctx, { params, query: q }) => {
-        searches.inc({ mode: 'similar' });
-        const hits = await similarMemories(ctx.state.em, callerOf(ctx).orgId, deps.embedder?.model ?? null, params.id, q.k, toFilters(q));
-        ctx.body = { hits: hits.map(memoryJson) };
       },
     }),
     defineRoute({

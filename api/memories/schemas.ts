@@ -2,7 +2,8 @@ import { MAX_METADATA_JSON } from '../../domain/memories/limits.ts';
 import type { MemoryFilters } from '../../domain/store/filters.ts';
 import { z } from 'zod';
 import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
-import type { Passage } from '../../domain/store/passages.ts';
+import { RECOMMENDED_FLOOR, rounded } from '../../domain/search/relevance.ts';
+import type { HitExplain, SearchHit } from '../../domain/search/search.ts';
 import { compileExpression, FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS } from '../../domain/store/filter-expression.ts';
 import { epochMs, epochMsFilter, jsonObjectParam } from '../http/schemas.ts';
 
@@ -85,9 +86,30 @@ export const memorySchema = z
   })
   .meta({ id: 'Memory' });
 
+const listPlace = z.object({ rank: z.number().int().min(1).meta({ description: '1-based' }), score: z.number() });
+export const hitExplainSchema = z
+  .object({
+    lexical: listPlace.optional().meta({ description: "its place in the lexical list: rank and BM25 score (hybrid's list: question words left out, the namespace's statistics)" }),
+    thread_context: z.number().optional().meta({ description: "hybrid: the BM25 it gained from the chunks before it in its thread (its lexical score in fusion is lexical.score plus this)" }),
+    semantic: listPlace.optional().meta({ description: 'its place in the semantic list: rank and cosine similarity' }),
+    passage: z.number().int().optional().meta({ description: 'the passage (1-based) of a long memory its semantic score came from' }),
+    fused: z.number().optional().meta({ description: 'hybrid: the fused score (the hit\'s score)' }),
+    relevance_inputs: z
+      .object({
+        lexical: z.number().meta({ description: "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it" }),
+        semantic: z.number().nullable().meta({ description: "the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode" }),
+      })
+      .meta({ description: 'what its relevance was computed from (docs/api-decisions.md, "Relevance")' }),
+  })
+  .meta({ id: 'HitExplain' });
+
 export const scoredMemorySchema = memorySchema
   .extend({
     score: z.number().meta({ description: "lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists" }),
+    relevance: z.number().min(0).max(1).optional().meta({
+      description:
+        `search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (${RECOMMENDED_FLOOR} is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar.`,
+    }),
     found_by: z.array(z.enum(['lexical', 'semantic'])).meta({ description: 'which lists found this memory (in hybrid, one or both)' }),
     matched_passage: z
       .object({
@@ -100,14 +122,29 @@ export const scoredMemorySchema = memorySchema
         description:
           'semantic and hybrid: for a memory over 2,000 characters found by meaning through one of its passages (windows of about 900 characters) rather than through its beginning, that passage: where in a long memory the answer lies. Absent otherwise.',
       }),
+    explain: hitExplainSchema.optional().meta({ description: 'with explain: true, why it ranked where it did' }),
   })
   .meta({ id: 'ScoredMemory' });
 
-export const memoryJson = (m: MemoryView & { foundBy?: string[]; matchedPassage?: Passage }) => ({
-  ...memoryRecord(m),
-  ...(m.score !== undefined ? { score: m.score } : {}),
-  ...(m.foundBy ? { found_by: m.foundBy } : {}),
-  ...(m.matchedPassage ? { matched_passage: m.matchedPassage } : {}),
+export const memoryJson = (m: MemoryView) => ({ ...memoryRecord(m), ...(m.score !== undefined ? { score: m.score } : {}) });
+
+// A search hit as the API gives it: `relevance` unless left out (similar), `explain` when asked.
+export const hitJson = (hit: SearchHit, { relevance = true, explain = false }: { relevance?: boolean; explain?: boolean } = {}) => ({
+  ...memoryRecord(hit),
+  score: hit.score,
+  ...(relevance ? { relevance: rounded(hit.relevance) } : {}),
+  found_by: hit.foundBy,
+  ...(hit.matchedPassage ? { matched_passage: hit.matchedPassage } : {}),
+  ...(explain ? { explain: explainJson(hit.explain) } : {}),
+});
+
+const explainJson = (e: HitExplain) => ({
+  ...(e.lexical ? { lexical: e.lexical } : {}),
+  ...(e.threadContext !== undefined ? { thread_context: e.threadContext } : {}),
+  ...(e.semantic ? { semantic: e.semantic } : {}),
+  ...(e.passage !== undefined ? { passage: e.passage } : {}),
+  ...(e.fused !== undefined ? { fused: e.fused } : {}),
+  relevance_inputs: e.inputs,
 });
 
 const FILTERS_DOC = `the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on ${FILTER_FIELDS.join(', ')} (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators ${FILTER_OPERATORS.join(', ')}; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most ${FILTER_LIMITS.depth} levels, ${FILTER_LIMITS.conditions} conditions and ${FILTER_LIMITS.values} values in a list; an unknown field or operator is a 400 naming it`;

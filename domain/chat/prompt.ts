@@ -46,7 +46,7 @@ export async function chatContext(em: EntityManager, queries: QueryVectors, orgI
   const vector = await queries.of(orgId, [text]).then(([v]) => v!, () => undefined);
   const request = { text, k: CHAT_MEMORIES, mode: vector ? ('hybrid' as const) : ('lexical' as const), filters: { namespace } };
   const [memories, runbooks] = await Promise.all([
-    searchMemories(em, orgId, request, vector && Promise.resolve(vector)),
+    searchMemories(em, orgId, request, vector && Promise.resolve(vector)).then((answer) => answer.hits),
     suggestRunbooks(em, orgId, text, CHAT_RUNBOOKS),
   ]);
   return { memories, runbooks };

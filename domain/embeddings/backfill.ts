@@ -6,7 +6,7 @@ import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, sql } from '../sql.ts';
 import { ORG_COUNTERS } from '../store/counters.ts';
 import { curateJob } from '../store/curate.ts';
-import { vectorCounter } from './store.ts';
+import { vectorCounter } from '../store/vectors.ts';
 
 // Asks the org's curator to walk every memory and embed those without a vector of the current model.
 export async function requestBackfill(em: EntityManager, caller: Caller): Promise<void> {

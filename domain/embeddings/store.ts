@@ -292,16 +292,6 @@ async function embedRefusing(embedder: Embedder, orgId: string, texts: string[])
 }
 
 
-// The counter of an org's vectors of `model`, kept by the trigger of migrations/0018 (which spells it in SQL).
-export const vectorCounter = (model: string): string => `vectors:${model}`;
-
-export interface EmbeddingStatus {
-  model: string | null;
-  // Memories of the org (superseded ones left out, as search leaves them out) and how many have a vector of the current model.
-  total: number;
-  embedded: number;
-}
-
 // Memories of every org still waiting for a vector of this model (the sum of each org's `pending`), for the
 // worker's metrics.
 export async function embeddingBacklog(em: EntityManager, model: string): Promise<number> {
@@ -313,18 +303,4 @@ export async function embeddingBacklog(em: EntityManager, model: string): Promis
             where e.passage = 0 and e.model = ${model} and m.superseded_by is null) as backlog`,
   );
   return Math.max(0, Number(row!.backlog));
-}
-
-export async function embeddingStatus(em: EntityManager, orgId: string, model: string | null): Promise<EmbeddingStatus> {
-  // The org's vectors of the model come from its counters (kept by a trigger, migrations/0018), less those of its
-  // superseded memories (few, found through their own index): no count grows with the org.
-  const row = await queryOne(
-    em,
-    sql<{ total: string; embedded: string }>`select
-        ${counterValue(orgId, orgId, ORG_COUNTERS.live)} as total,
-        ${counterValue(orgId, orgId, vectorCounter(model ?? ''))}
-          - (select count(*) from memories m join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id
-              where m.org_id = ${orgId} and m.superseded_by is not null and e.passage = 0 and e.model = ${model ?? ''}) as embedded`,
-  );
-  return { model, total: Number(row?.total ?? 0), embedded: Number(row?.embedded ?? 0) };
 }

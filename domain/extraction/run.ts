@@ -176,7 +176,7 @@ async function candidatesOf(
   const vectors = deps.vectors ? await deps.vectors.of(orgId, facts) : null;
   const found = new Map<string, string>();
   for (const [i, fact] of facts.entries()) {
-    const hits = await searchMemories(
+    const { hits } = await searchMemories(
       em,
       orgId,
       { text: fact, k: CANDIDATES_PER_FACT, mode: vectors ? 'hybrid' : 'lexical', filters },

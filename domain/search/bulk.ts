@@ -2,7 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { availableParallelism } from 'node:os';
 import type { LimitFunction } from 'p-limit';
 import type { MemoryFilters } from '../store/filters.ts';
-import { searchMemories, type SearchHit, type SearchMode } from './search.ts';
+import type { SearchMode } from './modes.ts';
+import type { FreshVectors } from './fresh.ts';
+import { searchMemories, type SearchAnswer } from './search.ts';
 import { type QueryVector } from './semantic.ts';
 
 // As many statements at once as there are cores: each search is CPU-bound in the database, and more
@@ -22,15 +24,24 @@ export async function searchBulk(
   fork: () => EntityManager,
   orgId: string,
   queries: string[],
-  options: { k: number; mode: SearchMode; filters: MemoryFilters; vectors?: Promise<QueryVector[]> | undefined; slots: LimitFunction },
-): Promise<SearchHit[][]> {
-  const results: SearchHit[][] = new Array(queries.length);
+  options: {
+    k: number;
+    mode: SearchMode;
+    filters: MemoryFilters;
+    minRelevance?: number | undefined;
+    vectors?: Promise<QueryVector[]> | undefined;
+    fresh?: FreshVectors | undefined;
+    slots: LimitFunction;
+  },
+): Promise<SearchAnswer[]> {
+  const results: SearchAnswer[] = new Array(queries.length);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < queries.length; i = next++) {
       const vector = options.vectors?.then((all) => all[i]!);
       const text = queries[i]!;
-      results[i] = await options.slots(() => searchMemories(fork(), orgId, { text, k: options.k, mode: options.mode, filters: options.filters }, vector));
+      const request = { text, k: options.k, mode: options.mode, filters: options.filters, minRelevance: options.minRelevance };
+      results[i] = await options.slots(() => searchMemories(fork(), orgId, request, vector, options.fresh));
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLELISM, queries.length) }, worker));

@@ -12,17 +12,25 @@ import { byRank, type Ranked } from './fusion.ts';
 // LoCoMo's conversations the shares raised hybrid's evidence recall; they were the best of the pairs tried offline.
 export const CONTEXT_SHARES = [0.2, 0.1] as const;
 
-// The list with the shares added, best first (ties by id), cut to `n`. A chunk that gains a share must pass the
-// search's filter, as every hit must.
-export async function withThreadContext(em: EntityManager, orgId: string, list: Ranked[], n: number, compiled: CompiledFilters): Promise<Ranked[]> {
-  if (list.length === 0) return list;
+// The list with the shares added, best first (ties by id), cut to `n`, and what each chunk gained (explain). A chunk
+// that gains a share must pass the search's filter, as every hit must.
+export async function withThreadContext(
+  em: EntityManager,
+  orgId: string,
+  list: Ranked[],
+  n: number,
+  compiled: CompiledFilters,
+): Promise<{ ranked: Ranked[]; gains: Map<string, number> }> {
+  const gains = new Map<string, number>();
+  if (list.length === 0) return { ranked: list, gains };
   const rows = await query(em, chunksAfterNamed(orgId, list.map((r) => r.id), compiled.where));
-  if (rows.length === 0) return list;
-  const scores = new Map(list.map((r) => [r.id, r.score]));
-  const own = new Map(scores);
-  for (const r of rows) scores.set(r.id, (scores.get(r.id) ?? 0) + CONTEXT_SHARES[r.place - 1]! * own.get(r.source)!);
-  return [...scores]
-    .map(([id, score]) => ({ id, score }))
+  const own = new Map(list.map((r) => [r.id, r.score]));
+  for (const r of rows) gains.set(r.id, (gains.get(r.id) ?? 0) + CONTEXT_SHARES[r.place - 1]! * own.get(r.source)!);
+  if (gains.size === 0) return { ranked: list, gains };
+  const ids = new Set([...own.keys(), ...gains.keys()]);
+  const ranked = [...ids]
+    .map((id) => ({ id, score: (own.get(id) ?? 0) + (gains.get(id) ?? 0) }))
     .sort(byRank)
     .slice(0, n);
+  return { ranked, gains };
 }

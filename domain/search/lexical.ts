@@ -39,7 +39,12 @@ export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 // whole) instead of the org: hybrid's lexical list (search.ts, docs/api-decisions.md). `rarest` keeps only that many
 // of the query's terms, those with the fewest postings in the org (HYBRID_LEXICAL_TERMS). `namespaceRead` overrides
 // the choice (tests and bench/namespaces-at-scale.ts compare the two ways).
-// Returns the best `n` memory ids with their BM25 scores, best first (ties by id).
+// Returns the best `n` memory ids with their BM25 scores, best first (ties by id), and the query's ceiling
+// (scoring.ts), what a hit's relevance measures its score against.
+export interface LexicalList {
+  ranked: Ranked[];
+  ceiling: number;
+}
 export async function lexicalRanking(
   em: EntityManager,
   orgId: string,
@@ -47,9 +52,9 @@ export async function lexicalRanking(
   n: number,
   compiled: CompiledFilters,
   { statistics = 'org', namespaceRead = 'chosen', rarest }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead; rarest?: number } = {},
-): Promise<Ranked[]> {
+): Promise<LexicalList> {
   const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
-  if (asked.length === 0 || n <= 0) return [];
+  if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0 };
   const { index, inNamespace, exact } = await readIndex(em, orgId, asked.map(([t]) => t), compiled, statistics, namespaceRead, n);
   const counts = rarest !== undefined && asked.length > rarest ? rarestOf(index, asked, rarest) : asked;
   const filter = compiled.trivial && compiled.namespaceId === null ? null : compiled;
@@ -67,21 +72,24 @@ export async function lexicalRanking(
   if (!filter || first < index.n / 2) {
     const top = scoreTop(index, counts, first);
     const found = await pick(em, orgId, index, top, n, filter, first);
-    if (found.length >= n || !top.pruned) return found;
+    if (found.length >= n || !top.pruned) return { ranked: found, ceiling: top.ceiling };
   }
-  return pick(em, orgId, index, scoreAll(index, counts), n, filter);
+  const all = scoreAll(index, counts);
+  return { ranked: await pick(em, orgId, index, all, n, filter), ceiling: all.ceiling };
 }
 
 // The `keep` terms of the query with the fewest postings read (folded, tombstoned ones included, and staged; ties by
-// term), in the query's order; terms the org does not hold are not kept.
+// term), in the query's order, and the terms the org does not hold: they score nothing but count in the ceiling.
 function rarestOf(index: IndexRead, counts: [string, number][], keep: number): [string, number][] {
   const postings = new Map(counts.map(([term]) => [term, (index.blocks.get(term) ?? []).reduce((sum, b) => sum + b.postings.docnums.length, 0) + (index.staged.get(term)?.length ?? 0)]));
+  const absent = [...postings].filter(([, count]) => count === 0).map(([term]) => term);
   const kept = new Set(
     [...postings]
       .filter(([, count]) => count > 0)
       .sort(([t1, c1], [t2, c2]) => c1 - c2 || (t1 < t2 ? -1 : t1 > t2 ? 1 : 0))
       .slice(0, keep)
-      .map(([term]) => term),
+      .map(([term]) => term)
+      .concat(absent),
   );
   return counts.filter(([term]) => kept.has(term));
 }

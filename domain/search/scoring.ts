@@ -42,6 +42,9 @@ export interface Scored {
   keys: Int32Array;
   scores: Float64Array;
   pruned: boolean;
+  // The most any document could score for these terms (each term at its weight, df 0 included): what a hit's score
+  // is measured against for its relevance (relevance.ts).
+  ceiling: number;
 }
 
 // Bounds are compared with this much room, so that a sum rounded differently never prunes a document that ties.
@@ -87,9 +90,12 @@ function prepare(index: IndexRead, counts: [string, number][]) {
   if (scope?.statistics) for (const [term] of counts) dfs.set(term, staged.get(term)!.length + live(blocksOf(term), dead, true));
   const { n, total } = scope?.statistics ?? index;
   const terms: Term[] = [];
+  let ceiling = 0;
   for (const [term, qtf] of counts) {
     const df = dfs.get(term)!;
-    if (df > 0) terms.push({ weight: qtf * idf(n, df) * (K1 + 1), blocks: blocksOf(term), staged: staged.get(term)! });
+    const weight = qtf * idf(n, df) * (K1 + 1);
+    ceiling += weight;
+    if (df > 0) terms.push({ weight, blocks: blocksOf(term), staged: staged.get(term)! });
   }
   const c0 = K1 * (1 - B);
   const c1 = n > 0 && total > 0 ? (K1 * B) / (total / n) : 0;
@@ -97,7 +103,7 @@ function prepare(index: IndexRead, counts: [string, number][]) {
     if (scope) dead.fill(0, 0, index.base);
     else for (let i = 0; i < tombstones.length; i++) dead[tombstones[i]!] = 0;
   };
-  return { terms, c0, c1, dead, anyDead, done };
+  return { terms, c0, c1, dead, anyDead, done, ceiling };
 }
 
 // How many of the blocks' postings are not marked dead. An indexed loop summing the marks: half the time of a
@@ -115,7 +121,7 @@ function live(blocks: IndexBlock[], dead: Uint8Array, anyDead: boolean): number 
 
 // Every live posting of the query's terms scored: every document that has any, with its score.
 export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
-  const { terms, c0, c1, dead, anyDead, done } = prepare(index, counts);
+  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
   let postings = 0;
   for (const t of terms) {
     for (const b of t.blocks) postings += b.postings.docnums.length;
@@ -142,7 +148,7 @@ export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
     count = addStaged(staged, weight, c0, c1, count);
   }
   done();
-  return collect(keys.subarray(0, count), false);
+  return { ...collect(keys.subarray(0, count)), pruned: false, ceiling };
 }
 
 function addStaged(staged: Term['staged'], weight: number, c0: number, c1: number, count: number): number {
@@ -156,12 +162,12 @@ function addStaged(staged: Term['staged'], weight: number, c0: number, c1: numbe
 }
 
 // The given keys with their accumulated scores, every accumulator of the search zeroed.
-function collect(keys: Int32Array, pruned: boolean, zero: Int32Array = keys): Scored {
+function collect(keys: Int32Array, zero: Int32Array = keys): Pick<Scored, 'keys' | 'scores'> {
   const acc = accumulator;
   const scores = new Float64Array(keys.length);
   for (let i = 0; i < keys.length; i++) scores[i] = acc[keys[i]!]!;
   for (let i = 0; i < zero.length; i++) acc[zero[i]!] = 0;
-  return { keys: keys.slice(), scores, pruned };
+  return { keys: keys.slice(), scores };
 }
 
 // A superset of the best n documents (every tie of the n-th included), each with its exact score, found by
@@ -172,13 +178,14 @@ function collect(keys: Int32Array, pruned: boolean, zero: Int32Array = keys): Sc
 // so they are only looked up (a forward seek) for documents the other terms make promising. On queries mixing
 // rare and common words, most of the common words' postings are skipped. Cursors read postings in order, so
 // memory is read sequentially; an accumulator per document (scoreAll) would be read at random.
-// Past MAX_CURSORS terms, every posting is scored instead.
+// Past MAX_CURSORS terms the org holds, every posting is scored instead.
 export function scoreTop(index: IndexRead, counts: [string, number][], n: number): Scored {
-  return counts.length > MAX_CURSORS ? scoreAll(index, counts) : maxScore(index, counts, n);
+  const held = counts.filter(([term]) => index.blocks.has(term) || index.staged.has(term)).length;
+  return held > MAX_CURSORS ? scoreAll(index, counts) : maxScore(index, counts, n);
 }
 
 export function maxScore(index: IndexRead, counts: [string, number][], n: number): Scored {
-  const { terms, c0, c1, dead, anyDead, done } = prepare(index, counts);
+  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
   const cursors = terms.map((t, i) => new Cursor(t, i, c0, c1)).sort((a, b) => a.bound - b.bound);
   const m = cursors.length;
   // below[i]: the most the terms before i (the smaller bounds) can add to a document's score.
@@ -218,7 +225,7 @@ export function maxScore(index: IndexRead, counts: [string, number][], n: number
     }
   }
   done();
-  return pool.result();
+  return { ...pool.result(), ceiling };
 }
 
 const NO_DOC = 0x7fffffff;
@@ -360,7 +367,7 @@ class Pool {
     return this.threshold > before;
   }
 
-  result(): Scored {
+  result(): Omit<Scored, 'ceiling'> {
     if (this.#size >= this.#n) this.#cut();
     return { keys: this.#docs.slice(0, this.#size), scores: this.#scores.slice(0, this.#size), pruned: this.threshold > -Infinity };
   }

@@ -4,26 +4,56 @@ import { compileFilters, type MemoryFilters } from '../store/filters.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 import { query, sql } from '../sql.ts';
 import { analyze, QUESTION_STOP_WORDS } from '../store/analyzer.ts';
-import { fuse, type Fused, type Ranked, type Retriever } from './fusion.ts';
-import { HYBRID_LEXICAL_TERMS, lexicalRanking } from './lexical.ts';
+import { freshRanking, type FreshVectors } from './fresh.ts';
+import { fuse, type Ranked, type Retriever } from './fusion.ts';
+import { HYBRID_LEXICAL_TERMS, lexicalRanking, type LexicalList } from './lexical.ts';
 import { withThreadContext } from './lexical-context.ts';
+import type { SearchMode } from './modes.ts';
+import { nonIncreasing, relevanceOf, type RelevanceInputs } from './relevance.ts';
 import { matchedPassages, semanticRanking, type QueryVector } from './semantic.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
 // lists fused by relative score (fusion.ts), the lexical one without question words, from a long question's rarest
-// terms, with a namespace's own statistics (lexical.ts) and with thread context (lexical-context.ts).
-export const SEARCH_MODES = ['lexical', 'semantic', 'hybrid'] as const;
-export type SearchMode = (typeof SEARCH_MODES)[number];
+// terms, with a namespace's own statistics (lexical.ts) and with thread context (lexical-context.ts). Every hit
+// carries its relevance (relevance.ts), and memories not embedded yet are scored by meaning on the spot (fresh.ts).
 
 // Hybrid fuses this many of each list (or k, if larger): deep enough that a memory ranked moderately by
 // both retrievers can overtake one ranked first by only one of them.
 export const FUSION_DEPTH = 100;
 
+// Where a hit stood in one list: its 1-based rank and its score there.
+export interface ListPlace {
+  rank: number;
+  score: number;
+}
+
+// Why a hit ranked where it did (explain): its place in each list that found it, what thread context added to its
+// words' score (hybrid), the passage it was found by, the fused score (hybrid), and the inputs of its relevance.
+export interface HitExplain {
+  lexical?: ListPlace;
+  threadContext?: number;
+  semantic?: ListPlace;
+  passage?: number;
+  fused?: number;
+  inputs: RelevanceInputs;
+}
+
 export interface SearchHit extends MemoryView {
   score: number;
+  relevance: number;
   foundBy: Retriever[];
   // A long memory found by meaning through one of its passages: that passage (domain/store/passages.ts).
   matchedPassage?: Passage;
+  explain: HitExplain;
+}
+
+export interface SearchAnswer {
+  hits: SearchHit[];
+  // Memories the search's filters pass that it could not score by meaning (no vector yet, and past what a search
+  // embeds itself: fresh.ts); null for a lexical search.
+  pendingEmbeddings: number | null;
+  // The lexical list's terms, as analyzed (explain).
+  terms: string[];
 }
 
 export interface SearchRequest {
@@ -31,42 +61,109 @@ export interface SearchRequest {
   k: number;
   mode: SearchMode;
   filters?: MemoryFilters | undefined;
+  // Hits below this relevance are left out.
+  minRelevance?: number | undefined;
 }
 
 export const needsVector = (mode: SearchMode): boolean => mode !== 'lexical';
 
 // One search in any mode. `vector` is the query's embedding, still being computed for semantic and hybrid
-// (so the lexical list is fetched meanwhile), and undefined for lexical.
-export async function searchMemories(em: EntityManager, orgId: string, request: SearchRequest, vector?: Promise<QueryVector>): Promise<SearchHit[]> {
+// (so the lexical list is fetched meanwhile), and undefined for lexical. `fresh` embeds memories not yet embedded,
+// so that a search right after a save finds it by meaning; without it they are only counted.
+export async function searchMemories(
+  em: EntityManager,
+  orgId: string,
+  request: SearchRequest,
+  vector?: Promise<QueryVector>,
+  fresh?: FreshVectors,
+): Promise<SearchAnswer> {
   // Its failure is handled where it is awaited; until then, it must not count as an unhandled rejection.
   vector?.catch(() => undefined);
-  const compiled = await compileFilters(em, orgId, request.filters ?? {});
-  if (!compiled.satisfiable) return [];
   const { text, k, mode } = request;
-  const semantic = (n: number) => {
+  const hybrid = mode === 'hybrid';
+  const terms = analyze(text, hybrid ? QUESTION_STOP_WORDS : undefined);
+  const compiled = await compileFilters(em, orgId, request.filters ?? {});
+  if (!compiled.satisfiable) return { hits: [], pendingEmbeddings: mode === 'lexical' ? null : 0, terms };
+  const depth = hybrid ? Math.max(k, FUSION_DEPTH) : k;
+  const semantic = async () => {
     if (!vector) throw new Error(`a ${mode} search needs the query vector`);
-    return semanticRanking(em.fork(), orgId, vector, n, compiled);
+    const [indexed, recent] = await Promise.all([semanticRanking(em.fork(), orgId, vector, depth, compiled), freshRanking(em.fork(), orgId, vector, compiled, fresh)]);
+    return { ranked: mergeRanked(indexed, recent.ranked, depth), pending: recent.pending };
   };
-  const only = (retriever: Retriever, list: Ranked[]): Fused[] => list.map((r) => ({ ...r, foundBy: [retriever] }));
-  let ranked: Fused[];
-  if (mode === 'lexical') ranked = only('lexical', await lexicalRanking(em, orgId, analyze(text), k, compiled));
-  else if (mode === 'semantic') ranked = only('semantic', await semantic(k));
-  else {
-    const depth = Math.max(k, FUSION_DEPTH);
-    const lexical = async () =>
-      withThreadContext(em, orgId, await lexicalRanking(em, orgId, analyze(text, QUESTION_STOP_WORDS), depth, compiled, { statistics: 'namespace', rarest: HYBRID_LEXICAL_TERMS }), depth, compiled);
-    const [words, similar] = await Promise.all([lexical(), semantic(depth)]);
-    ranked = fuse({ lexical: words, semantic: similar }, k);
-  }
-  const hits = await withRows(em, orgId, ranked);
+  const lexical = async (): Promise<LexicalList & { gains: Map<string, number> }> => {
+    if (!hybrid) return { ...(await lexicalRanking(em, orgId, terms, k, compiled)), gains: new Map<string, number>() };
+    const list = await lexicalRanking(em, orgId, terms, depth, compiled, { statistics: 'namespace', rarest: HYBRID_LEXICAL_TERMS });
+    const context = await withThreadContext(em, orgId, list.ranked, depth, compiled);
+    return { ...list, ranked: context.ranked, gains: context.gains };
+  };
+  const [words, meaning] = await Promise.all([mode === 'semantic' ? null : lexical(), mode === 'lexical' ? null : semantic()]);
+  const lists = { lexical: words?.ranked ?? [], semantic: meaning?.ranked ?? [] };
+  const only = (retriever: Retriever, list: Ranked[]) => list.map((r) => ({ ...r, foundBy: [retriever] }));
+  // One list keeps its own scores; hybrid's are fused.
+  const ranked = hybrid ? fuse(lists, k) : words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked);
+  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null);
+  const hits = (await withRows(em, orgId, explained)).filter((h) => h.relevance >= (request.minRelevance ?? 0));
+  const answer = { hits, pendingEmbeddings: meaning ? meaning.pending : null, terms };
   const long = hits.filter((h) => h.foundBy.includes('semantic') && isLong(h.content));
-  if (long.length === 0 || !vector) return hits;
+  if (long.length === 0 || !vector) return answer;
   const matched = await matchedPassages(em, orgId, await vector, long);
-  return hits.map((h) => (matched.has(h.id) ? { ...h, matchedPassage: matched.get(h.id)! } : h));
+  for (const h of hits) {
+    const passage = matched.get(h.id);
+    if (passage) Object.assign(h, { matchedPassage: passage.passage, explain: { ...h.explain, passage: passage.number } });
+  }
+  return answer;
 }
 
-// The memory rows of ranked ids, in rank order, each with its score and the lists that found it.
-async function withRows(em: EntityManager, orgId: string, ranked: Fused[]): Promise<SearchHit[]> {
+// The indexed list with memories scored on the spot merged in, best first, cut to n.
+function mergeRanked(indexed: Ranked[], recent: Ranked[], n: number): Ranked[] {
+  if (recent.length === 0) return indexed;
+  const known = new Set(indexed.map((r) => r.id));
+  return [...indexed, ...recent.filter((r) => !known.has(r.id))].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, n);
+}
+
+interface Explained {
+  id: string;
+  score: number;
+  relevance: number;
+  foundBy: Retriever[];
+  explain: HitExplain;
+}
+
+// Each ranked hit with its place in each list and its relevance, made non-increasing down the ranking.
+function explainRanking(
+  mode: SearchMode,
+  ranked: { id: string; score: number; foundBy: Retriever[] }[],
+  words: (LexicalList & { gains: Map<string, number> }) | null,
+  meaning: Ranked[] | null,
+): Explained[] {
+  const placesOf = (list: Ranked[]) => new Map(list.map((r, i) => [r.id, { rank: i + 1, score: r.score }]));
+  const lexicalPlaces = words ? placesOf(words.ranked) : new Map<string, ListPlace>();
+  const semanticPlaces = meaning ? placesOf(meaning) : new Map<string, ListPlace>();
+  // A memory the semantic list missed scored no better than its last.
+  const semanticFloor = meaning && meaning.length > 0 ? meaning.at(-1)!.score : 0;
+  const explained = ranked.map((r) => {
+    const lexical = lexicalPlaces.get(r.id);
+    const semantic = semanticPlaces.get(r.id);
+    const inputs: RelevanceInputs = {
+      lexical: lexical && words && words.ceiling > 0 ? Math.min(1, lexical.score / words.ceiling) : 0,
+      semantic: meaning ? (semantic?.score ?? semanticFloor) : null,
+    };
+    const gain = words?.gains.get(r.id);
+    const explain: HitExplain = {
+      ...(lexical ? { lexical: { rank: lexical.rank, score: lexical.score - (gain ?? 0) } } : {}),
+      ...(gain ? { threadContext: gain } : {}),
+      ...(semantic ? { semantic } : {}),
+      ...(mode === 'hybrid' ? { fused: r.score } : {}),
+      inputs,
+    };
+    return { ...r, relevance: relevanceOf(mode, inputs), explain };
+  });
+  const relevance = nonIncreasing(explained.map((e) => e.relevance));
+  return explained.map((e, i) => ({ ...e, relevance: relevance[i]! }));
+}
+
+// The memory rows of ranked ids, in rank order, each with what the ranking said of it.
+async function withRows(em: EntityManager, orgId: string, ranked: Explained[]): Promise<SearchHit[]> {
   if (ranked.length === 0) return [];
   const rows = await query(
     em,
@@ -76,6 +173,6 @@ async function withRows(em: EntityManager, orgId: string, ranked: Fused[]): Prom
   const byId = new Map(rows.map((r) => [r.id, memoryView(r)]));
   return ranked.flatMap((r) => {
     const memory = byId.get(r.id);
-    return memory ? [{ ...memory, score: r.score, foundBy: r.foundBy }] : [];
+    return memory ? [{ ...memory, ...r }] : [];
   });
 }

@@ -145,9 +145,14 @@ function nearestFirst(rows: { id: string; distance: number | string }[]): Ranked
 }
 
 // Of memories found by meaning, those whose nearest vector to the query is one of their passages (handicap
-// included, as the ranking counted it), with that passage: where in a long memory the answer lies. One statement
-// over the memories' own rows; a search whose hits are all short skips it.
-export async function matchedPassages(em: EntityManager, orgId: string, { vector, model }: QueryVector, memories: { id: string; content: string }[]): Promise<Map<string, Passage>> {
+// included, as the ranking counted it), with that passage and its number (1-based): where in a long memory the
+// answer lies. One statement over the memories' own rows; a search whose hits are all short skips it.
+export async function matchedPassages(
+  em: EntityManager,
+  orgId: string,
+  { vector, model }: QueryVector,
+  memories: { id: string; content: string }[],
+): Promise<Map<string, { passage: Passage; number: number }>> {
   const rows = await query(
     em,
     sql<{ memory_id: string; passage: number }>`select distinct on (e.memory_id) e.memory_id, e.passage from memory_embeddings e
@@ -155,10 +160,10 @@ export async function matchedPassages(em: EntityManager, orgId: string, { vector
       order by e.memory_id, ${rowDistance(vectorLiteral(vector))}`,
   );
   const contentOf = new Map(memories.map((m) => [m.id, m.content]));
-  const matched = new Map<string, Passage>();
+  const matched = new Map<string, { passage: Passage; number: number }>();
   for (const r of rows) {
     const passage = r.passage > 0 ? passagesOf(contentOf.get(r.memory_id)!)[r.passage - 1] : undefined;
-    if (passage) matched.set(r.memory_id, passage);
+    if (passage) matched.set(r.memory_id, { passage, number: r.passage });
   }
   return matched;
 }

@@ -23,6 +23,6 @@ export async function similarMemories(em: EntityManager, orgId: string, model: s
   if (row.vector === null) {
     throw conflict('embedding_pending', `this memory has no vector of ${model} yet: the worker embeds it in the background, usually within seconds of its save (GET /api/memories/embeddings shows the backlog)`);
   }
-  const hits = await searchMemories(em, orgId, { text: '', k: k + 1, mode: 'semantic', filters }, Promise.resolve({ vector: parseVector(row.vector), model }));
+  const { hits } = await searchMemories(em, orgId, { text: '', k: k + 1, mode: 'semantic', filters }, Promise.resolve({ vector: parseVector(row.vector), model }));
   return hits.filter((h) => h.id !== id).slice(0, k);
 }

@@ -76,7 +76,7 @@ async function expectAsOracle(label: string) {
     for (const [id, m] of memories) if (m.namespace === namespace) oracle.add(id, m.content);
     const compiled = await compileFilters(stack.orm.em.fork(), a.org.id, { namespace });
     for (const q of QUERIES) {
-      const ranked = await lexicalRanking(stack.orm.em.fork(), a.org.id, analyze(q), 20, compiled, { statistics: 'namespace' });
+      const ranked = (await lexicalRanking(stack.orm.em.fork(), a.org.id, analyze(q), 20, compiled, { statistics: 'namespace' })).ranked;
       const expected = oracle.search(q, 20);
       expect(ranked.map((r) => r.id), `${label}: ${namespace}'s statistics, ${q}`).toEqual(expected.map((e) => e.id));
       ranked.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i]!.score, 9));
@@ -98,13 +98,13 @@ describe('lexical search over postings blocks', () => {
     expect(distinct.length).toBeGreaterThan(12);
     const rarest = new Set([...distinct].sort((x, y) => reference.df(x) - reference.df(y) || (x < y ? -1 : x > y ? 1 : 0)).slice(0, 12));
     const compiled = await compileFilters(stack.orm.em.fork(), a.org.id, {});
-    const kept = await lexicalRanking(stack.orm.em.fork(), a.org.id, terms, 20, compiled, { rarest: 12 });
-    const alone = await lexicalRanking(stack.orm.em.fork(), a.org.id, terms.filter((t) => rarest.has(t)), 20, compiled);
+    const kept = (await lexicalRanking(stack.orm.em.fork(), a.org.id, terms, 20, compiled, { rarest: 12 })).ranked;
+    const alone = (await lexicalRanking(stack.orm.em.fork(), a.org.id, terms.filter((t) => rarest.has(t)), 20, compiled)).ranked;
     expect(kept).toEqual(alone);
-    expect(kept).not.toEqual(await lexicalRanking(stack.orm.em.fork(), a.org.id, terms, 20, compiled));
+    expect(kept).not.toEqual((await lexicalRanking(stack.orm.em.fork(), a.org.id, terms, 20, compiled)).ranked);
     // A question of no more terms than that is read whole.
     const short = analyze(QUERIES[1]!);
-    expect(await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled, { rarest: 12 })).toEqual(await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled));
+    expect((await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled, { rarest: 12 })).ranked).toEqual((await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled)).ranked);
   });
 
   it("has the worker's start signal the curator of an org with postings staged, and no other", async () => {
@@ -267,7 +267,7 @@ describe('lexical search over postings blocks', () => {
         const expected = oracle.search('glacier', 300).filter((h) => namespaceOf.get(h.id) === namespace).slice(0, k);
         expect(res.body.hits.map((h: { id: string }) => h.id), `${namespace}, k ${k}`).toEqual(expected.map((e) => e.id));
         // The same search as for a namespace too large to be read whole.
-        const large = await lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('glacier'), k, compiled, { namespaceRead: 'candidates' });
+        const large = (await lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('glacier'), k, compiled, { namespaceRead: 'candidates' })).ranked;
         expect(large.map((r) => r.id), `${namespace} not read whole, k ${k}`).toEqual(expected.map((e) => e.id));
       }
     }
@@ -340,7 +340,7 @@ describe('lexical search over postings blocks', () => {
         const expected = oracle.search('glacier melt', 60).filter((h) => passes(owner.get(h.id)! as never)).slice(0, k).map((h) => h.id);
         const res = await stack.api.post('/api/memories/search', { token: d.token, body: { query: 'glacier melt', k, ...filter } });
         expect(res.body.hits.map((h: { id: string }) => h.id), `${JSON.stringify(filter)}, k ${k}`).toEqual(expected);
-        const candidates = await lexicalRanking(stack.orm.em.fork(), d.org.id, analyze('glacier melt'), k, compiled, { namespaceRead: 'candidates' });
+        const candidates = (await lexicalRanking(stack.orm.em.fork(), d.org.id, analyze('glacier melt'), k, compiled, { namespaceRead: 'candidates' })).ranked;
         expect(candidates.map((r) => r.id), `${JSON.stringify(filter)} from the candidates, k ${k}`).toEqual(expected);
       }
     }

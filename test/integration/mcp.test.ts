@@ -74,14 +74,19 @@ describe('MCP server at /mcp', () => {
     const client = await connect(a.token);
     const added = await client.callTool({ name: 'add_memory', arguments: { content: 'Deploys to production happen on Tuesdays', namespace: 'ops', tags: ['deploy'] } });
     expect(added.isError).toBeFalsy();
-    const saved = added.structuredContent as { id: string; namespace: string; tags: string[] };
+    const saved = added.structuredContent as { id: string; namespace: string; tags: string[]; occurred_at: number };
     expect(saved).toMatchObject({ namespace: 'ops', tags: ['deploy'] });
     // The same row the REST API shows.
     expect((await stack.api.get(`/api/memories/${saved.id}`, { token: a.token })).body).toMatchObject({ id: saved.id, content: 'Deploys to production happen on Tuesdays' });
 
     // No mode named: hybrid, which this server (no embedding model) cannot serve, so the words answer.
     const found = await client.callTool({ name: 'search_memories', arguments: { query: 'deploys tuesdays', namespace: 'ops' } });
-    expect((found.structuredContent as { hits: { id: string; found_by: string[] }[] }).hits).toMatchObject([{ id: saved.id, found_by: ['lexical'] }]);
+    const [hit, ...others] = (found.structuredContent as { hits: Record<string, unknown>[] }).hits;
+    expect(others).toEqual([]);
+    expect(hit).toMatchObject({ id: saved.id, content: 'Deploys to production happen on Tuesdays', namespace: 'ops', occurred_at: new Date(saved.occurred_at).toISOString() });
+    // What an agent needs and no more: no nulls, no metadata, history, source or scores of the lists.
+    expect(Object.keys(hit!).filter((key) => !['id', 'content', 'relevance', 'namespace', 'tags', 'occurred_at'].includes(key))).toEqual([]);
+    expect(hit!.relevance).toBeGreaterThan(0);
     expect(found._meta).toEqual({ mode: 'lexical' });
     // A mode the agent names is the route's, failure included.
     const meaning = await client.callTool({ name: 'search_memories', arguments: { query: 'deploys tuesdays', mode: 'semantic' } });

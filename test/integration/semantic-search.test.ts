@@ -71,7 +71,7 @@ describe('semantic and hybrid search', () => {
     const client = new Client({ name: 'semantic-search-tests', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers: { authorization: `Bearer ${a.token}` } } }));
     const asked = await client.callTool({ name: 'search_memories', arguments: { query: 'what day are releases shipped', k: 3 } });
-    expect((asked.structuredContent as { hits: unknown[] }).hits[0]).toMatchObject({ id: ids.deploys, found_by: ['semantic'] });
+    expect((asked.structuredContent as { hits: unknown[] }).hits[0]).toMatchObject({ id: ids.deploys, relevance: expect.any(Number) });
     expect(asked._meta).toEqual({ mode: 'hybrid' });
     const words = await client.callTool({ name: 'search_memories', arguments: { query: 'what day are releases shipped', mode: 'lexical' } });
     expect(words.structuredContent).toEqual({ hits: [] });

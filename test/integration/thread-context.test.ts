@@ -142,18 +142,18 @@ describe("thread context in hybrid search's lexical list", () => {
     const everywhere = await compileFilters(stack.orm.em.fork(), a.org.id, {});
     const list = [{ id: question, score: 10 }];
     // The two chunks after the question gain 0.2 and 0.1 of its score; the third gains nothing.
-    expect(await withThreadContext(stack.orm.em.fork(), a.org.id, list, 10, everywhere)).toEqual([
+    expect((await withThreadContext(stack.orm.em.fork(), a.org.id, list, 10, everywhere)).ranked).toEqual([
       { id: question, score: 10 },
       { id: answer, score: 10 * CONTEXT_SHARES[0] },
       { id: next, score: 10 * CONTEXT_SHARES[1] },
     ]);
     // In the question's project, the answer (in another project) is no hit, and still the chunk after the question.
-    expect(await withThreadContext(stack.orm.em.fork(), a.org.id, list, 10, chat)).toEqual([
+    expect((await withThreadContext(stack.orm.em.fork(), a.org.id, list, 10, chat)).ranked).toEqual([
       { id: question, score: 10 },
       { id: next, score: 10 * CONTEXT_SHARES[1] },
     ]);
     // A listed chunk keeps its own score plus its share, and the list is cut to n.
-    const both = await withThreadContext(stack.orm.em.fork(), a.org.id, [{ id: question, score: 10 }, { id: next, score: 5 }], 2, everywhere);
+    const both = (await withThreadContext(stack.orm.em.fork(), a.org.id, [{ id: question, score: 10 }, { id: next, score: 5 }], 2, everywhere)).ranked;
     expect(both).toEqual([
       { id: question, score: 10 },
       { id: next, score: 5 + 10 * CONTEXT_SHARES[1] },

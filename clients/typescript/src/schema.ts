@@ -660,44 +660,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/memories": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List memories (legacy: a plain array); with q, BM25 search rows carrying score */
-        get: operations["getApiMemories"];
-        put?: never;
-        /**
-         * Save a memory
-         * @description Secrets in content are redacted before storage (metadata.redacted_count/redacted_kinds). Searchable as soon as the 201 is sent. With an `Idempotency-Key` header, a repeat of the same request within 24 hours returns the first answer (header `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is 409 `idempotency_key_reused`.
-         */
-        post: operations["postApiMemories"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/memories/list": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** List memories with filters in the body */
-        post: operations["postApiMemoriesList"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/memories/search": {
         parameters: {
             query?: never;
@@ -709,7 +671,7 @@ export interface paths {
         put?: never;
         /**
          * Search by words (BM25), by meaning, or both; best first
-         * @description A memory is found lexically from the moment its save answers, and semantically once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog). A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers.
+         * @description A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to 8, within 250 ms): a search right after a save finds it by meaning too; `pending_embeddings` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries `relevance`, one scale in every mode (docs/api-decisions.md, "Relevance").
          */
         post: operations["postApiMemoriesSearch"];
         delete?: never;
@@ -744,11 +706,49 @@ export interface paths {
         };
         /**
          * Memories nearest in meaning to this one, best first
-         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before, occurred_after, occurred_before, user_id, agent_id, run_id. Superseded memories are left out of the hits.
+         * @description The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before, occurred_after, occurred_before, user_id, agent_id, run_id. Superseded memories are left out of the hits. Hits carry no relevance: it is calibrated for questions, not for one memory against another.
          */
         get: operations["getApiMemoriesIdSimilar"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/memories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List memories (legacy: a plain array); with q, BM25 search rows carrying score */
+        get: operations["getApiMemories"];
+        put?: never;
+        /**
+         * Save a memory
+         * @description Secrets in content are redacted before storage (metadata.redacted_count/redacted_kinds). Searchable as soon as the 201 is sent. With an `Idempotency-Key` header, a repeat of the same request within 24 hours returns the first answer (header `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is 409 `idempotency_key_reused`.
+         */
+        post: operations["postApiMemories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/memories/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** List memories with filters in the body */
+        post: operations["postApiMemoriesList"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1618,6 +1618,8 @@ export interface components {
             superseded_by?: string;
             /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists */
             score: number;
+            /** @description search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.5 is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar. */
+            relevance?: number;
             /** @description which lists found this memory (in hybrid, one or both) */
             found_by: ("lexical" | "semantic")[];
             /** @description semantic and hybrid: for a memory over 2,000 characters found by meaning through one of its passages (windows of about 900 characters) rather than through its beginning, that passage: where in a long memory the answer lies. Absent otherwise. */
@@ -1628,6 +1630,45 @@ export interface components {
                 end: number;
                 /** @description the passage itself: content from start to end */
                 text: string;
+            };
+            /** @description with explain: true, why it ranked where it did */
+            explain?: components["schemas"]["HitExplain"];
+        };
+        HitExplain: {
+            /** @description its place in the lexical list: rank and BM25 score (hybrid's list: question words left out, the namespace's statistics) */
+            lexical?: {
+                /** @description 1-based */
+                rank: number;
+                score: number;
+            };
+            /** @description hybrid: the BM25 it gained from the chunks before it in its thread (its lexical score in fusion is lexical.score plus this) */
+            thread_context?: number;
+            /** @description its place in the semantic list: rank and cosine similarity */
+            semantic?: {
+                /** @description 1-based */
+                rank: number;
+                score: number;
+            };
+            /** @description the passage (1-based) of a long memory its semantic score came from */
+            passage?: number;
+            /** @description hybrid: the fused score (the hit's score) */
+            fused?: number;
+            /** @description what its relevance was computed from (docs/api-decisions.md, "Relevance") */
+            relevance_inputs: {
+                /** @description the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it */
+                lexical: number;
+                /** @description the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode */
+                semantic: number | null;
+            };
+        };
+        SearchExplain: {
+            /** @enum {string} */
+            mode: "lexical" | "semantic" | "hybrid";
+            /** @description the query's terms as the lexical list analyzed them (stemmed; in hybrid, question words left out) */
+            terms: string[];
+            /** @description the filters applied, as the request spelled them */
+            filters: {
+                [key: string]: unknown;
             };
         };
         Project: {
@@ -4531,7 +4572,7 @@ export interface operations {
                     };
                     /** @default 10 */
                     top_k?: number;
-                    /** @description hits whose hybrid score (0-1) is below it are left out */
+                    /** @description hits whose relevance (0-1, the score given) is below it are left out */
                     threshold?: number;
                 };
             };
@@ -5381,6 +5422,346 @@ export interface operations {
             };
         };
     };
+    postApiMemoriesSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    query: string;
+                    /** @default 10 */
+                    k?: number;
+                    /**
+                     * @description lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.
+                     * @default lexical
+                     * @enum {string}
+                     */
+                    mode?: "lexical" | "semantic" | "hybrid";
+                    /** @description project (namespace) name; created on first use */
+                    namespace?: string;
+                    /** @description the memory must carry all of these tags */
+                    tags?: string[];
+                    /** @description JSON containment: the row's metadata must contain this object */
+                    metadata_filter?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description epoch milliseconds, UTC */
+                    created_after?: number;
+                    /** @description epoch milliseconds, UTC */
+                    created_before?: number;
+                    /** @description only memories whose event time (occurred_at) is at or after this */
+                    occurred_after?: number;
+                    /** @description only memories whose event time (occurred_at) is at or before this */
+                    occurred_before?: number;
+                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                    filters?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description only the memories of this end user */
+                    user_id?: string;
+                    /** @description only the memories of this agent */
+                    agent_id?: string;
+                    /** @description only the memories of this run */
+                    run_id?: string;
+                    /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.5 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
+                    min_relevance?: number;
+                    /**
+                     * @description add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied
+                     * @default false
+                     */
+                    explain?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Hits */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hits: components["schemas"]["ScoredMemory"][];
+                        /** @description semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its 200 latest writes, an upper bound otherwise */
+                        pending_embeddings?: number;
+                        explain?: components["schemas"]["SearchExplain"];
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postApiMemoriesSearchBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    queries: string[];
+                    /** @default 5 */
+                    k?: number;
+                    /**
+                     * @description lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.
+                     * @default lexical
+                     * @enum {string}
+                     */
+                    mode?: "lexical" | "semantic" | "hybrid";
+                    /** @description project (namespace) name; created on first use */
+                    namespace?: string;
+                    /** @description the memory must carry all of these tags */
+                    tags?: string[];
+                    /** @description JSON containment: the row's metadata must contain this object */
+                    metadata_filter?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description epoch milliseconds, UTC */
+                    created_after?: number;
+                    /** @description epoch milliseconds, UTC */
+                    created_before?: number;
+                    /** @description only memories whose event time (occurred_at) is at or after this */
+                    occurred_after?: number;
+                    /** @description only memories whose event time (occurred_at) is at or before this */
+                    occurred_before?: number;
+                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                    filters?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description only the memories of this end user */
+                    user_id?: string;
+                    /** @description only the memories of this agent */
+                    agent_id?: string;
+                    /** @description only the memories of this run */
+                    run_id?: string;
+                    /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.5 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
+                    min_relevance?: number;
+                    /**
+                     * @description add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied
+                     * @default false
+                     */
+                    explain?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description One entry per query */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: {
+                            hits: components["schemas"]["ScoredMemory"][];
+                            /** @description semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its 200 latest writes, an upper bound otherwise */
+                            pending_embeddings?: number;
+                            explain?: components["schemas"]["SearchExplain"];
+                            query: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getApiMemoriesIdSimilar: {
+        parameters: {
+            query?: {
+                k?: number;
+                namespace?: string;
+                /** @description the memory must carry all of these tags (repeat the parameter: tags=a&tags=b) */
+                tags?: string[];
+                created_after?: number;
+                created_before?: number;
+                occurred_after?: number;
+                occurred_before?: number;
+                metadata_filter?: string;
+                filters?: string;
+                /** @description only the memories of this end user */
+                user_id?: string;
+                /** @description only the memories of this agent */
+                agent_id?: string;
+                /** @description only the memories of this run */
+                run_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Hits */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hits: components["schemas"]["ScoredMemory"][];
+                    };
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such memory in this org */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `embeddings_unavailable`: this server has no embedding model */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getApiMemories: {
         parameters: {
             query?: {
@@ -5449,6 +5830,7 @@ export interface operations {
                          */
                         superseded_by?: string;
                         score?: number;
+                        relevance?: number;
                     }[];
                 };
             };
@@ -5735,326 +6117,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
-            };
-        };
-    };
-    postApiMemoriesSearch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    query: string;
-                    /** @default 10 */
-                    k?: number;
-                    /**
-                     * @description lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.
-                     * @default lexical
-                     * @enum {string}
-                     */
-                    mode?: "lexical" | "semantic" | "hybrid";
-                    /** @description project (namespace) name; created on first use */
-                    namespace?: string;
-                    /** @description the memory must carry all of these tags */
-                    tags?: string[];
-                    /** @description JSON containment: the row's metadata must contain this object */
-                    metadata_filter?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description epoch milliseconds, UTC */
-                    created_after?: number;
-                    /** @description epoch milliseconds, UTC */
-                    created_before?: number;
-                    /** @description only memories whose event time (occurred_at) is at or after this */
-                    occurred_after?: number;
-                    /** @description only memories whose event time (occurred_at) is at or before this */
-                    occurred_before?: number;
-                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
-                    filters?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description only the memories of this end user */
-                    user_id?: string;
-                    /** @description only the memories of this agent */
-                    agent_id?: string;
-                    /** @description only the memories of this run */
-                    run_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Hits */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        hits: components["schemas"]["ScoredMemory"][];
-                    };
-                };
-            };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is not `application/json` */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    postApiMemoriesSearchBulk: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    queries: string[];
-                    /** @default 5 */
-                    k?: number;
-                    /**
-                     * @description lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.
-                     * @default lexical
-                     * @enum {string}
-                     */
-                    mode?: "lexical" | "semantic" | "hybrid";
-                    /** @description project (namespace) name; created on first use */
-                    namespace?: string;
-                    /** @description the memory must carry all of these tags */
-                    tags?: string[];
-                    /** @description JSON containment: the row's metadata must contain this object */
-                    metadata_filter?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description epoch milliseconds, UTC */
-                    created_after?: number;
-                    /** @description epoch milliseconds, UTC */
-                    created_before?: number;
-                    /** @description only memories whose event time (occurred_at) is at or after this */
-                    occurred_after?: number;
-                    /** @description only memories whose event time (occurred_at) is at or before this */
-                    occurred_before?: number;
-                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
-                    filters?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description only the memories of this end user */
-                    user_id?: string;
-                    /** @description only the memories of this agent */
-                    agent_id?: string;
-                    /** @description only the memories of this run */
-                    run_id?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description One entry per query */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        results: {
-                            query: string;
-                            hits: components["schemas"]["ScoredMemory"][];
-                        }[];
-                    };
-                };
-            };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is not `application/json` */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    getApiMemoriesIdSimilar: {
-        parameters: {
-            query?: {
-                k?: number;
-                namespace?: string;
-                /** @description the memory must carry all of these tags (repeat the parameter: tags=a&tags=b) */
-                tags?: string[];
-                created_after?: number;
-                created_before?: number;
-                occurred_after?: number;
-                occurred_before?: number;
-                metadata_filter?: string;
-                filters?: string;
-                /** @description only the memories of this end user */
-                user_id?: string;
-                /** @description only the memories of this agent */
-                agent_id?: string;
-                /** @description only the memories of this run */
-                run_id?: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Hits */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        hits: components["schemas"]["ScoredMemory"][];
-                    };
-                };
-            };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid credential */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No such memory in this org */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description `embeddings_unavailable`: this server has no embedding model */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };

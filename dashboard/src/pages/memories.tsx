@@ -157,7 +157,7 @@ export function Memories() {
 }
 
 // A list of memories or of search hits; `similarity` shows each hit's score as the cosine it is (memory.tsx).
-export function MemoryList({ memories, similarity = false }: { memories: (Memory & Partial<Pick<Hit, 'score' | 'found_by' | 'matched_passage'>>)[]; similarity?: boolean }) {
+export function MemoryList({ memories, similarity = false }: { memories: (Memory & Partial<Pick<Hit, 'score' | 'relevance' | 'found_by' | 'matched_passage' | 'explain'>>)[]; similarity?: boolean }) {
   return (
     <ul class="memories">
       {memories.map((m) => (
@@ -187,11 +187,50 @@ export function MemoryList({ memories, similarity = false }: { memories: (Memory
               </span>
             ))}
             <span>{when(m.updated_at)}</span>
-            {similarity && m.score !== undefined ? <span>similarity {m.score.toFixed(2)}</span> : m.found_by ? <span>found by {m.found_by.join(' and ')}</span> : null}
+            {similarity && m.score !== undefined ? <span>similarity {m.score.toFixed(2)}</span> : null}
+            {m.relevance !== undefined ? <span class="relevance">relevance {Math.round(100 * m.relevance)}%</span> : null}
+            {m.found_by ? <span>{whyFound(m.found_by)}</span> : null}
           </p>
+          {m.explain ? <Explain explain={m.explain} /> : null}
         </li>
       ))}
     </ul>
+  );
+}
+
+// Why a hit was found, in plain words.
+const whyFound = (lists: string[]): string =>
+  lists.length > 1 ? 'matched words and similar meaning' : lists[0] === 'semantic' ? 'similar meaning' : 'matched words';
+
+// A hit's place in each list and what its relevance was computed from (the search's explain).
+function Explain({ explain }: { explain: NonNullable<Hit['explain']> }) {
+  const place = (p: { rank: number; score: number } | undefined) => (p ? `#${p.rank} (${p.score.toFixed(3)})` : 'not found');
+  return (
+    <details class="explain">
+      <summary>Why</summary>
+      <dl>
+        <dt>Words (BM25)</dt>
+        <dd>
+          {place(explain.lexical)}
+          {explain.thread_context ? `, +${explain.thread_context.toFixed(3)} from the turns before it` : ''}
+        </dd>
+        {explain.relevance_inputs.semantic !== null ? (
+          <>
+            <dt>Meaning (cosine)</dt>
+            <dd>
+              {place(explain.semantic)}
+              {explain.passage ? `, through passage ${explain.passage}` : ''}
+            </dd>
+          </>
+        ) : null}
+        {explain.fused !== undefined ? (
+          <>
+            <dt>Fused</dt>
+            <dd>{explain.fused.toFixed(3)}</dd>
+          </>
+        ) : null}
+      </dl>
+    </details>
   );
 }
 
@@ -267,7 +306,7 @@ function MeaningStatus({ reload, onModel }: { reload: number; onModel: (embeds: 
   ) : null;
 }
 
-export type Hit = Memory & { score: number; found_by: string[]; matched_passage?: { start: number; end: number; text: string } };
+export type Hit = Awaited<ReturnType<typeof client.searchMemories>>[number];
 
 function Search(props: { onResults: (query: string, hits: Hit[]) => void; onError: (error: string | null) => void; onClear: () => void; filters: Filters; meaning: boolean }) {
   const { onResults, onError, onClear, filters, meaning } = props;
@@ -282,7 +321,7 @@ function Search(props: { onResults: (query: string, hits: Hit[]) => void; onErro
         const form = new FormData(event.currentTarget);
         const query = String(form.get('query')).trim();
         if (!query) return onClear();
-        await run(async () => onResults(query, await client.searchMemories({ query, k: 25, mode: form.get('mode') as Mode, ...requested(filters) })));
+        await run(async () => onResults(query, await client.searchMemories({ query, k: 25, mode: form.get('mode') as Mode, explain: true, ...requested(filters) })));
       }}
     >
       <label class="wide">

@@ -1,0 +1,178 @@
+import pLimit from 'p-limit';
+import { z } from 'zod';
+import { BULK_SEARCH_MAX_QUERIES, SEARCH_K_MAX } from '../../domain/memories/limits.ts';
+import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
+import { freshVectors } from '../../domain/search/fresh.ts';
+import { SEARCH_MODES, type SearchMode } from '../../domain/search/modes.ts';
+import type { QueryVectors } from '../../domain/search/query-vectors.ts';
+import { RECOMMENDED_FLOOR } from '../../domain/search/relevance.ts';
+import { needsVector, searchMemories, type SearchAnswer } from '../../domain/search/search.ts';
+import { similarMemories } from '../../domain/search/similar.ts';
+import type { MemoryFilters } from '../../domain/store/filters.ts';
+import { searches } from '../../infra/metrics.ts';
+import type { ApiDeps } from '../deps.ts';
+import { callerOf } from '../http/auth.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { idParams, similarQuery } from './requests.ts';
+import { filterFields, filterInputOf, hitJson, scoredMemorySchema, toFilters } from './schemas.ts';
+
+// The search routes: one query, up to 25 at once, and "more like this" by a memory's own vector.
+
+const searchFilters = {
+  namespace: filterFields.namespace,
+  tags: filterFields.tags,
+  metadata_filter: filterFields.metadata_filter,
+  created_after: filterFields.created_after,
+  created_before: filterFields.created_before,
+  occurred_after: filterFields.occurred_after,
+  occurred_before: filterFields.occurred_before,
+  filters: filterFields.filters,
+  user_id: filterFields.user_id,
+  agent_id: filterFields.agent_id,
+  run_id: filterFields.run_id,
+};
+const searchMode = z.enum(SEARCH_MODES).default('lexical').meta({
+  description:
+    'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
+});
+const answerOptions = {
+  min_relevance: z.number().min(0).max(1).optional().meta({
+    description: `leave out hits whose relevance is below this (0-1, the same scale in every mode); ${RECOMMENDED_FLOOR} is the recommended floor for "nothing relevant". Unset, every hit is kept.`,
+  }),
+  explain: z.boolean().default(false).meta({ description: "add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied" }),
+};
+export const searchBody = z.object({
+  query: z.string().trim().min(1).max(4000),
+  k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
+  mode: searchMode,
+  ...searchFilters,
+  ...answerOptions,
+});
+export const bulkBody = z.object({
+  queries: z.array(z.string().trim().min(1).max(4000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
+  k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
+  mode: searchMode,
+  ...searchFilters,
+  ...answerOptions,
+});
+
+
+const SEARCH_DESCRIPTION =
+  'A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to 8, within 250 ms): a search right after a save finds it by meaning too; `pending_embeddings` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries `relevance`, one scale in every mode (docs/api-decisions.md, "Relevance").';
+
+const answerExplainSchema = z
+  .object({
+    mode: z.enum(SEARCH_MODES),
+    terms: z.array(z.string()).meta({ description: "the query's terms as the lexical list analyzed them (stemmed; in hybrid, question words left out)" }),
+    filters: z.record(z.string(), z.unknown()).meta({ description: 'the filters applied, as the request spelled them' }),
+  })
+  .meta({ id: 'SearchExplain' });
+const pendingEmbeddings = z.number().int().min(0).optional().meta({
+  description:
+    "semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its 200 latest writes, an upper bound otherwise",
+});
+const searchAnswer = z.object({ hits: z.array(scoredMemorySchema), pending_embeddings: pendingEmbeddings, explain: answerExplainSchema.optional() });
+
+// The JSON of one answer.
+function answerJson(answer: SearchAnswer, mode: SearchMode, filters: MemoryFilters, explain: boolean) {
+  return {
+    hits: answer.hits.map((hit) => hitJson(hit, { explain })),
+    ...(answer.pendingEmbeddings !== null ? { pending_embeddings: answer.pendingEmbeddings } : {}),
+    ...(explain ? { explain: { mode, terms: answer.terms, filters: filterInputOf(filters) } } : {}),
+  };
+}
+
+export function searchRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
+  const bulkSlots = pLimit(bulkSearchSlots(deps.config.DATABASE_POOL_MAX));
+  const { embedder } = deps;
+  // Memories still waiting for their vector, embedded for this request's searches (fresh.ts).
+  const fresh = (orgId: string) => (embedder ? freshVectors((texts) => embedder.embedDocuments(texts, orgId)) : undefined);
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/memories/search',
+      tag: 'memories',
+      access: 'caller',
+      write: false,
+      summary: 'Search by words (BM25), by meaning, or both; best first',
+      description: SEARCH_DESCRIPTION,
+      body: searchBody,
+      responses: {
+        200: { description: 'Hits', schema: searchAnswer },
+        503: {
+          description:
+            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down.',
+        },
+      },
+      handler: async (ctx, { body }) => {
+        const { orgId } = callerOf(ctx);
+        const vector = needsVector(body.mode) ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
+        searches.inc({ mode: body.mode });
+        const filters = toFilters(body);
+        const request = { text: body.query, k: body.k, mode: body.mode, filters, minRelevance: body.min_relevance };
+        const answer = await searchMemories(ctx.state.em, orgId, request, vector, fresh(orgId));
+        ctx.body = answerJson(answer, body.mode, filters, body.explain);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/memories/search/bulk',
+      tag: 'memories',
+      access: 'caller',
+      write: false,
+      summary: 'Up to 25 searches in one call (any mode); results in query order',
+      body: bulkBody,
+      responses: {
+        200: {
+          description: 'One entry per query',
+          schema: z.object({ results: z.array(searchAnswer.extend({ query: z.string() })) }),
+        },
+        503: {
+          description:
+            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs)',
+        },
+      },
+      handler: async (ctx, { body }) => {
+        const { orgId } = callerOf(ctx);
+        searches.inc({ mode: body.mode }, body.queries.length);
+        const vectors = needsVector(body.mode) ? queries.of(orgId, body.queries) : undefined;
+        const filters = toFilters(body);
+        const answers = await searchBulk(() => ctx.state.em.fork(), orgId, body.queries, {
+          k: body.k,
+          mode: body.mode,
+          filters,
+          minRelevance: body.min_relevance,
+          vectors,
+          fresh: fresh(orgId),
+          slots: bulkSlots,
+        });
+        ctx.body = { results: body.queries.map((query, i) => ({ query, ...answerJson(answers[i]!, body.mode, filters, body.explain) })) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/memories/:id/similar',
+      tag: 'memories',
+      access: 'caller',
+      summary: 'Memories nearest in meaning to this one, best first',
+      description:
+        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before, occurred_after, occurred_before, user_id, agent_id, run_id. Superseded memories are left out of the hits. Hits carry no relevance: it is calibrated for questions, not for one memory against another.",
+      params: idParams,
+      query: similarQuery,
+      responses: {
+        200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
+        404: { description: 'No such memory in this org' },
+        409: {
+          description:
+            '`embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds)',
+        },
+        503: { description: '`embeddings_unavailable`: this server has no embedding model' },
+      },
+      handler: async (ctx, { params, query: q }) => {
+        searches.inc({ mode: 'similar' });
+        const hits = await similarMemories(ctx.state.em, callerOf(ctx).orgId, embedder?.model ?? null, params.id, q.k, toFilters(q));
+        ctx.body = { hits: hits.map((hit) => hitJson(hit, { relevance: false })) };
+      },
+    }),
+  ];
+}
