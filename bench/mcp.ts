@@ -1,8 +1,9 @@
 // What MCP costs over plain HTTP: seeds BENCH_MCP_MEMORIES (default 10,000) agent memories into a paid org,
 // then times the same lexical searches one at a time through POST /api/memories/search and through the
 // MCP tool search_memories (one MCP session, Streamable HTTP), and last opens 100 MCP sessions at once,
-// each searching BENCH_MCP_CALLS times, counting errors. `EMBEDDING_PROVIDER=none BENCH_SUITES=mcp bash scripts/bench.sh`
-// (without the model, the background embedding of the seeded memories does not share the two cores).
+// each searching BENCH_MCP_CALLS times, counting errors; and what a hit weighs in bytes, through each.
+// `EMBEDDING_PROVIDER=none BENCH_SUITES=mcp bash scripts/bench.sh` (without the model, the background embedding of
+// the seeded memories does not share the two cores).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
@@ -28,7 +29,9 @@ console.log(`seeded ${memories} memories at ${seeded.perSecond}/s`);
 const queries = Array.from({ length: 300 }, () => agent.query());
 const connect = async () => {
   const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
   return client;
 };
 
@@ -72,6 +75,20 @@ for (const [i, query] of [...queries, ...queries].entries()) {
   viaMcp.push(times[1]!);
   viaFetch.push(times[2]!);
 }
+// What a hit weighs: the route's hit (what the tool answered before it gave agents their own shape) against the
+// tool's, bytes of JSON per hit, over the same queries.
+let routeBytes = 0;
+let toolBytes = 0;
+let hits = 0;
+for (const query of queries.slice(0, 50)) {
+  const body = { query, k: 10, mode: 'lexical' as const };
+  const route = (await api.post('/api/memories/search', { token, body })).body.hits as unknown[];
+  const tool = ((await mcp.callTool({ name: 'search_memories', arguments: body })).structuredContent as { hits: unknown[] }).hits;
+  routeBytes += route.reduce<number>((sum, hit) => sum + JSON.stringify(hit).length, 0);
+  toolBytes += tool.reduce<number>((sum, hit) => sum + JSON.stringify(hit).length, 0);
+  hits += route.length;
+}
+console.log(`bytes per hit: the route ${Math.round(routeBytes / hits)}, the MCP tool ${Math.round(toolBytes / hits)} (${hits} hits)`);
 await mcp.close();
 const h = summarize(http);
 const m = summarize(viaMcp);
@@ -91,7 +108,10 @@ await Promise.all(
     try {
       const client = await connect();
       for (let c = 0; c < callsPerSession; c++) {
-        const result = await client.callTool({ name: 'search_memories', arguments: { query: queries[(s * callsPerSession + c) % queries.length]!, k: 5, mode: 'lexical' } });
+        const result = await client.callTool({
+          name: 'search_memories',
+          arguments: { query: queries[(s * callsPerSession + c) % queries.length]!, k: 5, mode: 'lexical' },
+        });
         if (result.isError) errors++;
       }
       await client.close();
@@ -101,4 +121,6 @@ await Promise.all(
     }
   }),
 );
-console.log(`${sessions} concurrent MCP sessions x ${callsPerSession} searches: ${errors} errors in ${Math.round(performance.now() - started)} ms`);
+console.log(
+  `${sessions} concurrent MCP sessions x ${callsPerSession} searches: ${errors} errors in ${Math.round(performance.now() - started)} ms`,
+);

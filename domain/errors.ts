@@ -34,6 +34,10 @@ export class AppError extends Error {
 }
 
 export const notFound = (): AppError => new AppError('not_found', 'not found');
+// This process has more of some kind of work waiting than it lets wait: 503 with Retry-After, safe to repeat.
+export const SERVER_BUSY_RETRY_AFTER_SECONDS = 1;
+export const serverBusy = (detail: string): AppError =>
+  new AppError('unavailable', 'server_busy', `${detail}; try again shortly`, { retry_after: SERVER_BUSY_RETRY_AFTER_SECONDS });
 export const forbidden = (detail: string): AppError => new AppError('forbidden', 'forbidden', detail);
 export const unauthenticated = (detail = 'a valid session cookie or bearer token is required'): AppError =>
   new AppError('unauthenticated', 'unauthorized', detail);

@@ -1,3 +1,5 @@
+import { serverBusy } from './errors.ts';
+
 // A call waiting for its group: its input, and how to settle it.
 interface Call<In, Out> {
   input: In;
@@ -12,20 +14,29 @@ interface Call<In, Out> {
 // saves (domain/memories/save-batch.ts) and the credential lookups (domain/accounts/authenticate.ts) is what
 // keeps saves near 1,000/s (docs/performance.md, sessions 2 and 31).
 // `run` answers each input's outcome in order; if it throws, every call of the group fails with its error.
+// At most QUEUED_ROUNDS full groups wait: past that the database is not keeping up, and a call that would only wait
+// (holding its request's memory) fails at once with 503 server_busy instead; `what` names the calls in that message.
+export const QUEUED_ROUNDS = 8;
+
 export class GroupedCalls<In, Out> {
   readonly #queue: Call<In, Out>[] = [];
   #inflight = 0;
   readonly #run: (inputs: In[]) => Promise<PromiseSettledResult<Out>[]>;
   readonly #maxInflight: number;
   readonly #maxGroup: number;
+  readonly #maxQueued: number;
+  readonly #what: string;
 
-  constructor(run: (inputs: In[]) => Promise<PromiseSettledResult<Out>[]>, maxInflight: number, maxGroup: number) {
+  constructor(run: (inputs: In[]) => Promise<PromiseSettledResult<Out>[]>, maxInflight: number, maxGroup: number, what: string) {
     this.#run = run;
     this.#maxInflight = maxInflight;
     this.#maxGroup = maxGroup;
+    this.#maxQueued = QUEUED_ROUNDS * maxGroup;
+    this.#what = what;
   }
 
   call(input: In): Promise<Out> {
+    if (this.#queue.length >= this.#maxQueued) return Promise.reject(serverBusy(`${this.#maxQueued} ${this.#what} are waiting already`));
     return new Promise((resolve, reject) => {
       this.#queue.push({ input, resolve, reject });
       this.#pump();

@@ -36,10 +36,21 @@ const searchMode = z.enum(SEARCH_MODES).default('lexical').meta({
     'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
 });
 const answerOptions = {
-  min_relevance: z.number().min(0).max(1).optional().meta({
-    description: `leave out hits whose relevance is below this (0-1, the same scale in every mode); ${RECOMMENDED_FLOOR} is the recommended floor for "nothing relevant". Unset, every hit is kept.`,
-  }),
-  explain: z.boolean().default(false).meta({ description: "add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied" }),
+  min_relevance: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .meta({
+      description: `leave out hits whose relevance is below this (0-1, the same scale in every mode); ${RECOMMENDED_FLOOR} is the recommended floor for "nothing relevant". Unset, every hit is kept.`,
+    }),
+  explain: z
+    .boolean()
+    .default(false)
+    .meta({
+      description:
+        "add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied",
+    }),
 };
 export const searchBody = z.object({
   query: z.string().trim().min(1).max(4000),
@@ -56,14 +67,15 @@ export const bulkBody = z.object({
   ...answerOptions,
 });
 
-
 const SEARCH_DESCRIPTION =
   'A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to 8, within 250 ms): a search right after a save finds it by meaning too; `pending_embeddings` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries `relevance`, one scale in every mode (docs/api-decisions.md, "Relevance").';
 
 const answerExplainSchema = z
   .object({
     mode: z.enum(SEARCH_MODES),
-    terms: z.array(z.string()).meta({ description: "the query's terms as the lexical list analyzed them (stemmed; in hybrid, question words left out)" }),
+    terms: z
+      .array(z.string())
+      .meta({ description: "the query's terms as the lexical list analyzed them (stemmed; in hybrid, question words left out)" }),
     filters: z.record(z.string(), z.unknown()).meta({ description: 'the filters applied, as the request spelled them' }),
   })
   .meta({ id: 'SearchExplain' });
@@ -71,7 +83,11 @@ const pendingEmbeddings = z.number().int().min(0).optional().meta({
   description:
     "semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its 200 latest writes, an upper bound otherwise",
 });
-const searchAnswer = z.object({ hits: z.array(scoredMemorySchema), pending_embeddings: pendingEmbeddings, explain: answerExplainSchema.optional() });
+const searchAnswer = z.object({
+  hits: z.array(scoredMemorySchema),
+  pending_embeddings: pendingEmbeddings,
+  explain: answerExplainSchema.optional(),
+});
 
 // The JSON of one answer.
 function answerJson(answer: SearchAnswer, mode: SearchMode, filters: MemoryFilters, explain: boolean) {

@@ -70,12 +70,18 @@ function paraphrase(): Omit<Collected, 'token'> {
   const neverStored = readFileSync(resolve(import.meta.dirname, 'paraphrase/never-stored.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as { question: string });
+    .map((l) => JSON.parse(l) as { question: string; kind: 'near' | 'far' });
   return {
     memories: memories.map((m) => ({ content: m.content, namespace: m.namespace, tags: m.tags, metadata: { ref: m.id } })),
     questions: [
       ...questions.map((q) => ({ set: 'paraphrase', collection: 'paraphrase', text: q.question, relevant: new Set(q.evidence) })),
-      ...neverStored.map((q) => ({ set: 'never-stored (paraphrase)', collection: 'paraphrase', text: q.question, relevant: new Set<string>() })),
+      ...neverStored.map((q) => ({
+        // near: a stored subject whose fact is missing; far: a subject no memory touches.
+        set: `never-stored (paraphrase, ${q.kind})`,
+        collection: 'paraphrase',
+        text: q.question,
+        relevant: new Set<string>(),
+      })),
     ],
   };
 }
@@ -126,7 +132,11 @@ function locomo(file: string): Omit<Collected, 'token'> {
     for (const t of turns) {
       const [session, turn] = t.dia_id.split(':');
       const content = `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`;
-      memories.push({ content, namespace, metadata: { ref: `${s.sample_id}/${t.dia_id}`, parent_ref: `${s.sample_id}/${session}`, chunk_index: Number(turn) } });
+      memories.push({
+        content,
+        namespace,
+        metadata: { ref: `${s.sample_id}/${t.dia_id}`, parent_ref: `${s.sample_id}/${session}`, chunk_index: Number(turn) },
+      });
     }
     for (const q of s.qa.filter((q) => q.category >= 1 && q.category <= 4)) {
       const relevant = new Set(q.evidence.flatMap((e) => e.match(/D\d+:\d+/g) ?? []).map((e) => `${s.sample_id}/${e}`));
@@ -136,7 +146,13 @@ function locomo(file: string): Omit<Collected, 'token'> {
     for (const speaker of [s.conversation.speaker_a, s.conversation.speaker_b]) {
       for (const [template, touched] of UNTOUCHED) {
         if (touched.test(said)) continue;
-        questions.push({ set: 'never-stored (locomo)', collection: 'locomo', text: template.replace('{S}', speaker), namespace, relevant: new Set() });
+        questions.push({
+          set: 'never-stored (locomo)',
+          collection: 'locomo',
+          text: template.replace('{S}', speaker),
+          namespace,
+          relevant: new Set(),
+        });
       }
     }
   }
@@ -166,8 +182,19 @@ async function ask(c: Collected, mode: Mode, name: string): Promise<Observation[
     const res = await api.post('/api/memories/search', { token: c.token, body });
     times.push(performance.now() - started);
     if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}: ${res.text}`);
-    const hits = res.body.hits as { relevance: number; metadata: { ref: string }; explain: { relevance_inputs: RelevanceInputs } & Record<string, unknown> }[];
-    answers[i] = hits.map((h, rank) => ({ question: i, rank, relevant: q.relevant.has(h.metadata.ref), inputs: h.explain.relevance_inputs, relevance: h.relevance, explain: h.explain }));
+    const hits = res.body.hits as {
+      relevance: number;
+      metadata: { ref: string };
+      explain: { relevance_inputs: RelevanceInputs } & Record<string, unknown>;
+    }[];
+    answers[i] = hits.map((h, rank) => ({
+      question: i,
+      rank,
+      relevant: q.relevant.has(h.metadata.ref),
+      inputs: h.explain.relevance_inputs,
+      relevance: h.relevance,
+      explain: h.explain,
+    }));
   });
   return answers;
 }
@@ -219,7 +246,11 @@ const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-
 
 // Per mode and set, at the recommended floor: precision and recall of the kept hits, the answerable questions left
 // with no hit, those whose top 10 held a relevant hit that keep one, and the never-stored questions left with none.
-function report(title: string, byMode: Map<Mode, { set: string; answer: Observation[]; answerable: boolean }[]>, relevanceOf: (mode: Mode, o: Observation) => number) {
+function report(
+  title: string,
+  byMode: Map<Mode, { set: string; answer: Observation[]; answerable: boolean }[]>,
+  relevanceOf: (mode: Mode, o: Observation) => number,
+) {
   console.log(`\n${title} (floor ${RECOMMENDED_FLOOR})`);
   console.log('| mode | set | questions | precision | recall | answerable left empty | found kept | never-stored left empty |');
   console.log('|---|---|---|---|---|---|---|---|');
@@ -273,7 +304,14 @@ for (const mode of MODES) {
   const answers: { set: string; collection: string; answer: Observation[]; answerable: boolean }[] = [];
   for (const [n, c] of collected.entries()) {
     const asked = await ask(c, mode, sources[n]![0]);
-    asked.forEach((answer, i) => answers.push({ set: c.questions[i]!.set, collection: c.questions[i]!.collection, answer, answerable: c.questions[i]!.relevant.size > 0 }));
+    asked.forEach((answer, i) =>
+      answers.push({
+        set: c.questions[i]!.set,
+        collection: c.questions[i]!.collection,
+        answer,
+        answerable: c.questions[i]!.relevant.size > 0,
+      }),
+    );
   }
   byMode.set(mode, answers);
 }
@@ -286,7 +324,9 @@ const fitted = new Map<Mode, number[]>();
 for (const [mode, answers] of byMode) {
   const hits = new Map<string, number>();
   for (const a of answers) hits.set(a.collection, (hits.get(a.collection) ?? 0) + a.answer.length);
-  const rows = answers.flatMap((a) => a.answer.map((o) => ({ x: features(mode, o.inputs), y: o.relevant ? 1 : 0, w: 1 / hits.get(a.collection)! })));
+  const rows = answers.flatMap((a) =>
+    a.answer.map((o) => ({ x: features(mode, o.inputs), y: o.relevant ? 1 : 0, w: 1 / hits.get(a.collection)! })),
+  );
   fitted.set(mode, fit(rows));
 }
 const curveOf = (mode: Mode) => {
@@ -306,6 +346,22 @@ for (const mode of MODES) {
   const c = curveOf(mode);
   console.log(`  ${mode}: { bias: ${round(c.bias)}, lexical: ${round(c.lexical)}, semantic: ${round(c.semantic)} },`);
 }
+// What explain and min_relevance add to a hybrid search: the same questions asked with both and without, interleaved,
+// and the median of the per-question differences (steadier than a difference of medians on a drifting machine).
+const last = collected.at(-1)!;
+const added: number[] = [];
+for (const q of last.questions.slice(0, 300)) {
+  const body = { query: q.text, k: K, mode: 'hybrid', ...(q.namespace ? { namespace: q.namespace } : {}) };
+  const timed = async (extra: object) => {
+    const started = performance.now();
+    const res = await api.post('/api/memories/search', { token: last.token, body: { ...body, ...extra } });
+    if (res.status !== 200) throw new Error(`hybrid search answered ${res.status}: ${res.text}`);
+    return performance.now() - started;
+  };
+  const plain = await timed({});
+  added.push((await timed({ explain: true, min_relevance: RECOMMENDED_FLOOR })) - plain);
+}
+console.log(`\nexplain and min_relevance add ${summarize(added).p50.toFixed(2)} ms to a hybrid search at p50 (${added.length} questions)`);
 console.log('\n| search, one at a time, k 10, explain | p50 | p95 |');
 console.log('|---|---|---|');
 for (const [what, times] of latencies) {

@@ -30,7 +30,7 @@ export class CredentialLookups {
 
   constructor(fork: () => EntityManager, maxInflight = 2, maxGroup = 64) {
     this.#fork = fork;
-    this.#groups = new GroupedCalls((lookups) => lookUp(fork(), lookups), maxInflight, maxGroup);
+    this.#groups = new GroupedCalls((lookups) => lookUp(fork(), lookups), maxInflight, maxGroup, 'credential lookups');
   }
 
   async resolve(raw: string, kind: CredentialKind): Promise<Caller | null> {

@@ -106,7 +106,7 @@ export class SaveBatcher {
   readonly #groups: GroupedCalls<PendingSave, void>;
 
   constructor(fork: () => EntityManager, maxInflight = 2, maxBatch = 64) {
-    this.#groups = new GroupedCalls((saves) => writeGroup(fork, saves), maxInflight, maxBatch);
+    this.#groups = new GroupedCalls((saves) => writeGroup(fork, saves), maxInflight, maxBatch, 'saves');
   }
 
   save(pending: PendingSave): Promise<void> {

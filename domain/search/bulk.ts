@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { availableParallelism } from 'node:os';
 import type { LimitFunction } from 'p-limit';
+import { serverBusy } from '../errors.ts';
 import type { MemoryFilters } from '../store/filters.ts';
 import type { SearchMode } from './modes.ts';
 import type { FreshVectors } from './fresh.ts';
@@ -16,6 +17,10 @@ const PARALLELISM = Math.max(2, availableParallelism());
 // connections, so they never take more than half of the pool, and saves and credential lookups always
 // find a free connection however many bulk searches arrive.
 export const bulkSearchSlots = (poolMax: number): number => Math.max(1, Math.floor(poolMax / 4));
+
+// Searches waiting for a slot, at most this many times the slots (each bulk call queues at most PARALLELISM of its
+// searches at a time): past that a new bulk call answers 503 server_busy at once rather than wait in memory.
+export const BULK_WAITING_PER_SLOT = 8;
 
 // Runs the queries in parallel, each on its own connection, and returns the hits in query order. For
 // semantic and hybrid, `vectors` holds every query's embedding, computed in one batch. `slots` is the
@@ -34,6 +39,9 @@ export async function searchBulk(
     slots: LimitFunction;
   },
 ): Promise<SearchAnswer[]> {
+  const { slots } = options;
+  if (slots.pendingCount >= BULK_WAITING_PER_SLOT * slots.concurrency)
+    throw serverBusy(`${slots.pendingCount} bulk searches are waiting already`);
   const results: SearchAnswer[] = new Array(queries.length);
   let next = 0;
   const worker = async () => {
@@ -41,7 +49,7 @@ export async function searchBulk(
       const vector = options.vectors?.then((all) => all[i]!);
       const text = queries[i]!;
       const request = { text, k: options.k, mode: options.mode, filters: options.filters, minRelevance: options.minRelevance };
-      results[i] = await options.slots(() => searchMemories(fork(), orgId, request, vector, options.fresh));
+      results[i] = await slots(() => searchMemories(fork(), orgId, request, vector, options.fresh));
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLELISM, queries.length) }, worker));

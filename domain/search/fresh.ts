@@ -31,7 +31,15 @@ export function freshVectors(embedDocuments: (texts: string[]) => Promise<Float3
     const missing = memories.filter((m) => !known.has(m.id));
     if (missing.length > 0) {
       const computed = embedDocuments(missing.map((m) => m.content.slice(0, FRESH_TEXT_CHARS)));
-      missing.forEach((m, i) => known.set(m.id, computed.then((vectors) => vectors[i] ?? null, () => null)));
+      missing.forEach((m, i) =>
+        known.set(
+          m.id,
+          computed.then(
+            (vectors) => vectors[i] ?? null,
+            () => null,
+          ),
+        ),
+      );
     }
     const vectors = await Promise.all(memories.map(async (m) => [m.id, await known.get(m.id)!] as const));
     return new Map(vectors.filter((v): v is readonly [string, Float32Array] => v[1] !== null));

@@ -23,7 +23,14 @@ export async function withThreadContext(
 ): Promise<{ ranked: Ranked[]; gains: Map<string, number> }> {
   const gains = new Map<string, number>();
   if (list.length === 0) return { ranked: list, gains };
-  const rows = await query(em, chunksAfterNamed(orgId, list.map((r) => r.id), compiled.where));
+  const rows = await query(
+    em,
+    chunksAfterNamed(
+      orgId,
+      list.map((r) => r.id),
+      compiled.where,
+    ),
+  );
   const own = new Map(list.map((r) => [r.id, r.score]));
   for (const r of rows) gains.set(r.id, (gains.get(r.id) ?? 0) + CONTEXT_SHARES[r.place - 1]! * own.get(r.source)!);
   if (gains.size === 0) return { ranked: list, gains };

@@ -52,9 +52,23 @@ const ROOM = 1e-9;
 
 // Scratch shared by every search of the process: scoring runs to its end without awaiting, so one search at a
 // time uses it, and it leaves the accumulators and the dead marks zeroed.
-let accumulator = new Float64Array(1 << 16);
-let deadMarks = new Uint8Array(1 << 16);
-let touched = new Int32Array(1 << 16);
+const INITIAL_ENTRIES = 1 << 16;
+let accumulator = new Float64Array(INITIAL_ENTRIES);
+let deadMarks = new Uint8Array(INITIAL_ENTRIES);
+let touched = new Int32Array(INITIAL_ENTRIES);
+
+// The buffers grow with an org's largest document number (every content edit takes a new one) and its longest
+// postings; past this many entries (52 MiB in all) they are let go after the search, so one org that needed them
+// does not hold that memory for good, and an org that large pays for them each search.
+export const BUFFER_KEEP_ENTRIES = 1 << 22;
+function trimBuffers(): void {
+  if (accumulator.length > BUFFER_KEEP_ENTRIES) accumulator = new Float64Array(INITIAL_ENTRIES);
+  if (deadMarks.length > BUFFER_KEEP_ENTRIES) deadMarks = new Uint8Array(INITIAL_ENTRIES);
+  if (touched.length > BUFFER_KEEP_ENTRIES) touched = new Int32Array(INITIAL_ENTRIES);
+}
+
+// What the buffers hold between searches (tests, and the process's memory at a glance).
+export const scoringBufferBytes = (): number => accumulator.byteLength + deadMarks.byteLength + touched.byteLength;
 
 interface Term {
   // qtf * idf * (k1 + 1): the term's score in a document is weight * tf / (tf + c0 + c1 * length).
@@ -148,7 +162,9 @@ export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
     count = addStaged(staged, weight, c0, c1, count);
   }
   done();
-  return { ...collect(keys.subarray(0, count)), pruned: false, ceiling };
+  const scored = { ...collect(keys.subarray(0, count)), pruned: false, ceiling };
+  trimBuffers();
+  return scored;
 }
 
 function addStaged(staged: Term['staged'], weight: number, c0: number, c1: number, count: number): number {
@@ -225,6 +241,7 @@ export function maxScore(index: IndexRead, counts: [string, number][], n: number
     }
   }
   done();
+  trimBuffers();
   return { ...pool.result(), ceiling };
 }
 

@@ -87,7 +87,10 @@ export async function searchMemories(
   const depth = hybrid ? Math.max(k, FUSION_DEPTH) : k;
   const semantic = async () => {
     if (!vector) throw new Error(`a ${mode} search needs the query vector`);
-    const [indexed, recent] = await Promise.all([semanticRanking(em.fork(), orgId, vector, depth, compiled), freshRanking(em.fork(), orgId, vector, compiled, fresh)]);
+    const [indexed, recent] = await Promise.all([
+      semanticRanking(em.fork(), orgId, vector, depth, compiled),
+      freshRanking(em.fork(), orgId, vector, compiled, fresh),
+    ]);
     return { ranked: mergeRanked(indexed, recent.ranked, depth), pending: recent.pending };
   };
   const lexical = async (): Promise<LexicalList & { gains: Map<string, number> }> => {

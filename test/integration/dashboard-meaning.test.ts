@@ -36,7 +36,12 @@ describe('search by meaning in the dashboard', () => {
     await page.getByLabel('By').selectOption('semantic');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('heading', { name: /1 result for/ }).waitFor();
-    await page.getByText('found by semantic').waitFor();
+    await page.getByText('similar meaning').waitFor();
+    await page.getByText(/^relevance \d+%$/).waitFor();
+    // Why: the hit's place in each list.
+    await page.getByText('Why').click();
+    await page.getByText('Meaning (cosine)').waitFor();
+    expect(await page.locator('.explain dd').first().textContent()).toBe('not found');
     await shot(page, 'memories-meaning-1280');
     await context.close();
   }, 90_000);

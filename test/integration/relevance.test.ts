@@ -46,7 +46,8 @@ describe('fresh results', () => {
 
   it('embeds only the latest few of a scope, and says how many it could not score by meaning', async () => {
     const extra = 3;
-    for (let i = 0; i < FRESH_EMBED_MAX + extra; i++) await save({ content: `Harbour crane ${i} was inspected and certified for heavy lifting`, namespace: 'port' });
+    for (let i = 0; i < FRESH_EMBED_MAX + extra; i++)
+      await save({ content: `Harbour crane ${i} was inspected and certified for heavy lifting`, namespace: 'port' });
     const res = await search({ query: 'which lifting equipment passed its check', mode: 'hybrid', namespace: 'port', k: 20 });
     expect(res.body.pending_embeddings).toBe(extra);
     expect(res.body.hits.filter((h: Hit) => h.found_by.includes('semantic'))).toHaveLength(FRESH_EMBED_MAX);
@@ -57,7 +58,11 @@ describe('fresh results', () => {
 
 describe('relevance', () => {
   it('carries a relevance in [0, 1] on every hit of every mode, never rising down the ranking', async () => {
-    for (let i = 0; i < 5; i++) await save({ content: `The staging database is refreshed from production every ${['Sunday', 'Monday', 'night', 'week', 'month'][i]}`, namespace: 'rel' });
+    for (let i = 0; i < 5; i++)
+      await save({
+        content: `The staging database is refreshed from production every ${['Sunday', 'Monday', 'night', 'week', 'month'][i]}`,
+        namespace: 'rel',
+      });
     for (const mode of ['lexical', 'semantic', 'hybrid']) {
       const res = await search({ query: 'when is the staging database refreshed', mode, namespace: 'rel', k: 5 });
       const relevance = (res.body.hits as Hit[]).map((h) => h.relevance);
@@ -71,9 +76,12 @@ describe('relevance', () => {
   });
 
   it('leaves out hits below min_relevance, and refuses a floor outside [0, 1]', async () => {
-    const all = (await search({ query: 'when is the staging database refreshed', mode: 'hybrid', namespace: 'rel', k: 5 })).body.hits as Hit[];
+    const all = (await search({ query: 'when is the staging database refreshed', mode: 'hybrid', namespace: 'rel', k: 5 })).body
+      .hits as Hit[];
     const floor = all[2]!.relevance;
-    const kept = (await search({ query: 'when is the staging database refreshed', mode: 'hybrid', namespace: 'rel', k: 5, min_relevance: floor })).body.hits as Hit[];
+    const kept = (
+      await search({ query: 'when is the staging database refreshed', mode: 'hybrid', namespace: 'rel', k: 5, min_relevance: floor })
+    ).body.hits as Hit[];
     expect(kept.map((h) => h.id)).toEqual(all.filter((h) => h.relevance >= floor).map((h) => h.id));
     expect((await search({ query: 'staging', min_relevance: 1 })).body.hits).toEqual([]);
     for (const bad of [-0.1, 1.5, '0.5']) {
@@ -81,7 +89,10 @@ describe('relevance', () => {
       expect(res.status).toBe(400);
       expect(JSON.stringify(res.body)).toContain('min_relevance');
     }
-    const bulk = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['staging database', 'cranes'], mode: 'hybrid', min_relevance: 1 } });
+    const bulk = await stack.api.post('/api/memories/search/bulk', {
+      token: a.token,
+      body: { queries: ['staging database', 'cranes'], mode: 'hybrid', min_relevance: 1 },
+    });
     expect(bulk.status).toBe(200);
     expect(bulk.body.results.map((r: { hits: Hit[] }) => r.hits)).toEqual([[], []]);
   });
@@ -115,7 +126,10 @@ describe('explain', () => {
     expect(first!.explain!.semantic.rank).toBeGreaterThanOrEqual(1);
     // A lexical answer has one list, whose score is the hit's; without explain nothing is added.
     const words = (await search({ query: 'staging database', namespace: 'rel', explain: true })).body.hits as Hit[];
-    expect(words[0]!.explain).toEqual({ lexical: { rank: 1, score: words[0]!.score }, relevance_inputs: { lexical: expect.any(Number), semantic: null } });
+    expect(words[0]!.explain).toEqual({
+      lexical: { rank: 1, score: words[0]!.score },
+      relevance_inputs: { lexical: expect.any(Number), semantic: null },
+    });
     expect((await search({ query: 'staging database', namespace: 'rel' })).body.hits[0]).not.toHaveProperty('explain');
   });
 });

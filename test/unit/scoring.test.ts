@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBlock, encodeBlock, peaksOf } from '../../domain/search/blocks.ts';
-import { maxScore, scoreAll, type IndexRead, type Scored } from '../../domain/search/scoring.ts';
+import { BUFFER_KEEP_ENTRIES, maxScore, scoreAll, scoringBufferBytes, type IndexRead, type Scored } from '../../domain/search/scoring.ts';
 
 // MaxScore (maxScore) against scoring every posting (scoreAll) on random indexes: rare and common terms,
 // blocks of several sizes, tombstones, staged memories, lengths and tfs that make many exact ties.
@@ -74,7 +74,8 @@ describe('MaxScore over postings blocks', () => {
           for (const [key, score] of found) expect(score).toBe(all.get(key));
           const nth = ranked[Math.min(n, ranked.length) - 1];
           if (nth === undefined) continue;
-          for (const [key, score] of all) if (score >= nth) expect(found.has(key), `n ${n}, ${JSON.stringify(counts)}, key ${key}`).toBe(true);
+          for (const [key, score] of all)
+            if (score >= nth) expect(found.has(key), `n ${n}, ${JSON.stringify(counts)}, key ${key}`).toBe(true);
         }
       }
     }
@@ -107,12 +108,18 @@ describe('MaxScore over postings blocks', () => {
       const kept = blocks.flatMap(({ postings: p }) => {
         const at = Array.from(p.docnums.keys()).filter((i) => inScope.has(p.docnums[i]!));
         if (at.length === 0) return [];
-        const postings = decodeBlock(encodeBlock({ docnums: at.map((i) => p.docnums[i]!), lens: at.map((i) => p.lens[i]!), tfs: at.map((i) => p.tfs[i]!) }));
+        const postings = decodeBlock(
+          encodeBlock({ docnums: at.map((i) => p.docnums[i]!), lens: at.map((i) => p.lens[i]!), tfs: at.map((i) => p.tfs[i]!) }),
+        );
         return [{ postings, peaks: peaksOf(postings) }];
       });
       if (kept.length > 0) alone.blocks.set(term, kept);
     }
-    for (const [term, staged] of index.staged) alone.staged.set(term, staged.filter((p) => stagedKeys.has(p.key)));
+    for (const [term, staged] of index.staged)
+      alone.staged.set(
+        term,
+        staged.filter((p) => stagedKeys.has(p.key)),
+      );
     const own: IndexRead = { ...index, scope: { docnums: Int32Array.from(docnums), stagedKeys, statistics } };
     const orgs: IndexRead = { ...index, scope: { docnums: Int32Array.from(docnums), stagedKeys, statistics: null } };
     let differ = 0;
@@ -138,10 +145,34 @@ describe('MaxScore over postings blocks', () => {
     // The scope's statistics change the scores.
     expect(differ).toBeGreaterThan(20);
     // And no mark is left behind for a search without a scope.
-    const counts: [string, number][] = [['t0', 1], ['t3', 1]];
+    const counts: [string, number][] = [
+      ['t0', 1],
+      ['t3', 1],
+    ];
     const before = asMap(scoreAll(index, counts));
     scoreAll(own, counts);
     maxScore(orgs, counts, 5);
     expect(asMap(scoreAll(index, counts))).toEqual(before);
+  });
+
+  it('lets go of buffers past BUFFER_KEEP_ENTRIES once a search of an org with that many document numbers ends', () => {
+    // Two documents numbered past the bound, as in an org whose memories were edited millions of times.
+    const base = BUFFER_KEEP_ENTRIES + 2;
+    const docnums = [BUFFER_KEEP_ENTRIES, BUFFER_KEEP_ENTRIES + 1];
+    const postings = decodeBlock(encodeBlock({ docnums, lens: [3, 4], tfs: [1, 2] }));
+    const index: IndexRead = {
+      blocks: new Map([['far', [{ postings, peaks: peaksOf(postings) }]]]),
+      staged: new Map(),
+      base,
+      stagedIds: [],
+      tombstones: new Int32Array(),
+      n: 2,
+      total: 7,
+    };
+    for (const score of [() => scoreAll(index, [['far', 1]]), () => maxScore(index, [['far', 1]], 1)]) {
+      const scored = score();
+      expect([...scored.keys]).toContain(BUFFER_KEEP_ENTRIES + 1);
+      expect(scoringBufferBytes()).toBeLessThan(BUFFER_KEEP_ENTRIES);
+    }
   });
 });

@@ -1618,7 +1618,7 @@ export interface components {
             superseded_by?: string;
             /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists */
             score: number;
-            /** @description search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.5 is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar. */
+            /** @description search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.15 is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar. */
             relevance?: number;
             /** @description which lists found this memory (in hybrid, one or both) */
             found_by: ("lexical" | "semantic")[];
@@ -5467,7 +5467,7 @@ export interface operations {
                     agent_id?: string;
                     /** @description only the memories of this run */
                     run_id?: string;
-                    /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.5 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
+                    /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.15 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
                     min_relevance?: number;
                     /**
                      * @description add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied
@@ -5591,7 +5591,7 @@ export interface operations {
                     agent_id?: string;
                     /** @description only the memories of this run */
                     run_id?: string;
-                    /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.5 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
+                    /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.15 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
                     min_relevance?: number;
                     /**
                      * @description add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied
