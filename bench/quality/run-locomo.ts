@@ -1,7 +1,6 @@
 // Recall of conversational memory through the API, on LoCoMo (Maharana et al., 2024: 10 long conversations
-// between two people, 5,882 turns, questions with the turns that answer them). The data is CC BY-NC and is not
-// kept in this repository; bring your own copy of locomo10.json (github.com/snap-research/LoCoMo, data/):
-//   LOCOMO_JSON=/path/to/locomo10.json BENCH_API_URL=http://127.0.0.1:3099 DATABASE_URL=... node bench/quality/run-locomo.ts
+// between two people, 5,882 turns, questions with the turns that answer them), read by locomo-set.ts:
+//   BENCH_SUITES=locomo bash scripts/bench.sh   (LOCOMO_JSON names another copy of locomo10.json)
 // Each turn is saved as one memory ("Speaker: text", a shared photo's caption appended), one namespace per
 // conversation; every question is searched in its conversation's namespace (k 10) in each mode, and a question
 // scores the share of its evidence turns found. Category 5 (adversarial: questions with no answer) is left out.
@@ -12,7 +11,7 @@
 // LOCOMO_UNIT=session saves each session whole as one memory instead (its date, then its turns a line each: 1,200 to
 // 5,900 characters, most of them long memories, searched by meaning in passages: domain/store/passages.ts), and
 // a question then scores the share of its evidence sessions found; LOCOMO_K sets k (10 by default).
-import { readFileSync } from 'node:fs';
+import { evidenceOf, readLocomo, sessionsOf, turnLine } from './locomo-set.ts';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
 import { closedLoop } from '../lib/stats.ts';
@@ -22,29 +21,12 @@ const CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: '
 const K = Number(process.env.LOCOMO_K ?? 10);
 const bySession = process.env.LOCOMO_UNIT === 'session';
 
-interface Turn {
-  speaker: string;
-  dia_id: string;
-  text: string;
-  blip_caption?: string;
-}
-interface Sample {
-  sample_id: string;
-  conversation: Record<string, unknown>;
-  qa: { question: string; evidence: string[]; category: number }[];
-}
-
-const file = process.env.LOCOMO_JSON;
-if (!file) throw new Error('set LOCOMO_JSON to the path of LoCoMo\'s data/locomo10.json');
-const samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
-
-const line = (t: Turn) => `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`;
-const sessionsOf = (s: Sample) => Object.entries(s.conversation).filter(([key]) => /^session_\d+$/.test(key)) as [string, Turn[]][];
+const samples = readLocomo();
 const memories = samples.flatMap((s) =>
   bySession
     ? sessionsOf(s).map(([key, turns]) => ({
         namespace: `locomo-${s.sample_id}`,
-        content: `${String(s.conversation[`${key}_date_time`] ?? '')}\n${turns.map(line).join('\n')}`.trim(),
+        content: `${String(s.conversation[`${key}_date_time`] ?? '')}\n${turns.map(turnLine).join('\n')}`.trim(),
         ref: `${s.sample_id}/D${key.split('_')[1]}`,
         thread: {},
       }))
@@ -52,13 +34,12 @@ const memories = samples.flatMap((s) =>
         .flatMap(([, turns]) => turns)
         .map((t) => ({
           namespace: `locomo-${s.sample_id}`,
-          content: line(t),
+          content: turnLine(t),
           ref: `${s.sample_id}/${t.dia_id}`,
           // dia_id is "D<session>:<turn>".
           thread: { parent_ref: `${s.sample_id}/${t.dia_id.split(':')[0]}`, chunk_index: Number(t.dia_id.split(':')[1]) },
         })),
 );
-// Evidence is written "D3:5"; a few entries hold several ids or stray spaces.
 const questions = samples.flatMap((s) =>
   s.qa
     .filter((q) => q.category in CATEGORIES)
@@ -66,7 +47,7 @@ const questions = samples.flatMap((s) =>
       namespace: `locomo-${s.sample_id}`,
       question: q.question,
       category: q.category,
-      evidence: new Set(q.evidence.flatMap((e) => e.match(/D\d+:\d+/g) ?? []).map((e) => `${s.sample_id}/${bySession ? e.split(':')[0] : e}`)),
+      evidence: new Set(evidenceOf(q).map((e) => `${s.sample_id}/${bySession ? e.split(':')[0] : e}`)),
     }))
     .filter((q) => q.evidence.size > 0),
 );

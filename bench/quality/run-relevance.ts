@@ -18,6 +18,7 @@ import { nonIncreasing, RECOMMENDED_FLOOR, RELEVANCE_CURVES, type RelevanceInput
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
 import { closedLoop, summarize } from '../lib/stats.ts';
 import { loadCisi, loadCranfield, type Collection } from './collections.ts';
+import { evidenceOf, readLocomo, sessionsOf, turnLine } from './locomo-set.ts';
 import { loadParaphraseSet, MODES } from './paraphrase-set.ts';
 
 type Mode = (typeof MODES)[number];
@@ -108,38 +109,23 @@ const UNTOUCHED: [string, RegExp][] = [
   ['Which mobile carrier does {S} use?', /\bcarrier\b|\bverizon\b|\bt-mobile\b/i],
 ];
 
-interface Turn {
-  speaker: string;
-  dia_id: string;
-  text: string;
-  blip_caption?: string;
-}
-interface Sample {
-  sample_id: string;
-  conversation: Record<string, unknown> & { speaker_a: string; speaker_b: string };
-  qa: { question: string; evidence: string[]; category: number }[];
-}
-
-function locomo(file: string): Omit<Collected, 'token'> {
-  const samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
+function locomo(): Omit<Collected, 'token'> {
+  const samples = readLocomo();
   const memories: Memory[] = [];
   const questions: Question[] = [];
   for (const s of samples) {
     const namespace = `locomo-${s.sample_id}`;
-    const turns = Object.entries(s.conversation)
-      .filter(([key]) => /^session_\d+$/.test(key))
-      .flatMap(([, t]) => t as Turn[]);
+    const turns = sessionsOf(s).flatMap(([, t]) => t);
     for (const t of turns) {
       const [session, turn] = t.dia_id.split(':');
-      const content = `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`;
       memories.push({
-        content,
+        content: turnLine(t),
         namespace,
         metadata: { ref: `${s.sample_id}/${t.dia_id}`, parent_ref: `${s.sample_id}/${session}`, chunk_index: Number(turn) },
       });
     }
     for (const q of s.qa.filter((q) => q.category >= 1 && q.category <= 4)) {
-      const relevant = new Set(q.evidence.flatMap((e) => e.match(/D\d+:\d+/g) ?? []).map((e) => `${s.sample_id}/${e}`));
+      const relevant = new Set(evidenceOf(q).map((e) => `${s.sample_id}/${e}`));
       if (relevant.size > 0) questions.push({ set: 'locomo', collection: 'locomo', text: q.question, namespace, relevant });
     }
     const said = turns.map((t) => `${t.text} ${t.blip_caption ?? ''}`).join('\n');
@@ -286,7 +272,7 @@ const sources: [string, () => Omit<Collected, 'token'>][] = [
   ['cranfield', () => judged(loadCranfield(dataDir))],
   ['cisi', () => judged(loadCisi(dataDir))],
   ['paraphrase', paraphrase],
-  ...(locomoFile ? [['locomo', () => locomo(locomoFile)] as [string, () => Omit<Collected, 'token'>]] : []),
+  ...(locomoFile ? [['locomo', locomo] as [string, () => Omit<Collected, 'token'>]] : []),
 ];
 if (!locomoFile) console.error('LOCOMO_JSON is not set: LoCoMo and its never-stored questions are left out');
 const collected: Collected[] = [];
