@@ -22,6 +22,7 @@ export function readLocomo(): Sample[] {
 }
 
 export const turnLine = (t: Turn): string => `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`;
-export const sessionsOf = (s: Sample): [string, Turn[]][] => Object.entries(s.conversation).filter(([key]) => /^session_\d+$/.test(key)) as [string, Turn[]][];
+export const sessionsOf = (s: Sample): [string, Turn[]][] =>
+  Object.entries(s.conversation).filter(([key]) => /^session_\d+$/.test(key)) as [string, Turn[]][];
 // A question's evidence ids; a few entries hold several ids or stray spaces.
 export const evidenceOf = (q: { evidence: string[] }): string[] => q.evidence.flatMap((e) => e.match(/D\d+:\d+/g) ?? []);

@@ -62,20 +62,32 @@ for (const namespace of new Set(memories.map((m) => m.namespace))) {
 }
 await closedLoop(16, memories.length, async (i) => {
   const m = memories[i]!;
-  const res = await api.post('/api/memories', { token: tokens.get(m.namespace)!, body: { content: m.content, namespace: m.namespace, metadata: { ref: m.ref, ...(threads ? m.thread : {}) } } });
+  const res = await api.post('/api/memories', {
+    token: tokens.get(m.namespace)!,
+    body: { content: m.content, namespace: m.namespace, metadata: { ref: m.ref, ...(threads ? m.thread : {}) } },
+  });
   if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
 });
 for (const token of new Set(tokens.values())) await untilEmbedded(api, token);
 const layout = bySession ? 'a memory per session' : threads ? 'a thread per session' : 'no threads';
-console.log(`LoCoMo: ${memories.length} ${bySession ? 'sessions' : 'turns'} in ${samples.length} conversations (${orgPerConversation ? 'an org each' : 'one org'}, ${layout}), ${questions.length} questions`);
+console.log(
+  `LoCoMo: ${memories.length} ${bySession ? 'sessions' : 'turns'} in ${samples.length} conversations (${orgPerConversation ? 'an org each' : 'one org'}, ${layout}), ${questions.length} questions`,
+);
 
 console.log(`| mode | evidence recall@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);
-console.log(`|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}`);
+console.log(
+  `|---|---|${Object.keys(CATEGORIES)
+    .map(() => '---|')
+    .join('')}`,
+);
 for (const mode of MODES) {
   const recall: number[] = [];
   await closedLoop(2, questions.length, async (i) => {
     const q = questions[i]!;
-    const res = await api.post('/api/memories/search', { token: tokens.get(q.namespace)!, body: { query: q.question, k: K, mode, namespace: q.namespace } });
+    const res = await api.post('/api/memories/search', {
+      token: tokens.get(q.namespace)!,
+      body: { query: q.question, k: K, mode, namespace: q.namespace },
+    });
     if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}: ${res.text}`);
     const found = (res.body.hits as { metadata: { ref: string } }[]).filter((h) => q.evidence.has(h.metadata.ref)).length;
     recall[i] = found / q.evidence.size;

@@ -53,7 +53,7 @@ interface Latest {
   pending: boolean;
 }
 
-// The memories the filters pass that wait for a vector, scored by meaning when `embed` is given and answers in time,
+// The memories the filters pass that wait for a vector, scored by meaning when `embed` answers in time,
 // and how many of them remain unscored: exact while the org's backlog lies among its FRESH_SCAN latest writes, an
 // upper bound otherwise (the older ones are counted whatever their scope).
 export async function freshRanking(
@@ -61,7 +61,7 @@ export async function freshRanking(
   orgId: string,
   vector: Promise<QueryVector>,
   compiled: CompiledFilters,
-  embed: FreshVectors | undefined,
+  embed: FreshVectors,
 ): Promise<{ ranked: Ranked[]; pending: number }> {
   const { vector: q, model } = await vector;
   const status = await embeddingStatus(em, orgId, model);
@@ -78,7 +78,7 @@ export async function freshRanking(
   const inScope = latest.filter((m) => m.passes && m.pending);
   const unseen = Math.max(0, waiting - latest.filter((m) => m.pending).length);
   const chosen = inScope.slice(0, FRESH_EMBED_MAX);
-  const vectors = embed && chosen.length > 0 ? await withinWait(embed(chosen)) : new Map<string, Float32Array>();
+  const vectors = chosen.length > 0 ? await withinWait(embed(chosen)) : new Map<string, Float32Array>();
   const ranked = chosen.filter((m) => vectors.has(m.id)).map((m) => ({ id: m.id, score: dot(q, vectors.get(m.id)!) }));
   return { ranked: ranked.sort(byRank), pending: inScope.length - ranked.length + unseen };
 }

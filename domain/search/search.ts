@@ -5,7 +5,7 @@ import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, typ
 import { query, sql } from '../sql.ts';
 import { analyze, QUESTION_STOP_WORDS } from '../store/analyzer.ts';
 import { freshRanking, type FreshVectors } from './fresh.ts';
-import { fuse, type Ranked, type Retriever } from './fusion.ts';
+import { byRank, fuse, type Ranked, type Retriever } from './fusion.ts';
 import { HYBRID_LEXICAL_TERMS, lexicalRanking, type LexicalList } from './lexical.ts';
 import { withThreadContext } from './lexical-context.ts';
 import type { SearchMode } from './modes.ts';
@@ -50,7 +50,7 @@ export interface SearchHit extends MemoryView {
 export interface SearchAnswer {
   hits: SearchHit[];
   // Memories the search's filters pass that it could not score by meaning (no vector yet, and past what a search
-  // embeds itself: fresh.ts); null for a lexical search.
+  // embeds itself: fresh.ts); null for a lexical search, or one made without `fresh`.
   pendingEmbeddings: number | null;
   // The lexical list's terms, as analyzed (explain).
   terms: string[];
@@ -69,7 +69,8 @@ export const needsVector = (mode: SearchMode): boolean => mode !== 'lexical';
 
 // One search in any mode. `vector` is the query's embedding, still being computed for semantic and hybrid
 // (so the lexical list is fetched meanwhile), and undefined for lexical. `fresh` embeds memories not yet embedded,
-// so that a search right after a save finds it by meaning; without it they are only counted.
+// so that a search right after a save finds it by meaning, and counts those it could not; the service's own searches
+// (chat, extraction, similar) go without it.
 export async function searchMemories(
   em: EntityManager,
   orgId: string,
@@ -83,15 +84,15 @@ export async function searchMemories(
   const hybrid = mode === 'hybrid';
   const terms = analyze(text, hybrid ? QUESTION_STOP_WORDS : undefined);
   const compiled = await compileFilters(em, orgId, request.filters ?? {});
-  if (!compiled.satisfiable) return { hits: [], pendingEmbeddings: mode === 'lexical' ? null : 0, terms };
+  if (!compiled.satisfiable) return { hits: [], pendingEmbeddings: mode === 'lexical' || !fresh ? null : 0, terms };
   const depth = hybrid ? Math.max(k, FUSION_DEPTH) : k;
   const semantic = async () => {
     if (!vector) throw new Error(`a ${mode} search needs the query vector`);
     const [indexed, recent] = await Promise.all([
       semanticRanking(em.fork(), orgId, vector, depth, compiled),
-      freshRanking(em.fork(), orgId, vector, compiled, fresh),
+      fresh ? freshRanking(em.fork(), orgId, vector, compiled, fresh) : null,
     ]);
-    return { ranked: mergeRanked(indexed, recent.ranked, depth), pending: recent.pending };
+    return recent ? { ranked: mergeRanked(indexed, recent.ranked, depth), pending: recent.pending } : { ranked: indexed, pending: null };
   };
   const lexical = async (): Promise<LexicalList & { gains: Map<string, number> }> => {
     if (!hybrid) return { ...(await lexicalRanking(em, orgId, terms, k, compiled)), gains: new Map<string, number>() };
@@ -121,7 +122,7 @@ export async function searchMemories(
 function mergeRanked(indexed: Ranked[], recent: Ranked[], n: number): Ranked[] {
   if (recent.length === 0) return indexed;
   const known = new Set(indexed.map((r) => r.id));
-  return [...indexed, ...recent.filter((r) => !known.has(r.id))].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, n);
+  return [...indexed, ...recent.filter((r) => !known.has(r.id))].sort(byRank).slice(0, n);
 }
 
 interface Explained {
