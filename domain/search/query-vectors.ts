@@ -54,7 +54,7 @@ export class QueryVectors {
     }
     this.#served('cache', texts.length - missing.length);
     this.#served('model', missing.length);
-    return keys.map((key) => ({ vector: vectors.get(key)!, model }));
+    return keys.map((key) => ({ vector: vectors.get(key)!, model, relevance: embedder.relevance }));
   }
 }
 

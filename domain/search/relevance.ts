@@ -13,6 +13,7 @@
 // Within an answer relevance never rises down the ranking: a hybrid hit ranked below one of lower relevance takes
 // that lower value, so a floor always keeps a prefix of the ranking.
 
+import type { ModelRelevance, RelevanceCurve } from '../store/embedder.ts';
 import type { SearchMode } from './modes.ts';
 
 export interface RelevanceInputs {
@@ -22,13 +23,10 @@ export interface RelevanceInputs {
   semantic: number | null;
 }
 
-// Logistic coefficients per mode: relevance = 1 / (1 + exp(-(bias + lexical * x + semantic * c))).
-interface Curve {
-  bias: number;
-  lexical: number;
-  semantic: number;
-}
-export const RELEVANCE_CURVES: Record<SearchMode, Curve> = {
+// Logistic coefficients per mode: relevance = 1 / (1 + exp(-(bias + lexical * x + semantic * c))). The semantic and
+// hybrid curves are the default local model's (bge-small-en-v1.5, int8); a model with a scale of its own brings its
+// own (Embedder.relevance), and one that has none fitted (a provider's) is read with these.
+export const RELEVANCE_CURVES: Record<SearchMode, RelevanceCurve> = {
   lexical: { bias: -2.86, lexical: 6.04, semantic: 0 },
   semantic: { bias: -12.54, lexical: 0, semantic: 15.26 },
   hybrid: { bias: -11, lexical: 1.94, semantic: 12.94 },
@@ -40,8 +38,8 @@ export const RELEVANCE_CURVES: Record<SearchMode, Curve> = {
 // well under one half.
 export const RECOMMENDED_FLOOR = 0.15;
 
-export function relevanceOf(mode: SearchMode, inputs: RelevanceInputs): number {
-  const curve = RELEVANCE_CURVES[mode];
+export function relevanceOf(mode: SearchMode, inputs: RelevanceInputs, model?: ModelRelevance): number {
+  const curve = mode === 'lexical' || !model ? RELEVANCE_CURVES[mode] : model[mode];
   const z = curve.bias + curve.lexical * inputs.lexical + curve.semantic * (inputs.semantic ?? 0);
   return 1 / (1 + Math.exp(-z));
 }

@@ -9,6 +9,7 @@ import { byRank, fuse, type Ranked, type Retriever } from './fusion.ts';
 import { HYBRID_LEXICAL_TERMS, lexicalRanking, type LexicalList } from './lexical.ts';
 import { withThreadContext } from './lexical-context.ts';
 import type { SearchMode } from './modes.ts';
+import type { ModelRelevance } from '../store/embedder.ts';
 import { nonIncreasing, relevanceOf, type RelevanceInputs } from './relevance.ts';
 import { matchedPassages, semanticRanking, type QueryVector } from './semantic.ts';
 
@@ -105,7 +106,8 @@ export async function searchMemories(
   const only = (retriever: Retriever, list: Ranked[]) => list.map((r) => ({ ...r, foundBy: [retriever] }));
   // One list keeps its own scores; hybrid's are fused.
   const ranked = hybrid ? fuse(lists, k) : words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked);
-  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null);
+  const model = meaning && vector ? (await vector).relevance : undefined;
+  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model);
   const hits = (await withRows(em, orgId, explained)).filter((h) => h.relevance >= (request.minRelevance ?? 0));
   const answer = { hits, pendingEmbeddings: meaning ? meaning.pending : null, terms };
   const long = hits.filter((h) => h.foundBy.includes('semantic') && isLong(h.content));
@@ -139,6 +141,7 @@ function explainRanking(
   ranked: { id: string; score: number; foundBy: Retriever[] }[],
   words: (LexicalList & { gains: Map<string, number> }) | null,
   meaning: Ranked[] | null,
+  model: ModelRelevance | undefined,
 ): Explained[] {
   const placesOf = (list: Ranked[]) => new Map(list.map((r, i) => [r.id, { rank: i + 1, score: r.score }]));
   const lexicalPlaces = words ? placesOf(words.ranked) : new Map<string, ListPlace>();
@@ -160,7 +163,7 @@ function explainRanking(
       ...(mode === 'hybrid' ? { fused: r.score } : {}),
       inputs,
     };
-    return { ...r, relevance: relevanceOf(mode, inputs), explain };
+    return { ...r, relevance: relevanceOf(mode, inputs, model), explain };
   });
   const relevance = nonIncreasing(explained.map((e) => e.relevance));
   return explained.map((e, i) => ({ ...e, relevance: relevance[i]! }));

