@@ -94,6 +94,7 @@ export const hitExplainSchema = z
     semantic: listPlace.optional().meta({ description: 'its place in the semantic list: rank and cosine similarity' }),
     passage: z.number().int().optional().meta({ description: 'the passage (1-based) of a long memory its semantic score came from' }),
     fused: z.number().optional().meta({ description: 'hybrid: the fused score (the hit\'s score)' }),
+    time_window: z.literal(true).optional().meta({ description: "its event time lies in the window the query's time words named, which ranked it ahead of those outside" }),
     relevance_inputs: z
       .object({
         lexical: z.number().meta({ description: "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it" }),
@@ -144,6 +145,7 @@ const explainJson = (e: HitExplain) => ({
   ...(e.semantic ? { semantic: e.semantic } : {}),
   ...(e.passage !== undefined ? { passage: e.passage } : {}),
   ...(e.fused !== undefined ? { fused: e.fused } : {}),
+  ...(e.timeWindow ? { time_window: true } : {}),
   relevance_inputs: e.inputs,
 });
 

@@ -14,6 +14,8 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { idParams, similarQuery } from './requests.ts';
+import { epochMsFilter } from '../http/schemas.ts';
+import { timeWindowOf, type TimeWindow } from '../../domain/search/time-words.ts';
 import { filterFields, filterInputOf, hitJson, scoredMemorySchema, toFilters } from './schemas.ts';
 
 // The search routes: one query, up to 25 at once, and "more like this" by a memory's own vector.
@@ -44,13 +46,18 @@ const answerOptions = {
     .meta({
       description: `leave out hits whose relevance is below this (0-1, the same scale in every mode); ${RECOMMENDED_FLOOR} is the recommended floor for "nothing relevant". Unset, every hit is kept.`,
     }),
-  explain: z
-    .boolean()
-    .default(false)
-    .meta({
-      description:
-        "add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied",
-    }),
+  reference_time: epochMsFilter.optional().meta({
+    description:
+      'epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request',
+  }),
+  resolve_time: z.boolean().default(true).meta({
+    description:
+      'read time words in the query (English: dates, months, years, "yesterday", "last week", "4 years ago") as a window of event time (occurred_at): the memories in it rank first, the others after them; false searches them as words only',
+  }),
+  explain: z.boolean().default(false).meta({
+    description:
+      "add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied",
+  }),
 };
 export const searchBody = z.object({
   query: z.string().trim().min(1).max(4000),
@@ -77,6 +84,12 @@ const answerExplainSchema = z
       .array(z.string())
       .meta({ description: "the query's terms as the lexical list analyzed them (stemmed; in hybrid, question words left out)" }),
     filters: z.record(z.string(), z.unknown()).meta({ description: 'the filters applied, as the request spelled them' }),
+    time: z
+      .object({ phrase: z.string(), after: z.number().int(), before: z.number().int() })
+      .optional()
+      .meta({
+        description: "the window of event time (epoch ms, inclusive) the query's time words named, and those words; absent when none",
+      }),
   })
   .meta({ id: 'SearchExplain' });
 const pendingEmbeddings = z.number().int().min(0).optional().meta({
@@ -89,12 +102,18 @@ const searchAnswer = z.object({
   explain: answerExplainSchema.optional(),
 });
 
+// The window of event time a query's words name, unless the request turned that off.
+const windowOf = (query: string, body: { reference_time?: number | undefined; resolve_time: boolean }): TimeWindow | null =>
+  body.resolve_time ? timeWindowOf(query, body.reference_time ?? Date.now()) : null;
+
 // The JSON of one answer.
 function answerJson(answer: SearchAnswer, mode: SearchMode, filters: MemoryFilters, explain: boolean) {
   return {
     hits: answer.hits.map((hit) => hitJson(hit, { explain })),
     ...(answer.pendingEmbeddings !== null ? { pending_embeddings: answer.pendingEmbeddings } : {}),
-    ...(explain ? { explain: { mode, terms: answer.terms, filters: filterInputOf(filters) } } : {}),
+    ...(explain
+      ? { explain: { mode, terms: answer.terms, filters: filterInputOf(filters), ...(answer.window ? { time: answer.window } : {}) } }
+      : {}),
   };
 }
 
@@ -125,7 +144,14 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         const vector = needsVector(body.mode) ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
         searches.inc({ mode: body.mode });
         const filters = toFilters(body);
-        const request = { text: body.query, k: body.k, mode: body.mode, filters, minRelevance: body.min_relevance };
+        const request = {
+          text: body.query,
+          k: body.k,
+          mode: body.mode,
+          filters,
+          minRelevance: body.min_relevance,
+          window: windowOf(body.query, body),
+        };
         const answer = await searchMemories(ctx.state.em, orgId, request, vector, fresh(orgId));
         ctx.body = answerJson(answer, body.mode, filters, body.explain);
       },
@@ -158,6 +184,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
           mode: body.mode,
           filters,
           minRelevance: body.min_relevance,
+          windows: body.queries.map((query) => windowOf(query, body)),
           vectors,
           fresh: fresh(orgId),
           slots: bulkSlots,

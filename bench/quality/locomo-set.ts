@@ -24,5 +24,22 @@ export function readLocomo(): Sample[] {
 export const turnLine = (t: Turn): string => `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo of ${t.blip_caption}]` : ''}`;
 export const sessionsOf = (s: Sample): [string, Turn[]][] =>
   Object.entries(s.conversation).filter(([key]) => /^session_\d+$/.test(key)) as [string, Turn[]][];
+// When a session happened, from its `session_N_date_time` ("1:56 pm on 8 May, 2023"), as epoch ms (UTC); undefined
+// when it is missing or not in that form.
+export function sessionTime(s: Sample, session: string): number | undefined {
+  const written = String(s.conversation[`${session}_date_time`] ?? '');
+  const m = /^(\d{1,2}):(\d{2}) (am|pm) on (\d{1,2}) (\w+),? (\d{4})$/i.exec(written.trim());
+  if (!m) return undefined;
+  const month = MONTHS.indexOf(m[5]!.toLowerCase());
+  if (month < 0) return undefined;
+  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === 'pm' ? 12 : 0);
+  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
+}
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+// The conversation's last session time: the "now" its questions are asked at.
+export const conversationEnd = (s: Sample): number | undefined =>
+  Math.max(...sessionsOf(s).map(([key]) => sessionTime(s, key) ?? -Infinity)) || undefined;
+
 // A question's evidence ids; a few entries hold several ids or stray spaces.
 export const evidenceOf = (q: { evidence: string[] }): string[] => q.evidence.flatMap((e) => e.match(/D\d+:\d+/g) ?? []);

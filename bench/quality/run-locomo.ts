@@ -11,7 +11,7 @@
 // LOCOMO_UNIT=session saves each session whole as one memory instead (its date, then its turns a line each: 1,200 to
 // 5,900 characters, most of them long memories, searched by meaning in passages: domain/store/passages.ts), and
 // a question then scores the share of its evidence sessions found; LOCOMO_K sets k (10 by default).
-import { evidenceOf, readLocomo, sessionsOf, turnLine } from './locomo-set.ts';
+import { conversationEnd, evidenceOf, readLocomo, sessionsOf, sessionTime, turnLine } from './locomo-set.ts';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
 import { closedLoop } from '../lib/stats.ts';
@@ -27,14 +27,16 @@ const memories = samples.flatMap((s) =>
     ? sessionsOf(s).map(([key, turns]) => ({
         namespace: `locomo-${s.sample_id}`,
         content: `${String(s.conversation[`${key}_date_time`] ?? '')}\n${turns.map(turnLine).join('\n')}`.trim(),
+        occurredAt: sessionTime(s, key),
         ref: `${s.sample_id}/D${key.split('_')[1]}`,
         thread: {},
       }))
     : sessionsOf(s)
-        .flatMap(([, turns]) => turns)
-        .map((t) => ({
+        .flatMap(([key, turns]) => turns.map((t) => ({ t, occurredAt: sessionTime(s, key) })))
+        .map(({ t, occurredAt }) => ({
           namespace: `locomo-${s.sample_id}`,
           content: turnLine(t),
+          occurredAt,
           ref: `${s.sample_id}/${t.dia_id}`,
           // dia_id is "D<session>:<turn>".
           thread: { parent_ref: `${s.sample_id}/${t.dia_id.split(':')[0]}`, chunk_index: Number(t.dia_id.split(':')[1]) },
@@ -47,6 +49,7 @@ const questions = samples.flatMap((s) =>
       namespace: `locomo-${s.sample_id}`,
       question: q.question,
       category: q.category,
+      asked: conversationEnd(s),
       evidence: new Set(evidenceOf(q).map((e) => `${s.sample_id}/${bySession ? e.split(':')[0] : e}`)),
     }))
     .filter((q) => q.evidence.size > 0),
@@ -64,7 +67,7 @@ await closedLoop(16, memories.length, async (i) => {
   const m = memories[i]!;
   const res = await api.post('/api/memories', {
     token: tokens.get(m.namespace)!,
-    body: { content: m.content, namespace: m.namespace, metadata: { ref: m.ref, ...(threads ? m.thread : {}) } },
+    body: { content: m.content, namespace: m.namespace, occurred_at: m.occurredAt, metadata: { ref: m.ref, ...(threads ? m.thread : {}) } },
   });
   if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
 });
@@ -80,13 +83,21 @@ console.log(
     .map(() => '---|')
     .join('')}`,
 );
-for (const mode of MODES) {
+// Each mode twice: with the time words of a question read as a window of event time (against the conversation's last
+// session, when its questions are asked), and searched as words only.
+for (const [mode, resolve_time] of MODES.flatMap(
+  (m) =>
+    [
+      [m, false],
+      [m, true],
+    ] as const,
+)) {
   const recall: number[] = [];
   await closedLoop(2, questions.length, async (i) => {
     const q = questions[i]!;
     const res = await api.post('/api/memories/search', {
       token: tokens.get(q.namespace)!,
-      body: { query: q.question, k: K, mode, namespace: q.namespace },
+      body: { query: q.question, k: K, mode, namespace: q.namespace, resolve_time, reference_time: q.asked },
     });
     if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}: ${res.text}`);
     const found = (res.body.hits as { metadata: { ref: string } }[]).filter((h) => q.evidence.has(h.metadata.ref)).length;
@@ -94,5 +105,5 @@ for (const mode of MODES) {
   });
   const mean = (of: number[]) => `${((100 * of.reduce((a, b) => a + b, 0)) / of.length).toFixed(1)}%`;
   const byCategory = Object.keys(CATEGORIES).map((c) => mean(recall.filter((_, i) => questions[i]!.category === Number(c))));
-  console.log(`| ${mode} | ${mean(recall)} | ${byCategory.join(' | ')} |`);
+  console.log(`| ${mode}${resolve_time ? ', time words read' : ''} | ${mean(recall)} | ${byCategory.join(' | ')} |`);
 }

@@ -5,6 +5,7 @@ import { serverBusy } from '../errors.ts';
 import type { MemoryFilters } from '../store/filters.ts';
 import type { SearchMode } from './modes.ts';
 import type { FreshVectors } from './fresh.ts';
+import type { TimeWindow } from './time-words.ts';
 import { searchMemories, type SearchAnswer } from './search.ts';
 import { type QueryVector } from './semantic.ts';
 
@@ -34,6 +35,8 @@ export async function searchBulk(
     mode: SearchMode;
     filters: MemoryFilters;
     minRelevance?: number | undefined;
+    // Each query's window of event time (time-words.ts), in query order.
+    windows?: (TimeWindow | null)[] | undefined;
     vectors?: Promise<QueryVector[]> | undefined;
     fresh?: FreshVectors | undefined;
     slots: LimitFunction;
@@ -48,7 +51,14 @@ export async function searchBulk(
     for (let i = next++; i < queries.length; i = next++) {
       const vector = options.vectors?.then((all) => all[i]!);
       const text = queries[i]!;
-      const request = { text, k: options.k, mode: options.mode, filters: options.filters, minRelevance: options.minRelevance };
+      const request = {
+        text,
+        k: options.k,
+        mode: options.mode,
+        filters: options.filters,
+        minRelevance: options.minRelevance,
+        window: options.windows?.[i],
+      };
       results[i] = await slots(() => searchMemories(fork(), orgId, request, vector, options.fresh));
     }
   };

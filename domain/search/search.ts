@@ -11,6 +11,7 @@ import { withThreadContext } from './lexical-context.ts';
 import type { SearchMode } from './modes.ts';
 import type { ModelRelevance } from '../store/embedder.ts';
 import { nonIncreasing, relevanceOf, type RelevanceInputs } from './relevance.ts';
+import type { TimeWindow } from './time-words.ts';
 import { matchedPassages, semanticRanking, type QueryVector } from './semantic.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
@@ -36,6 +37,8 @@ export interface HitExplain {
   semantic?: ListPlace;
   passage?: number;
   fused?: number;
+  // Its event time lies in the window the question named, which ranked it ahead of the memories outside.
+  timeWindow?: true;
   inputs: RelevanceInputs;
 }
 
@@ -55,6 +58,8 @@ export interface SearchAnswer {
   pendingEmbeddings: number | null;
   // The lexical list's terms, as analyzed (explain).
   terms: string[];
+  // The window of event time the question named, if it was read for one (time-words.ts).
+  window: TimeWindow | null;
 }
 
 export interface SearchRequest {
@@ -64,6 +69,8 @@ export interface SearchRequest {
   filters?: MemoryFilters | undefined;
   // Hits below this relevance are left out.
   minRelevance?: number | undefined;
+  // A window of event time the question named: the memories in it rank first (time-words.ts).
+  window?: TimeWindow | null | undefined;
 }
 
 export const needsVector = (mode: SearchMode): boolean => mode !== 'lexical';
@@ -85,8 +92,10 @@ export async function searchMemories(
   const hybrid = mode === 'hybrid';
   const terms = analyze(text, hybrid ? QUESTION_STOP_WORDS : undefined);
   const compiled = await compileFilters(em, orgId, request.filters ?? {});
-  if (!compiled.satisfiable) return { hits: [], pendingEmbeddings: mode === 'lexical' || !fresh ? null : 0, terms };
-  const depth = hybrid ? Math.max(k, FUSION_DEPTH) : k;
+  const window = request.window ?? null;
+  if (!compiled.satisfiable) return { hits: [], pendingEmbeddings: mode === 'lexical' || !fresh ? null : 0, terms, window };
+  // A window reads every list as deep as hybrid does, so that the memories in it can rise from below the first k.
+  const depth = hybrid || window ? Math.max(k, FUSION_DEPTH) : k;
   const semantic = async () => {
     if (!vector) throw new Error(`a ${mode} search needs the query vector`);
     const [indexed, recent] = await Promise.all([
@@ -96,7 +105,7 @@ export async function searchMemories(
     return recent ? { ranked: mergeRanked(indexed, recent.ranked, depth), pending: recent.pending } : { ranked: indexed, pending: null };
   };
   const lexical = async (): Promise<LexicalList & { gains: Map<string, number> }> => {
-    if (!hybrid) return { ...(await lexicalRanking(em, orgId, terms, k, compiled)), gains: new Map<string, number>() };
+    if (!hybrid) return { ...(await lexicalRanking(em, orgId, terms, depth, compiled)), gains: new Map<string, number>() };
     const list = await lexicalRanking(em, orgId, terms, depth, compiled, { statistics: 'namespace', rarest: HYBRID_LEXICAL_TERMS });
     const context = await withThreadContext(em, orgId, list.ranked, depth, compiled);
     return { ...list, ranked: context.ranked, gains: context.gains };
@@ -105,11 +114,14 @@ export async function searchMemories(
   const lists = { lexical: words?.ranked ?? [], semantic: meaning?.ranked ?? [] };
   const only = (retriever: Retriever, list: Ranked[]) => list.map((r) => ({ ...r, foundBy: [retriever] }));
   // One list keeps its own scores; hybrid's are fused.
-  const ranked = hybrid ? fuse(lists, k) : words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked);
+  const listed = hybrid ? fuse(lists, depth) : words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked);
+  const { ranked, inWindow } = window
+    ? await windowFirst(em, orgId, listed, window, k)
+    : { ranked: listed.slice(0, k), inWindow: new Set<string>() };
   const model = meaning && vector ? (await vector).relevance : undefined;
-  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model);
+  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model, inWindow);
   const hits = (await withRows(em, orgId, explained)).filter((h) => h.relevance >= (request.minRelevance ?? 0));
-  const answer = { hits, pendingEmbeddings: meaning ? meaning.pending : null, terms };
+  const answer = { hits, pendingEmbeddings: meaning ? meaning.pending : null, terms, window };
   const long = hits.filter((h) => h.foundBy.includes('semantic') && isLong(h.content));
   if (long.length === 0 || !vector) return answer;
   const matched = await matchedPassages(em, orgId, await vector, long);
@@ -118,6 +130,18 @@ export async function searchMemories(
     if (passage) Object.assign(h, { matchedPassage: passage.passage, explain: { ...h.explain, passage: passage.number } });
   }
   return answer;
+}
+
+// The ranking with the memories whose event time lies in the window first, each part in its own order, cut to k.
+async function windowFirst<T extends { id: string }>(em: EntityManager, orgId: string, ranked: T[], window: TimeWindow, k: number) {
+  const rows = await query(
+    em,
+    sql<{ id: string }>`select m.id from memories m where m.org_id = ${orgId} and m.id = any(${ranked.map((r) => r.id)}::uuid[])
+      and coalesce(m.occurred_at, m.created_at) between ${new Date(window.after)}::timestamptz and ${new Date(window.before)}::timestamptz`,
+  );
+  const inWindow = new Set(rows.map((r) => r.id));
+  const first = ranked.filter((r) => inWindow.has(r.id));
+  return { ranked: [...first, ...ranked.filter((r) => !inWindow.has(r.id))].slice(0, k), inWindow };
 }
 
 // The indexed list with memories scored on the spot merged in, best first, cut to n.
@@ -142,6 +166,7 @@ function explainRanking(
   words: (LexicalList & { gains: Map<string, number> }) | null,
   meaning: Ranked[] | null,
   model: ModelRelevance | undefined,
+  inWindow: Set<string>,
 ): Explained[] {
   const placesOf = (list: Ranked[]) => new Map(list.map((r, i) => [r.id, { rank: i + 1, score: r.score }]));
   const lexicalPlaces = words ? placesOf(words.ranked) : new Map<string, ListPlace>();
@@ -161,6 +186,7 @@ function explainRanking(
       ...(gain ? { threadContext: gain } : {}),
       ...(semantic ? { semantic } : {}),
       ...(mode === 'hybrid' ? { fused: r.score } : {}),
+      ...(inWindow.has(r.id) ? { timeWindow: true } : {}),
       inputs,
     };
     return { ...r, relevance: relevanceOf(mode, inputs, model), explain };

@@ -133,3 +133,39 @@ describe('explain', () => {
     expect((await search({ query: 'staging database', namespace: 'rel' })).body.hits[0]).not.toHaveProperty('explain');
   });
 });
+
+describe('time words', () => {
+  const june = Date.UTC(2023, 5, 17);
+  const august = Date.UTC(2023, 7, 5);
+  const asked = Date.UTC(2023, 9, 20);
+  it('ranks the memories whose event time lies in the window a question names first, in every mode', async () => {
+    const longer = 'Camping in the mountains with the whole family and three friends from work';
+    const inJune = (await save({ content: longer, namespace: 'trips', occurred_at: june })).body.id;
+    const inAugust = (await save({ content: 'We went camping by the lake: camping, camping.', namespace: 'trips', occurred_at: august })).body.id;
+    const question = { query: 'where did we go camping in June?', namespace: 'trips', reference_time: asked };
+    // As words only, the August memory ranks first (short, and it says camping three times).
+    expect((await search({ ...question, resolve_time: false })).body.hits.map((h: Hit) => h.id)).toEqual([inAugust, inJune]);
+    for (const mode of ['lexical', 'semantic', 'hybrid']) {
+      const res = await search({ ...question, mode, explain: true });
+      expect(res.body.hits.map((h: Hit) => h.id)).toEqual([inJune, inAugust]);
+      expect(res.body.explain.time).toEqual({ phrase: 'June', after: Date.UTC(2023, 5, 1), before: Date.UTC(2023, 6, 1) - 1 });
+      expect(res.body.hits[0].explain.time_window).toBe(true);
+      expect(res.body.hits[1].explain).not.toHaveProperty('time_window');
+    }
+    // Read against another reference time, "June" is another June: no memory lies in it, and the words decide.
+    const later = await search({ ...question, reference_time: Date.UTC(2025, 0, 1) });
+    expect(later.body.hits.map((h: Hit) => h.id)).toEqual([inAugust, inJune]);
+  });
+
+  it('refuses a reference_time out of range, and searches time words it cannot read as words', async () => {
+    for (const bad of [-1, 1e16, 'soon']) {
+      const res = await search({ query: 'camping', reference_time: bad });
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toContain('reference_time');
+    }
+    const vague = await search({ query: 'camping around the blue moon of Smarch', namespace: 'trips', explain: true });
+    expect(vague.status).toBe(200);
+    expect(vague.body.explain).not.toHaveProperty('time');
+    expect(vague.body.hits.length).toBe(2);
+  });
+});

@@ -1653,6 +1653,11 @@ export interface components {
             passage?: number;
             /** @description hybrid: the fused score (the hit's score) */
             fused?: number;
+            /**
+             * @description its event time lies in the window the query's time words named, which ranked it ahead of those outside
+             * @constant
+             */
+            time_window?: true;
             /** @description what its relevance was computed from (docs/api-decisions.md, "Relevance") */
             relevance_inputs: {
                 /** @description the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it */
@@ -1669,6 +1674,12 @@ export interface components {
             /** @description the filters applied, as the request spelled them */
             filters: {
                 [key: string]: unknown;
+            };
+            /** @description the window of event time (epoch ms, inclusive) the query's time words named, and those words; absent when none */
+            time?: {
+                phrase: string;
+                after: number;
+                before: number;
             };
         };
         Project: {
@@ -5469,6 +5480,13 @@ export interface operations {
                     run_id?: string;
                     /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.15 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
                     min_relevance?: number;
+                    /** @description epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request */
+                    reference_time?: number;
+                    /**
+                     * @description read time words in the query (English: dates, months, years, "yesterday", "last week", "4 years ago") as a window of event time (occurred_at): the memories in it rank first, the others after them; false searches them as words only
+                     * @default true
+                     */
+                    resolve_time?: boolean;
                     /**
                      * @description add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied
                      * @default false
@@ -5593,6 +5611,13 @@ export interface operations {
                     run_id?: string;
                     /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.15 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
                     min_relevance?: number;
+                    /** @description epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request */
+                    reference_time?: number;
+                    /**
+                     * @description read time words in the query (English: dates, months, years, "yesterday", "last week", "4 years ago") as a window of event time (occurred_at): the memories in it rank first, the others after them; false searches them as words only
+                     * @default true
+                     */
+                    resolve_time?: boolean;
                     /**
                      * @description add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied
                      * @default false
