@@ -2,9 +2,11 @@ import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { NewProposal } from '../domain/consolidation/proposals.ts';
 import type { MergeArgs, MergeResult } from '../domain/consolidation/merge.ts';
-import { INTERACTIVE_LLM_CALL, TRANSACTION } from './options.ts';
+import { BOOKKEEPING, INTERACTIVE_LLM_CALL, TRANSACTION } from './options.ts';
 
-const { scanForConsolidation, recordConsolidationProposals, applyMerge, recordMergeFailure, releaseLlmKeys } = proxyActivities<Activities>(TRANSACTION);
+const { scanForConsolidation, recordConsolidationProposals, applyMerge } = proxyActivities<Activities>(TRANSACTION);
+// A merge's failure and the release of a caller's keys are recorded however long the database is away.
+const { recordMergeFailure, releaseLlmKeys } = proxyActivities<Activities>(BOOKKEEPING);
 const { checkContradiction, draftMerge } = proxyActivities<Activities>(INTERACTIVE_LLM_CALL);
 
 export interface DetectArgs {

@@ -1,9 +1,12 @@
 import { ActivityFailure, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { PageCursor } from '../domain/exports/exports.ts';
-import { TRANSACTION } from './options.ts';
+import { BOOKKEEPING, TRANSACTION } from './options.ts';
 
-const { exportPage, finishExport } = proxyActivities<Activities>(TRANSACTION);
+const { exportPage } = proxyActivities<Activities>(TRANSACTION);
+// Recording the outcome is retried until it succeeds, so a database outage longer than a page's retries ends the
+// export as failed, with its reason, instead of leaving it pending.
+const { finishExport } = proxyActivities<Activities>(BOOKKEEPING);
 
 // Pages through the rows one activity (one transaction, one chunk) at a time; a fresh run every 200 pages
 // keeps the history short for very large exports. A page that keeps failing fails the export with its reason.
