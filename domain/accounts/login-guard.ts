@@ -1,34 +1,67 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import ipaddr from 'ipaddr.js';
 import { AppError } from '../errors.ts';
 import { peekSlot, takeSlot, type SlotDecision } from '../ratelimit/take.ts';
 import { normalizeEmail } from './signup.ts';
 
-// Password guessing, in rolling 15-minute windows shared by all API processes:
-// - a client address gets 50 sign-in attempts over all accounts, failed or not;
-// - an account gets 10 failed attempts from one client address. Only failures count, and only those of the
-//   address they came from, so knowing someone's e-mail is not enough to lock them out: the owner, signing in
-//   with the right password from their own address, is never refused for what a guesser did elsewhere. A
-//   guesser needs a new address every 10 tries per account, and each address stops after 50.
-// Both limits are checked before the password hash, so a refused guesser costs no Argon2 work.
+// Password guessing, in rolling 15-minute windows shared by all API processes. Only failures count, so people
+// signing in behind one address (an office, a carrier's NAT) never use up each other's attempts:
+// - an account gets 10 failed attempts from one client address, so knowing someone's e-mail is not enough to lock
+//   them out from their own address;
+// - a client address gets 50 failed attempts over all accounts;
+// - an account gets 20 failed attempts over all addresses; past that, one attempt a minute goes through, whoever
+//   makes it, so a guesser rotating addresses gets a guess a minute and the owner still gets in.
+// An IPv6 client is counted by its /64, the block one subscriber gets. Every limit is checked before the password
+// hash, so a refused guesser costs no Argon2 work.
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
 export const LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
-export const LOGIN_ATTEMPTS_PER_ADDRESS = 50;
+export const LOGIN_FAILURES_PER_ADDRESS = 50;
+export const LOGIN_FAILURES_PER_ACCOUNT = 20;
+export const LOGIN_SLOW_SECONDS = 60;
 
-const accountKey = (email: string, clientAddress: string) => `login:failures:${normalizeEmail(email)}:${clientAddress}`;
+// The client as the limits count it: an IPv4 address, or an IPv6 address's /64.
+export function addressGroup(clientAddress: string): string {
+  if (!ipaddr.isValid(clientAddress)) return clientAddress;
+  const parsed = ipaddr.process(clientAddress);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+  return `${parts.join(':')}::/64`;
+}
+
+const keys = (email: string, clientAddress: string) => {
+  const account = normalizeEmail(email);
+  const address = addressGroup(clientAddress);
+  return {
+    accountAtAddress: `login:failures:${account}:${address}`,
+    address: `login:address-failures:${address}`,
+    account: `login:account-failures:${account}`,
+    slow: `login:account-slow:${account}`,
+  };
+};
 
 function refuse(slot: SlotDecision): never {
-  throw new AppError('rate_limited', 'too_many_attempts', `too many sign-in attempts; retry in ${slot.retryAfterSeconds} s`, { retry_after: slot.retryAfterSeconds });
+  throw new AppError('rate_limited', 'too_many_attempts', `too many sign-in attempts; retry in ${slot.retryAfterSeconds} s`, {
+    retry_after: slot.retryAfterSeconds,
+  });
 }
 
 export async function guardLogin(em: EntityManager, email: string, clientAddress: string): Promise<void> {
-  const failures = await peekSlot(em, accountKey(email, clientAddress), LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS, LOGIN_WINDOW_SECONDS);
-  if (!failures.allowed) refuse(failures);
-  const attempts = await takeSlot(em, `login:address:${clientAddress}`, LOGIN_ATTEMPTS_PER_ADDRESS, LOGIN_WINDOW_SECONDS);
-  if (!attempts.allowed) refuse(attempts);
+  const key = keys(email, clientAddress);
+  const here = await peekSlot(em, key.accountAtAddress, LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS, LOGIN_WINDOW_SECONDS);
+  if (!here.allowed) refuse(here);
+  const address = await peekSlot(em, key.address, LOGIN_FAILURES_PER_ADDRESS, LOGIN_WINDOW_SECONDS);
+  if (!address.allowed) refuse(address);
+  const account = await peekSlot(em, key.account, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS);
+  if (account.allowed) return;
+  const slow = await takeSlot(em, key.slow, 1, LOGIN_SLOW_SECONDS);
+  if (!slow.allowed) refuse(slow);
 }
 
-// A wrong e-mail or password: counts toward the account's failures from this address (a window already full
-// keeps its hits, so the refusal lasts until the oldest of them leaves it).
+// A wrong e-mail or password counts toward each limit (a window already full keeps its hits, so a refusal lasts
+// until the oldest of them leaves it).
 export async function recordLoginFailure(em: EntityManager, email: string, clientAddress: string): Promise<void> {
-  await takeSlot(em, accountKey(email, clientAddress), LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS, LOGIN_WINDOW_SECONDS);
+  const key = keys(email, clientAddress);
+  await takeSlot(em, key.accountAtAddress, LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS, LOGIN_WINDOW_SECONDS);
+  await takeSlot(em, key.address, LOGIN_FAILURES_PER_ADDRESS, LOGIN_WINDOW_SECONDS);
+  await takeSlot(em, key.account, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS);
 }

@@ -8,7 +8,8 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-const loginFrom = (address: string, email: string, password: string) => postFrom(address, new URL('/api/auth/login', stack.baseUrl).href, { email, password });
+const loginFrom = (address: string, email: string, password: string) =>
+  postFrom(address, new URL('/api/auth/login', stack.baseUrl).href, { email, password });
 
 describe('login guessing protection', () => {
   it('refuses an address after 10 failed sign-ins to one account, while the owner signs in from elsewhere', async () => {
@@ -31,7 +32,35 @@ describe('login guessing protection', () => {
     expect((await stack.api.get('/api/auth/me', { token: a.token })).status).toBe(200);
   });
 
-  it('stops a client address after 50 attempts over any accounts, failed or not', async () => {
+  it('stops a client address after 50 failed attempts over any accounts, and never counts its successes', async () => {
+    const shared = '127.0.0.31';
+    const colleague = await signUp(stack.api);
+    // People behind one address signing in, again and again: none of it counts.
+    for (let i = 0; i < 55; i++) expect((await loginFrom(shared, colleague.user.email, colleague.password)).status).toBe(200);
+    let status = 0;
+    let attempts = 0;
+    while (status !== 429 && attempts < 60) {
+      status = (await loginFrom(shared, uniqueEmail('guess'), 'password guess 1')).status;
+      attempts += 1;
+    }
+    expect(attempts).toBe(51);
+  });
+
+  it('lets an account be guessed once a minute after 20 failures over all addresses, the owner included', async () => {
+    const a = await signUp(stack.api);
+    for (let i = 0; i < 20; i++) expect((await loginFrom(`127.0.1.${i + 1}`, a.user.email, `wrong password ${i}`)).status).toBe(401);
+    // The next attempt, from a fresh address, goes through (here, the owner's); the one after it waits a minute.
+    expect((await loginFrom('127.0.2.1', a.user.email, a.password)).status).toBe(200);
+    const slowed = await loginFrom('127.0.2.2', a.user.email, 'wrong password again');
+    expect(slowed.status).toBe(429);
+    expect(slowed.retryAfter).toBeGreaterThan(50);
+    expect(slowed.retryAfter).toBeLessThanOrEqual(60);
+    // Another account is not slowed.
+    const b = await signUp(stack.api);
+    expect((await loginFrom('127.0.2.2', b.user.email, b.password)).status).toBe(200);
+  });
+
+  it('counts a failed attempt once per address, whichever account it named', async () => {
     const address = '127.0.0.21';
     let status = 0;
     let attempts = 0;
@@ -47,7 +76,10 @@ describe('login guessing protection', () => {
     const proxied = await startStack({ relay: false, env: { TRUSTED_PROXIES: '1' } });
     try {
       const attempt = (forwardedFor: string) =>
-        proxied.api.post('/api/auth/login', { body: { email: uniqueEmail('xff'), password: 'password guess 1' }, headers: { 'x-forwarded-for': forwardedFor } });
+        proxied.api.post('/api/auth/login', {
+          body: { email: uniqueEmail('xff'), password: 'password guess 1' },
+          headers: { 'x-forwarded-for': forwardedFor },
+        });
       // The client rotates the left-most entry; the proxy's own entry (the right-most) stays: one address.
       let status = 0;
       let attempts = 0;
@@ -58,6 +90,15 @@ describe('login guessing protection', () => {
       expect(attempts).toBe(51);
       // Another client behind the same proxy is another address.
       expect((await attempt('198.51.100.9')).status).toBe(401);
+      // An IPv6 client is its /64: rotating the interface part gains nothing, another /64 is another client.
+      status = 0;
+      attempts = 0;
+      while (status !== 429 && attempts < 60) {
+        status = (await attempt(`2001:db8:0:7::${(attempts + 1).toString(16)}`)).status;
+        attempts += 1;
+      }
+      expect(attempts).toBe(51);
+      expect((await attempt('2001:db8:0:8::1')).status).toBe(401);
     } finally {
       await proxied.close();
     }
