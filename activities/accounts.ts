@@ -3,7 +3,9 @@ import { createAccount as createAccountTx, type SignupPlan } from '../domain/acc
 import { issueVerificationToken, type VerificationMailArgs } from '../domain/accounts/verification.ts';
 import { deliverMail, type DeliveryOutcome } from '../domain/mail/deliver.ts';
 import type { Mailer } from '../domain/mail/mailer.ts';
-import { passwordResetMail, verificationMail } from '../domain/mail/templates.ts';
+import { passwordResetMail, signInNoticeMail, verificationMail } from '../domain/mail/templates.ts';
+import { LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS, type SignInNoticeArgs } from '../domain/accounts/login-guard.ts';
+import { User } from '../domain/accounts/tables.ts';
 import { issueResetToken, type ResetMailArgs } from '../domain/accounts/password-reset.ts';
 import { asActivity } from './failures.ts';
 
@@ -28,6 +30,16 @@ export function accountActivities({ orm, mailer, publicBaseUrl }: AccountActivit
         deliverMail(orm.em.fork(), mailer, 'password_reset', `password-reset:${args.mailKey}`, async (em) => {
           const token = await issueResetToken(em, args.email);
           return token ? passwordResetMail(token.email, publicBaseUrl, token.raw) : null;
+        }),
+      );
+    },
+
+    // Nothing is sent when the address has no account.
+    async sendSignInNoticeMail(args: SignInNoticeArgs): Promise<DeliveryOutcome> {
+      return asActivity(() =>
+        deliverMail(orm.em.fork(), mailer, 'sign_in_notice', `sign-in-notice:${args.mailKey}`, async (em) => {
+          const user = await em.findOne(User, { email: args.email });
+          return user ? signInNoticeMail(user.email, publicBaseUrl, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS / 60) : null;
         }),
       );
     },

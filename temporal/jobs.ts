@@ -1,3 +1,4 @@
+import { SIGN_IN_NOTICE_MAIL_JOB } from '../domain/accounts/login-guard.ts';
 import { PASSWORD_RESET_MAIL_JOB } from '../domain/accounts/password-reset.ts';
 import { VERIFICATION_MAIL_JOB } from '../domain/accounts/verification.ts';
 import { WEBHOOK_DELIVERY_JOB } from '../domain/webhooks/fanout.ts';
@@ -18,6 +19,7 @@ import {
   orgEraseWorkflow,
   passwordResetMailWorkflow,
   projectEraseWorkflow,
+  signInNoticeMailWorkflow,
   verificationMailWorkflow,
   webhookDeliveryWorkflow,
 } from '../workflows/index.ts';
@@ -27,6 +29,7 @@ import { curateSignal } from '../workflows/memory-curator.ts';
 export const JOB_WORKFLOWS: Record<string, Workflow> = {
   [VERIFICATION_MAIL_JOB]: verificationMailWorkflow,
   [PASSWORD_RESET_MAIL_JOB]: passwordResetMailWorkflow,
+  [SIGN_IN_NOTICE_MAIL_JOB]: signInNoticeMailWorkflow,
   [WEBHOOK_DELIVERY_JOB]: webhookDeliveryWorkflow,
   [EXPORT_JOB]: exportWorkflow,
   [BILLING_EVENT_JOB]: billingEventWorkflow,

@@ -2,6 +2,7 @@
 export { signupWorkflow } from './signup.ts';
 export { verificationMailWorkflow } from './verification-mail.ts';
 export { passwordResetMailWorkflow } from './password-reset-mail.ts';
+export { signInNoticeMailWorkflow } from './sign-in-notice-mail.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export { exportWorkflow } from './export.ts';
 export { billingEventWorkflow } from './billing-event.ts';

@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import ipaddr from 'ipaddr.js';
 import { AppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { enqueueJobs } from '../outbox/enqueue.ts';
 import { peekSlot, takeSlot, type SlotDecision } from '../ratelimit/take.ts';
 import { normalizeEmail } from './signup.ts';
 
@@ -12,12 +14,19 @@ import { normalizeEmail } from './signup.ts';
 // - an account gets 20 failed attempts over all addresses; past that, one attempt a minute goes through, whoever
 //   makes it, so a guesser rotating addresses gets a guess a minute and the owner still gets in.
 // An IPv6 client is counted by its /64, the block one subscriber gets. Every limit is checked before the password
-// hash, so a refused guesser costs no Argon2 work.
+// hash, so a refused guesser costs no Argon2 work. The failure that fills an account's window mails its owner a
+// notice (at most one a window), through the outbox.
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
 export const LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
 export const LOGIN_FAILURES_PER_ADDRESS = 50;
 export const LOGIN_FAILURES_PER_ACCOUNT = 20;
 export const LOGIN_SLOW_SECONDS = 60;
+export const SIGN_IN_NOTICE_MAIL_JOB = 'signInNoticeMail';
+
+export interface SignInNoticeArgs {
+  email: string;
+  mailKey: string;
+}
 
 // The client as the limits count it: an IPv4 address, or an IPv6 address's /64.
 export function addressGroup(clientAddress: string): string {
@@ -36,6 +45,7 @@ const keys = (email: string, clientAddress: string) => {
     address: `login:address-failures:${address}`,
     account: `login:account-failures:${account}`,
     slow: `login:account-slow:${account}`,
+    notice: `login:account-notice:${account}`,
   };
 };
 
@@ -63,5 +73,19 @@ export async function recordLoginFailure(em: EntityManager, email: string, clien
   const key = keys(email, clientAddress);
   await takeSlot(em, key.accountAtAddress, LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS, LOGIN_WINDOW_SECONDS);
   await takeSlot(em, key.address, LOGIN_FAILURES_PER_ADDRESS, LOGIN_WINDOW_SECONDS);
-  await takeSlot(em, key.account, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS);
+  const counted = await takeSlot(em, key.account, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS);
+  if (!counted.allowed || (await peekSlot(em, key.account, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS)).allowed) return;
+  if (!(await takeSlot(em, key.notice, 1, LOGIN_WINDOW_SECONDS)).allowed) return;
+  // The workflow looks the account up and sends nothing when the address has none.
+  const mailKey = newId();
+  const args: SignInNoticeArgs = { email: normalizeEmail(email), mailKey };
+  await enqueueJobs(em, [
+    {
+      orgId: null,
+      jobType: SIGN_IN_NOTICE_MAIL_JOB,
+      jobKey: `sign-in-notice-mail-${mailKey}`,
+      args: [args],
+      description: 'tell an account owner of repeated failed sign-ins',
+    },
+  ]);
 }

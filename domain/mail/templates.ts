@@ -31,3 +31,17 @@ export function verificationMail(to: string, publicBaseUrl: string, rawToken: st
     ].join('\n'),
   };
 }
+
+export function signInNoticeMail(to: string, publicBaseUrl: string, failures: number, windowMinutes: number): OutgoingMail {
+  return {
+    to,
+    subject: 'Failed sign-ins to your account',
+    text: [
+      `Someone failed to sign in to your memory service account ${failures} times in the last ${windowMinutes} minutes.`,
+      '',
+      'Until those attempts age out, sign-ins to the account are slowed to one a minute. Your sessions and API tokens',
+      'keep working. If it was not you, choose a new password:',
+      `${publicBaseUrl}/dashboard/reset-password`,
+    ].join('\n'),
+  };
+}

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postFrom } from '../support/from-address.ts';
-import { signUp, startStack, uniqueEmail, type Stack } from '../support/stack.ts';
+import { MailMessage } from '../../domain/mail/tables.ts';
+import { eventually, signUp, startStack, uniqueEmail, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ relay: false });
+  stack = await startStack();
 });
 afterAll(async () => stack?.close());
 
@@ -58,6 +59,16 @@ describe('login guessing protection', () => {
     // Another account is not slowed.
     const b = await signUp(stack.api);
     expect((await loginFrom('127.0.2.2', b.user.email, b.password)).status).toBe(200);
+    // The owner was told, once, through the outbox.
+    const notices = () => stack.orm.em.fork().find(MailMessage, { kind: 'sign_in_notice', toAddress: a.user.email });
+    const [notice] = await eventually(async () => {
+      const found = await notices();
+      return found.length > 0 && found;
+    });
+    expect(notice!.subject).toBe('Failed sign-ins to your account');
+    expect(notice!.textBody).toMatch(/failed to sign in to your memory service account 20 times in the last 15 minutes/);
+    expect((await loginFrom('127.0.2.3', a.user.email, 'wrong password later')).status).toBe(429);
+    expect(await notices()).toHaveLength(1);
   });
 
   it('counts a failed attempt once per address, whichever account it named', async () => {
