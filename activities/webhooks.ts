@@ -7,14 +7,16 @@ import type { WebhookSender } from '../infra/webhook-sender.ts';
 export interface WebhookActivityDeps {
   orm: MikroORM;
   sendWebhook: WebhookSender;
+  // What endpoints' signing secrets are sealed under (domain/webhooks/secrets.ts).
+  escrowKey: Buffer;
 }
 
-export function webhookActivities({ orm, sendWebhook }: WebhookActivityDeps) {
+export function webhookActivities({ orm, sendWebhook, escrowKey }: WebhookActivityDeps) {
   return {
     // One attempt. webhook-id stays the delivery id across retries; the timestamp and signature are fresh.
     async attemptWebhookDelivery(input: { deliveryId: string; attempt: number; final: boolean }): Promise<Next> {
       const em = orm.em.fork();
-      const delivery = await deliveryToAttempt(em, input.deliveryId);
+      const delivery = await deliveryToAttempt(em, input.deliveryId, escrowKey);
       if (!delivery) return 'stop';
       const timestamp = Math.floor(Date.now() / 1000);
       const headers = {

@@ -27,6 +27,7 @@ import { Migration0025MemoryDeletions } from './0025_memory_deletions.ts';
 import { Migration0026OccurredAt } from './0026_occurred_at.ts';
 import { Migration0027DocumentScopes } from './0027_document_scopes.ts';
 import { Migration0028ConversationExtractions } from './0028_conversation_extractions.ts';
+import { Migration0029SealedWebhookSecrets } from './0029_sealed_webhook_secrets.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -58,4 +59,5 @@ export const migrations: MigrationObject[] = [
   { name: '0026_occurred_at', class: Migration0026OccurredAt },
   { name: '0027_document_scopes', class: Migration0027DocumentScopes },
   { name: '0028_conversation_extractions', class: Migration0028ConversationExtractions },
+  { name: '0029_sealed_webhook_secrets', class: Migration0029SealedWebhookSecrets },
 ];

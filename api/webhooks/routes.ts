@@ -74,9 +74,9 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
         409: { description: '`endpoint_limit`: the org has 25 endpoints already' },
       },
       handler: async (ctx, { body }) => {
-        const endpoint = await createEndpoint(ctx.state.em, callerOf(ctx), body, allowPrivate);
+        const { endpoint, secret } = await createEndpoint(ctx.state.em, callerOf(ctx), body, allowPrivate, deps.config.byokEscrowKey);
         ctx.status = 201;
-        ctx.body = { ...endpointJson(endpoint), secret: endpoint.secret };
+        ctx.body = { ...endpointJson(endpoint), secret };
       },
     }),
     defineRoute({

@@ -1,6 +1,6 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
+import { openText, sealText } from '../sealing.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import type { ByokKeys } from './port.ts';
 
@@ -15,20 +15,13 @@ export interface Sealed {
   sealed: Buffer;
 }
 
+// The row id and org are authenticated, so a sealed blob cannot be replayed under another row or org.
 export function seal(key: Buffer, id: string, orgId: string, byok: ByokKeys): Sealed {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  // The row id and org are authenticated, so a sealed blob cannot be replayed under another row or org.
-  cipher.setAAD(Buffer.from(`${id}/${orgId}`));
-  const body = Buffer.concat([cipher.update(JSON.stringify({ p: byok.primary ?? null, a: byok.alternate ?? null })), cipher.final()]);
-  return { id, orgId, sealed: Buffer.concat([iv, cipher.getAuthTag(), body]) };
+  return { id, orgId, sealed: sealText(key, `${id}/${orgId}`, JSON.stringify({ p: byok.primary ?? null, a: byok.alternate ?? null })) };
 }
 
 function open(key: Buffer, row: Sealed): ByokKeys {
-  const decipher = createDecipheriv('aes-256-gcm', key, row.sealed.subarray(0, 12));
-  decipher.setAAD(Buffer.from(`${row.id}/${row.orgId}`));
-  decipher.setAuthTag(row.sealed.subarray(12, 28));
-  const plain = JSON.parse(Buffer.concat([decipher.update(row.sealed.subarray(28)), decipher.final()]).toString('utf8')) as { p: string | null; a: string | null };
+  const plain = JSON.parse(openText(key, `${row.id}/${row.orgId}`, row.sealed)) as { p: string | null; a: string | null };
   return { primary: plain.p ?? undefined, alternate: plain.a ?? undefined };
 }
 
@@ -41,7 +34,10 @@ export function escrowInsert(rows: Sealed[]): RawBuilder<unknown> {
 
 // The keys, or null when the row is gone (the work already ended, or it expired).
 export async function withdrawKeys(em: EntityManager, key: Buffer, id: string, orgId: string): Promise<ByokKeys | null> {
-  const row = await queryOne(em, sql<{ sealed: Buffer }>`select sealed from llm_key_escrow where id = ${id} and org_id = ${orgId} and expires_at > now()`);
+  const row = await queryOne(
+    em,
+    sql<{ sealed: Buffer }>`select sealed from llm_key_escrow where id = ${id} and org_id = ${orgId} and expires_at > now()`,
+  );
   return row ? open(key, { id, orgId, sealed: row.sealed }) : null;
 }
 

@@ -6,6 +6,7 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { WebhookEndpoint } from './tables.ts';
+import { sealSecret } from './secrets.ts';
 import { checkTarget } from './targets.ts';
 
 export interface EndpointInput {
@@ -27,7 +28,14 @@ async function allowedUrl(url: string, allowPrivate: boolean): Promise<void> {
 // delivery work of every save, and the endpoint list stays bounded.
 export const MAX_ENDPOINTS = 25;
 
-export async function createEndpoint(em: EntityManager, caller: Caller, input: EndpointInput, allowPrivate: boolean): Promise<WebhookEndpoint> {
+// The endpoint, and its signing secret in the clear: the one time it is shown; only its sealed form is stored.
+export async function createEndpoint(
+  em: EntityManager,
+  caller: Caller,
+  input: EndpointInput,
+  allowPrivate: boolean,
+  escrowKey: Buffer,
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   requireRole(caller, 'admin');
   await allowedUrl(input.url, allowPrivate);
   return em.transactional(async (tx) => {
@@ -35,22 +43,31 @@ export async function createEndpoint(em: EntityManager, caller: Caller, input: E
       throw conflict('endpoint_limit', `at most ${MAX_ENDPOINTS} webhook endpoints per org: delete one first`);
     }
     const now = new Date();
+    const id = newId();
+    const secret = newSecret();
     const endpoint = tx.create(WebhookEndpoint, {
-      id: newId(),
+      id,
       orgId: caller.orgId,
       url: input.url,
       events: [...new Set(input.events)],
       description: input.description ?? '',
       enabled: input.enabled ?? true,
-      secret: newSecret(),
+      secret: null,
+      secretSealed: sealSecret(escrowKey, caller.orgId, id, secret),
       lastSuccessAt: null,
       lastFailureAt: null,
       consecutiveFailures: 0,
       createdAt: now,
       updatedAt: now,
     });
-    await recordAudit(tx, { orgId: caller.orgId, action: 'webhook.create', targetId: endpoint.id, actor: actorOf(caller), details: { url: input.url, events: endpoint.events } });
-    return endpoint;
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'webhook.create',
+      targetId: endpoint.id,
+      actor: actorOf(caller),
+      details: { url: input.url, events: endpoint.events },
+    });
+    return { endpoint, secret };
   });
 }
 
@@ -64,7 +81,13 @@ export async function getEndpoint(em: EntityManager, orgId: string, id: string):
   return endpoint;
 }
 
-export async function updateEndpoint(em: EntityManager, caller: Caller, id: string, patch: Partial<EndpointInput>, allowPrivate: boolean): Promise<void> {
+export async function updateEndpoint(
+  em: EntityManager,
+  caller: Caller,
+  id: string,
+  patch: Partial<EndpointInput>,
+  allowPrivate: boolean,
+): Promise<void> {
   await getEndpoint(em, caller.orgId, id);
   requireRole(caller, 'admin');
   if (patch.url !== undefined) await allowedUrl(patch.url, allowPrivate);
@@ -78,7 +101,13 @@ export async function updateEndpoint(em: EntityManager, caller: Caller, id: stri
       if (patch.enabled) endpoint.consecutiveFailures = 0;
     }
     endpoint.updatedAt = new Date();
-    await recordAudit(tx, { orgId: caller.orgId, action: 'webhook.update', targetId: id, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'webhook.update',
+      targetId: id,
+      actor: actorOf(caller),
+      details: { fields: Object.keys(patch) },
+    });
   });
 }
 

@@ -14,7 +14,9 @@ export const WebhookEndpoint = defineEntity({
     events: p.array<string>(),
     description: p.text(),
     enabled: p.boolean(),
-    secret: p.text(),
+    // Sealed (secrets.ts); the plain column holds only secrets written before sealing, until they are sealed.
+    secret: p.text().nullable(),
+    secretSealed: p.blob().nullable(),
     lastSuccessAt: p.datetime().nullable(),
     lastFailureAt: p.datetime().nullable(),
     consecutiveFailures: p.integer(),

@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, sql } from '../../domain/sql.ts';
+import { maintenanceWorkflow } from '../../workflows/maintenance.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -147,4 +148,38 @@ describe('endpoint health and the connection-time address check', () => {
     const allowed = await createWebhookSender(true)(host, {}, '{}');
     expect(allowed.statusCode).toBe(200);
   });
+
+  it('keeps signing secrets sealed, and seals those written before in the worker\'s maintenance', async () => {
+    const a = await signUp(stack.api);
+    const ep = await endpoint(a, ['memory.saved']);
+    const row = async () =>
+      (await query(stack.orm.em.fork(), sql<{ secret: string | null; sealed: Buffer | null }>`select secret, secret_sealed as sealed from webhook_endpoints where id = ${ep.id}`))[0]!;
+    const stored = await row();
+    // Neither the secret nor its key material is in the row.
+    expect(stored.secret).toBeNull();
+    expect(stored.sealed!.includes(Buffer.from(ep.secret.slice('whsec_'.length), 'base64'))).toBe(false);
+    const deliveredWith = async (secret: string, content: string) => {
+      const memory = (await stack.api.post('/api/memories', { token: a.token, body: { content } })).body;
+      const got = await eventually(async () => receiver.received.find((r) => r.body.includes(memory.id)));
+      expect(() => new Webhook(secret).verify(got.body, got.headers as Record<string, string>)).not.toThrow();
+    };
+    await deliveredWith(ep.secret, 'signed with a sealed secret');
+    // An endpoint as it was stored before sealing: its plain secret still signs, until maintenance seals it.
+    const legacy = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    await query(stack.orm.em.fork(), sql`update webhook_endpoints set secret = ${legacy}, secret_sealed = null where id = ${ep.id}`);
+    await deliveredWith(legacy, 'signed with a plain secret');
+    await stack.temporal.workflow.execute(maintenanceWorkflow, { taskQueue: stack.config.TEMPORAL_TASK_QUEUE, workflowId: `maintenance-test-${ep.id}`, args: [] });
+    expect((await row()).secret).toBeNull();
+    await deliveredWith(legacy, 'signed with the same secret, sealed since');
+    // A secret sealed under another key cannot sign: the delivery fails at once, saying why, rather than retry.
+    await query(stack.orm.em.fork(), sql`update webhook_endpoints set secret_sealed = ${Buffer.alloc(60, 1)} where id = ${ep.id}`);
+    const memory = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'cannot be signed' } })).body;
+    const failed = await eventually(async () => {
+      const list = (await deliveries(a, ep.id)) as { status: string; attempts?: { error: string }[]; payload?: string }[];
+      return list.find((d) => d.status === 'failed');
+    });
+    expect(JSON.stringify(failed)).toContain('cannot be unsealed');
+    expect(receiver.received.some((r) => r.body.includes(memory.id))).toBe(false);
+  });
 });
+
