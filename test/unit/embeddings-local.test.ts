@@ -125,9 +125,11 @@ describe('the local embedding model', () => {
     const calls = busy.map((texts, i) => embedder.embedDocuments(texts, 'busy-org').then(() => void answered.push(`busy ${i}`)));
     const quiet = embedder.embedDocuments(['Deploys happen on Tuesdays.'], 'quiet-org').then(() => void answered.push('quiet'));
     await Promise.all([...calls, quiet]);
-    // The two sessions had the busy org's first two passes; the quiet pass comes next, or after one more of the
-    // busy org's (whose turn began first). In one line for both it came last.
-    expect(answered.indexOf('quiet')).toBeLessThanOrEqual(3);
+    // The two sessions had the busy org's first two passes; the quiet pass starts next, or after one more of the
+    // busy org's (whose turn began first). Under load the other session may also finish the busy pass it started
+    // meanwhile before the quiet one's answer is seen, so it is answered fifth at the latest. In one line for both
+    // it came last.
+    expect(answered.indexOf('quiet')).toBeLessThanOrEqual(4);
     expect(answered).toHaveLength(41);
   });
 
