@@ -2,7 +2,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { BULK_SEARCH_MAX_QUERIES, SEARCH_K_MAX } from '../../domain/memories/limits.ts';
 import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
-import { freshVectors } from '../../domain/search/fresh.ts';
+import { FRESH_EMBED_MAX, FRESH_SCAN, FRESH_WAIT_MS, freshVectors } from '../../domain/search/fresh.ts';
 import { SEARCH_MODES, type SearchMode } from '../../domain/search/modes.ts';
 import type { QueryVectors } from '../../domain/search/query-vectors.ts';
 import { RECOMMENDED_FLOOR } from '../../domain/search/relevance.ts';
@@ -75,7 +75,7 @@ export const bulkBody = z.object({
 });
 
 const SEARCH_DESCRIPTION =
-  'A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to 8, within 250 ms): a search right after a save finds it by meaning too; `pending_embeddings` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries `relevance`, one scale in every mode (docs/api-decisions.md, "Relevance").';
+  `A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to ${FRESH_EMBED_MAX}, within ${FRESH_WAIT_MS} ms): a search right after a save finds it by meaning too; \`pending_embeddings\` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries \`relevance\`, one scale in every mode (docs/api-decisions.md, "Relevance").`;
 
 const answerExplainSchema = z
   .object({
@@ -94,7 +94,7 @@ const answerExplainSchema = z
   .meta({ id: 'SearchExplain' });
 const pendingEmbeddings = z.number().int().min(0).optional().meta({
   description:
-    "semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its 200 latest writes, an upper bound otherwise",
+    `semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its ${FRESH_SCAN} latest writes, an upper bound otherwise`,
 });
 const searchAnswer = z.object({
   hits: z.array(scoredMemorySchema),

@@ -178,11 +178,11 @@ function addStaged(staged: Term['staged'], weight: number, c0: number, c1: numbe
 }
 
 // The given keys with their accumulated scores, every accumulator of the search zeroed.
-function collect(keys: Int32Array, zero: Int32Array = keys): Pick<Scored, 'keys' | 'scores'> {
+function collect(keys: Int32Array): Pick<Scored, 'keys' | 'scores'> {
   const acc = accumulator;
   const scores = new Float64Array(keys.length);
   for (let i = 0; i < keys.length; i++) scores[i] = acc[keys[i]!]!;
-  for (let i = 0; i < zero.length; i++) acc[zero[i]!] = 0;
+  for (let i = 0; i < keys.length; i++) acc[keys[i]!] = 0;
   return { keys: keys.slice(), scores };
 }
 
