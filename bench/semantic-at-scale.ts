@@ -44,7 +44,13 @@ await embedder.close();
 async function writeOrg(): Promise<void> {
   await migrate(orm);
   let started = performance.now();
-  await writeScaleOrg(exec, { org, slug: 'semantic-scale', n: N, content: `'memory number ' || i`, metadata: `jsonb_build_object('i', i % 1000)` });
+  await writeScaleOrg(exec, {
+    org,
+    slug: 'semantic-scale',
+    n: N,
+    content: `'memory number ' || i`,
+    metadata: `jsonb_build_object('i', i % 1000)`,
+  });
   console.log(`${N} memories written in ${seconds(started)} s`);
 
   started = performance.now();
@@ -52,7 +58,10 @@ async function writeOrg(): Promise<void> {
   const CHUNK = 500;
   for (let from = 0; from < BASE; from += CHUNK) {
     const vectors = await embedder.embedDocuments(Array.from({ length: Math.min(CHUNK, BASE - from) }, () => agent.memory()));
-    await query(em(), sql`insert into bench_base (i, v) select n + ${from} - 1, v::vector from unnest(${vectors.map(vectorLiteral)}::text[]) with ordinality as u(v, n)`);
+    await query(
+      em(),
+      sql`insert into bench_base (i, v) select n + ${from} - 1, v::vector from unnest(${vectors.map(vectorLiteral)}::text[]) with ordinality as u(v, n)`,
+    );
   }
   console.log(`${BASE} agent memories embedded in ${seconds(started)} s`);
 
@@ -73,7 +82,8 @@ async function writeOrg(): Promise<void> {
 }
 
 const vector = (i: number) => Promise.resolve({ vector: queries[i % QUERIES]!, model: embedder.model });
-const search = async (i: number, k: number, filters: MemoryFilters) => (await searchMemories(em(), org, { text: '', k, mode: 'semantic', filters }, vector(i))).hits;
+const search = async (i: number, k: number, filters: MemoryFilters) =>
+  (await searchMemories(em(), org, { text: '', k, mode: 'semantic', filters }, vector(i))).hits;
 // Created after the first (1 - share) of the memories: the newest share of them.
 const newest = (share: number) => createdAt(Math.floor(N * (1 - share)));
 const cases: [string, number, MemoryFilters][] = [

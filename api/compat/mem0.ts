@@ -241,8 +241,7 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         const { orgId } = callerOf(ctx);
         const mode = deps.embedder ? ('hybrid' as const) : ('lexical' as const);
         const vector = deps.embedder ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
-        const { embedder } = deps;
-        const fresh = embedder ? freshVectors((texts) => embedder.embedDocuments(texts, orgId)) : undefined;
+        const fresh = freshVectors(deps.embedder, orgId);
         const request = { text: body.query, k: body.top_k, mode, filters: listFilters(body.filters), minRelevance: body.threshold };
         const { hits } = await searchMemories(ctx.state.em, orgId, request, vector, fresh);
         // mem0's score is a similarity in [0, 1] that its threshold compares: ours is the relevance.

@@ -127,7 +127,7 @@ export const scoredMemorySchema = memorySchema
   })
   .meta({ id: 'ScoredMemory' });
 
-export const memoryJson = (m: MemoryView) => ({ ...memoryRecord(m), ...(m.score !== undefined ? { score: m.score } : {}) });
+export const memoryJson = (m: MemoryView) => memoryRecord(m);
 
 // A search hit as the API gives it: `relevance` unless left out (similar), `explain` when asked.
 export const hitJson = (hit: SearchHit, { relevance = true, explain = false }: { relevance?: boolean; explain?: boolean } = {}) => ({

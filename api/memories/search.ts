@@ -74,8 +74,7 @@ export const bulkBody = z.object({
   ...answerOptions,
 });
 
-const SEARCH_DESCRIPTION =
-  `A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to ${FRESH_EMBED_MAX}, within ${FRESH_WAIT_MS} ms): a search right after a save finds it by meaning too; \`pending_embeddings\` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries \`relevance\`, one scale in every mode (docs/api-decisions.md, "Relevance").`;
+const SEARCH_DESCRIPTION = `A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to ${FRESH_EMBED_MAX}, within ${FRESH_WAIT_MS} ms): a search right after a save finds it by meaning too; \`pending_embeddings\` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries \`relevance\`, one scale in every mode (docs/api-decisions.md, "Relevance").`;
 
 const answerExplainSchema = z
   .object({
@@ -84,18 +83,19 @@ const answerExplainSchema = z
       .array(z.string())
       .meta({ description: "the query's terms as the lexical list analyzed them (stemmed; in hybrid, question words left out)" }),
     filters: z.record(z.string(), z.unknown()).meta({ description: 'the filters applied, as the request spelled them' }),
-    time: z
-      .object({ phrase: z.string(), after: z.number().int(), before: z.number().int() })
-      .optional()
-      .meta({
-        description: "the window of event time (epoch ms, inclusive) the query's time words named, and those words; absent when none",
-      }),
+    time: z.object({ phrase: z.string(), after: z.number().int(), before: z.number().int() }).optional().meta({
+      description: "the window of event time (epoch ms, inclusive) the query's time words named, and those words; absent when none",
+    }),
   })
   .meta({ id: 'SearchExplain' });
-const pendingEmbeddings = z.number().int().min(0).optional().meta({
-  description:
-    `semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its ${FRESH_SCAN} latest writes, an upper bound otherwise`,
-});
+const pendingEmbeddings = z
+  .number()
+  .int()
+  .min(0)
+  .optional()
+  .meta({
+    description: `semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its ${FRESH_SCAN} latest writes, an upper bound otherwise`,
+  });
 const searchAnswer = z.object({
   hits: z.array(scoredMemorySchema),
   pending_embeddings: pendingEmbeddings,
@@ -121,7 +121,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
   const bulkSlots = pLimit(bulkSearchSlots(deps.config.DATABASE_POOL_MAX));
   const { embedder } = deps;
   // Memories still waiting for their vector, embedded for this request's searches (fresh.ts).
-  const fresh = (orgId: string) => (embedder ? freshVectors((texts) => embedder.embedDocuments(texts, orgId)) : undefined);
+  const fresh = (orgId: string) => freshVectors(embedder, orgId);
   return [
     defineRoute({
       method: 'post',

@@ -60,9 +60,30 @@ export function loadParaphraseSet(): { memories: Memory[]; questions: Question[]
   return { memories, questions };
 }
 
+// Questions whose answer no memory of the set holds (never-stored.jsonl): near, a stored subject whose fact is
+// missing; far, a subject no memory touches.
+export interface NeverStored {
+  id: string;
+  question: string;
+  namespace: string;
+  kind: 'near' | 'far';
+}
+export function loadNeverStored(): NeverStored[] {
+  return readJsonl<NeverStored>('never-stored.jsonl', (r, where) => {
+    if (!isText(r.id) || !isText(r.question) || !isText(r.namespace)) fail(where, 'id, question and namespace must be non-empty strings');
+    if (r.kind !== 'near' && r.kind !== 'far') fail(where, 'kind must be near or far');
+    return { id: r.id, question: r.question, namespace: r.namespace, kind: r.kind };
+  });
+}
+
 // Saves the set's memories into the org (namespaces prefixed), each carrying its id as metadata.ref; returns the
 // service's id of each memory mapped to the set's.
-export async function saveParaphraseSet(api: ApiClient, token: string, memories: Memory[], namespacePrefix = ''): Promise<Map<string, string>> {
+export async function saveParaphraseSet(
+  api: ApiClient,
+  token: string,
+  memories: Memory[],
+  namespacePrefix = '',
+): Promise<Map<string, string>> {
   const refOf = new Map<string, string>();
   await closedLoop(8, memories.length, async (i) => {
     const m = memories[i]!;
@@ -84,7 +105,13 @@ interface Hit {
 }
 
 // Each question asked in the whole org (k 10), its hits as the set's ids (other memories keep the service's).
-export async function askParaphraseSet(api: ApiClient, token: string, questions: Question[], mode: (typeof MODES)[number], refOf: Map<string, string>): Promise<string[][]> {
+export async function askParaphraseSet(
+  api: ApiClient,
+  token: string,
+  questions: Question[],
+  mode: (typeof MODES)[number],
+  refOf: Map<string, string>,
+): Promise<string[][]> {
   const rankings: string[][] = [];
   await closedLoop(8, questions.length, async (i) => {
     const res = await api.post('/api/memories/search', { token, body: { query: questions[i]!.question, k: K, mode } });

@@ -11,7 +11,7 @@
 // inputs as the service would, and the time of each search (asked one at a time).
 //   LOCOMO_JSON=... BENCH_API_URL=http://127.0.0.1:3099 DATABASE_URL=... node bench/quality/run-relevance.ts
 // scripts/bench.sh runs it (BENCH_SUITES=relevance) and writes LoCoMo's JSON from ../shared/data/locomo first.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { nonIncreasing, RECOMMENDED_FLOOR, RELEVANCE_CURVES, type RelevanceInputs } from '../../domain/search/relevance.ts';
@@ -19,7 +19,7 @@ import { paidOrg, untilEmbedded } from '../lib/service.ts';
 import { closedLoop, summarize } from '../lib/stats.ts';
 import { loadCisi, loadCranfield, type Collection } from './collections.ts';
 import { evidenceOf, readLocomo, sessionsOf, turnLine } from './locomo-set.ts';
-import { loadParaphraseSet, MODES } from './paraphrase-set.ts';
+import { loadNeverStored, loadParaphraseSet, MODES } from './paraphrase-set.ts';
 
 type Mode = (typeof MODES)[number];
 const K = 10;
@@ -68,10 +68,7 @@ function judged(collection: Collection): Omit<Collected, 'token'> {
 
 function paraphrase(): Omit<Collected, 'token'> {
   const { memories, questions } = loadParaphraseSet();
-  const neverStored = readFileSync(resolve(import.meta.dirname, 'paraphrase/never-stored.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as { question: string; kind: 'near' | 'far' });
+  const neverStored = loadNeverStored();
   return {
     memories: memories.map((m) => ({ content: m.content, namespace: m.namespace, tags: m.tags, metadata: { ref: m.id } })),
     questions: [

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Embedder } from '../store/embedder.ts';
 import type { CompiledFilters } from '../store/filters.ts';
 import { query, sql } from '../sql.ts';
 import { embeddingStatus } from '../store/vectors.ts';
@@ -25,7 +26,10 @@ const FRESH_TEXT_CHARS = 2000;
 // Document vectors of memories, by id, computed once per request however many searches it makes (bulk search).
 export type FreshVectors = (memories: { id: string; content: string }[]) => Promise<Map<string, Float32Array>>;
 
-export function freshVectors(embedDocuments: (texts: string[]) => Promise<Float32Array[]>): FreshVectors {
+// A request's fresh vectors, from the org's turn of the model; none without a model.
+export function freshVectors(embedder: Embedder | null, orgId: string): FreshVectors | undefined {
+  if (!embedder) return undefined;
+  const embedDocuments = (texts: string[]) => embedder.embedDocuments(texts, orgId);
   const known = new Map<string, Promise<Float32Array | null>>();
   return async (memories) => {
     const missing = memories.filter((m) => !known.has(m.id));

@@ -11,7 +11,14 @@ import { parseVector } from '../store/vectors.ts';
 // the same whether or not the model is up. Compared document to document, without the model's query instruction,
 // as bge and e5 are meant to be for symmetric similarity. Otherwise a semantic search (search.ts): the same
 // filters, scan and scores (cosine similarity), with the memory itself left out; a copy of its text scores 1.
-export async function similarMemories(em: EntityManager, orgId: string, model: string | null, id: string, k: number, filters: MemoryFilters): Promise<SearchHit[]> {
+export async function similarMemories(
+  em: EntityManager,
+  orgId: string,
+  model: string | null,
+  id: string,
+  k: number,
+  filters: MemoryFilters,
+): Promise<SearchHit[]> {
   if (model === null) throw embeddingsUnavailable('no embedding model is configured on this server');
   const row = await queryOne(
     em,
@@ -21,8 +28,16 @@ export async function similarMemories(em: EntityManager, orgId: string, model: s
   );
   if (!row) throw notFound();
   if (row.vector === null) {
-    throw conflict('embedding_pending', `this memory has no vector of ${model} yet: the worker embeds it in the background, usually within seconds of its save (GET /api/memories/embeddings shows the backlog)`);
+    throw conflict(
+      'embedding_pending',
+      `this memory has no vector of ${model} yet: the worker embeds it in the background, usually within seconds of its save (GET /api/memories/embeddings shows the backlog)`,
+    );
   }
-  const { hits } = await searchMemories(em, orgId, { text: '', k: k + 1, mode: 'semantic', filters }, Promise.resolve({ vector: parseVector(row.vector), model }));
+  const { hits } = await searchMemories(
+    em,
+    orgId,
+    { text: '', k: k + 1, mode: 'semantic', filters },
+    Promise.resolve({ vector: parseVector(row.vector), model }),
+  );
   return hits.filter((h) => h.id !== id).slice(0, k);
 }

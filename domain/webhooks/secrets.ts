@@ -26,10 +26,12 @@ export async function sealPlainSecrets(em: EntityManager, key: Buffer, batch = 5
     }>`select org_id, id, secret from webhook_endpoints where secret is not null limit ${batch}`,
   );
   if (rows.length === 0) return 0;
+  const [orgIds, ids] = [rows.map((r) => r.org_id), rows.map((r) => r.id)];
+  const sealed = rows.map((r) => sealSecret(key, r.org_id, r.id, r.secret));
   await query(
     em,
     sql`update webhook_endpoints e set secret_sealed = s.sealed, secret = null
-      from unnest(${rows.map((r) => r.org_id)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => sealSecret(key, r.org_id, r.id, r.secret))}::bytea[]) as s(org_id, id, sealed)
+      from unnest(${orgIds}::uuid[], ${ids}::uuid[], ${sealed}::bytea[]) as s(org_id, id, sealed)
      where e.org_id = s.org_id and e.id = s.id and e.secret is not null`,
   );
   return rows.length;
