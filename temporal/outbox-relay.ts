@@ -8,7 +8,7 @@ import { query, sql } from '../domain/sql.ts';
 import { fanOutEvents } from '../domain/webhooks/fanout.ts';
 import { JOB_WORKFLOWS, SIGNAL_JOBS } from './jobs.ts';
 import { isTemporalDown } from './outcome.ts';
-import { signalWithStart, startOnce } from './start.ts';
+import { CALL_DEADLINE_MS, signalWithStart, startOnce } from './start.ts';
 
 interface OutboxRow {
   id: string;
@@ -22,9 +22,6 @@ interface OutboxRow {
   created_at: string;
 }
 
-// A claimed row is this relay's for this long; a relay that dies with rows claimed leaves them to the next
-// one after it. A dispatch (one Temporal call) takes milliseconds, so the lease is generous.
-const LEASE_SECONDS = 60;
 // Rows by their key, (org_id, id): the outbox is keyed by org first (0013_tenant_keys).
 const keyed = (rows: OutboxRow[]) =>
   sql`(org_id, id) in (select * from unnest(${rows.map((r) => r.org_id)}::uuid[], ${rows.map((r) => r.id)}::uuid[]))`;
@@ -50,6 +47,10 @@ export interface RelayOptions {
   // CPU) per commit. Spaced, the rows of a quarter second go as one signal per org.
   drainSpacingMs?: number;
   batchSize?: number;
+  // A claimed row is this relay's for this long; a relay that dies with rows claimed leaves them to the next
+  // one after it. A dispatch (one Temporal call) takes milliseconds and never more than CALL_DEADLINE_MS; a
+  // batch still dispatching at half its lease renews it for the rows it has left.
+  leaseSeconds?: number;
   // Delays between webhook delivery attempts, stamped on each delivery made from an event.
   webhookRetrySchedule: number[];
 }
@@ -71,7 +72,7 @@ export class OutboxRelay {
   private stopped = false;
 
   constructor(options: RelayOptions) {
-    this.opts = { pollIntervalMs: 1000, drainSpacingMs: 250, batchSize: 50, ...options };
+    this.opts = { pollIntervalMs: 1000, drainSpacingMs: 250, batchSize: 50, leaseSeconds: 15, ...options };
   }
 
   async start(): Promise<void> {
@@ -173,7 +174,7 @@ export class OutboxRelay {
     const em = this.opts.orm.em.fork();
     const rows = await query(
       em,
-      sql<OutboxRow>`update outbox set claimed_until = now() + make_interval(secs => ${LEASE_SECONDS})
+      sql<OutboxRow>`update outbox set claimed_until = now() + make_interval(secs => ${this.opts.leaseSeconds})
         where (org_id, id) in (
           select org_id, id from outbox
           where dispatched_at is null and failed_at is null
@@ -197,7 +198,12 @@ export class OutboxRelay {
     }
     for (const group of signals.values()) groups.unshift({ rows: group, send: () => this.signalJob(group) });
 
+    let leasedAt = performance.now();
     for (const [index, group] of groups.entries()) {
+      if (performance.now() - leasedAt > (this.opts.leaseSeconds * 1000) / 2) {
+        await this.renewLease(em, groups.slice(index).flatMap((g) => g.rows));
+        leasedAt = performance.now();
+      }
       try {
         // The Temporal call continues the trace of the request that wrote the row (a signal, of its first row).
         await context.with(propagation.extract(ROOT_CONTEXT, group.rows[0]!.trace_context ?? {}), group.send);
@@ -216,6 +222,10 @@ export class OutboxRelay {
       }
     }
     return rows.length;
+  }
+
+  private async renewLease(em: EntityManager, rows: OutboxRow[]): Promise<void> {
+    await query(em, sql`update outbox set claimed_until = now() + make_interval(secs => ${this.opts.leaseSeconds}) where ${keyed(rows)}`);
   }
 
   private async recordFailure(em: EntityManager, rows: OutboxRow[], err: unknown): Promise<void> {
@@ -266,7 +276,7 @@ export class OutboxRelay {
   // Tells Temporal's own trouble (it is down, overloaded, or timing out) from a refusal of this row.
   private async call<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return await fn();
+      return await this.opts.client.withDeadline(Date.now() + CALL_DEADLINE_MS, fn);
     } catch (err) {
       if (isTemporalDown(err)) throw new TemporalUnreachable('Temporal unreachable', { cause: err });
       throw err;

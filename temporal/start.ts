@@ -78,6 +78,8 @@ export interface AwaitOptions {
 
 // How soon a caller should ask again after a wait ran out or Temporal could not be reached.
 export const RETRY_AFTER_SECONDS = 5;
+// How long one start or signal may take before Temporal counts as unreachable, whatever the caller's wait.
+export const CALL_DEADLINE_MS = 5_000;
 
 // Starts the workflow, or joins the run of its id under way, and waits for its result until the deadline.
 // Concurrent callers share one run. A run that fails with a domain error answers with that error; a deadline
@@ -90,10 +92,12 @@ export async function runAndAwait<W extends Workflow>(
   request: StartRequest<W>,
   options: AwaitOptions,
 ): Promise<WorkflowResultType<W>> {
+  const waitUntil = Date.now() + options.deadlineMs;
   let started = false;
   try {
-    return await client.withDeadline(Date.now() + options.deadlineMs, async () => {
-      const handle = await client.workflow
+    // A start slower than a short wait is not Temporal being down: the start has its own deadline.
+    const handle = await client.withDeadline(Math.max(waitUntil, Date.now() + CALL_DEADLINE_MS), () =>
+      client.workflow
         .start(
           workflow,
           startOptions(taskQueue, request, {
@@ -104,10 +108,10 @@ export async function runAndAwait<W extends Workflow>(
         .catch((err: unknown) => {
           if (err instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle<W>(request.workflowId);
           throw err;
-        });
-      started = true;
-      return (await handle.result()) as WorkflowResultType<W>;
-    });
+        }),
+    );
+    started = true;
+    return (await client.withDeadline(waitUntil, () => handle.result())) as WorkflowResultType<W>;
   } catch (err) {
     if (!isTemporalDown(err)) throw asAppError(err);
     const retry = { retry_after: RETRY_AFTER_SECONDS };

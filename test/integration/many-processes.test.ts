@@ -122,7 +122,7 @@ describe('two API processes and two workers, one of each killed and restarted', 
       );
       expect(rows[0]!.failed).toBe(0);
       return rows[0]!.pending === 0;
-    }, 60_000);
+    }, 30_000);
 
     // Webhooks: one delivery per saved memory, each received (a delivery whose worker died mid-attempt may
     // arrive twice, under the same webhook-id, as at-least-once delivery allows).

@@ -107,6 +107,26 @@ describe('outbox relay', () => {
     }
     for (const row of rows) expect(await executionsOf(row.jobKey)).toBe(1);
   });
+
+  it('renews the lease of the rows a batch has not dispatched yet once half of it has passed', async () => {
+    for (let i = 0; i < 10; i++) await queuedResend(await signUp(stack.api));
+    const pending = () =>
+      query(stack.orm.em.fork(), sql<{ id: string; claimed_until: string | null }>`select id, claimed_until from outbox where dispatched_at is null order by created_at desc, id desc`);
+    expect((await pending()).length).toBeGreaterThanOrEqual(10);
+    // A 50 ms lease: twenty-odd starts take longer, so the batch renews it before its last row goes out.
+    const relay = newRelay(stack, { leaseSeconds: 0.05 });
+    let finished = false;
+    const draining = relay.drainOnce().finally(() => (finished = true));
+    const leasesOfLast = new Set<string>();
+    const last = (await pending())[0]!.id;
+    while (!finished) {
+      const row = (await pending()).find((r) => r.id === last);
+      if (row?.claimed_until) leasesOfLast.add(row.claimed_until);
+    }
+    expect(await draining).toBeGreaterThanOrEqual(10);
+    expect(await pending()).toEqual([]);
+    expect(leasesOfLast.size).toBeGreaterThan(1);
+  });
 });
 
 describe('worker process stopped between commit and dispatch', () => {
@@ -178,8 +198,6 @@ describe('rows that cannot be dispatched', () => {
     const relay = quickRelay();
     await relay.start();
     try {
-      // The row behind the bad one goes out at once.
-      await eventually(async () => (await mailsFor(good)) === 1);
       const first = await eventually(async () => {
         const r = await rowOf(bad);
         return r.attempts === 1 ? r : undefined;
@@ -188,9 +206,14 @@ describe('rows that cannot be dispatched', () => {
       expect(first.dispatched_at).toBeNull();
       expect(first.claimed_until).toBeNull();
       expect(Date.parse(first.next_attempt_at!)).toBeGreaterThan(Date.now());
-      // Backing off: the relay polls every 100 ms, yet the row is not tried again before its time.
-      await new Promise((r) => setTimeout(r, 600));
+      // Backing off: the relay polls every 100 ms, yet the row is not tried again before its time (a second
+      // after the first attempt; read the moment it was set, not when this test first saw it).
+      const [{ due }] = (await query(stack.orm.em.fork(), sql<{ due: number }>`select (extract(epoch from (${first.next_attempt_at}::timestamptz - now())) * 1000)::float8 as due`)) as [{ due: number }];
+      expect(due).toBeLessThanOrEqual(1000);
+      await new Promise((r) => setTimeout(r, Math.max(0, due - 150)));
       expect((await rowOf(bad)).attempts).toBe(1);
+      // The row behind the bad one went out.
+      await eventually(async () => (await mailsFor(good)) === 1);
 
       // Its last attempt comes due: it fails once more and is parked.
       await query(stack.orm.em.fork(), sql`update outbox set attempts = ${MAX_ATTEMPTS - 1}, next_attempt_at = now() where id = ${bad}`);
