@@ -31,7 +31,7 @@ import { requireCaller } from './http/auth.ts';
 import { refuseCrossSiteWrites } from './http/cross-site.ts';
 import { refuseOtherSitesLocally, refuseUnknownHosts } from './http/host-check.ts';
 import { errorHandler } from './http/errors.ts';
-import { writeRateLimit } from './http/rate-limit.ts';
+import { rateLimit } from './http/rate-limit.ts';
 import { requestContext } from './http/request-context.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
@@ -44,6 +44,7 @@ import { systemRoutes } from './system/routes.ts';
 import { metricsRoutes } from './system/metrics.ts';
 import { checkResponses } from './http/response-check.ts';
 import { QueryVectors } from '../domain/search/query-vectors.ts';
+import { searchSlots } from '../domain/search/search-slots.ts';
 import { queryVectorsServed } from '../infra/metrics.ts';
 
 // The API's routes: what /api/openapi.json documents and the TypeScript client is generated from.
@@ -52,6 +53,8 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   const queries = new QueryVectors(deps.embedder, deps.config.QUERY_VECTOR_CACHE_ENTRIES, (source, count) =>
     queryVectorsServed.inc({ source }, count),
   );
+  // One set of search slots, shared by the orgs in turn, for every route that searches for a caller.
+  const slots = searchSlots(deps.config.DATABASE_POOL_MAX);
   return [
     ...systemRoutes(deps),
     ...authRoutes(deps),
@@ -62,10 +65,10 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...embeddingRoutes(deps),
     ...batchRoutes(deps),
     ...conversationRoutes(deps),
-    ...mem0Routes(deps, queries),
+    ...mem0Routes(deps, queries, slots),
     ...deletionRoutes(),
-    ...searchRoutes(deps, queries),
-    ...memoryRoutes(deps),
+    ...searchRoutes(deps, queries, slots),
+    ...memoryRoutes(deps, slots),
     ...projectRoutes(),
     ...entityRoutes(),
     ...threadRoutes(),
@@ -90,7 +93,7 @@ export function buildRoutes(deps: ApiDeps): AnyRoute[] {
 // How a response's stream fails when its client has gone.
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
-// Each route runs: caller resolution (401 first) -> write limit -> JSON body (per-route size limit) -> validation -> handler.
+// Each route runs: caller resolution (401 first) -> write or read limit -> JSON body (per-route size limit) -> validation -> handler.
 export function createApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   // What fails once a response has begun (a streamed body; a client gone in the middle of a download) reaches Koa,
@@ -108,13 +111,15 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   const router = new Router<AppState>();
   const authenticate = requireCaller(deps.localCaller);
   const crossSite = refuseCrossSiteWrites(deps.config.publicBaseUrl);
-  const limit = writeRateLimit(deps.config.WRITE_RATE_LIMIT_PER_MINUTE);
+  const writeLimit = rateLimit('write', deps.config.WRITE_RATE_LIMIT_PER_MINUTE);
+  const readLimit = rateLimit('read', deps.config.READ_RATE_LIMIT_PER_SECOND);
   const routes = buildRoutes(deps);
   for (const route of routes) {
     const chain: Middleware<AppState>[] = [];
     if (deps.validateResponses) chain.push(checkResponses(route));
     if (route.access === 'caller') chain.push(authenticate);
-    if (isWrite(route)) chain.push(crossSite, limit);
+    if (isWrite(route)) chain.push(crossSite, writeLimit);
+    else if (route.access === 'caller') chain.push(readLimit);
     const { guard } = route;
     if (guard) {
       chain.push(async (ctx, next) => {

@@ -142,6 +142,9 @@ const envSchema = z.object({
   // `still_running` with Retry-After; the work goes on, and asking again waits for the same run.
   WORKFLOW_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(25_000),
   WRITE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
+  // Reads (GETs and the POSTs that only read) per credential in a rolling second; 0, the default, as the contract
+  // has it: reads unlimited. Searches are bounded per org anyway (domain/search/search-slots.ts).
+  READ_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).max(100_000).default(0),
   // Organizations one user may own, the one made at sign-up included: each brings free quotas of its own.
   ORGS_PER_USER_MAX: z.coerce.number().int().min(1).max(10_000).default(5),
   // Sign-ups per client address in a rolling hour (0: no limit).

@@ -1,3 +1,4 @@
+import type { FairSlots } from '../../domain/fair-slots.ts';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { AppError, invalid } from '../../domain/errors.ts';
@@ -110,7 +111,7 @@ const addBody = z.object({
   custom_categories: z.unknown().optional(),
 });
 
-export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
+export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlots): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const listFilters = (filters: Record<string, unknown> | undefined): MemoryFilters => (filters ? { expression: filters } : {});
@@ -243,7 +244,7 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
         const vector = deps.embedder ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
         const fresh = freshVectors(deps.embedder, orgId);
         const request = { text: body.query, k: body.top_k, mode, filters: listFilters(body.filters), minRelevance: body.threshold };
-        const { hits } = await searchMemories(ctx.state.em, orgId, request, vector, fresh);
+        const { hits } = await slots.run(orgId, () => searchMemories(ctx.state.em, orgId, request, vector, fresh));
         // mem0's score is a similarity in [0, 1] that its threshold compares: ours is the relevance.
         ctx.body = { results: hits.map((hit) => mem0Memory({ ...hit, score: hit.relevance })) };
       },

@@ -1,17 +1,26 @@
 import type { Middleware } from 'koa';
 import { AppError } from '../../domain/errors.ts';
-import { takeWriteSlot } from '../../domain/ratelimit/take.ts';
+import { takeSlot } from '../../domain/ratelimit/take.ts';
 import type { AppState } from './state.ts';
 
-// Write routes spend one slot of the caller's credential (section 8); 0 turns the limit off.
-export function writeRateLimit(limitPerMinute: number): Middleware<AppState> {
+// What a limit counts: writes per rolling minute (section 8 of the contract), or reads per rolling second (our
+// addition, off unless READ_RATE_LIMIT_PER_SECOND is set: the contract leaves reads unlimited).
+const COUNTED = {
+  write: { windowSeconds: 60, per: 'minute' },
+  read: { windowSeconds: 1, per: 'second' },
+} as const;
+
+// Each request of its kind spends one slot of the caller's credential; 0 turns the limit off. An MCP request's
+// tool calls are requests of their own (api/mcp/endpoint.ts), each counted.
+export function rateLimit(kind: keyof typeof COUNTED, limit: number): Middleware<AppState> {
+  const { windowSeconds, per } = COUNTED[kind];
   return async (ctx, next) => {
     const caller = ctx.state.caller;
-    if (limitPerMinute > 0 && caller) {
-      const key = `write:${caller.credentialId ?? `local:${caller.userId}`}`;
-      const slot = await takeWriteSlot(ctx.state.em, key, limitPerMinute);
+    if (limit > 0 && caller) {
+      const key = `${kind}:${caller.credentialId ?? `local:${caller.userId}`}`;
+      const slot = await takeSlot(ctx.state.em, key, limit, windowSeconds);
       if (!slot.allowed) {
-        throw new AppError('rate_limited', 'rate-limited', `at most ${limitPerMinute} writes per minute per token; retry in ${slot.retryAfterSeconds} s`, {
+        throw new AppError('rate_limited', 'rate-limited', `at most ${limit} ${kind}s per ${per} per token; retry in ${slot.retryAfterSeconds} s`, {
           retry_after: slot.retryAfterSeconds,
         });
       }

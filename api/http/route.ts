@@ -149,7 +149,8 @@ export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
       400,
       ...(route.access === 'caller' ? [401] : []),
       403,
-      ...(isWrite(route) ? [429] : []),
+      // Every caller's route: writes are limited, reads may be (READ_RATE_LIMIT_PER_SECOND), searches wait their org's turn.
+      ...(route.access === 'caller' ? [429] : []),
       ...(route.params ? [404] : []),
       ...(route.body ? [413, 415] : []),
       503,

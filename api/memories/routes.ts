@@ -1,3 +1,4 @@
+import type { FairSlots } from '../../domain/fair-slots.ts';
 import { z } from 'zod';
 import { createMemory } from '../../domain/memories/create.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
@@ -29,7 +30,7 @@ import {
   patchBody,
 } from './requests.ts';
 
-export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
+export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const batcher = new SaveBatcher(() => deps.orm.em.fork());
@@ -100,12 +101,8 @@ export function memoryRoutes(deps: ApiDeps): AnyRoute[] {
         const filters = toFilters(q);
         if (q.q !== undefined) {
           searches.inc({ mode: 'lexical' });
-          const { hits } = await searchMemories(ctx.state.em, orgId, {
-            text: q.q,
-            k: Math.min(q.offset + q.limit, LIST_LIMIT_MAX),
-            mode: 'lexical',
-            filters,
-          });
+          const request = { text: q.q, k: Math.min(q.offset + q.limit, LIST_LIMIT_MAX), mode: 'lexical' as const, filters };
+          const { hits } = await slots.run(orgId, () => searchMemories(ctx.state.em, orgId, request));
           // The legacy shape: rows with score (and relevance), without found_by (always lexical here).
           ctx.body = hits.slice(q.offset, q.offset + q.limit).map((hit) => {
             const { found_by: _, ...row } = hitJson(hit);

@@ -1,7 +1,7 @@
-import pLimit from 'p-limit';
 import { z } from 'zod';
 import { BULK_SEARCH_MAX_QUERIES, SEARCH_K_MAX } from '../../domain/memories/limits.ts';
-import { bulkSearchSlots, searchBulk } from '../../domain/search/bulk.ts';
+import type { FairSlots } from '../../domain/fair-slots.ts';
+import { searchBulk } from '../../domain/search/bulk.ts';
 import { FRESH_EMBED_MAX, FRESH_SCAN, FRESH_WAIT_MS, freshVectors } from '../../domain/search/fresh.ts';
 import { SEARCH_MODES, type SearchMode } from '../../domain/search/modes.ts';
 import type { QueryVectors } from '../../domain/search/query-vectors.ts';
@@ -117,8 +117,7 @@ function answerJson(answer: SearchAnswer, mode: SearchMode, filters: MemoryFilte
   };
 }
 
-export function searchRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
-  const bulkSlots = pLimit(bulkSearchSlots(deps.config.DATABASE_POOL_MAX));
+export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSlots): AnyRoute[] {
   const { embedder } = deps;
   // Memories still waiting for their vector, embedded for this request's searches (fresh.ts).
   const fresh = (orgId: string) => freshVectors(embedder, orgId);
@@ -152,7 +151,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
           minRelevance: body.min_relevance,
           window: windowOf(body.query, body),
         };
-        const answer = await searchMemories(ctx.state.em, orgId, request, vector, fresh(orgId));
+        const answer = await slots.run(orgId, () => searchMemories(ctx.state.em, orgId, request, vector, fresh(orgId)));
         ctx.body = answerJson(answer, body.mode, filters, body.explain);
       },
     }),
@@ -187,7 +186,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
           windows: body.queries.map((query) => windowOf(query, body)),
           vectors,
           fresh: fresh(orgId),
-          slots: bulkSlots,
+          slots,
         });
         ctx.body = { results: body.queries.map((query, i) => ({ query, ...answerJson(answers[i]!, body.mode, filters, body.explain) })) };
       },
@@ -213,7 +212,8 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       },
       handler: async (ctx, { params, query: q }) => {
         searches.inc({ mode: 'similar' });
-        const hits = await similarMemories(ctx.state.em, callerOf(ctx).orgId, embedder?.model ?? null, params.id, q.k, toFilters(q));
+        const { orgId } = callerOf(ctx);
+        const hits = await slots.run(orgId, () => similarMemories(ctx.state.em, orgId, embedder?.model ?? null, params.id, q.k, toFilters(q)));
         ctx.body = { hits: hits.map((hit) => hitJson(hit, { relevance: false })) };
       },
     }),

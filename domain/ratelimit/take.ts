@@ -29,5 +29,3 @@ export async function peekSlot(em: EntityManager, key: string, limit: number, wi
   if (!row || row.recent < limit) return { allowed: true, retryAfterSeconds: 0 };
   return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(Number(row.oldest_needed_ms) / 1000)) };
 }
-
-export const takeWriteSlot = (em: EntityManager, key: string, limit: number): Promise<SlotDecision> => takeSlot(em, key, limit, 60);

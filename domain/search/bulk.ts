@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { availableParallelism } from 'node:os';
-import type { LimitFunction } from 'p-limit';
-import { serverBusy } from '../errors.ts';
+import type { FairSlots } from '../fair-slots.ts';
 import type { MemoryFilters } from '../store/filters.ts';
 import type { SearchMode } from './modes.ts';
 import type { FreshVectors } from './fresh.ts';
@@ -14,18 +13,9 @@ import { type QueryVector } from './semantic.ts';
 // a 2-core machine).
 const PARALLELISM = Math.max(2, availableParallelism());
 
-// Bulk searches of all requests together run at most this many searches at once: a hybrid search holds two
-// connections, so they never take more than half of the pool, and saves and credential lookups always
-// find a free connection however many bulk searches arrive.
-export const bulkSearchSlots = (poolMax: number): number => Math.max(1, Math.floor(poolMax / 4));
-
-// Searches waiting for a slot, at most this many times the slots (each bulk call queues at most PARALLELISM of its
-// searches at a time): past that a new bulk call answers 503 server_busy at once rather than wait in memory.
-export const BULK_WAITING_PER_SLOT = 8;
-
 // Runs the queries in parallel, each on its own connection, and returns the hits in query order. For
-// semantic and hybrid, `vectors` holds every query's embedding, computed in one batch. `slots` is the
-// process-wide limit shared by every bulk search (bulkSearchSlots).
+// semantic and hybrid, `vectors` holds every query's embedding, computed in one batch. Each search takes one of the
+// process's search slots (search-slots.ts).
 export async function searchBulk(
   fork: () => EntityManager,
   orgId: string,
@@ -39,12 +29,10 @@ export async function searchBulk(
     windows?: (TimeWindow | null)[] | undefined;
     vectors?: Promise<QueryVector[]> | undefined;
     fresh?: FreshVectors | undefined;
-    slots: LimitFunction;
+    slots: FairSlots;
   },
 ): Promise<SearchAnswer[]> {
   const { slots } = options;
-  if (slots.pendingCount >= BULK_WAITING_PER_SLOT * slots.concurrency)
-    throw serverBusy(`${slots.pendingCount} bulk searches are waiting already`);
   const results: SearchAnswer[] = new Array(queries.length);
   let next = 0;
   const worker = async () => {
@@ -59,7 +47,7 @@ export async function searchBulk(
         minRelevance: options.minRelevance,
         window: options.windows?.[i],
       };
-      results[i] = await slots(() => searchMemories(fork(), orgId, request, vector, options.fresh));
+      results[i] = await slots.run(orgId, () => searchMemories(fork(), orgId, request, vector, options.fresh));
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLELISM, queries.length) }, worker));

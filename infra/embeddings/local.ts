@@ -9,7 +9,7 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/store/embedder.ts';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS, type LocalModel, type LocalModelId } from './local-models.ts';
 import type { PassReply, PassRequest, SessionMessage, SessionSetup } from './local-session.ts';
-import { Turns } from './turns.ts';
+import { Turns } from '../../domain/turns.ts';
 
 export interface LocalEmbedderOptions {
   // Holds model.onnx and tokenizer.json of `model` (scripts/lib.sh, ensure_embedding_model).

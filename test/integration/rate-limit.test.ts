@@ -71,3 +71,35 @@ describe('write rate limit', () => {
     expect((await createToken(first, a.token)).status).toBe(201);
   });
 });
+
+describe('read rate limit (READ_RATE_LIMIT_PER_SECOND)', () => {
+  const READS = 5;
+  let limited: Stack;
+  beforeAll(async () => {
+    limited = await startStack({ env: { READ_RATE_LIMIT_PER_SECOND: String(READS) }, worker: false, relay: false });
+  });
+  afterAll(async () => limited?.close());
+
+  it('allows the limit per token in any second, counting each MCP tool call, then answers 429 with Retry-After', async () => {
+    const a = await signUp(limited.api);
+    const reads = await Promise.all(Array.from({ length: READS + 3 }, () => limited.api.get('/api/memories', { token: a.token })));
+    expect(reads.filter((r) => r.status === 200)).toHaveLength(READS);
+    const refused = reads.filter((r) => r.status !== 200);
+    expect(refused.map((r) => [r.status, r.body.error, r.headers.get('retry-after')])).toEqual(Array.from({ length: 3 }, () => [429, 'rate-limited', '1']));
+    // A write spends no read.
+    expect((await limited.api.post('/api/memories', { token: a.token, body: { content: 'written while reads were spent' } })).status).toBe(201);
+
+    await new Promise((r) => setTimeout(r, 1100));
+    const batch = await fetch(new URL('/mcp', limited.baseUrl), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(Array.from({ length: READS + 2 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_memories', arguments: {} } }))),
+    });
+    const results = (await batch.json()) as { result: { isError?: boolean; _meta?: { status: number; error: string } } }[];
+    expect(results.filter((r) => !r.result.isError)).toHaveLength(READS);
+    expect(results.filter((r) => r.result.isError).map((r) => r.result._meta)).toEqual([
+      expect.objectContaining({ status: 429, error: 'rate-limited' }),
+      expect.objectContaining({ status: 429, error: 'rate-limited' }),
+    ]);
+  });
+});

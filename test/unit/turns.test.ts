@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Turns } from '../../infra/embeddings/turns.ts';
+import { Turns } from '../../domain/turns.ts';
 
 const takeAll = <T>(turns: Turns<T>): T[] => {
   const taken: T[] = [];

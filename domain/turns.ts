@@ -1,5 +1,5 @@
-// Work waiting for a shared resource (the local model's sessions), a line per owner, taken an owner at a time in
-// turn. An owner with much waiting (an org whose curator catches up on thousands of memories) holds up another
+// Work waiting for a shared resource (the local model's sessions, the API's search slots), a line per owner, taken
+// an owner at a time in turn. An owner with much waiting (an org whose curator catches up on thousands of memories) holds up another
 // owner's next item by at most one item of its own, not by all it has queued: with one line for everyone, a save
 // in a quiet org waited behind every pass the busy orgs had queued. Each owner's items keep their order.
 export class Turns<T> {
@@ -9,6 +9,11 @@ export class Turns<T> {
 
   get size(): number {
     return this.#size;
+  }
+
+  // How many items of this owner wait.
+  waiting(owner: string): number {
+    return this.#lines.get(owner)?.length ?? 0;
   }
 
   // An owner with nothing waiting joins the back of the turn order.

@@ -1,0 +1,151 @@
+// Whether one org's flood slows another's requests: seeds a flooding org and a quiet one (BENCH_FAIR_MEMORIES
+// each, default 3,000, embedded), then measures the quiet org's hybrid searches (one at a time) and saves (4 at a
+// time), first alone and then while the other org floods with MCP batches of hybrid searches, bulk searches,
+// exports and batch updates, all at once; prints both side by side with what the flood got done and how much of
+// it was refused. `BENCH_SUITES=fairness bash scripts/bench.sh`.
+import { ApiClient } from '../test/support/api-client.ts';
+import { agentMemoryGenerator } from './lib/agent-memories.ts';
+import { Corpus } from './lib/corpus.ts';
+import { paidOrg, untilEmbedded } from './lib/service.ts';
+import { closedLoop, summarize, type Summary } from './lib/stats.ts';
+
+const baseUrl = process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099';
+const api = new ApiClient(baseUrl);
+const memories = Number(process.env.BENCH_FAIR_MEMORIES ?? 3_000);
+const searchCount = Number(process.env.BENCH_FAIR_SEARCHES ?? 200);
+const saveSeconds = Number(process.env.BENCH_FAIR_SAVE_SECONDS ?? 10);
+const corpus = new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname, 13);
+const agent = agentMemoryGenerator(corpus);
+
+const ok = (what: string, status: number, expected: number, text: string) => {
+  if (status !== expected) throw new Error(`${what} answered ${status}: ${text.slice(0, 300)}`);
+};
+
+async function seed(token: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < memories; i += 500) {
+    const batch = Array.from({ length: Math.min(500, memories - i) }, () => ({ content: agent.memory(), namespace: 'bench' }));
+    const res = await api.post('/api/memories/batch', { token, body: { memories: batch } });
+    ok('batch create', res.status, 201, res.text);
+    ids.push(...(res.body.results as { id: string }[]).map((r) => r.id));
+  }
+  return ids;
+}
+
+const [flooder, quiet] = [await paidOrg(api, 'fair-flood'), await paidOrg(api, 'fair-quiet')];
+const floodIds = await seed(flooder.token);
+await seed(quiet.token);
+await untilEmbedded(api, flooder.token);
+await untilEmbedded(api, quiet.token);
+const queries = Array.from({ length: searchCount }, () => agent.query());
+
+// The quiet org's searches, one at a time, then its saves, 4 at a time for saveSeconds.
+async function measureQuiet(): Promise<{ search: Summary; savesPerSecond: number }> {
+  const latencies: number[] = [];
+  for (const query of queries) {
+    const t = performance.now();
+    const res = await api.post('/api/memories/search', { token: quiet.token, body: { query, mode: 'hybrid', k: 10 } });
+    latencies.push(performance.now() - t);
+    ok('quiet search', res.status, 200, res.text);
+  }
+  const until = performance.now() + saveSeconds * 1000;
+  let saves = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (performance.now() < until) {
+        const res = await api.post('/api/memories', { token: quiet.token, body: { content: agent.memory(), namespace: 'bench' } });
+        ok('quiet save', res.status, 201, res.text);
+        saves++;
+      }
+    }),
+  );
+  return { search: summarize(latencies), savesPerSecond: Math.round(saves / saveSeconds) };
+}
+
+// What the flood did: requests answered, and how many were refused (429 or 503) rather than served.
+const flood = { mcpCalls: 0, bulkQueries: 0, exports: 0, updates: 0, refused: 0 };
+let flooding = false;
+const refusedOrOk = (status: number, expected: number, what: string, text: string) => {
+  if (status === 429 || status === 503) flood.refused++;
+  else ok(what, status, expected, text);
+  return status === expected;
+};
+const loops = (n: number, body: () => Promise<void>) =>
+  Array.from({ length: n }, async () => {
+    while (flooding) await body();
+  });
+function startFlood(): Promise<unknown> {
+  flooding = true;
+  let i = 0;
+  const nextQuery = () => queries[i++ % queries.length]!;
+  return Promise.all([
+    // MCP: JSON-RPC batches of 20 hybrid searches, 4 batches at a time.
+    ...loops(4, async () => {
+      const batch = Array.from({ length: 20 }, (_, id) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'search_memories', arguments: { query: nextQuery(), mode: 'hybrid' } },
+      }));
+      const res = await fetch(new URL('/mcp', baseUrl), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${flooder.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(batch),
+      });
+      const answers = (await res.json()) as { result?: { isError?: boolean; _meta?: { status?: number } } }[];
+      for (const a of answers) {
+        const status = a.result?._meta?.status;
+        if (status === 429 || status === 503) flood.refused++;
+        else if (a.result && !a.result.isError) flood.mcpCalls++;
+        else throw new Error(`MCP search failed: ${JSON.stringify(a).slice(0, 300)}`);
+      }
+    }),
+    // Bulk searches of 25 hybrid queries, 2 at a time.
+    ...loops(2, async () => {
+      const body = { queries: Array.from({ length: 25 }, nextQuery), mode: 'hybrid' };
+      const res = await api.post('/api/memories/search/bulk', { token: flooder.token, body });
+      if (refusedOrOk(res.status, 200, 'bulk search', res.text)) flood.bulkQueries += 25;
+    }),
+    // Exports of the whole org, one after another.
+    ...loops(1, async () => {
+      const res = await api.post('/api/memories/exports', { token: flooder.token, body: { format: 'ndjson' } });
+      if (!refusedOrOk(res.status, 202, 'export', res.text)) return;
+      flood.exports++;
+      for (;;) {
+        const job = await api.get(`/api/memories/exports/${res.body.id}`, { token: flooder.token });
+        if (job.body.status !== 'pending' && job.body.status !== 'running') break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }),
+    // Batch updates of 200 memories' tags, 2 at a time.
+    ...loops(2, async () => {
+      const start = Math.floor(Math.random() * (floodIds.length - 200));
+      const updates = floodIds.slice(start, start + 200).map((id) => ({ id, tags: [`round-${Date.now() % 1000}`] }));
+      const res = await api.put('/api/memories/batch', { token: flooder.token, body: { updates } });
+      if (refusedOrOk(res.status, 200, 'batch update', res.text)) flood.updates += 200;
+    }),
+  ]);
+}
+
+const alone = await measureQuiet();
+const started = performance.now();
+const flooded = startFlood();
+// Let the flood fill every queue before measuring.
+await new Promise((r) => setTimeout(r, 3000));
+const beside = await measureQuiet();
+flooding = false;
+await flooded;
+const floodSeconds = (performance.now() - started) / 1000;
+
+const row = (label: string, a: number, b: number, unit: string) =>
+  `| ${label} | ${a} ${unit} | ${b} ${unit} | ${(b / a).toFixed(2)}x |`;
+console.log(`\nThe quiet org alone and beside the flood (${memories} memories each, hybrid, k 10):\n`);
+console.log('| quiet org | alone | beside the flood | ratio |\n|---|---|---|---|');
+console.log(row('search p50', alone.search.p50, beside.search.p50, 'ms'));
+console.log(row('search p95', alone.search.p95, beside.search.p95, 'ms'));
+console.log(row('saves', alone.savesPerSecond, beside.savesPerSecond, '/s'));
+const per = (n: number) => Math.round(n / floodSeconds);
+console.log(
+  `\nThe flood over ${Math.round(floodSeconds)} s: ${per(flood.mcpCalls)} MCP searches/s, ${per(flood.bulkQueries)} bulk queries/s, ` +
+    `${flood.exports} exports, ${per(flood.updates)} updates/s; ${flood.refused} requests or tool calls refused (429 or 503).`,
+);

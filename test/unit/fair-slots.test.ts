@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { FairSlots } from '../../domain/fair-slots.ts';
+
+// A call that runs until released, recording when it started.
+function gated(started: string[], name: string) {
+  let release!: () => void;
+  const done = new Promise<void>((resolve) => (release = resolve));
+  return {
+    release,
+    run: async () => {
+      started.push(name);
+      await done;
+      return name;
+    },
+  };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('FairSlots', () => {
+  it('lets one org use every slot while no other waits', async () => {
+    const slots = new FairSlots(2, 8, 32, 'searches');
+    const started: string[] = [];
+    const calls = ['a1', 'a2', 'a3'].map((name) => gated(started, name));
+    const results = calls.map((c) => slots.run('a', c.run));
+    await tick();
+    expect(started).toEqual(['a1', 'a2']);
+    calls[0]!.release();
+    await tick();
+    expect(started).toEqual(['a1', 'a2', 'a3']);
+    for (const c of calls) c.release();
+    expect(await Promise.all(results)).toEqual(['a1', 'a2', 'a3']);
+  });
+
+  it("serves an org that starts waiting behind another's flood after at most one more of the flood's calls", async () => {
+    const slots = new FairSlots(1, 8, 32, 'searches');
+    const started: string[] = [];
+    const flood = ['a1', 'a2', 'a3', 'a4', 'a5'].map((name) => gated(started, name));
+    const results = flood.map((c) => slots.run('a', c.run));
+    const quiet = gated(started, 'b1');
+    results.push(slots.run('b', quiet.run));
+    const after = gated(started, 'c1');
+    results.push(slots.run('c', after.run));
+    await tick();
+    // a1 took the free slot; a2-a5 wait, and so do b1 and c1, which came later.
+    expect(started).toEqual(['a1']);
+    for (const c of [flood[0]!, flood[1]!, quiet, after, ...flood.slice(2)]) {
+      c.release();
+      await tick();
+    }
+    // The orgs took the freed slots in turn: a (first in line), b, c, then the rest of a's line in order.
+    expect(started).toEqual(['a1', 'a2', 'b1', 'c1', 'a3', 'a4', 'a5']);
+    await Promise.all(results);
+  });
+
+  it("refuses an org's call past its own queue with 429, while other orgs still wait their turn", async () => {
+    const slots = new FairSlots(1, 2, 4, 'searches');
+    const started: string[] = [];
+    const held = gated(started, 'a1');
+    const pending = [slots.run('a', held.run), slots.run('a', async () => 'a2'), slots.run('a', async () => 'a3')];
+    await expect(slots.run('a', async () => 'a4')).rejects.toMatchObject({ kind: 'rate_limited', error: 'rate-limited', extra: { retry_after: 1 } });
+    pending.push(slots.run('b', async () => 'b1'), slots.run('b', async () => 'b2'));
+    // Four wait in all: a fifth, of any org, finds this process behind (503).
+    await expect(slots.run('c', async () => 'c1')).rejects.toMatchObject({ kind: 'unavailable', error: 'server_busy' });
+    held.release();
+    expect(await Promise.all(pending)).toEqual(['a1', 'a2', 'a3', 'b1', 'b2']);
+    // Once drained, every org is served at once again.
+    expect(await slots.run('c', async () => 'c1')).toBe('c1');
+  });
+
+  it('frees the slot of a call that fails', async () => {
+    const slots = new FairSlots(1, 8, 32, 'searches');
+    await expect(slots.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await slots.run('a', async () => 'next')).toBe('next');
+  });
+});
