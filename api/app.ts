@@ -44,7 +44,7 @@ import { systemRoutes } from './system/routes.ts';
 import { metricsRoutes } from './system/metrics.ts';
 import { checkResponses } from './http/response-check.ts';
 import { QueryVectors } from '../domain/search/query-vectors.ts';
-import { searchSlots } from '../domain/search/search-slots.ts';
+import { searchSlotCount, searchSlots } from '../domain/search/search-slots.ts';
 import { queryVectorsServed } from '../infra/metrics.ts';
 
 // The API's routes: what /api/openapi.json documents and the TypeScript client is generated from.
@@ -54,7 +54,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     queryVectorsServed.inc({ source }, count),
   );
   // One set of search slots, shared by the orgs in turn, for every route that searches for a caller.
-  const slots = searchSlots(deps.config.DATABASE_POOL_MAX);
+  const slots = searchSlots(deps.config.SEARCH_SLOTS ?? searchSlotCount(deps.config.DATABASE_POOL_MAX));
   return [
     ...systemRoutes(deps),
     ...authRoutes(deps),

@@ -1,7 +1,9 @@
 // Work waiting for a shared resource (the local model's sessions, the API's search slots), a line per owner, taken
-// an owner at a time in turn. An owner with much waiting (an org whose curator catches up on thousands of memories) holds up another
-// owner's next item by at most one item of its own, not by all it has queued: with one line for everyone, a save
-// in a quiet org waited behind every pass the busy orgs had queued. Each owner's items keep their order.
+// an owner at a time in turn. An owner with much waiting (an org whose curator catches up on thousands of memories)
+// holds up another owner's next item by at most one item of its own, not by all it has queued: with one line for
+// everyone, a save in a quiet org waited behind every pass the busy orgs had queued. Given how many items each owner
+// has under way, the turn goes to an owner with the fewest: a busy owner whose items fill the resource then waits
+// for the others' next items, not they for its. Each owner's items keep their order.
 export class Turns<T> {
   // In turn order: the owner served next comes first, and goes to the back once served.
   readonly #lines = new Map<string, T[]>();
@@ -24,11 +26,17 @@ export class Turns<T> {
     this.#size += 1;
   }
 
-  // The next item of the owner whose turn it is.
-  shift(): T | undefined {
-    const next = this.#lines.entries().next();
-    if (next.done) return undefined;
-    const [owner, line] = next.value;
+  // The next item of the owner whose turn it is: the first in turn order among those with the fewest items under way.
+  shift(underWay?: (owner: string) => number): T | undefined {
+    let owner: string | undefined;
+    let fewest = Infinity;
+    for (const candidate of this.#lines.keys()) {
+      const running = underWay?.(candidate) ?? 0;
+      if (running < fewest) [owner, fewest] = [candidate, running];
+      if (fewest === 0) break;
+    }
+    if (owner === undefined) return undefined;
+    const line = this.#lines.get(owner)!;
     const item = line.shift()!;
     this.#lines.delete(owner);
     if (line.length > 0) this.#lines.set(owner, line);

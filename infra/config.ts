@@ -42,6 +42,9 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.url().default('postgres://memsvc:memsvc@127.0.0.1:5433/memsvc'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // Searches of all orgs at once in one API process (domain/search/search-slots.ts); unset: as many as the cores,
+  // at most a quarter of the pool.
+  SEARCH_SLOTS: z.coerce.number().int().min(1).max(200).optional(),
   // Deadlines of every pooled connection (infra/orm.ts): the longest an API statement runs, a worker's statement
   // runs (activities: bounded per attempt by their own timeouts), a transaction stays idle, and a caller waits for
   // a free connection. A request past one answers 503 with Retry-After.

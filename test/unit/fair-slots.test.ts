@@ -32,7 +32,7 @@ describe('FairSlots', () => {
     expect(await Promise.all(results)).toEqual(['a1', 'a2', 'a3']);
   });
 
-  it("serves an org that starts waiting behind another's flood after at most one more of the flood's calls", async () => {
+  it("serves an org that starts waiting behind another's flood next, ahead of the flood's line", async () => {
     const slots = new FairSlots(1, 8, 32, 'searches');
     const started: string[] = [];
     const flood = ['a1', 'a2', 'a3', 'a4', 'a5'].map((name) => gated(started, name));
@@ -44,12 +44,13 @@ describe('FairSlots', () => {
     await tick();
     // a1 took the free slot; a2-a5 wait, and so do b1 and c1, which came later.
     expect(started).toEqual(['a1']);
-    for (const c of [flood[0]!, flood[1]!, quiet, after, ...flood.slice(2)]) {
+    for (const c of [flood[0]!, quiet, flood[1]!, after, ...flood.slice(2)]) {
       c.release();
       await tick();
     }
-    // The orgs took the freed slots in turn: a (first in line), b, c, then the rest of a's line in order.
-    expect(started).toEqual(['a1', 'a2', 'b1', 'c1', 'a3', 'a4', 'a5']);
+    // a1's slot went to b, not to a, whose call had just ended; b1's to a, first in turn among a and c, then c;
+    // then the rest of a's line in order.
+    expect(started).toEqual(['a1', 'b1', 'a2', 'c1', 'a3', 'a4', 'a5']);
     await Promise.all(results);
   });
 
@@ -58,8 +59,15 @@ describe('FairSlots', () => {
     const started: string[] = [];
     const held = gated(started, 'a1');
     const pending = [slots.run('a', held.run), slots.run('a', async () => 'a2'), slots.run('a', async () => 'a3')];
-    await expect(slots.run('a', async () => 'a4')).rejects.toMatchObject({ kind: 'rate_limited', error: 'rate-limited', extra: { retry_after: 1 } });
-    pending.push(slots.run('b', async () => 'b1'), slots.run('b', async () => 'b2'));
+    await expect(slots.run('a', async () => 'a4')).rejects.toMatchObject({
+      kind: 'rate_limited',
+      error: 'rate-limited',
+      extra: { retry_after: 1 },
+    });
+    pending.push(
+      slots.run('b', async () => 'b1'),
+      slots.run('b', async () => 'b2'),
+    );
     // Four wait in all: a fifth, of any org, finds this process behind (503).
     await expect(slots.run('c', async () => 'c1')).rejects.toMatchObject({ kind: 'unavailable', error: 'server_busy' });
     held.release();

@@ -7,8 +7,8 @@ const takeAll = <T>(turns: Turns<T>): T[] => {
   return taken;
 };
 
-describe('turns between owners (the local model\'s line)', () => {
-  it('takes one item of each owner in turn, each owner\'s items in their order', () => {
+describe("turns between owners (the local model's line)", () => {
+  it("takes one item of each owner in turn, each owner's items in their order", () => {
     const turns = new Turns<string>();
     for (const item of ['a1', 'a2', 'a3', 'a4', 'a5']) turns.push('a', item);
     turns.push('b', 'b1');
@@ -29,6 +29,22 @@ describe('turns between owners (the local model\'s line)', () => {
     // busy went behind other when served; quiet joins behind both, and waits for one item of each.
     expect([turns.shift(), turns.shift(), turns.shift()]).toEqual(['other1', 'busy2', 'quiet1']);
     expect(turns.size).toBe(98);
+  });
+
+  it('gives the turn to an owner with the fewest items under way, the first in turn among equals', () => {
+    const turns = new Turns<string>();
+    for (const item of ['a1', 'a2']) turns.push('a', item);
+    turns.push('b', 'b1');
+    turns.push('c', 'c1');
+    const underWay = new Map([
+      ['a', 2],
+      ['b', 1],
+    ]);
+    const count = (owner: string) => underWay.get(owner) ?? 0;
+    expect(turns.shift(count)).toBe('c1');
+    underWay.set('c', 1);
+    expect(turns.shift(count)).toBe('b1');
+    expect(turns.shift(count)).toBe('a1');
   });
 
   it('gives every waiting item out when drained', () => {
