@@ -4,10 +4,10 @@
 # BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_REUSE=1 keeps the database of the last run
 # and measures its org again without seeding; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase,documents
 # what runs (documents: the paraphrase set saved as long memories, runs of 32 notes joined; saves, batches, backlogs,
-# scopes, fairness, mcp, dashboard and locomo, not in the default set: save throughput alone with each process's CPU; saves
+# scopes, webhooks, fairness, mcp, dashboard and locomo, not in the default set: save throughput alone with each process's CPU; saves
 # through POST /api/memories/batch to 100,000 memories and the backlog they leave; searches filtered to one user of
 # 1,000 in an org of 1,000,000; an org's freshness
-# beside other orgs' backlogs and behind its own; one org's flood beside another's searches and saves; MCP's cost over HTTP; the dashboard's loads in Chromium; LoCoMo's
+# beside other orgs' backlogs and behind its own; save to webhook received at 5 saves a second; one org's flood beside another's searches and saves; MCP's cost over HTTP; the dashboard's loads in Chromium; LoCoMo's
 # conversations, from LOCOMO_JSON; relevance: the relevance scale on every quality set and questions never answered).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
@@ -32,8 +32,11 @@ database=memsvc_bench keep="${BENCH_REUSE:-0}"
 [ "$suites" = ",backlogs," ] && database=memsvc_backlogs keep=0
 [ "$suites" = ",batches," ] && database=memsvc_batches keep=0
 [ "$suites" = ",fairness," ] && database=memsvc_fairness keep=0
+[ "$suites" = ",webhooks," ] && database=memsvc_webhooks keep=0
 [ "$suites" = ",scopes," ] && database=memsvc_scopes keep="${BENCH_REUSE:-0}"
 export DATABASE_POOL_MAX=20
+# The webhook lag's receiver listens on this machine.
+[[ "$suites" == *,webhooks,* ]] && export WEBHOOK_ALLOW_PRIVATE_TARGETS=true
 STACK_KEEP_DATABASE="$keep" start_own_stack "$database" 3099 7299 8299 bench
 if [[ "$suites" == *,saves,* ]]; then
   log "save throughput and its CPU"
@@ -50,6 +53,10 @@ fi
 if [[ "$suites" == *,backlogs,* ]]; then
   log "an org's freshness beside other orgs' backlogs and behind its own"
   BENCH_API_URL=http://127.0.0.1:3099 node bench/backlogs.ts
+fi
+if [[ "$suites" == *,webhooks,* ]]; then
+  log "save to webhook received"
+  BENCH_API_URL=http://127.0.0.1:3099 node bench/webhook-lag.ts
 fi
 if [[ "$suites" == *,fairness,* ]]; then
   log "one org's flood beside another org's searches and saves"

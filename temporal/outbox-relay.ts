@@ -42,10 +42,13 @@ export interface RelayOptions {
   databaseUrl: string;
   logger: Logger;
   pollIntervalMs?: number;
-  // Drains start at least this far apart. Under a stream of saves every commit notifies; without spacing the
-  // relay would drain after each, and an org's curator would take one signal (a workflow task, and Temporal's
-  // CPU) per commit. Spaced, the rows of a quarter second go as one signal per org.
+  // Drains start at least this far apart: under a stream of saves every commit notifies, and one drain takes the
+  // rows of this interval together.
   drainSpacingMs?: number;
+  // Rows bound for an org's long-lived workflow (SIGNAL_JOBS) are dispatched at least this far apart: otherwise an
+  // org's curator would take a signal (a workflow task, and Temporal's CPU) per drain. Spaced, the rows of a
+  // quarter second go as one signal per org, while a webhook delivery or a mail goes at the next drain.
+  signalSpacingMs?: number;
   batchSize?: number;
   // A claimed row is this relay's for this long; a relay that dies with rows claimed leaves them to the next
   // one after it. A dispatch (one Temporal call) takes milliseconds and never more than CALL_DEADLINE_MS; a
@@ -67,12 +70,15 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private pendingKick: NodeJS.Timeout | undefined;
   private lastDrain = 0;
+  // When signal rows last went, and the wake-up for those held back since.
+  private lastSignals = -Infinity;
+  private signalKick: NodeJS.Timeout | undefined;
   private draining: Promise<void> | undefined;
   private again = false;
   private stopped = false;
 
   constructor(options: RelayOptions) {
-    this.opts = { pollIntervalMs: 1000, drainSpacingMs: 250, batchSize: 50, leaseSeconds: 15, ...options };
+    this.opts = { pollIntervalMs: 1000, drainSpacingMs: 20, signalSpacingMs: 250, batchSize: 50, leaseSeconds: 15, ...options };
   }
 
   async start(): Promise<void> {
@@ -86,6 +92,7 @@ export class OutboxRelay {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     clearTimeout(this.pendingKick);
+    clearTimeout(this.signalKick);
     clearTimeout(this.listenRetry);
     await this.draining;
     await this.listener?.end().catch(() => undefined);
@@ -169,9 +176,20 @@ export class OutboxRelay {
   }
 
   // Claims one batch (one short statement), dispatches it outside any transaction and marks each row.
-  // Returns how many rows it claimed; an unreachable Temporal releases the batch and ends the drain.
+  // Returns how many rows it claimed; an unreachable Temporal releases the batch and ends the drain. Signal rows
+  // sooner than signalSpacingMs after the last that went stay for a wake-up when they are due.
   async drainOnce(): Promise<number> {
     const em = this.opts.orm.em.fork();
+    const signalsDue = performance.now() - this.lastSignals >= this.opts.signalSpacingMs;
+    if (signalsDue) this.lastSignals = performance.now();
+    else
+      this.signalKick ??= setTimeout(
+        () => {
+          this.signalKick = undefined;
+          this.kick();
+        },
+        this.lastSignals + this.opts.signalSpacingMs - performance.now(),
+      );
     const rows = await query(
       em,
       sql<OutboxRow>`update outbox set claimed_until = now() + make_interval(secs => ${this.opts.leaseSeconds})
@@ -180,6 +198,7 @@ export class OutboxRelay {
           where dispatched_at is null and failed_at is null
             and (claimed_until is null or claimed_until < now())
             and (next_attempt_at is null or next_attempt_at <= now())
+            and (${signalsDue} or job_type <> all(${Object.keys(SIGNAL_JOBS)}::text[]))
           order by created_at, id limit ${this.opts.batchSize} for update skip locked)
         returning id, org_id, job_type, job_key, args, description, trace_context, created_at`,
     );
@@ -201,7 +220,10 @@ export class OutboxRelay {
     let leasedAt = performance.now();
     for (const [index, group] of groups.entries()) {
       if (performance.now() - leasedAt > (this.opts.leaseSeconds * 1000) / 2) {
-        await this.renewLease(em, groups.slice(index).flatMap((g) => g.rows));
+        await this.renewLease(
+          em,
+          groups.slice(index).flatMap((g) => g.rows),
+        );
         leasedAt = performance.now();
       }
       try {

@@ -20,9 +20,14 @@ export function rateLimit(kind: keyof typeof COUNTED, limit: number): Middleware
       const key = `${kind}:${caller.credentialId ?? `local:${caller.userId}`}`;
       const slot = await takeSlot(ctx.state.em, key, limit, windowSeconds);
       if (!slot.allowed) {
-        throw new AppError('rate_limited', 'rate-limited', `at most ${limit} ${kind}s per ${per} per token; retry in ${slot.retryAfterSeconds} s`, {
-          retry_after: slot.retryAfterSeconds,
-        });
+        throw new AppError(
+          'rate_limited',
+          'rate-limited',
+          `at most ${limit} ${kind}s per ${per} per token; retry in ${slot.retryAfterSeconds} s`,
+          {
+            retry_after: slot.retryAfterSeconds,
+          },
+        );
       }
     }
     await next();

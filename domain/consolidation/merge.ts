@@ -107,12 +107,12 @@ export async function mergeInput(em: EntityManager, orgId: string, proposalId: s
 // originals superseded (out of search and the live counts, memory.updated each), the proposal merged.
 // Idempotent: a retry after commit finds the proposal merged and answers the same result.
 export async function applyMerge(em: EntityManager, caller: Caller, proposalId: string, draft: MergeDraft): Promise<MergeResult> {
+  const prepared = await prepareContent(draft.merged, caller.orgId);
   return em.transactional(async (tx) => {
     const p = await proposalRow(tx, caller.orgId, proposalId, true);
     if (p.status === 'merged' && p.merged_memory_id) return resultOf(tx, caller.orgId, proposalId, p.merged_memory_id);
     if (p.status !== 'approved') throw conflict('proposal_not_approved', `the proposal is ${p.status}`);
     const [a, b] = await pairRows(tx, caller.orgId, p.memory_a_id, p.memory_b_id, true);
-    const prepared = prepareContent(draft.merged);
     const now = Date.now();
     const memory: MemoryView = {
       id: newId(),

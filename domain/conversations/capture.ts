@@ -58,28 +58,31 @@ export async function captureConversation(
   context: CreateContext,
 ): Promise<Captured> {
   const conversationId = input.conversationId ?? input.runId ?? `conv_${newId()}`;
-  const saves = input.messages.map((message, i) => {
+  const saves: PendingSave[] = [];
+  for (const [i, message] of input.messages.entries()) {
     try {
-      return newPendingSave(
-        caller,
-        {
-          content: message.content,
-          namespace: input.namespace,
-          tags: input.tags,
-          source: 'conversation',
-          metadata: { ...input.metadata, role: message.role, ...(message.name !== undefined ? { name: message.name } : {}) },
-          userId: input.userId,
-          agentId: input.agentId,
-          runId: input.runId,
-          occurredAt: message.occurredAt,
-        },
-        context.llm,
+      saves.push(
+        await newPendingSave(
+          caller,
+          {
+            content: message.content,
+            namespace: input.namespace,
+            tags: input.tags,
+            source: 'conversation',
+            metadata: { ...input.metadata, role: message.role, ...(message.name !== undefined ? { name: message.name } : {}) },
+            userId: input.userId,
+            agentId: input.agentId,
+            runId: input.runId,
+            occurredAt: message.occurredAt,
+          },
+          context.llm,
+        ),
       );
     } catch (err) {
       if (err instanceof AppError) throw new AppError(err.kind, err.error, `messages.${i}: ${err.detail ?? err.error}`, err.extra);
       throw err;
     }
-  });
+  }
   return em.transactional(async (tx) => {
     const idempotency = context.idempotency;
     if (idempotency) {

@@ -230,7 +230,7 @@ async function apply(
   for (const d of decided) {
     let memoryId: string | null = null;
     if (d.action === 'ADD' || d.action === 'UPDATE') {
-      const save = newPendingSave(
+      const save = await newPendingSave(
         caller,
         {
           content: d.text!,

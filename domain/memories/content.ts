@@ -1,5 +1,5 @@
 import { AppError, invalid } from '../errors.ts';
-import { redactSecrets } from './redaction/redact.ts';
+import { redactOffThread } from './redaction/off-thread.ts';
 import { BYOK_KEYS, byteLength, MAX_CONTENT_BYTES, SERVER_METADATA_KEYS } from './limits.ts';
 import type { Metadata } from '../store/model.ts';
 
@@ -10,8 +10,9 @@ export interface PreparedContent {
   redactedKinds: string[];
 }
 
-// Size is judged on what the caller sent; secrets are redacted before anything is stored.
-export function prepareContent(raw: string): PreparedContent {
+// Size is judged on what the caller sent; secrets are redacted before anything is stored, and before any
+// transaction opens (a long text off the event loop: off-thread.ts).
+export async function prepareContent(raw: string, orgId: string): Promise<PreparedContent> {
   const received = byteLength(raw);
   if (received > MAX_CONTENT_BYTES) {
     throw new AppError('too_large', 'memory_too_large', `content is limited to ${MAX_CONTENT_BYTES} bytes of UTF-8`, {
@@ -20,7 +21,7 @@ export function prepareContent(raw: string): PreparedContent {
     });
   }
   if (raw.trim() === '') throw invalid('content required', 'content must be a non-empty string');
-  const redaction = redactSecrets(raw);
+  const redaction = await redactOffThread(raw, orgId);
   return { content: redaction.text, bytes: byteLength(redaction.text), redactedCount: redaction.count, redactedKinds: redaction.kinds };
 }
 

@@ -42,7 +42,7 @@ export async function createMemories(
     if ('failure' in item) fail(item.index, item.failure);
     else {
       try {
-        prepared.push({ index: item.index, save: newPendingSave(caller, item.input, context.llm) });
+        prepared.push({ index: item.index, save: await newPendingSave(caller, item.input, context.llm) });
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         fail(item.index, err);

@@ -40,8 +40,8 @@ export interface Created {
 
 // A new memory as it will be stored (content redacted, metadata cleaned) with the background work it asks for.
 // Throws what the content fails with (413 `memory_too_large`, 400 `content required`).
-export function newPendingSave(caller: Caller, input: NewMemory, llm: LlmAccess | undefined): PendingSave {
-  const prepared = prepareContent(input.content);
+export async function newPendingSave(caller: Caller, input: NewMemory, llm: LlmAccess | undefined): Promise<PendingSave> {
+  const prepared = await prepareContent(input.content, caller.orgId);
   const now = Date.now();
   const memory: MemoryView = {
     id: newId(),
@@ -73,7 +73,7 @@ export function newPendingSave(caller: Caller, input: NewMemory, llm: LlmAccess 
 // audit row in one statement (save-batch.ts). A free org's save and a save with an Idempotency-Key first
 // take their quota lock or key in a transaction around that same statement.
 export async function createMemory(em: EntityManager, caller: Caller, input: NewMemory, context: CreateContext): Promise<Created> {
-  const pending = newPendingSave(caller, input, context.llm);
+  const pending = await newPendingSave(caller, input, context.llm);
   const { memory } = pending;
   if (caller.plan !== 'free' && !context.idempotency) {
     await (context.batcher ? context.batcher.save(pending) : writeSaves(em, [pending]));

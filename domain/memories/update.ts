@@ -13,7 +13,7 @@ import { byokOf } from '../llm/port.ts';
 import { escrowInsert } from '../llm/escrow.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
-import { callerMetadata, prepareContent, withRedaction } from './content.ts';
+import { callerMetadata, prepareContent, withRedaction, type PreparedContent } from './content.ts';
 import { countReplaced } from '../store/counters.ts';
 import { MEMORIES_IN_NAMESPACES, memoryRecord, type Metadata, type MemoryView, type Scopes } from '../store/model.ts';
 import { ensureNamespace } from '../store/namespaces.ts';
@@ -59,11 +59,14 @@ export interface UpdateContext {
   llm?: LlmAccess | undefined;
 }
 
-export async function applyPatch(
+// A patch whose content is prepared (redacted, its size known) before the transaction opens.
+type PreparedPatch = Omit<MemoryPatch, 'content'> & { content?: PreparedContent | undefined };
+
+async function applyPatch(
   tx: EntityManager,
   caller: Caller,
   id: string,
-  patch: MemoryPatch,
+  patch: PreparedPatch,
   context: UpdateContext,
 ): Promise<MemoryView> {
   const current = await queryOne(
@@ -93,15 +96,15 @@ export async function applyPatch(
   let content = current.content;
   let bytes = current.content_bytes;
   let docLen = current.doc_len;
-  const fields = Object.keys(patch).filter((k) => patch[k as keyof MemoryPatch] !== undefined);
+  const fields = Object.keys(patch).filter((k) => patch[k as keyof PreparedPatch] !== undefined);
 
   const namespace = patch.namespace ?? current.namespace;
   const namespaceId =
     patch.namespace !== undefined && patch.namespace !== current.namespace
       ? await ensureNamespace(tx, caller.orgId, patch.namespace)
       : current.namespace_id;
-  if (patch.content !== undefined) {
-    const prepared = prepareContent(patch.content);
+  const prepared = patch.content;
+  if (prepared !== undefined) {
     if (prepared.content !== current.content) {
       if (prepared.bytes > current.content_bytes)
         await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, context.upgradeUrl);
@@ -199,5 +202,6 @@ export async function updateMemory(
   patch: MemoryPatch,
   context: UpdateContext,
 ): Promise<MemoryView> {
-  return em.transactional((tx) => applyPatch(tx, caller, id, patch, context));
+  const content = patch.content === undefined ? undefined : await prepareContent(patch.content, caller.orgId);
+  return em.transactional((tx) => applyPatch(tx, caller, id, { ...patch, content }, context));
 }

@@ -40,7 +40,7 @@ export async function createEmbedder(config: Config, logger: Logger, purpose: Em
         const defaults = localEmbedderDefaults(purpose);
         const sessions = config.EMBEDDING_SESSIONS ?? defaults.sessions;
         const threads = config.EMBEDDING_THREADS ?? defaults.threads;
-        const embedder = await createLocalEmbedder({ modelDir, model: config.EMBEDDING_LOCAL_MODEL, sessions, threads });
+        const embedder = await createLocalEmbedder({ modelDir, model: config.EMBEDDING_LOCAL_MODEL, sessions, threads, batchSize: defaults.batchSize });
         logger.info({ model: embedder.model, modelDir, sessions, threads }, 'embedding model loaded');
         return embedder;
       } catch (err) {

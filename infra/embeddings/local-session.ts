@@ -2,6 +2,7 @@
 // its own, running the passes it is sent one at a time and answering each pass's vectors.
 import { parentPort, workerData } from 'node:worker_threads';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
+import type { ThreadReady, ThreadReply } from '../../domain/threads.ts';
 
 export interface SessionSetup {
   modelPath: string;
@@ -17,12 +18,9 @@ export interface PassRequest {
   width: number;
 }
 
-// The pooled vector of each row (its [CLS] token's, or the mean of its tokens'), `dimensions` floats per row, not
-// yet scaled; or why the pass failed.
-export type PassReply = { vectors: Float32Array } | { error: string };
-
-// The first message of a thread: its session is loaded, or why not.
-export type SessionMessage = { ready: true } | { error: string };
+// A pass's answer (domain/threads.ts): the pooled vector of each row (its [CLS] token's, or the mean of its tokens'),
+// `dimensions` floats per row, not yet scaled; or why the pass failed.
+type PassReply = ThreadReply<Float32Array>;
 
 // Each row's first token, [CLS].
 function clsPooling(hidden: Float32Array, rows: number, width: number, dimensions: number): Float32Array<ArrayBuffer> {
@@ -69,12 +67,12 @@ try {
       });
       const hidden = output.last_hidden_state!.data as Float32Array;
       const vectors = setup.pooling === 'cls' ? clsPooling(hidden, rows, width, setup.dimensions) : meanPooling(hidden, ids, rows, width, setup.dimensions);
-      port.postMessage({ vectors } satisfies PassReply, [vectors.buffer]);
+      port.postMessage({ value: vectors } satisfies PassReply, [vectors.buffer]);
     } catch (err) {
       port.postMessage({ error: String(err) } satisfies PassReply);
     }
   });
-  port.postMessage({ ready: true } satisfies SessionMessage);
+  port.postMessage({ ready: true } satisfies ThreadReady);
 } catch (err) {
-  port.postMessage({ error: String(err) } satisfies SessionMessage);
+  port.postMessage({ error: String(err) } satisfies ThreadReady);
 }

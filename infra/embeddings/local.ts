@@ -4,12 +4,11 @@ import { readFile } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { EMBEDDING_DIMENSIONS, embeddingsUnavailable, unitLength, type Embedder } from '../../domain/store/embedder.ts';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS, type LocalModel, type LocalModelId } from './local-models.ts';
-import type { PassReply, PassRequest, SessionMessage, SessionSetup } from './local-session.ts';
-import { Turns } from '../../domain/turns.ts';
+import type { PassRequest, SessionSetup } from './local-session.ts';
+import { startThreads } from '../../domain/threads.ts';
 
 export interface LocalEmbedderOptions {
   // Holds model.onnx and tokenizer.json of `model` (scripts/lib.sh, ensure_embedding_model).
@@ -47,11 +46,14 @@ const PASS_TOKENS_PER_THREAD = 256;
 //   barrier after every operator and wait for the slower one. A second session costs about 170 MB.
 // - `queries` (the API, one short query per search): one session, with a thread per core for the passes of many
 //   queries (bulk search). A query alone takes about 4 ms with one session or two; a second would embed twice
-//   the queries at once (456 against 255/s for four callers) but costs the memory above.
+//   the queries at once (456 against 255/s for four callers) but costs the memory above. Its passes hold at most
+//   QUERY_PASS_TEXTS questions: one org's bulk search is embedded in several passes, and another org's question
+//   waits for one of them (orgs take turns), not for all.
 export type EmbeddingPurpose = 'queries' | 'documents';
-export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: number; threads: number } {
+const QUERY_PASS_TEXTS = 8;
+export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: number; threads: number; batchSize: number } {
   const cores = Math.min(2, availableParallelism());
-  return purpose === 'queries' ? { sessions: 1, threads: cores } : { sessions: cores, threads: 1 };
+  return purpose === 'queries' ? { sessions: 1, threads: cores, batchSize: QUERY_PASS_TEXTS } : { sessions: cores, threads: 1, batchSize: 32 };
 }
 
 // A local model (local-models.ts, bge-small-en-v1.5 by default) in this process: onnxruntime on the CPU in worker
@@ -86,7 +88,15 @@ export async function createLocalEmbedder({
   if (digest !== spec.onnxSha256) throw new Error(`${modelPath} is not ${model} (its sha256 is ${digest}, not ${spec.onnxSha256}): check EMBEDDING_LOCAL_MODEL and EMBEDDING_MODEL_DIR`);
   // The tokenizer needs no tokenizer_config.json: the models' settings are all in tokenizer.json.
   const tokenizer = new Tokenizer(JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8')), {});
-  const pool = await startSessions({ modelPath, threads, dimensions: EMBEDDING_DIMENSIONS, pooling }, sessions);
+  // Sessions in threads of their own (local-session.ts), each org's passes in its turn.
+  const setup: SessionSetup = { modelPath, threads, dimensions: EMBEDDING_DIMENSIONS, pooling };
+  const pool = await startThreads<PassRequest, Float32Array>(
+    new URL('./local-session.ts', import.meta.url),
+    setup,
+    sessions,
+    'the embedding model',
+    embeddingsUnavailable,
+  );
 
   // [CLS] text [SEP]; the tokenizer does not truncate, so a long text keeps its first tokens and its [SEP], a long
   // question its first and last tokens.
@@ -101,7 +111,7 @@ export async function createLocalEmbedder({
     const width = Math.max(...batch.map((ids) => ids.length));
     const ids = new BigInt64Array(batch.length * width);
     batch.forEach((row, b) => row.forEach((id, t) => (ids[b * width + t] = BigInt(id))));
-    const hidden = await pool.run(ids, batch.length, width, owner);
+    const hidden = await pool.run(owner, { ids, rows: batch.length, width }, [ids.buffer]);
     return batch.map((_, b) => {
       const vector = unitLength(hidden.subarray(b * EMBEDDING_DIMENSIONS, (b + 1) * EMBEDDING_DIMENSIONS));
       if (!vector) throw embeddingsUnavailable('the embedding model produced a zero vector');
@@ -142,89 +152,4 @@ async function sha256Of(path: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(path), hash);
   return hash.digest('hex');
-}
-
-interface Waiting {
-  request: PassRequest;
-  resolve: (vectors: Float32Array) => void;
-  reject: (err: Error) => void;
-}
-
-// Threads each holding a session; a pass goes to the first free one, or waits in its owner's line, the lines taking
-// turns (turns.ts). A thread with nothing to do does not keep the process alive. A thread that stops (it should not)
-// fails its pass and leaves the pool.
-async function startSessions(setup: SessionSetup, count: number) {
-  const threads = await Promise.all(
-    Array.from({ length: count }, async () => {
-      const worker = new Worker(new URL('./local-session.ts', import.meta.url), { workerData: setup });
-      const message = await new Promise<SessionMessage>((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
-      if ('error' in message) {
-        await worker.terminate();
-        throw new Error(`the embedding model could not be loaded: ${message.error}`);
-      }
-      worker.unref();
-      return worker;
-    }),
-  );
-  let alive = threads.length;
-  let closed = false;
-  const free = [...threads];
-  const line = new Turns<Waiting>();
-  const running = new Map<Worker, Waiting>();
-  // Every pass not yet answered, for close to wait on.
-  const unanswered = new Set<Promise<Float32Array>>();
-
-  const dispatch = () => {
-    if (alive === 0) for (const waiting of line.drain()) waiting.reject(embeddingsUnavailable('the embedding model\'s threads have stopped'));
-    while (free.length > 0 && line.size > 0) {
-      const worker = free.pop()!;
-      const waiting = line.shift()!;
-      running.set(worker, waiting);
-      worker.ref();
-      worker.postMessage(waiting.request, [waiting.request.ids.buffer]);
-    }
-  };
-  for (const worker of threads) {
-    worker.on('message', (reply: PassReply) => {
-      const waiting = running.get(worker)!;
-      running.delete(worker);
-      worker.unref();
-      free.push(worker);
-      if ('error' in reply) waiting.reject(embeddingsUnavailable(`the embedding model failed: ${reply.error}`));
-      else waiting.resolve(reply.vectors);
-      dispatch();
-    });
-    worker.on('exit', (code) => {
-      alive -= 1;
-      running.get(worker)?.reject(embeddingsUnavailable(`an embedding model thread stopped (exit code ${code})`));
-      running.delete(worker);
-      if (free.includes(worker)) free.splice(free.indexOf(worker), 1);
-      dispatch();
-    });
-  }
-  return {
-    run: (ids: BigInt64Array<ArrayBuffer>, rows: number, width: number, owner: string) => {
-      if (closed) return Promise.reject(embeddingsUnavailable('the embedding model is shutting down'));
-      const pass = new Promise<Float32Array>((resolve, reject) => {
-        line.push(owner, { request: { ids, rows, width }, resolve, reject });
-        dispatch();
-      });
-      unanswered.add(pass);
-      const forget = () => void unanswered.delete(pass);
-      pass.then(forget, forget);
-      return pass;
-    },
-    // Passes waiting in line are refused; a pass in a session finishes before its thread ends. A thread ended in
-    // the middle of a pass (as process.exit does) aborts the whole process: onnxruntime answers into a thread
-    // that is gone.
-    close: async () => {
-      closed = true;
-      for (const waiting of line.drain()) waiting.reject(embeddingsUnavailable('the embedding model is shutting down'));
-      await Promise.allSettled(unanswered);
-      await Promise.all(threads.map((worker) => worker.terminate()));
-    },
-  };
 }

@@ -11,6 +11,7 @@ import { NO_ORG } from '../../domain/outbox/enqueue.ts';
 import { OutboxMessage } from '../../domain/outbox/tables.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { VERIFICATION_MAIL_JOB } from '../../domain/accounts/verification.ts';
+import { CURATE_JOB } from '../../domain/store/curate.ts';
 import { migrate, openOrm } from '../../infra/orm.ts';
 import { JOB_WORKFLOWS } from '../../temporal/jobs.ts';
 import { MAX_ATTEMPTS } from '../../temporal/outbox-relay.ts';
@@ -106,6 +107,26 @@ describe('outbox relay', () => {
       await Promise.all(relays.map((r) => r.stop()));
     }
     for (const row of rows) expect(await executionsOf(row.jobKey)).toBe(1);
+  });
+
+  it("sends a mail at the next drain while an org's curator signals wait for their spacing", async () => {
+    const relay = newRelay(stack, { signalSpacingMs: 60_000 });
+    try {
+      // Whatever is queued goes now, signals included; the next signals are due a minute later.
+      while ((await relay.drainOnce()) > 0);
+      const a = await signUp(stack.api);
+      expect((await stack.api.post('/api/memories', { token: a.token, body: { content: 'a save asks its curator for work' } })).status).toBe(201);
+      const mail = await queuedResend(a);
+      await relay.drainOnce();
+      const rows = await query(
+        stack.orm.em.fork(),
+        sql<{ job_type: string; sent: boolean }>`select job_type, dispatched_at is not null as sent from outbox where org_id = ${a.org.id} and created_at >= ${mail.createdAt}::timestamptz - interval '1 minute'`,
+      );
+      expect(rows.filter((r) => r.job_type === CURATE_JOB).map((r) => r.sent)).toEqual([false]);
+      expect(rows.find((r) => r.job_type === VERIFICATION_MAIL_JOB)?.sent).toBe(true);
+    } finally {
+      await relay.stop();
+    }
   });
 
   it('renews the lease of the rows a batch has not dispatched yet once half of it has passed', async () => {
