@@ -362,7 +362,9 @@ start_temporal() {
     mkdir -p "$(dirname "$db_file")"
     log "starting Temporal dev server on 127.0.0.1:$port (Web UI http://127.0.0.1:$ui_port, state in $db_file)"
     "$TEMPORAL_BIN" server start-dev --ip 127.0.0.1 --port "$port" --ui-port "$ui_port" \
-      --db-filename "$db_file" --namespace default --search-attribute OrgId=Keyword \
+      --db-filename "$db_file" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
+      --dynamic-config-value system.enableActivityEagerExecution=true \
+      --namespace default --search-attribute OrgId=Keyword \
       ${codec_endpoint:+--ui-codec-endpoint "$codec_endpoint"} \
       --log-level warn >"$(dirname "$db_file")/temporal.log" 2>&1 &
     STARTED_PIDS+=("$!")

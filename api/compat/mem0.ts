@@ -241,10 +241,12 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlot
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
         const mode = deps.embedder ? ('hybrid' as const) : ('lexical' as const);
-        const vector = deps.embedder ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
         const fresh = freshVectors(deps.embedder, orgId);
         const request = { text: body.query, k: body.top_k, mode, filters: listFilters(body.filters), minRelevance: body.threshold };
-        const { hits } = await slots.run(orgId, () => searchMemories(ctx.state.em, orgId, request, vector, fresh));
+        const { hits } = await slots.run(orgId, () => {
+          const vector = deps.embedder ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
+          return searchMemories(ctx.state.em, orgId, request, vector, fresh);
+        });
         // mem0's score is a similarity in [0, 1] that its threshold compares: ours is the relevance.
         ctx.body = { results: hits.map((hit) => mem0Memory({ ...hit, score: hit.relevance })) };
       },

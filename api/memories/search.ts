@@ -140,7 +140,6 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
-        const vector = needsVector(body.mode) ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
         searches.inc({ mode: body.mode });
         const filters = toFilters(body);
         const request = {
@@ -151,7 +150,11 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
           minRelevance: body.min_relevance,
           window: windowOf(body.query, body),
         };
-        const answer = await slots.run(orgId, () => searchMemories(ctx.state.em, orgId, request, vector, fresh(orgId)));
+        // The query is embedded in the search's slot: a search refused its turn costs no model pass.
+        const answer = await slots.run(orgId, () => {
+          const vector = needsVector(body.mode) ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
+          return searchMemories(ctx.state.em, orgId, request, vector, fresh(orgId));
+        });
         ctx.body = answerJson(answer, body.mode, filters, body.explain);
       },
     }),
@@ -213,7 +216,9 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
       handler: async (ctx, { params, query: q }) => {
         searches.inc({ mode: 'similar' });
         const { orgId } = callerOf(ctx);
-        const hits = await slots.run(orgId, () => similarMemories(ctx.state.em, orgId, embedder?.model ?? null, params.id, q.k, toFilters(q)));
+        const hits = await slots.run(orgId, () =>
+          similarMemories(ctx.state.em, orgId, embedder?.model ?? null, params.id, q.k, toFilters(q)),
+        );
         ctx.body = { hits: hits.map((hit) => hitJson(hit, { relevance: false })) };
       },
     }),

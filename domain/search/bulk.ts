@@ -33,6 +33,8 @@ export async function searchBulk(
   },
 ): Promise<SearchAnswer[]> {
   const { slots } = options;
+  // Its failure is answered where a search awaits it; a search refused its slot first must not leave it unhandled.
+  options.vectors?.catch(() => undefined);
   const results: SearchAnswer[] = new Array(queries.length);
   let next = 0;
   const worker = async () => {

@@ -29,20 +29,45 @@ export class TemporalDevServer {
   async start(): Promise<void> {
     this.child = spawn(
       this.bin,
-      ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(this.port), '--db-filename', this.dbFile,
-        '--namespace', 'default', '--search-attribute', 'OrgId=Keyword', '--log-level', 'error',
-        ...Object.entries(this.dynamicConfig).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`])],
+      // As scripts/lib.sh starts it: SQLite in WAL mode, eager activities.
+      [
+        'server',
+        'start-dev',
+        '--headless',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(this.port),
+        '--db-filename',
+        this.dbFile,
+        '--sqlite-pragma',
+        'journal_mode=wal',
+        '--sqlite-pragma',
+        'synchronous=normal',
+        '--namespace',
+        'default',
+        '--search-attribute',
+        'OrgId=Keyword',
+        '--log-level',
+        'error',
+        ...Object.entries({ 'system.enableActivityEagerExecution': 'true', ...this.dynamicConfig }).flatMap(([key, value]) => [
+          '--dynamic-config-value',
+          `${key}=${value}`,
+        ]),
+      ],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
     await waitForPort(this.port);
   }
 
-  async stop(): Promise<void> {
+  // SIGTERM (a clean stop), or SIGKILL (a crash: no chance to finish anything); start() brings it back on the
+  // same port over the same state.
+  async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
-      child.kill('SIGTERM');
+      child.kill(signal);
     });
     this.child = undefined;
   }
