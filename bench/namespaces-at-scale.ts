@@ -64,7 +64,7 @@ if (!reuse) {
     await query(
       orm.em.fork(),
       sql`with m as (
-         insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, metadata, created_at, updated_at)
+         insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, tags, source, metadata, created_at, updated_at)
          select id, ${org}, ns, content, octet_length(content), len, '{}', 'api', '{}', now(), now()
            from unnest(${ids}::uuid[], ${namespaces}::uuid[], ${contents}::text[], ${lens}::int[]) as x(id, ns, content, len))
        insert into lexical_staged (org_id, memory_id, doc_len, tfs)

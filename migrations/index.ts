@@ -28,6 +28,7 @@ import { Migration0026OccurredAt } from './0026_occurred_at.ts';
 import { Migration0027DocumentScopes } from './0027_document_scopes.ts';
 import { Migration0028ConversationExtractions } from './0028_conversation_extractions.ts';
 import { Migration0029SealedWebhookSecrets } from './0029_sealed_webhook_secrets.ts';
+import { Migration0030StoredBytes } from './0030_stored_bytes.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -60,4 +61,5 @@ export const migrations: MigrationObject[] = [
   { name: '0027_document_scopes', class: Migration0027DocumentScopes },
   { name: '0028_conversation_extractions', class: Migration0028ConversationExtractions },
   { name: '0029_sealed_webhook_secrets', class: Migration0029SealedWebhookSecrets },
+  { name: '0030_stored_bytes', class: Migration0030StoredBytes },
 ];

@@ -49,7 +49,7 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
             plan: z.enum(PLANS),
             memories_created: z.number().int().meta({ description: 'memories ever created (deleting gives none back)' }),
             memory_limit: z.number().int().nullable(),
-            storage_bytes: z.number().int().meta({ description: 'bytes of memory content held now' }),
+            storage_bytes: z.number().int().meta({ description: 'bytes of memory content and metadata held now' }),
             storage_limit_bytes: z.number().int().nullable(),
             llm_tokens: z
               .object({

@@ -5,7 +5,7 @@ import { conflict, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { escrowInsert, seal } from '../llm/escrow.ts';
 import type { ByokKeys } from '../llm/port.ts';
-import { prepareContent, withRedaction } from '../memories/content.ts';
+import { prepareContent, storedBytes, withRedaction } from '../memories/content.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 import { writeSaves } from '../memories/save-batch.ts';
 import { supersedeMemories } from '../memories/supersede.ts';
@@ -77,10 +77,10 @@ export async function startMerge(em: EntityManager, caller: Caller, proposalId: 
 // Each attempt is its own execution, so a failed merge can be asked for again.
 const mergeWorkflowId = (proposalId: string, attempt: number): string => `consolidation-merge-${proposalId}-${attempt}`;
 
-async function pairRows(em: EntityManager, orgId: string, a: string, b: string, lock: boolean): Promise<[MemoryRow & { namespace_id: string; content_bytes: number; doc_len: number }, MemoryRow & { namespace_id: string; content_bytes: number; doc_len: number }]> {
+async function pairRows(em: EntityManager, orgId: string, a: string, b: string, lock: boolean): Promise<[MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number }, MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number }]> {
   const rows = await query(
     em,
-    sql<MemoryRow & { namespace_id: string; content_bytes: number; doc_len: number }>`select ${MEMORY_COLUMNS}, m.namespace_id, m.content_bytes, m.doc_len
+    sql<MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number }>`select ${MEMORY_COLUMNS}, m.namespace_id, m.stored_bytes, m.doc_len
       from ${MEMORIES_IN_NAMESPACES} where m.org_id = ${orgId} and m.id in (${a}, ${b}) ${lock ? sql`for update of m` : sql``}`,
   );
   const first = rows.find((r) => r.id === a);
@@ -131,7 +131,7 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
       agentId: a.agent_id === b.agent_id ? a.agent_id : null,
       runId: a.run_id === b.run_id ? a.run_id : null,
     };
-    await writeSaves(tx, [{ caller, memory, bytes: prepared.bytes }]);
+    await writeSaves(tx, [{ caller, memory, bytes: storedBytes(prepared.bytes, memory.metadata) }]);
     await supersedeMemories(tx, caller.orgId, new Map([a.id, b.id].map((id) => [id, memory.id])));
     await query(tx, sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`);
     await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.merge', targetId: proposalId, actor: actorOf(caller), details: { merged_memory_id: memory.id, merged_from: [a.id, b.id] } });

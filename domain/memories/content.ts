@@ -25,6 +25,11 @@ export async function prepareContent(raw: string, orgId: string): Promise<Prepar
   return { content: redaction.text, bytes: byteLength(redaction.text), redactedCount: redaction.count, redactedKinds: redaction.kinds };
 }
 
+// What a memory occupies in its org's storage quota: its content and, when it has any, its metadata's JSON.
+export function storedBytes(contentBytes: number, metadata: Metadata): number {
+  return Object.keys(metadata).length === 0 ? contentBytes : contentBytes + byteLength(JSON.stringify(metadata));
+}
+
 // Drops what a caller may not store: BYOK keys (used for the call only) and server-owned keys.
 export function callerMetadata(input: Metadata | undefined): Metadata {
   const out: Metadata = { ...input };

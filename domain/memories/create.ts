@@ -3,7 +3,7 @@ import type { Caller } from '../accounts/caller.ts';
 import { scheduleEnrichment, type LlmAccess } from '../enrichment/schedule.ts';
 import { byokOf } from '../llm/port.ts';
 import { newId } from '../ids.ts';
-import { callerMetadata, prepareContent, withRedaction } from './content.ts';
+import { callerMetadata, prepareContent, storedBytes, withRedaction } from './content.ts';
 import { claimIdempotencyKey, storeIdempotentResult } from './idempotency.ts';
 import type { Metadata, MemoryView } from '../store/model.ts';
 import { DEFAULT_NAMESPACE } from '../store/namespaces.ts';
@@ -66,7 +66,7 @@ export async function newPendingSave(caller: Caller, input: NewMemory, llm: LlmA
     metadata: memory.metadata,
     byok: byokOf(input.metadata),
   });
-  return { caller, memory, bytes: prepared.bytes, enrichment };
+  return { caller, memory, bytes: storedBytes(prepared.bytes, memory.metadata), enrichment };
 }
 
 // A save writes the memory, its postings (searchable at commit), counters, the memory.saved event and the

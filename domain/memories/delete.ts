@@ -36,14 +36,14 @@ export async function deleteMemories(
     tx,
     sql<{
       id: string;
-      content_bytes: number;
+      stored_bytes: number;
       doc_len: number;
       namespace_id: string;
       namespace: string;
       superseded_by: string | null;
       thread: boolean;
     }>`
-      select m.id, m.content_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by, m.metadata ? 'parent_ref' as thread
+      select m.id, m.stored_bytes, m.doc_len, m.namespace_id, n.name as namespace, m.superseded_by, m.metadata ? 'parent_ref' as thread
         from ${MEMORIES_IN_NAMESPACES}
        where m.org_id = ${orgId} and m.id = any(${ids}::uuid[]) for update of m`,
   );
@@ -58,7 +58,7 @@ export async function deleteMemories(
   await countDeleted(
     tx,
     rows.map((r) => ({
-      footprint: { orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len },
+      footprint: { orgId, namespaceId: r.namespace_id, bytes: r.stored_bytes, docLen: r.doc_len },
       superseded: r.superseded_by !== null,
     })),
   );

@@ -1,7 +1,7 @@
 // Limits of section 8 and decisions.md, in one place.
 export const MAX_CONTENT_BYTES = 262_144; // 256 KiB of UTF-8
 export const FREE_MEMORY_QUOTA = 500; // memories ever created by a free org; deleting gives none back
-export const FREE_STORAGE_QUOTA_BYTES = 50 * 1024 * 1024; // content bytes a free org holds now
+export const FREE_STORAGE_QUOTA_BYTES = 50 * 1024 * 1024; // bytes of content and metadata a free org holds now
 export const BATCH_UPDATE_MAX = 200;
 export const BATCH_CREATE_MAX = 500;
 export const BULK_SEARCH_MAX_QUERIES = 25;

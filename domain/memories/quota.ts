@@ -22,7 +22,7 @@ function checkStorage(usage: Map<string, number>, addedBytes: number, plan: Plan
   if (bytes + addedBytes > FREE_STORAGE_QUOTA_BYTES) {
     throw exceeded(
       'storage_quota_exceeded',
-      `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`,
+      `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content and metadata`,
       bytes,
       FREE_STORAGE_QUOTA_BYTES,
       plan,
@@ -81,7 +81,7 @@ export async function admitWithinQuota(
     if (bytes + size > FREE_STORAGE_QUOTA_BYTES) {
       return exceeded(
         'storage_quota_exceeded',
-        `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content`,
+        `the free plan allows ${FREE_STORAGE_QUOTA_BYTES} bytes of memory content and metadata`,
         bytes,
         FREE_STORAGE_QUOTA_BYTES,
         plan,
@@ -94,7 +94,7 @@ export async function admitWithinQuota(
   });
 }
 
-// A free org's update that grows content must still fit the storage quota.
+// A free org's update that grows a memory (its content or its metadata) must still fit the storage quota.
 export async function checkStorageGrowth(
   em: EntityManager,
   orgId: string,

@@ -46,7 +46,7 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       namespace_id: namespaceId,
       namespace: memory.namespace,
       content: memory.content,
-      content_bytes: bytes,
+      stored_bytes: bytes,
       doc_len: analyzed.length,
       tfs: tfsJson(analyzed.terms),
       tags: memory.tags,
@@ -70,13 +70,13 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
     em,
     sql`with src as materialized (
         select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, org_id uuid, namespace_id uuid, namespace text,
-               content text, content_bytes int, doc_len int, tfs text, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
+               content text, stored_bytes int, doc_len int, tfs text, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
                created_ms bigint, occurred_at timestamptz, occurred_ms bigint, user_id text, agent_id text, run_id text, n int)),
       saved as (
-        insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, tags, source, source_ref, metadata,
+        insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, tags, source, source_ref, metadata,
                               created_at, updated_at, occurred_at,
                               user_id, agent_id, run_id)
-        select r.id, r.org_id, r.namespace_id, r.content, r.content_bytes, r.doc_len, array(select jsonb_array_elements_text(r.tags)),
+        select r.id, r.org_id, r.namespace_id, r.content, r.stored_bytes, r.doc_len, array(select jsonb_array_elements_text(r.tags)),
                r.source, r.source_ref, r.metadata, r.created_at, r.created_at, r.occurred_at, r.user_id, r.agent_id, r.run_id
           from src r),
       indexed as (${stageSql(sql`select r.org_id, r.id, r.doc_len, r.tfs::jsonb from src r`)}),

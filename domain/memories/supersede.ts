@@ -17,18 +17,18 @@ export async function supersedeMemories(tx: EntityManager, orgId: string, succes
   const ids = [...successors.keys()];
   const rows = await query(
     tx,
-    sql<MemoryRow & { namespace_id: string; content_bytes: number; doc_len: number }>`
+    sql<MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number }>`
       update memories m set superseded_by = s.successor, updated_at = greatest(now(), m.updated_at + interval '1 millisecond')
         from unnest(${ids}::uuid[], ${ids.map((id) => successors.get(id)!)}::uuid[]) as s(id, successor), namespaces n
        where m.org_id = ${orgId} and m.id = s.id and m.superseded_by is null and n.org_id = m.org_id and n.id = m.namespace_id
-       returning ${MEMORY_COLUMNS}, m.namespace_id, m.content_bytes, m.doc_len`,
+       returning ${MEMORY_COLUMNS}, m.namespace_id, m.stored_bytes, m.doc_len`,
   );
   const gone = rows.map((r) => r.id);
   await unindexMemories(tx, orgId, gone);
   await remixChunksAfter(tx, orgId, gone);
   await bumpCounters(
     tx,
-    sumDeltas(rows.flatMap((r) => supersededDeltas({ orgId, namespaceId: r.namespace_id, bytes: r.content_bytes, docLen: r.doc_len }))),
+    sumDeltas(rows.flatMap((r) => supersededDeltas({ orgId, namespaceId: r.namespace_id, bytes: r.stored_bytes, docLen: r.doc_len }))),
   );
   const views = rows.map(memoryView);
   await recordEvents(

@@ -1,4 +1,4 @@
-import { HISTORY_ENTRIES_KEPT, MAX_METADATA_JSON } from './limits.ts';
+import { byteLength, HISTORY_ENTRIES_KEPT, MAX_METADATA_JSON } from './limits.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
@@ -13,7 +13,7 @@ import { byokOf } from '../llm/port.ts';
 import { escrowInsert } from '../llm/escrow.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
-import { callerMetadata, prepareContent, withRedaction, type PreparedContent } from './content.ts';
+import { callerMetadata, prepareContent, storedBytes, withRedaction, type PreparedContent } from './content.ts';
 import { countReplaced } from '../store/counters.ts';
 import { MEMORIES_IN_NAMESPACES, memoryRecord, type Metadata, type MemoryView, type Scopes } from '../store/model.ts';
 import { ensureNamespace } from '../store/namespaces.ts';
@@ -35,7 +35,7 @@ export interface MemoryPatch {
 
 interface CurrentRow {
   content: string;
-  content_bytes: number;
+  stored_bytes: number;
   doc_len: number;
   tags: string[];
   source: string;
@@ -71,7 +71,7 @@ async function applyPatch(
 ): Promise<MemoryView> {
   const current = await queryOne(
     tx,
-    sql<CurrentRow>`select m.content, m.content_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id,
+    sql<CurrentRow>`select m.content, m.stored_bytes, m.doc_len, m.tags, m.source, m.source_ref, m.metadata, m.namespace_id,
           n.name as namespace, m.created_at, m.occurred_at, m.superseded_by,
           m.user_id, m.agent_id, m.run_id
         from ${MEMORIES_IN_NAMESPACES}
@@ -94,7 +94,6 @@ async function applyPatch(
     );
   }
   let content = current.content;
-  let bytes = current.content_bytes;
   let docLen = current.doc_len;
   const fields = Object.keys(patch).filter((k) => patch[k as keyof PreparedPatch] !== undefined);
 
@@ -106,8 +105,6 @@ async function applyPatch(
   const prepared = patch.content;
   if (prepared !== undefined) {
     if (prepared.content !== current.content) {
-      if (prepared.bytes > current.content_bytes)
-        await checkStorageGrowth(tx, caller.orgId, caller.plan, prepared.bytes - current.content_bytes, context.upgradeUrl);
       await unindexMemories(tx, caller.orgId, [id]);
       docLen = await indexContent(tx, caller.orgId, id, prepared.content);
       // Semantic search forgets the old text now and learns the new one when the curator has embedded it.
@@ -133,7 +130,6 @@ async function applyPatch(
       await enqueueJobs(tx, [curateJob(caller.orgId, [id], enrichment ? [enrichment.args] : [])]);
       if (enrichment?.escrow) await query(tx, escrowInsert([enrichment.escrow]));
       content = prepared.content;
-      bytes = prepared.bytes;
     }
   }
   const tags = patch.tags !== undefined ? [...new Set(patch.tags)] : current.tags;
@@ -162,11 +158,14 @@ async function applyPatch(
     await remixChunksAfter(tx, caller.orgId, [id], [id]);
   }
 
+  // What it will occupy, content and metadata: growth counts against a free org's storage.
+  const bytes = storedBytes(byteLength(content), metadata);
+  if (bytes > current.stored_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, bytes - current.stored_bytes, context.upgradeUrl);
   const updated = await queryOne(
     tx,
     sql<{
       updated_at: string;
-    }>`update memories set content = ${content}, content_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
+    }>`update memories set content = ${content}, stored_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
           namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb,
           user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId}, occurred_at = ${new Date(occurredAt).toISOString()}::timestamptz,
           updated_at = greatest(now(), updated_at + interval '1 millisecond')
@@ -174,7 +173,7 @@ async function applyPatch(
   );
   await countReplaced(
     tx,
-    { orgId: caller.orgId, namespaceId: current.namespace_id, bytes: current.content_bytes, docLen: current.doc_len },
+    { orgId: caller.orgId, namespaceId: current.namespace_id, bytes: current.stored_bytes, docLen: current.doc_len },
     { orgId: caller.orgId, namespaceId, bytes, docLen },
   );
   const memory: MemoryView = {

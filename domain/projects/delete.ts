@@ -68,16 +68,16 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
     // By ctid (as in eraseOrgBatch): a plan that does not depend on what the statistics know of the org.
     const rows = await query(
       tx,
-      sql<{ id: string; content_bytes: number; doc_len: number; superseded_by: string | null; thread: string | null }>`
+      sql<{ id: string; stored_bytes: number; doc_len: number; superseded_by: string | null; thread: string | null }>`
         delete from memories where ctid = any(array(select ctid from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH}))
-        returning id, content_bytes, doc_len, superseded_by, metadata->>'parent_ref' as thread`,
+        returning id, stored_bytes, doc_len, superseded_by, metadata->>'parent_ref' as thread`,
     );
     if (rows.length === 0) return 0;
     let bytes = 0;
     let docLen = 0;
     let live = 0;
     for (const row of rows) {
-      bytes += row.content_bytes;
+      bytes += row.stored_bytes;
       // Superseded memories left the live counts when they were merged.
       if (!row.superseded_by) {
         live += 1;

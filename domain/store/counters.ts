@@ -9,7 +9,7 @@ export interface Footprint {
   docLen: number;
 }
 
-export const ORG_COUNTERS = { created: 'memories_created', live: 'memories', bytes: 'content_bytes', docLen: 'doc_len' } as const;
+export const ORG_COUNTERS = { created: 'memories_created', live: 'memories', bytes: 'stored_bytes', docLen: 'doc_len' } as const;
 // A namespace's live memories and their total length (BM25's N and average length when a hybrid search's
 // statistics are the namespace's, domain/search/lexical.ts).
 export const NAMESPACE_COUNTERS = { live: 'memories', docLen: 'doc_len' } as const;

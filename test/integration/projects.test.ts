@@ -238,7 +238,7 @@ describe('thread listing', () => {
     rows[5]!.metadata = { parent_ref: rows[6]!.id };
     await query(
       stack.orm.em.fork(),
-      sql`insert into memories (id, org_id, namespace_id, content, content_bytes, doc_len, source, metadata, created_at, updated_at)
+      sql`insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, source, metadata, created_at, updated_at)
         select u.id, ${c.org.id}, u.ns, 'memory ' || u.id, 40, 2, 'api', u.meta, u.at, u.at
           from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.namespace)}::uuid[], ${rows.map((r) => JSON.stringify(r.metadata))}::jsonb[], ${rows.map((r) => r.at)}::timestamptz[]) as u(id, ns, meta, at)`,
     );

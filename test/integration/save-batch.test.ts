@@ -40,7 +40,7 @@ describe('SaveBatcher (group commit of saves)', () => {
     const counters = await readCounters(em, a.org.id);
     expect(counters.get('memories')).toBe(100);
     expect(counters.get('memories_created')).toBe(100);
-    expect(counters.get('content_bytes')).toBe(saves.reduce((s, m) => s + Buffer.byteLength(m.content), 0));
+    expect(counters.get('stored_bytes')).toBe(saves.reduce((s, m) => s + Buffer.byteLength(m.content), 0));
     const [events] = await query(em, sql<{ n: number }>`select count(*)::int as n from events where org_id = ${a.org.id} and type = 'memory.saved'`);
     const [audits] = await query(em, sql<{ n: number }>`select count(*)::int as n from audit_events where org_id = ${a.org.id} and action = 'memory.save'`);
     expect(events!.n).toBe(100);

@@ -10502,7 +10502,7 @@ export interface operations {
                         /** @description memories ever created (deleting gives none back) */
                         memories_created: number;
                         memory_limit: number | null;
-                        /** @description bytes of memory content held now */
+                        /** @description bytes of memory content and metadata held now */
                         storage_bytes: number;
                         storage_limit_bytes: number | null;
                         /** @description the model tokens the org's extraction from conversations took this month */
