@@ -1,5 +1,4 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createAccount as createAccountTx, type SignupPlan } from '../domain/accounts/signup.ts';
 import { issueVerificationToken, type VerificationMailArgs } from '../domain/accounts/verification.ts';
 import { deliverMail, type DeliveryOutcome } from '../domain/mail/deliver.ts';
 import type { Mailer } from '../domain/mail/mailer.ts';
@@ -17,14 +16,6 @@ export interface AccountActivityDeps {
 
 export function accountActivities({ orm, mailer, publicBaseUrl }: AccountActivityDeps) {
   return {
-    // Idempotent: a retry after a commit finds the account it created and returns its ids.
-    async createAccount(plan: SignupPlan): Promise<{ userId: string; orgId: string }> {
-      return asActivity(async () => {
-        const account = await createAccountTx(orm.em.fork(), plan);
-        return { userId: account.user.id, orgId: account.org.id };
-      });
-    },
-
     async sendPasswordResetMail(args: ResetMailArgs): Promise<DeliveryOutcome> {
       return asActivity(() =>
         deliverMail(orm.em.fork(), mailer, 'password_reset', `password-reset:${args.mailKey}`, async (em) => {

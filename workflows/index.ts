@@ -1,5 +1,4 @@
 // Every workflow the worker runs; this module is the worker's workflow bundle entry point.
-export { signupWorkflow } from './signup.ts';
 export { verificationMailWorkflow } from './verification-mail.ts';
 export { passwordResetMailWorkflow } from './password-reset-mail.ts';
 export { signInNoticeMailWorkflow } from './sign-in-notice-mail.ts';
