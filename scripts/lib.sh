@@ -361,13 +361,12 @@ start_temporal() {
   else
     mkdir -p "$(dirname "$db_file")"
     log "starting Temporal dev server on 127.0.0.1:$port (Web UI http://127.0.0.1:$ui_port, state in $db_file)"
-    "$TEMPORAL_BIN" server start-dev --ip 127.0.0.1 --port "$port" --ui-port "$ui_port" \
-      --db-filename "$db_file" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
+    supervise Temporal "$(dirname "$db_file")/temporal.log" "$TEMPORAL_BIN" server start-dev --ip 127.0.0.1 --port "$port" \
+      --ui-port "$ui_port" --db-filename "$db_file" --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
       --dynamic-config-value system.enableActivityEagerExecution=true \
       --namespace default --search-attribute OrgId=Keyword \
       ${codec_endpoint:+--ui-codec-endpoint "$codec_endpoint"} \
-      --log-level warn >"$(dirname "$db_file")/temporal.log" 2>&1 &
-    STARTED_PIDS+=("$!")
+      --log-level warn
     wait_for_port 127.0.0.1 "$port" "Temporal"
   fi
   local tries=0
@@ -376,6 +375,37 @@ start_temporal() {
     [ "$tries" -lt 60 ] || die "Temporal at 127.0.0.1:$port has no OrgId search attribute"
     sleep 0.5
   done
+}
+
+# Runs a command in the background and runs it again whenever it stops, after 1, 2, 4 ... at most 30 s (1 s again once
+# a run has lasted a minute), saying so: what else runs keeps serving. Its output goes to LOG_FILE when one is given.
+# TERM or INT (stop_started) stops the command and the loop. Usage: supervise NAME LOG_FILE COMMAND...
+supervise() {
+  local name="$1" log_file="$2"
+  shift 2
+  (
+    child=""
+    trap '[ -z "$child" ] || { kill "$child" 2>/dev/null; wait "$child" 2>/dev/null; }; exit 0' TERM INT
+    delay=1
+    while true; do
+      started=$SECONDS
+      if [ -n "$log_file" ]; then "$@" >>"$log_file" 2>&1 & else "$@" & fi
+      child=$!
+      log "$name running (pid $child)"
+      # (set -e: a stopped child is what this loop is for, not an error.)
+      code=0
+      wait "$child" || code=$?
+      child=""
+      [ $((SECONDS - started)) -lt 60 ] || delay=1
+      log "$name stopped (exit $code); starting it again in ${delay} s"
+      sleep "$delay" &
+      child=$!
+      wait "$child" || true
+      child=""
+      delay=$((delay * 2 > 30 ? 30 : delay * 2))
+    done
+  ) &
+  STARTED_PIDS+=("$!")
 }
 
 stop_started() {

@@ -27,10 +27,9 @@ start_temporal "$TEMPORAL_PORT" "${TEMPORAL_UI_PORT:-8233}" "$DATA_DIR/temporal/
 log "applying migrations"
 node infra/migrate.ts
 
-# Background work (embedding above all) yields the CPU to requests when both share a machine.
-env "$NODE_MALLOC_ENV" nice -n "$WORKER_NICE" node $WORKER_NODE_FLAGS temporal/worker-main.ts &
-STARTED_PIDS+=("$!")
-env "$NODE_MALLOC_ENV" node $API_NODE_FLAGS api/main.ts &
-STARTED_PIDS+=("$!")
+# Background work (embedding above all) yields the CPU to requests when both share a machine. Temporal (above), the
+# worker and the API are each started again when they stop (supervise, scripts/lib.sh); Ctrl-C stops them all.
+supervise worker "" env "$NODE_MALLOC_ENV" nice -n "$WORKER_NICE" node $WORKER_NODE_FLAGS temporal/worker-main.ts
+supervise API "" env "$NODE_MALLOC_ENV" node $API_NODE_FLAGS api/main.ts
 log "API http://${HOST:-127.0.0.1}:${PORT:-3000}  dashboard /dashboard  docs /api/docs  Temporal UI http://127.0.0.1:${TEMPORAL_UI_PORT:-8233}"
-wait -n "${STARTED_PIDS[@]}"
+wait
