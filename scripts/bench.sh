@@ -3,12 +3,13 @@
 # separate processes (write limit off), then bench/memories.ts and the ranking-quality evaluation.
 # BENCH_CHECKPOINTS=10000,100000 sets the seeding checkpoints; BENCH_REUSE=1 keeps the database of the last run
 # and measures its org again without seeding; BENCH_SUITES=memories,consolidation,exports,quality,paraphrase,documents
-# what runs (documents: the paraphrase set saved as long memories, runs of 32 notes joined; saves, batches, backlogs,
-# scopes, webhooks, fairness, mcp, dashboard and locomo, not in the default set: save throughput alone with each process's CPU; saves
-# through POST /api/memories/batch to 100,000 memories and the backlog they leave; searches filtered to one user of
-# 1,000 in an org of 1,000,000; an org's freshness
-# beside other orgs' backlogs and behind its own; save to webhook received at 5 saves a second; one org's flood beside another's searches and saves; MCP's cost over HTTP; the dashboard's loads in Chromium; LoCoMo's
-# conversations, from LOCOMO_JSON; relevance: the relevance scale on every quality set and questions never answered).
+# what runs (documents: the paraphrase set saved as long memories, runs of 32 notes joined). Not in the default set:
+# saves (save throughput alone with each process's CPU), batches (saves through POST /api/memories/batch to 100,000
+# memories and the backlog they leave), scopes (searches filtered to one user of 1,000 in an org of 1,000,000),
+# backlogs (an org's freshness beside other orgs' backlogs and behind its own), webhooks (save to webhook received
+# at 5 saves a second), fairness (one org's flood beside another's searches and saves), mcp (MCP's cost over HTTP),
+# dashboard (its loads in Chromium), locomo (LoCoMo's conversations, from LOCOMO_JSON) and relevance (the relevance
+# scale on every quality set and questions never answered).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 

@@ -40,11 +40,20 @@ export async function createEmbedder(config: Config, logger: Logger, purpose: Em
         const defaults = localEmbedderDefaults(purpose);
         const sessions = config.EMBEDDING_SESSIONS ?? defaults.sessions;
         const threads = config.EMBEDDING_THREADS ?? defaults.threads;
-        const embedder = await createLocalEmbedder({ modelDir, model: config.EMBEDDING_LOCAL_MODEL, sessions, threads, batchSize: defaults.batchSize });
+        const embedder = await createLocalEmbedder({
+          modelDir,
+          model: config.EMBEDDING_LOCAL_MODEL,
+          sessions,
+          threads,
+          batchSize: defaults.batchSize,
+        });
         logger.info({ model: embedder.model, modelDir, sessions, threads }, 'embedding model loaded');
         return embedder;
       } catch (err) {
-        logger.error({ err, modelDir }, 'the embedding model could not be loaded from EMBEDDING_MODEL_DIR (it needs model.onnx and tokenizer.json); semantic search is off');
+        logger.error(
+          { err, modelDir },
+          'the embedding model could not be loaded from EMBEDDING_MODEL_DIR (it needs model.onnx and tokenizer.json); semantic search is off',
+        );
         return null;
       }
     }

@@ -8,6 +8,7 @@ import { PrivatePostgres } from '../support/private-postgres.ts';
 import { spawnService, type ServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/stack.ts';
 import { TemporalDevServer } from '../support/temporal-server.ts';
+import { untilOutboxDrained } from '../support/outbox.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // Under a steady stream of saves with a webhook endpoint, PostgreSQL is restarted, the Temporal server is killed
@@ -125,25 +126,15 @@ describe('faults under a steady stream of saves', () => {
       const { rows: stored } = await db.query<{ id: string }>(`select id from memories where org_id = $1`, [orgId]);
       expect(stored.map((r) => r.id).sort()).toEqual([...ids].sort());
       // The relay: every outbox row dispatched, none parked.
-      await eventually(async () => {
-        const { rows } = await db.query<{ pending: number; failed: number }>(
-          `select count(*) filter (where dispatched_at is null and failed_at is null)::int as pending, count(*) filter (where failed_at is not null)::int as failed from outbox`,
-        );
-        expect(rows[0]!.failed).toBe(0);
-        return rows[0]!.pending === 0;
-      }, 60_000);
+      await untilOutboxDrained(db, 60_000);
       // The curator: every save's postings folded into the org's blocks.
       await eventually(
         async () => (await db.query(`select 1 from lexical_staged where org_id = $1 limit 1`, [orgId])).rowCount === 0,
         60_000,
       );
       // Deliveries: one per memory, each received under one webhook-id (a retried attempt keeps its id).
-      await eventually(async () => new Set(hooks.received.map((r) => JSON.parse(r.body).data.id as string)).size === ids.length, 90_000);
-      const webhookIds = new Map<string, Set<string>>();
-      for (const r of hooks.received) {
-        const id = JSON.parse(r.body).data.id as string;
-        webhookIds.set(id, (webhookIds.get(id) ?? new Set()).add(String(r.headers['webhook-id'])));
-      }
+      await eventually(async () => hooks.webhookIdsByMemory().size === ids.length, 90_000);
+      const webhookIds = hooks.webhookIdsByMemory();
       expect([...webhookIds.keys()].sort()).toEqual([...ids].sort());
       expect([...webhookIds.values()].every((set) => set.size === 1)).toBe(true);
     } finally {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.ts';
 import { spawnService, type ServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/stack.ts';
+import { untilOutboxDrained } from '../support/outbox.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // Two API processes and two workers (each with its outbox relay) over one database and one Temporal task
@@ -17,7 +18,12 @@ const workers: ServiceProcess[] = [];
 beforeAll(async () => {
   hooks = new WebhookReceiver();
   await hooks.start();
-  env = { DATABASE_URL: await createTestDatabase(), TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LOG_LEVEL: 'warn' };
+  env = {
+    DATABASE_URL: await createTestDatabase(),
+    TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    LOG_LEVEL: 'warn',
+  };
   db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   apis.push(...(await Promise.all([spawnService('api', env), spawnService('api', env)])));
@@ -50,7 +56,12 @@ async function call(method: string, path: string, init: { token?: string; body?:
 
 // Saves `count` memories, 8 at a time; a save whose process died under it is sent again with the same
 // Idempotency-Key, so it is stored once whether or not the first try got through.
-async function saveAll(token: string, from: number, count: number, onProgress: (done: number) => Promise<void> = async () => undefined): Promise<string[]> {
+async function saveAll(
+  token: string,
+  from: number,
+  count: number,
+  onProgress: (done: number) => Promise<void> = async () => undefined,
+): Promise<string[]> {
   const ids: string[] = [];
   let next = from;
   let done = 0;
@@ -60,7 +71,11 @@ async function saveAll(token: string, from: number, count: number, onProgress: (
         const i = next++;
         const key = `save-${i}`;
         for (;;) {
-          const res = await call('POST', '/api/memories', { token, body: { content: `scale-out note ${i} marker zq${i}x` }, headers: { 'idempotency-key': key } });
+          const res = await call('POST', '/api/memories', {
+            token,
+            body: { content: `scale-out note ${i} marker zq${i}x` },
+            headers: { 'idempotency-key': key },
+          });
           if (res.status === 201) {
             ids.push(res.body.id);
             break;
@@ -77,7 +92,9 @@ async function saveAll(token: string, from: number, count: number, onProgress: (
 
 describe('two API processes and two workers, one of each killed and restarted', () => {
   it('loses and duplicates nothing: saves, searches, the outbox, webhook deliveries, exports', async () => {
-    const signup = await call('POST', '/api/auth/signup', { body: { email: `scale-${randomUUID()}@example.com`, password: 'correct horse battery', name: 'Ada', org_name: 'Scale' } });
+    const signup = await call('POST', '/api/auth/signup', {
+      body: { email: `scale-${randomUUID()}@example.com`, password: 'correct horse battery', name: 'Ada', org_name: 'Scale' },
+    });
     expect(signup.status).toBe(201);
     const token: string = signup.body.api_token.raw;
     expect((await call('POST', '/api/webhooks', { token, body: { url: hooks.url, events: ['memory.saved'] } })).status).toBe(201);
@@ -103,7 +120,9 @@ describe('two API processes and two workers, one of each killed and restarted', 
     expect(new Set(ids).size).toBe(200);
 
     // Saves: each exactly once.
-    const { rows: stored } = await db.query<{ content: string; n: number }>(`select content, count(*)::int as n from memories group by content`);
+    const { rows: stored } = await db.query<{ content: string; n: number }>(
+      `select content, count(*)::int as n from memories group by content`,
+    );
     expect(stored).toHaveLength(200);
     expect(stored.every((r) => r.n === 1)).toBe(true);
     const listed = await call('POST', '/api/memories/list', { token, body: { limit: 1 } });
@@ -116,22 +135,12 @@ describe('two API processes and two workers, one of each killed and restarted', 
     }
 
     // The outbox: every row dispatched, none parked.
-    await eventually(async () => {
-      const { rows } = await db.query<{ pending: number; failed: number }>(
-        `select count(*) filter (where dispatched_at is null and failed_at is null)::int as pending, count(*) filter (where failed_at is not null)::int as failed from outbox`,
-      );
-      expect(rows[0]!.failed).toBe(0);
-      return rows[0]!.pending === 0;
-    }, 30_000);
+    await untilOutboxDrained(db, 30_000);
 
     // Webhooks: one delivery per saved memory, each received (a delivery whose worker died mid-attempt may
     // arrive twice, under the same webhook-id, as at-least-once delivery allows).
-    await eventually(async () => new Set(hooks.received.map((r) => JSON.parse(r.body).data.id as string)).size === 200, 90_000);
-    const webhookIdsPerMemory = new Map<string, Set<string>>();
-    for (const r of hooks.received) {
-      const memoryId = JSON.parse(r.body).data.id as string;
-      webhookIdsPerMemory.set(memoryId, (webhookIdsPerMemory.get(memoryId) ?? new Set()).add(String(r.headers['webhook-id'])));
-    }
+    await eventually(async () => hooks.webhookIdsByMemory().size === 200, 90_000);
+    const webhookIdsPerMemory = hooks.webhookIdsByMemory();
     expect([...webhookIdsPerMemory.keys()].sort()).toEqual([...ids].sort());
     expect([...webhookIdsPerMemory.values()].every((set) => set.size === 1)).toBe(true);
 
@@ -142,7 +151,10 @@ describe('two API processes and two workers, one of each killed and restarted', 
         return res.body.status === 'pending' ? undefined : res.body;
       }, 60_000);
       expect(done.status).toBe('completed');
-      const rows = (done.payload as string).trimEnd().split('\n').map((line) => JSON.parse(line).id as string);
+      const rows = (done.payload as string)
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line).id as string);
       expect(new Set(rows).size).toBe(rows.length);
       expect(rows.length).toBe(done.row_count);
     }

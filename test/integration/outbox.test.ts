@@ -38,14 +38,18 @@ let resends = 0;
 async function queuedResend(account: SignedUp): Promise<OutboxMessage> {
   const before = await stack.orm.em.fork().find(OutboxMessage, { orgId: account.org.id });
   const from = `127.0.1.${++resends}`;
-  expect((await postFrom(from, new URL('/api/auth/resend-verification', stack.baseUrl).href, {}, { authorization: `Bearer ${account.token}` })).status).toBe(202);
+  expect(
+    (await postFrom(from, new URL('/api/auth/resend-verification', stack.baseUrl).href, {}, { authorization: `Bearer ${account.token}` }))
+      .status,
+  ).toBe(202);
   const rows = await stack.orm.em.fork().find(OutboxMessage, { orgId: account.org.id });
   const row = rows.find((r) => !before.some((b) => b.id === r.id));
   expect(row).toBeDefined();
   return row!;
 }
 
-const mailsFor = (row: OutboxMessage) => stack.orm.em.fork().count(MailMessage, { dedupeKey: `verification:${row.jobKey.replace('verification-mail-', '')}` });
+const mailsFor = (row: OutboxMessage) =>
+  stack.orm.em.fork().count(MailMessage, { dedupeKey: `verification:${row.jobKey.replace('verification-mail-', '')}` });
 
 async function executionsOf(workflowId: string): Promise<number> {
   let n = 0;
@@ -66,7 +70,9 @@ describe('outbox relay', () => {
     await relay.start();
     try {
       await eventually(async () => (await mailsFor(row)) === 1);
-      const dispatched = await eventually(async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined);
+      const dispatched = await eventually(
+        async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined,
+      );
       expect(dispatched.attempts).toBe(1);
     } finally {
       await relay.stop();
@@ -80,14 +86,23 @@ describe('outbox relay', () => {
     const a = await signUp(stack.api);
     const row = await queuedResend(a);
     // What the dead relay got done: the workflow started, the row still says undispatched.
-    expect(await startOnce(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE, JOB_WORKFLOWS[row.jobType]!, { workflowId: row.jobKey, orgId: row.orgId ?? null, description: row.description, args: row.args })).toBe(true);
+    expect(
+      await startOnce(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE, JOB_WORKFLOWS[row.jobType]!, {
+        workflowId: row.jobKey,
+        orgId: row.orgId ?? null,
+        description: row.description,
+        args: row.args,
+      }),
+    ).toBe(true);
     await stack.temporal.workflow.getHandle(row.jobKey).result();
     expect(await mailsFor(row)).toBe(1);
 
     const relay = quickRelay();
     await relay.start();
     try {
-      await eventually(async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined);
+      await eventually(
+        async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined,
+      );
     } finally {
       await relay.stop();
     }
@@ -115,12 +130,17 @@ describe('outbox relay', () => {
       // Whatever is queued goes now, signals included; the next signals are due a minute later.
       while ((await relay.drainOnce()) > 0);
       const a = await signUp(stack.api);
-      expect((await stack.api.post('/api/memories', { token: a.token, body: { content: 'a save asks its curator for work' } })).status).toBe(201);
+      expect(
+        (await stack.api.post('/api/memories', { token: a.token, body: { content: 'a save asks its curator for work' } })).status,
+      ).toBe(201);
       const mail = await queuedResend(a);
       await relay.drainOnce();
       const rows = await query(
         stack.orm.em.fork(),
-        sql<{ job_type: string; sent: boolean }>`select job_type, dispatched_at is not null as sent from outbox where org_id = ${a.org.id} and created_at >= ${mail.createdAt}::timestamptz - interval '1 minute'`,
+        sql<{
+          job_type: string;
+          sent: boolean;
+        }>`select job_type, dispatched_at is not null as sent from outbox where org_id = ${a.org.id} and created_at >= ${mail.createdAt}::timestamptz - interval '1 minute'`,
       );
       expect(rows.filter((r) => r.job_type === CURATE_JOB).map((r) => r.sent)).toEqual([false]);
       expect(rows.find((r) => r.job_type === VERIFICATION_MAIL_JOB)?.sent).toBe(true);
@@ -132,7 +152,13 @@ describe('outbox relay', () => {
   it('renews the lease of the rows a batch has not dispatched yet once half of it has passed', async () => {
     for (let i = 0; i < 10; i++) await queuedResend(await signUp(stack.api));
     const pending = () =>
-      query(stack.orm.em.fork(), sql<{ id: string; claimed_until: string | null }>`select id, claimed_until from outbox where dispatched_at is null order by created_at desc, id desc`);
+      query(
+        stack.orm.em.fork(),
+        sql<{
+          id: string;
+          claimed_until: string | null;
+        }>`select id, claimed_until from outbox where dispatched_at is null order by created_at desc, id desc`,
+      );
     expect((await pending()).length).toBeGreaterThanOrEqual(10);
     // A 50 ms lease: twenty-odd starts take longer, so the batch renews it before its last row goes out.
     const relay = newRelay(stack, { leaseSeconds: 0.05 });
@@ -194,7 +220,9 @@ describe('worker process stopped between commit and dispatch', () => {
 
     await startWorkerProcess();
     await eventually(async () => (await mailsFor(row)) === 1, 30_000);
-    await eventually(async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined);
+    await eventually(
+      async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined,
+    );
     expect(await executionsOf(row.jobKey)).toBe(1);
     expect(await mailsFor(row)).toBe(1);
   });
@@ -210,8 +238,20 @@ describe('rows that cannot be dispatched', () => {
     return row!.id;
   };
   const rowOf = async (id: string) =>
-    (await query(stack.orm.em.fork(), sql<{ attempts: number; last_error: string | null; dispatched_at: string | null; next_attempt_at: string | null; failed_at: string | null; claimed_until: string | null }>`
-      select attempts, last_error, dispatched_at, next_attempt_at, failed_at, claimed_until from outbox where id = ${id}`))[0]!;
+    (
+      await query(
+        stack.orm.em.fork(),
+        sql<{
+          attempts: number;
+          last_error: string | null;
+          dispatched_at: string | null;
+          next_attempt_at: string | null;
+          failed_at: string | null;
+          claimed_until: string | null;
+        }>`
+      select attempts, last_error, dispatched_at, next_attempt_at, failed_at, claimed_until from outbox where id = ${id}`,
+      )
+    )[0]!;
 
   it('back off, are parked as failed after the last attempt, and never hold up the rows behind them', async () => {
     const bad = await insertRow('no_such_job', `no-such-job-${Date.now()}`);
@@ -229,7 +269,10 @@ describe('rows that cannot be dispatched', () => {
       expect(Date.parse(first.next_attempt_at!)).toBeGreaterThan(Date.now());
       // Backing off: the relay polls every 100 ms, yet the row is not tried again before its time (a second
       // after the first attempt; read the moment it was set, not when this test first saw it).
-      const [{ due }] = (await query(stack.orm.em.fork(), sql<{ due: number }>`select (extract(epoch from (${first.next_attempt_at}::timestamptz - now())) * 1000)::float8 as due`)) as [{ due: number }];
+      const [{ due }] = (await query(
+        stack.orm.em.fork(),
+        sql<{ due: number }>`select (extract(epoch from (${first.next_attempt_at}::timestamptz - now())) * 1000)::float8 as due`,
+      )) as [{ due: number }];
       expect(due).toBeLessThanOrEqual(1000);
       await new Promise((r) => setTimeout(r, Math.max(0, due - 150)));
       expect((await rowOf(bad)).attempts).toBe(1);
@@ -260,7 +303,10 @@ describe('rows that cannot be dispatched', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const address = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
     // No client-side retries: once it is gone, the call fails at once instead of after the retry schedule.
-    const unreachable = new Client({ connection: Connection.lazy({ address, connectTimeout: 60_000, interceptors: [] }), namespace: 'default' });
+    const unreachable = new Client({
+      connection: Connection.lazy({ address, connectTimeout: 60_000, interceptors: [] }),
+      namespace: 'default',
+    });
     const relay = newRelay(stack, { client: unreachable, webhookRetrySchedule: [0] });
 
     const a = await signUp(stack.api);
@@ -273,7 +319,9 @@ describe('rows that cannot be dispatched', () => {
     expect(Date.parse(claimed.claimed_until!)).toBeGreaterThan(Date.now());
     const open = await query(
       stack.orm.em.fork(),
-      sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`,
+      sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`,
     );
     expect(open[0]!.n).toBe(0);
 
@@ -313,12 +361,24 @@ describe('relay across a PostgreSQL restart', () => {
     const relay = newRelay(stack, { orm, taskQueue, databaseUrl: server.url, pollIntervalMs: 600_000, webhookRetrySchedule: [0] });
     const insert = async (label: string) => {
       const key = `restart-${label}-${randomUUID()}`;
-      await query(orm!.em.fork(), sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
-        values (gen_random_uuid(), ${NO_ORG}, ${VERIFICATION_MAIL_JOB}, ${key}, '["00000000-0000-0000-0000-000000000000"]'::jsonb, 'restart probe', now())`);
+      await query(
+        orm!.em.fork(),
+        sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
+        values (gen_random_uuid(), ${NO_ORG}, ${VERIFICATION_MAIL_JOB}, ${key}, '["00000000-0000-0000-0000-000000000000"]'::jsonb, 'restart probe', now())`,
+      );
       return key;
     };
     const dispatched = (key: string) =>
-      eventually(async () => (await query(orm!.em.fork(), sql<{ ok: boolean }>`select dispatched_at is not null as ok from outbox where job_key = ${key}`).catch(() => []))[0]?.ok, 10_000);
+      eventually(
+        async () =>
+          (
+            await query(
+              orm!.em.fork(),
+              sql<{ ok: boolean }>`select dispatched_at is not null as ok from outbox where job_key = ${key}`,
+            ).catch(() => [])
+          )[0]?.ok,
+        10_000,
+      );
 
     await relay.start();
     try {
@@ -331,7 +391,10 @@ describe('relay across a PostgreSQL restart', () => {
       await relay.stop();
     }
     for (const label of ['before', 'during', 'after']) {
-      const keys = await query(orm.em.fork(), sql<{ job_key: string }>`select job_key from outbox where job_key like ${`restart-${label}-%`}`);
+      const keys = await query(
+        orm.em.fork(),
+        sql<{ job_key: string }>`select job_key from outbox where job_key like ${`restart-${label}-%`}`,
+      );
       expect(await stack.temporal.workflow.getHandle(keys[0]!.job_key).describe()).toMatchObject({ taskQueue });
     }
   });

@@ -64,10 +64,12 @@ describe('write rate limit', () => {
     for (let i = 0; i < LIMIT; i++) await createToken(first, a.token);
     expect((await createToken(first, a.token)).status).toBe(429);
     // Age the recorded writes instead of waiting a minute.
-    await first.orm.em.fork().getConnection().execute(
-      `update rate_limit_windows set hits = array(select h - interval '61 seconds' from unnest(hits) h) where key = ?`,
-      [`write:${a.tokenId}`],
-    );
+    await first.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update rate_limit_windows set hits = array(select h - interval '61 seconds' from unnest(hits) h) where key = ?`, [
+        `write:${a.tokenId}`,
+      ]);
     expect((await createToken(first, a.token)).status).toBe(201);
   });
 });
@@ -85,15 +87,26 @@ describe('read rate limit (READ_RATE_LIMIT_PER_SECOND)', () => {
     const reads = await Promise.all(Array.from({ length: READS + 3 }, () => limited.api.get('/api/memories', { token: a.token })));
     expect(reads.filter((r) => r.status === 200)).toHaveLength(READS);
     const refused = reads.filter((r) => r.status !== 200);
-    expect(refused.map((r) => [r.status, r.body.error, r.headers.get('retry-after')])).toEqual(Array.from({ length: 3 }, () => [429, 'rate-limited', '1']));
+    expect(refused.map((r) => [r.status, r.body.error, r.headers.get('retry-after')])).toEqual(
+      Array.from({ length: 3 }, () => [429, 'rate-limited', '1']),
+    );
     // A write spends no read.
-    expect((await limited.api.post('/api/memories', { token: a.token, body: { content: 'written while reads were spent' } })).status).toBe(201);
+    expect((await limited.api.post('/api/memories', { token: a.token, body: { content: 'written while reads were spent' } })).status).toBe(
+      201,
+    );
 
     await new Promise((r) => setTimeout(r, 1100));
     const batch = await fetch(new URL('/mcp', limited.baseUrl), {
       method: 'POST',
       headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify(Array.from({ length: READS + 2 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_memories', arguments: {} } }))),
+      body: JSON.stringify(
+        Array.from({ length: READS + 2 }, (_, id) => ({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'list_memories', arguments: {} },
+        })),
+      ),
     });
     const results = (await batch.json()) as { result: { isError?: boolean; _meta?: { status: number; error: string } } }[];
     expect(results.filter((r) => !r.result.isError)).toHaveLength(READS);

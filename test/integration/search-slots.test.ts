@@ -26,16 +26,23 @@ async function holdSearches(): Promise<{ release: () => Promise<void> }> {
 describe('bulk search and the connection pool', () => {
   it('never takes every connection: with its searches stuck in the database, a credential lookup still answers', async () => {
     const a = await signUp(stack.api);
-    for (const word of ['alpha', 'beta', 'gamma', 'delta']) await stack.api.post('/api/memories', { token: a.token, body: { content: `${word} memory` } });
+    for (const word of ['alpha', 'beta', 'gamma', 'delta'])
+      await stack.api.post('/api/memories', { token: a.token, body: { content: `${word} memory` } });
     const lockWaits = () => lockWaiters(stack);
     // Every search now waits in the database, holding its connection.
     const held = await holdSearches();
     const bulks = Array.from({ length: 3 }, () =>
-      stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['alpha', 'beta', 'gamma', 'delta'], mode: 'lexical' } }),
+      stack.api.post('/api/memories/search/bulk', {
+        token: a.token,
+        body: { queries: ['alpha', 'beta', 'gamma', 'delta'], mode: 'lexical' },
+      }),
     );
     try {
       await eventually(async () => (await lockWaits()) >= 1);
-      const me = await Promise.race([stack.api.get('/api/auth/me', { token: a.token }), new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+      const me = await Promise.race([
+        stack.api.get('/api/auth/me', { token: a.token }),
+        new Promise<null>((r) => setTimeout(() => r(null), 10_000)),
+      ]);
       expect(me?.status).toBe(200);
       expect(await lockWaits()).toBe(1);
     } finally {
@@ -70,17 +77,26 @@ describe('search slots shared by the orgs in turn', () => {
         method: 'POST',
         headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify(
-          Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'search_memories', arguments: { query: 'alpha' } } })),
+          Array.from({ length: 5 }, (_, i) => ({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'tools/call',
+            params: { name: 'search_memories', arguments: { query: 'alpha' } },
+          })),
         ),
       });
       const results = (await batch.json()) as { result: { isError?: boolean; _meta?: { status: number; error: string } } }[];
-      expect(results.map((r) => r.result._meta)).toEqual(Array.from({ length: 5 }, () => expect.objectContaining({ status: 429, error: 'rate-limited' })));
+      expect(results.map((r) => r.result._meta)).toEqual(
+        Array.from({ length: 5 }, () => expect.objectContaining({ status: 429, error: 'rate-limited' })),
+      );
       quiet = search(b, 'b');
     } finally {
       await held.release();
     }
     const refused = (await Promise.all(flood)).filter((res) => res.status !== 200);
-    expect(refused.map((res) => [res.status, res.body.error, res.headers.get('retry-after')])).toEqual(Array.from({ length: 3 }, () => [429, 'rate-limited', '1']));
+    expect(refused.map((res) => [res.status, res.body.error, res.headers.get('retry-after')])).toEqual(
+      Array.from({ length: 3 }, () => [429, 'rate-limited', '1']),
+    );
     expect((await quiet).status).toBe(200);
     expect((await quiet).body.hits).toHaveLength(1);
     // b waited for the search under way and at most one more of a's (the one whose turn came first), not for a's

@@ -29,6 +29,16 @@ export class WebhookReceiver {
     this.url = `http://127.0.0.1:${port}/hook`;
   }
 
+  // The webhook-ids each memory's deliveries came under (a retried attempt keeps its id), by memory id.
+  webhookIdsByMemory(): Map<string, Set<string>> {
+    const ids = new Map<string, Set<string>>();
+    for (const r of this.received) {
+      const memoryId = (JSON.parse(r.body) as { data: { id: string } }).data.id;
+      ids.set(memoryId, (ids.get(memoryId) ?? new Set()).add(String(r.headers['webhook-id'])));
+    }
+    return ids;
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
   }
