@@ -303,14 +303,34 @@ ensure_schemathesis() {
 
 # A PyPI package (REQUIREMENT) in a virtualenv of its own at DIR, installed once.
 ensure_pip_venv() {
-  local dir="$1" requirement="$2"
+  local dir="$1"
+  shift
   [ -f "$dir/.installed" ] && return
-  command -v python3 >/dev/null || die "python3 (with venv) is needed for $requirement"
-  log "installing $requirement from PyPI into $dir"
+  command -v python3 >/dev/null || die "python3 (with venv) is needed for $*"
+  log "installing $* from PyPI into $dir"
   rm -rf "$dir"
   python3 -m venv "$dir"
-  "$dir/bin/pip" install --quiet --disable-pip-version-check "$requirement" >&2
+  "$dir/bin/pip" install --quiet --disable-pip-version-check "$@" >&2
   touch "$dir/.installed"
+}
+
+# The Python client (clients/python): the tools that build its wheel and generate its models (pinned in
+# clients/python/tools.txt) in a venv of their own, and a folder of the wheels it runs on, so that the tests
+# build it and install it into a fresh venv with no network. Its tests cover these versions of its dependencies.
+PYTHON_CLIENT_RUNTIME=(httpx==0.28.1 pydantic==2.14.4 standardwebhooks==1.1.0)
+ensure_python_client() {
+  local tools_key runtime_key
+  tools_key="$(sha256sum "$ROOT/clients/python/tools.txt" | cut -c1-12)"
+  PYTHON_CLIENT_TOOLS="$CACHE_DIR/python-client-tools-$tools_key"
+  ensure_pip_venv "$PYTHON_CLIENT_TOOLS" -r "$ROOT/clients/python/tools.txt"
+  runtime_key="$(echo "${PYTHON_CLIENT_RUNTIME[*]}" | sha256sum | cut -c1-12)"
+  PYTHON_CLIENT_WHEELS="$CACHE_DIR/python-client-wheels-$runtime_key"
+  if [ ! -f "$PYTHON_CLIENT_WHEELS/.complete" ]; then
+    log "downloading the Python client's dependencies (${PYTHON_CLIENT_RUNTIME[*]}) from PyPI into $PYTHON_CLIENT_WHEELS"
+    "$PYTHON_CLIENT_TOOLS/bin/pip" download --quiet --disable-pip-version-check --dest "$PYTHON_CLIENT_WHEELS" "${PYTHON_CLIENT_RUNTIME[@]}" >&2
+    touch "$PYTHON_CLIENT_WHEELS/.complete"
+  fi
+  export PYTHON_CLIENT_TOOLS PYTHON_CLIENT_WHEELS
 }
 
 # mem0's own official clients, to test the mem0 drop-in (/compat/mem0) against them unchanged: the PyPI package

@@ -19,6 +19,7 @@ ensure_workflow_bundle
 ensure_chromium
 ensure_node20
 ensure_mem0_clients
+ensure_python_client
 trap stop_started EXIT
 
 export TEST_ADMIN_DATABASE_URL="$(database_url postgres)"

@@ -1,0 +1,107 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODELS_PATH, pythonModelsSource } from '../../clients/python/generate.ts';
+import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
+
+// The Python client (clients/python) as its users get it: its wheel and sdist built with the pinned tools, the
+// wheel installed into a fresh venv from the wheels scripts/test.sh downloaded (no network here), and
+// test/support/python_client_scenario.py run with it against the real stack. Reads are limited to 4 a second
+// so that the scenario's burst meets a 429, and webhooks may reach the scenario's own receiver on 127.0.0.1.
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const required = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the tests with \`bash scripts/test.sh\``);
+  return value;
+};
+
+let stack: Stack;
+let a: SignedUp;
+let work: string;
+let built: string[];
+let python: string;
+beforeAll(async () => {
+  stack = await startStack({
+    env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', READ_RATE_LIMIT_PER_SECOND: '4', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+  });
+  a = await signUp(stack.api);
+  work = await mkdtemp(join(tmpdir(), 'python-client-'));
+  const tools = required('PYTHON_CLIENT_TOOLS');
+  await run(
+    join(tools, 'bin', 'python'),
+    ['-m', 'build', '--no-isolation', '--sdist', '--wheel', '--outdir', join(work, 'dist'), 'clients/python'],
+    { cwd: root },
+  );
+  built = (await readdir(join(work, 'dist'))).sort();
+  await run('python3', ['-m', 'venv', join(work, 'venv')]);
+  python = join(work, 'venv', 'bin', 'python');
+  const wheel = built.find((name) => name.endsWith('.whl'))!;
+  await run(python, [
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '--no-index',
+    '--find-links',
+    required('PYTHON_CLIENT_WHEELS'),
+    join(work, 'dist', wheel),
+  ]);
+}, 180_000);
+afterAll(async () => {
+  await stack?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('the Python client', () => {
+  it('has models generated from the current OpenAPI document', async () => {
+    expect(await readFile(MODELS_PATH, 'utf8')).toBe(await pythonModelsSource());
+  });
+
+  it('builds a wheel and an sdist', () => {
+    expect(built).toEqual([
+      expect.stringMatching(/^memory_service_client-[\d.]+-py3-none-any\.whl$/),
+      expect.stringMatching(/^memory_service_client-[\d.]+\.tar\.gz$/),
+    ]);
+  });
+
+  it('runs the scenario from its wheel in a fresh venv against the real stack', async () => {
+    const script = join(root, 'test/support/python_client_scenario.py');
+    const env = { PATH: process.env.PATH, MEMORY_SERVICE_URL: stack.baseUrl, MEMORY_SERVICE_TOKEN: a.token };
+    const { stdout } = await run(python, [script], { env, timeout: 120_000 });
+    const out = JSON.parse(stdout.trim().split('\n').at(-1)!);
+
+    expect(out.module).toContain(join(work, 'venv')); // the installed wheel, not the source folder
+    expect(out.python).toMatch(/^3\.\d+\.\d+$/);
+    expect(out.saved).toEqual({
+      type: 'Memory',
+      content: expect.stringMatching(/deploy happens on Tuesdays$/),
+      tags: ['runtime'],
+      user_id: 'alex',
+    });
+    expect(out.idempotent).toBe(true);
+    expect(out.batch).toEqual({ created: 3, indexes: [0, 1, 3], failed: [[2, 400, 'content required']] });
+    // Scoped to alex and filtered to the tag: alex's tea, not bob's nor alex's chess.
+    expect(out.scoped).toEqual({ users: ['alex'], count: 1, hit: 'ScoredMemory' });
+    expect(out.listed).toBe(5); // the first save, the create sent twice with one key, three from the batch: pages of two
+    expect(out.distinct).toBe(out.listed);
+    // The burst met the read limit, and the client waited each 429 out.
+    expect(out.burst).toBe(true);
+    expect(out.statuses_seen).toContain(429);
+    expect(out.rate_limited_refusal).toMatchObject({
+      type: 'RateLimitedError',
+      status: 429,
+      error: 'rate-limited',
+      retry_after: expect.any(Number),
+    });
+    expect(out.not_found).toMatchObject({ type: 'NotFoundError', status: 404 });
+    expect(out.bad_request).toMatchObject({ type: 'BadRequestError', status: 400, message: expect.stringContaining('content') });
+    expect(out.unreachable).toMatchObject({ type: 'MemoryServiceConnectionError', status: null, error: 'connection_error' });
+    expect(out.async).toEqual({ found: true, listed: 6, not_found: 404 });
+    expect(out.webhook).toEqual({ type: 'memory.saved', matches: true, forged_refused: true });
+  });
+});
