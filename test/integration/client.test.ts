@@ -1,12 +1,20 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientSchemaSource, SCHEMA_PATH } from '../../clients/typescript/generate.ts';
-import { MemoryClient, MemoryServiceError, verifyWebhook } from '../../clients/typescript/src/index.ts';
+import {
+  MemoryClient,
+  MemoryServiceConnectionError,
+  MemoryServiceError,
+  unwrap,
+  verifyWebhook,
+} from '../../clients/typescript/src/index.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 // The TypeScript client against the real stack.
@@ -42,9 +50,14 @@ describe('TypeScript client', () => {
     // A list in a query string goes as the document describes it (tags=a&tags=b), and filters.
     const tagged = await client.api.GET('/api/memories', { params: { query: { namespace: 'client', tags: ['deploy', 'ops'] } } });
     expect(tagged.data?.map((m) => m.id)).toEqual([saved.id]);
-    expect((await client.api.GET('/api/memories', { params: { query: { namespace: 'client', tags: ['deploy', 'nope'] } } })).data).toEqual([]);
+    expect((await client.api.GET('/api/memories', { params: { query: { namespace: 'client', tags: ['deploy', 'nope'] } } })).data).toEqual(
+      [],
+    );
     // Memories like it need its vector, computed in the background, which this stack (no outbox relay) never starts.
-    expect(await client.similarMemories(saved.id, { k: 3 }).catch((err: unknown) => err)).toMatchObject({ status: 409, error: 'embedding_pending' });
+    expect(await client.similarMemories(saved.id, { k: 3 }).catch((err: unknown) => err)).toMatchObject({
+      status: 409,
+      error: 'embedding_pending',
+    });
     await client.deleteMemory(saved.id);
     const gone = await client.getMemory(saved.id).catch((err: unknown) => err);
     expect(gone).toBeInstanceOf(MemoryServiceError);
@@ -72,7 +85,11 @@ describe('TypeScript client', () => {
       return async (input, init) => {
         const request = new Request(input, init);
         calls.push(`${request.method} ${new URL(request.url).pathname}`);
-        if (n++ === 0) return new Response(JSON.stringify({ error: first === 429 ? 'rate-limited' : 'internal_error' }), { status: first, headers: { 'retry-after': '1', 'content-type': 'application/json' } });
+        if (n++ === 0)
+          return new Response(JSON.stringify({ error: first === 429 ? 'rate-limited' : 'internal_error' }), {
+            status: first,
+            headers: { 'retry-after': '1', 'content-type': 'application/json' },
+          });
         return fetch(request);
       };
     };
@@ -92,22 +109,67 @@ describe('TypeScript client', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it('throws MemoryServiceConnectionError when no answer comes, after the retries the call allows', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const unreachable = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const attempts: string[] = [];
+    const counting: typeof fetch = (input, init) => {
+      attempts.push(new Request(input, init).method);
+      return fetch(input, init);
+    };
+    const client = new MemoryClient({ baseUrl: unreachable, token: a.token, maxRetries: 2, fetch: counting });
+    const read = await client.getMemory(crypto.randomUUID()).catch((err: unknown) => err);
+    expect(read).toBeInstanceOf(MemoryServiceConnectionError);
+    expect(read).toBeInstanceOf(MemoryServiceError);
+    expect(read).toMatchObject({
+      status: 0,
+      error: 'network_error',
+      message: expect.stringContaining('ECONNREFUSED'),
+      cause: expect.any(TypeError),
+    });
+    expect(attempts).toEqual(['GET', 'GET', 'GET']);
+    // A write not safe to repeat goes once, and client.api throws the same error: there is no answer to return.
+    attempts.length = 0;
+    await expect(client.api.POST('/api/recall', { body: { memory_ids: [crypto.randomUUID()] } })).rejects.toBeInstanceOf(
+      MemoryServiceConnectionError,
+    );
+    expect(attempts).toEqual(['POST']);
+    // The caller's own abort stays an AbortError, and is not retried.
+    attempts.length = 0;
+    const aborted = await client.api.GET('/api/projects', { signal: AbortSignal.abort() }).catch((err: unknown) => err);
+    expect(aborted).toMatchObject({ name: 'AbortError' });
+    expect(aborted).not.toBeInstanceOf(MemoryServiceError);
+    expect(attempts.length).toBeLessThanOrEqual(1);
+  });
+
   it('throws typed errors with the extra fields, and verifies webhook signatures', async () => {
     const client = new MemoryClient({ baseUrl: stack.baseUrl, token: a.token });
     const invalid = (await client.addMemory({ content: 'x', tags: ['t'.repeat(500)] }).catch((err: unknown) => err)) as MemoryServiceError;
     expect(invalid).toMatchObject({ status: 400, error: 'validation_failed' });
     expect(invalid.body.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: expect.stringContaining('tags') })]));
+    expect(invalid.message).toBe(`validation_failed (HTTP 400): ${invalid.body.message}`);
+    // An answer that is not the API's JSON (a proxy's page) keeps its text as the message.
+    const proxy: typeof fetch = async () =>
+      new Response('<html>502 Bad Gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } });
+    const behindProxy = new MemoryClient({ baseUrl: stack.baseUrl, token: a.token, fetch: proxy });
+    const bad = await unwrap(await behindProxy.api.POST('/api/recall', { body: { memory_ids: [] } })).catch((err: unknown) => err);
+    expect(bad).toMatchObject({ status: 502, error: 'http_502', message: 'http_502 (HTTP 502): <html>502 Bad Gateway</html>' });
 
     const secret = `whsec_${Buffer.from('a webhook secret of enough length').toString('base64')}`;
     const body = JSON.stringify({ type: 'memory.saved', data: { id: 'm1' } });
     const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) };
     const signature = new Webhook(secret).sign('msg_1', new Date(Number(headers['webhook-timestamp']) * 1000), body);
-    expect(verifyWebhook(secret, body, { ...headers, 'webhook-signature': signature })).toEqual({ type: 'memory.saved', data: { id: 'm1' } });
+    expect(verifyWebhook(secret, body, { ...headers, 'webhook-signature': signature })).toEqual({
+      type: 'memory.saved',
+      data: { id: 'm1' },
+    });
     expect(() => verifyWebhook(secret, body.replace('m1', 'm2'), { ...headers, 'webhook-signature': signature })).toThrow();
   });
 
-  it('runs the README example', async () => {
-    const readme = await readFile('README.md', 'utf8');
+  it.each(['README.md', 'clients/typescript/README.md'])('runs the example of %s', async (path) => {
+    const readme = await readFile(path, 'utf8');
     const example = /```ts\n([\s\S]*?new MemoryClient[\s\S]*?)\n```/.exec(readme)![1]!;
     const script = example
       .replace("from '@memory-service/client'", `from '${new URL('../../clients/typescript/src/index.ts', import.meta.url).pathname}'`)
