@@ -12,8 +12,14 @@ export interface LlmCall {
   apiKey: string;
   model: string;
   system: string;
-  /** The conversation without the system prompt, each content flattened to its text. */
+  /** The conversation without the system prompt, each content flattened to its text. In both protocols a tool's
+   * result is a message of role `tool` holding the result's text (Anthropic's `tool_result` blocks are taken out
+   * of their user message, which stays only if it holds more), and a tool call the model made reads
+   * `name({"the":"input"})` in its assistant message. */
   messages: { role: string; content: string }[];
+  /** The tools the request offered: `schema` is the input's JSON schema (none for an Anthropic built-in tool),
+   * `type` an Anthropic built-in tool's versioned type such as `memory_20250818`. */
+  tools: { name: string; schema?: unknown; type?: string }[];
   /** Present when the request asked for structured output. */
   tool?: { name: string; schema: unknown };
   /** Present for `POST /v1/embeddings`: the texts (a single string input as one text) and the width asked for. */
@@ -38,6 +44,14 @@ export class RawText {
   }
 }
 
+/** Tool calls the model chooses to make, answered as Anthropic `tool_use` blocks or OpenAI `tool_calls`. */
+export class ToolCalls {
+  readonly calls: { name: string; input: unknown }[];
+  constructor(calls: { name: string; input: unknown }[]) {
+    this.calls = calls;
+  }
+}
+
 type Headers = Record<string, string>;
 
 // A local stand-in for the Anthropic Messages API and the OpenAI Chat Completions and Embeddings APIs, driven
@@ -57,6 +71,11 @@ export class LlmServer {
 
   static raw(text: string): RawText {
     return new RawText(text);
+  }
+
+  /** A handler's answer that calls tools the request offered: `LlmServer.toolCalls([{ name, input }])`. */
+  static toolCalls(calls: { name: string; input: unknown }[]): ToolCalls {
+    return new ToolCalls(calls);
   }
 
   /** `http://127.0.0.1:PORT`: the Anthropic client's baseURL; the OpenAI client's is `${url}/v1`. */
@@ -170,9 +189,11 @@ export class LlmServer {
         reply = JSON.stringify(embeddingsAnswer(call, await this.#embeddingHandler(call)));
       } else {
         const answer = await this.#handler(call);
-        if (!(answer instanceof RawText) && !call.tool && typeof answer !== 'string') {
+        if (!(answer instanceof RawText) && !(answer instanceof ToolCalls) && !call.tool && typeof answer !== 'string') {
           throw new Error(`handler returned ${typeof answer} for a request without structured output; return a string`);
         }
+        const unoffered = answer instanceof ToolCalls ? answer.calls.find((c) => !call.tools.some((t) => t.name === c.name)) : undefined;
+        if (unoffered) throw new Error(`handler called tool ${unoffered.name}, which the request did not offer`);
         reply = JSON.stringify(protocol === 'anthropic' ? anthropicAnswer(call, answer) : openaiAnswer(call, answer));
       }
     } catch (err) {
@@ -188,7 +209,7 @@ function parseCall(endpoint: LlmEndpoint, headers: IncomingHttpHeaders, text: st
   const protocol = endpoint === 'embeddings' ? 'openai' : endpoint;
   // Anthropic's own key header wins; its client 1.x sends the key as a bearer token.
   const apiKey = protocol === 'anthropic' ? (headerValue(headers['x-api-key']) ?? bearer) : bearer;
-  const call: LlmCall = { protocol, apiKey, model: '', system: '', messages: [], status: 0, body: undefined };
+  const call: LlmCall = { protocol, apiKey, model: '', system: '', messages: [], tools: [], status: 0, body: undefined };
   let body: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(text);
@@ -209,20 +230,37 @@ function parseCall(endpoint: LlmEndpoint, headers: IncomingHttpHeaders, text: st
 
 function parseAnthropic(body: Record<string, unknown>, messages: Record<string, unknown>[], call: LlmCall): string | undefined {
   call.system = flattenContent(body.system);
-  call.messages = messages.map((m) => ({ role: String(m.role), content: flattenContent(m.content) }));
+  call.messages = messages.flatMap(anthropicMessages);
+  const tools = Array.isArray(body.tools) ? body.tools.filter(isRecord) : [];
+  // A built-in tool (`{ type: 'memory_20250818', name: 'memory' }`) has a versioned type and no input_schema.
+  call.tools = tools.map((t) => ({ name: String(t.name), schema: t.input_schema, ...(builtIn(t) ? { type: String(t.type) } : {}) }));
   const choice = body.tool_choice;
   if (isRecord(choice) && choice.type === 'tool') {
-    const tools = Array.isArray(body.tools) ? body.tools.filter(isRecord) : [];
-    const tool = tools.find((t) => t.name === choice.name);
+    const tool = call.tools.find((t) => t.name === choice.name);
     if (!tool) return `tool_choice names tool ${String(choice.name)}, which is not in tools.`;
-    call.tool = { name: String(tool.name), schema: tool.input_schema };
+    call.tool = { name: tool.name, schema: tool.schema };
   }
   if (typeof body.model !== 'string') return 'model: Field required';
   if (!Array.isArray(body.messages)) return 'messages: Field required';
   if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
   if (body.stream) return 'LlmServer does not stream.';
-  if (call.tool && !isRecord(call.tool.schema)) return 'tools.0.input_schema: Field required';
+  const schemaless = tools.findIndex((t) => !builtIn(t) && !isRecord(t.input_schema));
+  if (schemaless >= 0) return `tools.${schemaless}.input_schema: Field required`;
   return undefined;
+}
+
+function builtIn(tool: Record<string, unknown>): boolean {
+  return typeof tool.type === 'string' && tool.type !== 'custom';
+}
+
+// Tool results come first in their user message (the API's rule); each becomes a message of role `tool`.
+function anthropicMessages(message: Record<string, unknown>): { role: string; content: string }[] {
+  const role = String(message.role);
+  if (!Array.isArray(message.content)) return [{ role, content: flattenContent(message.content) }];
+  const isResult = (b: unknown): b is Record<string, unknown> => isRecord(b) && b.type === 'tool_result';
+  const results = message.content.filter(isResult).map((b) => ({ role: 'tool', content: flattenContent(b.content) }));
+  const rest = message.content.filter((b) => !isResult(b));
+  return rest.length > 0 || results.length === 0 ? [...results, { role, content: flattenContent(rest) }] : results;
 }
 
 function parseOpenai(body: Record<string, unknown>, messages: Record<string, unknown>[], call: LlmCall): string | undefined {
@@ -230,7 +268,11 @@ function parseOpenai(body: Record<string, unknown>, messages: Record<string, unk
   if (systemAt >= 0) call.system = flattenContent(messages[systemAt]!.content);
   call.messages = messages
     .filter((_, i) => i !== systemAt)
-    .map((m) => ({ role: String(m.role), content: flattenContent(m.content) }));
+    .map((m) => ({ role: String(m.role), content: [flattenContent(m.content), ...openaiToolCalls(m)].filter(Boolean).join('\n') }));
+  const tools = Array.isArray(body.tools) ? body.tools.filter(isRecord) : [];
+  call.tools = tools.flatMap((t) =>
+    t.type === 'function' && isRecord(t.function) ? [{ name: String(t.function.name), schema: t.function.parameters }] : [],
+  );
   const format = body.response_format;
   if (isRecord(format) && format.type === 'json_schema') {
     const spec = format.json_schema;
@@ -258,22 +300,33 @@ function parseEmbeddings(body: Record<string, unknown>, call: LlmCall): string |
   return undefined;
 }
 
-// Content is a string or an array of blocks/parts; only their text matters here.
+// An assistant message's tool calls, as `name(arguments)`.
+function openaiToolCalls(message: Record<string, unknown>): string[] {
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : [];
+  return calls.flatMap((c) => (isRecord(c.function) ? [`${String(c.function.name)}(${String(c.function.arguments)})`] : []));
+}
+
+// Content is a string or an array of blocks/parts; their text matters here, and a tool_use block as `name(input)`.
 function flattenContent(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .filter((b): b is { text: string } => isRecord(b) && typeof b.text === 'string')
-    .map((b) => b.text)
+    .filter(isRecord)
+    .flatMap((b) =>
+      typeof b.text === 'string' ? [b.text]
+      : b.type === 'tool_use' ? [`${String(b.name)}(${JSON.stringify(b.input)})`]
+      : [],
+    )
     .join('\n');
 }
 
 function anthropicAnswer(call: LlmCall, answer: unknown): unknown {
   const text = answer instanceof RawText ? answer.text : typeof answer === 'string' ? answer : undefined;
+  const toolUse = (name: string, input: unknown) => ({ type: 'tool_use', id: `toolu_${hexId()}`, name, input, caller: { type: 'direct' } });
   const content =
-    text !== undefined || !call.tool ?
-      [{ type: 'text', text: text ?? '', citations: null }]
-    : [{ type: 'tool_use', id: `toolu_${hexId()}`, name: call.tool.name, input: answer, caller: { type: 'direct' } }];
+    answer instanceof ToolCalls ? answer.calls.map((c) => toolUse(c.name, c.input))
+    : text !== undefined || !call.tool ? [{ type: 'text', text: text ?? '', citations: null }]
+    : [toolUse(call.tool.name, answer)];
   return {
     id: `msg_${hexId()}`,
     type: 'message',
@@ -301,9 +354,19 @@ function anthropicAnswer(call: LlmCall, answer: unknown): unknown {
 }
 
 function openaiAnswer(call: LlmCall, answer: unknown): unknown {
-  const content = answer instanceof RawText ? answer.text : call.tool ? JSON.stringify(answer) : String(answer);
+  const calls = answer instanceof ToolCalls ? answer.calls : undefined;
+  const content =
+    calls ? null
+    : answer instanceof RawText ? answer.text
+    : call.tool ? JSON.stringify(answer)
+    : String(answer);
+  const toolCalls = calls?.map((c) => ({
+    id: `call_${hexId()}`,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.input) },
+  }));
   const promptTokenCount = promptTokens(call);
-  const completionTokens = tokens(content);
+  const completionTokens = tokens(content ?? JSON.stringify(toolCalls));
   return {
     id: `chatcmpl-${hexId()}`,
     object: 'chat.completion',
@@ -312,9 +375,9 @@ function openaiAnswer(call: LlmCall, answer: unknown): unknown {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content, refusal: null, annotations: [] },
+        message: { role: 'assistant', content, refusal: null, annotations: [], ...(toolCalls ? { tool_calls: toolCalls } : {}) },
         logprobs: null,
-        finish_reason: 'stop',
+        finish_reason: toolCalls ? 'tool_calls' : 'stop',
       },
     ],
     usage: { prompt_tokens: promptTokenCount, completion_tokens: completionTokens, total_tokens: promptTokenCount + completionTokens },

@@ -265,6 +265,7 @@ describe('OpenAI Chat Completions API', () => {
         model: MODEL_O,
         system: 'You extract things.',
         messages: [{ role: 'user', content: 'We met Bob from Google in New York.' }],
+        tools: [],
         tool: { name: 'extract_entities', schema: entitySchema },
         status: 200,
         body: expect.objectContaining({ model: MODEL_O }),
@@ -341,6 +342,104 @@ describe('OpenAI Chat Completions API', () => {
     const missing = await rejection(openai().models.retrieve('gpt-x'));
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     expect((missing as InstanceType<typeof OpenAI.APIError>).type).toBe('invalid_request_error');
+  });
+});
+
+describe("a model's own tool calls", () => {
+  const memoryCall = { name: 'memory', input: { command: 'view', path: '/memories' } };
+  // Calls the memory tool until a result comes back, then answers with what the tool said.
+  const agent = (call: LlmCall) => {
+    const result = call.messages.findLast((m) => m.role === 'tool');
+    return result ? `The memory tool said: ${result.content}` : LlmServer.toolCalls([memoryCall]);
+  };
+
+  it('Anthropic: offers a built-in tool under a beta header, answers tool_use, and shows the tool result', async () => {
+    server.respond(agent);
+    const client = anthropic();
+    const tools: Anthropic.Beta.BetaToolUnion[] = [
+      { type: 'memory_20250818', name: 'memory' },
+      { name: 'lookup', description: 'Looks things up.', input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+    ];
+    const request = { model: MODEL_A, max_tokens: 256, tools, betas: ['context-management-2025-06-27'] };
+    const first = await client.beta.messages.create({ ...request, messages: [{ role: 'user', content: 'What do you remember?' }] });
+
+    expect(first.stop_reason).toBe('tool_use');
+    expect(first.content).toEqual([
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_/), name: 'memory', input: memoryCall.input, caller: { type: 'direct' } },
+    ]);
+    expect(server.calls[0]!.tools).toEqual([
+      { name: 'memory', schema: undefined, type: 'memory_20250818' },
+      { name: 'lookup', schema: { type: 'object', properties: { q: { type: 'string' } } } },
+    ]);
+
+    const toolUse = first.content[0] as Anthropic.Beta.BetaToolUseBlock;
+    const second = await client.beta.messages.create({
+      ...request,
+      messages: [
+        { role: 'user', content: 'What do you remember?' },
+        { role: 'assistant', content: [{ type: 'text', text: 'Let me look.' }, toolUse] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: toolUse.id, content: [{ type: 'text', text: 'Directory: /memories\n- notes.md' }] },
+            { type: 'text', text: 'Be brief.' },
+          ],
+        },
+      ],
+    });
+    expect(second.stop_reason).toBe('end_turn');
+    expect(second.content).toEqual([{ type: 'text', text: 'The memory tool said: Directory: /memories\n- notes.md', citations: null }]);
+    expect(server.calls[1]!.messages).toEqual([
+      { role: 'user', content: 'What do you remember?' },
+      { role: 'assistant', content: 'Let me look.\nmemory({"command":"view","path":"/memories"})' },
+      { role: 'tool', content: 'Directory: /memories\n- notes.md' },
+      { role: 'user', content: 'Be brief.' },
+    ]);
+  });
+
+  it('OpenAI: offers functions, answers tool_calls, and shows the tool messages', async () => {
+    server.respond(agent);
+    const client = openai();
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'memory', parameters: { type: 'object' } } }];
+    const first = await client.chat.completions.create({
+      model: MODEL_O,
+      tools,
+      messages: [{ role: 'user', content: 'What do you remember?' }],
+    });
+
+    const choice = first.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBeNull();
+    expect(choice.message.tool_calls).toEqual([
+      { id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'memory', arguments: JSON.stringify(memoryCall.input) } },
+    ]);
+    expect(server.calls[0]!.tools).toEqual([{ name: 'memory', schema: { type: 'object' } }]);
+
+    const second = await client.chat.completions.create({
+      model: MODEL_O,
+      tools,
+      messages: [
+        { role: 'user', content: 'What do you remember?' },
+        { role: 'assistant', content: null, tool_calls: choice.message.tool_calls },
+        { role: 'tool', tool_call_id: choice.message.tool_calls![0]!.id, content: 'Directory: /memories' },
+      ],
+    });
+    expect(second.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'The memory tool said: Directory: /memories' } });
+    expect(server.calls[1]!.messages).toEqual([
+      { role: 'user', content: 'What do you remember?' },
+      { role: 'assistant', content: 'memory({"command":"view","path":"/memories"})' },
+      { role: 'tool', content: 'Directory: /memories' },
+    ]);
+  });
+
+  it('answers 500 without retry when the handler calls a tool the request did not offer', async () => {
+    server.respond(() => LlmServer.toolCalls([memoryCall]));
+    const err = await rejection(
+      openai('sk-test', 2).chat.completions.create({ model: MODEL_O, messages: [{ role: 'user', content: 'x' }] }),
+    );
+    expect(err).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((err as Error).message).toContain('handler called tool memory, which the request did not offer');
+    expect(server.calls).toHaveLength(1);
   });
 });
 
