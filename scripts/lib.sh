@@ -335,8 +335,12 @@ ensure_pip_venv() {
 
 # The Python client (clients/python): the tools that build its wheel and generate its models (pinned in
 # clients/python/tools.txt) in a venv of their own, and a folder of the wheels it runs on, so that the tests
-# build it and install it into a fresh venv with no network. Its tests cover these versions of its dependencies.
-PYTHON_CLIENT_RUNTIME=(httpx==0.28.1 pydantic==2.14.4 standardwebhooks==1.1.0)
+# build it and install it into a fresh venv with no network. Its tests cover these versions of its dependencies
+# and of the frameworks its adapters plug into (its optional extras).
+PYTHON_CLIENT_RUNTIME=(
+  httpx==0.28.1 pydantic==2.14.4 standardwebhooks==1.1.0
+  langgraph==1.2.24 openai-agents==0.24.0 anthropic==2.14.0
+)
 ensure_python_client() {
   local tools_key runtime_key
   tools_key="$(sha256sum "$ROOT/clients/python/tools.txt" | cut -c1-12)"

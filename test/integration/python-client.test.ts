@@ -1,25 +1,14 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS_PATH, pythonModelsSource } from '../../clients/python/generate.ts';
+import { buildPythonClient, pythonClientVenv, runPythonScenario } from '../support/python-client.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
-// The Python client (clients/python) as its users get it: its wheel and sdist built with the pinned tools, the
-// wheel installed into a fresh venv from the wheels scripts/test.sh downloaded (no network here), and
-// test/support/python_client_scenario.py run with it against the real stack. Reads are limited to 4 a second
-// so that the scenario's burst meets a 429, and webhooks may reach the scenario's own receiver on 127.0.0.1.
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const required = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run the tests with \`bash scripts/test.sh\``);
-  return value;
-};
-
+// The Python client from its wheel in a fresh venv (test/support/python-client.ts), running
+// test/support/python_client_scenario.py against the real stack. Reads are limited to 4 a second so that the
+// scenario's burst meets a 429, and webhooks may reach the scenario's own receiver on 127.0.0.1.
 let stack: Stack;
 let a: SignedUp;
 let work: string;
@@ -31,26 +20,8 @@ beforeAll(async () => {
   });
   a = await signUp(stack.api);
   work = await mkdtemp(join(tmpdir(), 'python-client-'));
-  const tools = required('PYTHON_CLIENT_TOOLS');
-  await run(
-    join(tools, 'bin', 'python'),
-    ['-m', 'build', '--no-isolation', '--sdist', '--wheel', '--outdir', join(work, 'dist'), 'clients/python'],
-    { cwd: root },
-  );
-  built = (await readdir(join(work, 'dist'))).sort();
-  await run('python3', ['-m', 'venv', join(work, 'venv')]);
-  python = join(work, 'venv', 'bin', 'python');
-  const wheel = built.find((name) => name.endsWith('.whl'))!;
-  await run(python, [
-    '-m',
-    'pip',
-    'install',
-    '--quiet',
-    '--no-index',
-    '--find-links',
-    required('PYTHON_CLIENT_WHEELS'),
-    join(work, 'dist', wheel),
-  ]);
+  built = await buildPythonClient(work);
+  python = await pythonClientVenv(work, built);
 }, 180_000);
 afterAll(async () => {
   await stack?.close();
@@ -70,10 +41,8 @@ describe('the Python client', () => {
   });
 
   it('runs the scenario from its wheel in a fresh venv against the real stack', async () => {
-    const script = join(root, 'test/support/python_client_scenario.py');
-    const env = { PATH: process.env.PATH, MEMORY_SERVICE_URL: stack.baseUrl, MEMORY_SERVICE_TOKEN: a.token };
-    const { stdout } = await run(python, [script], { env, timeout: 120_000 });
-    const out = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    const env = { MEMORY_SERVICE_URL: stack.baseUrl, MEMORY_SERVICE_TOKEN: a.token };
+    const out = await runPythonScenario(python, 'python_client_scenario.py', env);
 
     expect(out.module).toContain(join(work, 'venv')); // the installed wheel, not the source folder
     expect(out.python).toMatch(/^3\.\d+\.\d+$/);
