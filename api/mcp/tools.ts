@@ -1,12 +1,14 @@
 import { McpServer, ResourceTemplate, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { capturedConversation, conversationBody } from '../conversations/routes.ts';
-import { createBody, listBody, patchBody, similarQuery } from '../memories/requests.ts';
-import { searchBody } from '../memories/search.ts';
+import { conversationBody } from '../conversations/requests.ts';
+import { capturedConversation } from '../conversations/routes.ts';
+import { createBody, listBody, patchBody, searchBody, similarQuery } from '../memories/requests.ts';
 import { filterFields, memorySchema, scoredMemorySchema } from '../memories/schemas.ts';
-import { listQuery as runbookQuery, outcomeBody, runbookSchema } from '../procedural/routes.ts';
+import { listQuery as runbookQuery, outcomeBody } from '../procedural/requests.ts';
+import { runbookSchema } from '../procedural/routes.ts';
 import { projectSchema } from '../projects/routes.ts';
-import { recallBody, recallOutcome } from '../recall/routes.ts';
+import { recallBody } from '../recall/requests.ts';
+import { recallOutcome } from '../recall/routes.ts';
 import { SEARCH_MODES } from '../../domain/search/modes.ts';
 import { RECOMMENDED_FLOOR } from '../../domain/search/relevance.ts';
 
