@@ -40,6 +40,7 @@ import { dashboardRoutes } from './dashboard/routes.ts';
 import { docsRoutes } from './system/openapi.ts';
 import { CODEC_PATH, codecCors, codecRoutes } from './temporal/codec.ts';
 import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
+import { bearerChallenge, protectedResourceRoutes } from './mcp/protected-resource.ts';
 import { systemRoutes } from './system/routes.ts';
 import { metricsRoutes } from './system/metrics.ts';
 import { checkResponses } from './http/response-check.ts';
@@ -57,6 +58,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   const slots = searchSlots(deps.config.SEARCH_SLOTS ?? searchSlotCount(deps.config.DATABASE_POOL_MAX));
   return [
     ...systemRoutes(deps),
+    ...protectedResourceRoutes(deps.config.publicBaseUrl),
     ...authRoutes(deps),
     ...oauthRoutes(deps),
     ...tokenRoutes(),
@@ -109,7 +111,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.proxy = deps.config.trustedProxies > 0;
   app.maxIpsCount = deps.config.trustedProxies;
   const router = new Router<AppState>();
-  const authenticate = requireCaller(deps.localCaller);
+  const authenticate = requireCaller(deps.localCaller, bearerChallenge(deps.config.publicBaseUrl));
   const crossSite = refuseCrossSiteWrites(deps.config.publicBaseUrl);
   const writeLimit = rateLimit('write', deps.config.WRITE_RATE_LIMIT_PER_MINUTE);
   const readLimit = rateLimit('read', deps.config.READ_RATE_LIMIT_PER_SECOND);

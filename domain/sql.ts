@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, type RawBuilder } from 'kysely';
 
 export { sql };
@@ -19,11 +19,6 @@ export const toDateOrNull = (value: string | Date | null): Date | null => (value
 
 // A user's text inside a LIKE pattern matches itself only: %, _ and the escape character are escaped.
 export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-// A unique index refused the write, whether it came through MikroORM's unit of work (its exception class)
-// or through `query` (the driver's error, SQLSTATE 23505).
-export const isUniqueViolation = (err: unknown): boolean =>
-  err instanceof UniqueConstraintViolationException || (err instanceof Error && (err as { code?: unknown }).code === '23505');
 
 // The database could not serve a statement in time or at all (not this statement's fault): no free connection
 // within the acquire deadline, a statement or idle transaction cut off by its deadline (SQLSTATE 57014, 25P03), or

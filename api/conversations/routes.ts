@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conversationExtractions, extractionRecord, getExtraction } from '../../domain/extraction/extractions.ts';
 import { DECISIONS } from '../../domain/extraction/tasks.ts';
-import { captureConversation, MESSAGE_ROLES } from '../../domain/conversations/capture.ts';
+import { captureConversation } from '../../domain/conversations/capture.ts';
 import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
 import { memoriesSaved } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -10,41 +10,8 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { idempotencyOf } from '../memories/requests.ts';
-import { MAX_PARENT_REF, memoryJson, memorySchema, metadata, namespaceName, occurredAt, scopeFields, tags } from '../memories/schemas.ts';
-
-export const conversationMessage = z.object({
-  role: z.enum(MESSAGE_ROLES),
-  content: z.string().meta({ description: 'what was said; saved as the memory content, secrets redacted' }),
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(100)
-    .optional()
-    .meta({ description: "who said it, when the role is not enough (a person's or a tool's name)" }),
-  occurred_at: occurredAt.optional().meta({ description: 'when it was said, epoch ms; default: the time of the call' }),
-});
-
-export const conversationBody = z.object({
-  messages: z.array(conversationMessage).min(1).max(BATCH_CREATE_MAX),
-  conversation_id: z
-    .string()
-    .trim()
-    .min(1)
-    .max(MAX_PARENT_REF)
-    .optional()
-    .meta({
-      description: 'the thread the messages join (their metadata.parent_ref); default: run_id when given, else a new id (conv_...)',
-    }),
-  namespace: namespaceName.optional(),
-  tags: tags.optional(),
-  metadata: metadata.optional().meta({ description: "copied into each message's memory, beside parent_ref, chunk_index, role and name" }),
-  ...scopeFields,
-  infer: z.boolean().optional().meta({
-    description:
-      "true: the org's curator also extracts the facts worth keeping from the new messages and reconciles them with the memories extracted before in the same scope (ADD, UPDATE, DELETE or NONE each), in the background; the answer's extraction says how to follow it. Needs a paid plan or your own key (metadata.byok_primary_key / byok_alternate_key), else the extraction is recorded skipped. The messages are saved either way. Default false",
-  }),
-});
+import { conversationBody } from './requests.ts';
+import { MAX_PARENT_REF, memoryJson, memorySchema } from '../memories/schemas.ts';
 
 const extraction = z
   .object({

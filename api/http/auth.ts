@@ -26,11 +26,15 @@ export async function resolveCaller(ctx: AppContext): Promise<Caller | null> {
 const inProcessCallers = new WeakMap<IncomingMessage, Caller>();
 export const actAs = (req: IncomingMessage, caller: Caller): void => void inProcessCallers.set(req, caller);
 
-// In local mode every call acts as the one implicit user; otherwise a credential is required.
-export function requireCaller(localCaller: Caller | null): Middleware<AppState> {
+// In local mode every call acts as the one implicit user; otherwise a credential is required, and a request
+// without a valid one gets the 401 with `challenge` as its WWW-Authenticate.
+export function requireCaller(localCaller: Caller | null, challenge: string): Middleware<AppState> {
   return async (ctx, next) => {
     const caller = localCaller ?? inProcessCallers.get(ctx.req) ?? (await resolveCaller(ctx));
-    if (!caller) throw unauthenticated();
+    if (!caller) {
+      ctx.set('WWW-Authenticate', challenge);
+      throw unauthenticated();
+    }
     ctx.state.caller = caller;
     await next();
   };

@@ -3,16 +3,19 @@ import { z } from 'zod';
 import {
   BATCH_CREATE_MAX,
   BATCH_UPDATE_MAX,
+  BULK_SEARCH_MAX_QUERIES,
   LIST_LIMIT_MAX,
   LIST_OFFSET_MAX,
   SEARCH_K_MAX,
 } from '../../domain/memories/limits.ts';
-import { LIST_ORDERS } from '../../domain/memories/list.ts';
+import { LIST_ORDERS } from '../../domain/memories/orders.ts';
+import { SEARCH_MODES } from '../../domain/search/modes.ts';
+import { RECOMMENDED_FLOOR } from '../../domain/search/relevance.ts';
 import { invalid } from '../../domain/errors.ts';
 import type { NewMemory } from '../../domain/memories/create.ts';
 import type { MemoryPatch } from '../../domain/memories/update.ts';
 import type { AppContext } from '../http/state.ts';
-import { epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
+import { epochMsFilter, epochMsParam, intParam, jsonObjectParam, patchGuard, repeatedParam } from '../http/schemas.ts';
 import {
   filterExpressionParam,
   filterFields,
@@ -24,7 +27,7 @@ import {
   tags,
 } from './schemas.ts';
 
-// The bodies and queries of the memory routes (routes.ts, batch.ts), shared with the MCP tools.
+// The bodies and queries of the memory routes (routes.ts, batch.ts, search.ts), shared with the MCP tools.
 
 export const idParams = z.object({ id: z.uuid() });
 
@@ -96,6 +99,61 @@ export const similarQuery = z.object({
   metadata_filter: jsonObjectParam.optional(),
   filters: filterExpressionParam.optional(),
   ...scopeParams,
+});
+
+// The search routes' bodies: one query, or up to 25 at once.
+const searchFilters = {
+  namespace: filterFields.namespace,
+  tags: filterFields.tags,
+  metadata_filter: filterFields.metadata_filter,
+  created_after: filterFields.created_after,
+  created_before: filterFields.created_before,
+  occurred_after: filterFields.occurred_after,
+  occurred_before: filterFields.occurred_before,
+  filters: filterFields.filters,
+  user_id: filterFields.user_id,
+  agent_id: filterFields.agent_id,
+  run_id: filterFields.run_id,
+};
+const searchMode = z.enum(SEARCH_MODES).default('lexical').meta({
+  description:
+    'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
+});
+const answerOptions = {
+  min_relevance: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .meta({
+      description: `leave out hits whose relevance is below this (0-1, the same scale in every mode); ${RECOMMENDED_FLOOR} is the recommended floor for "nothing relevant". Unset, every hit is kept.`,
+    }),
+  reference_time: epochMsFilter.optional().meta({
+    description:
+      'epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request',
+  }),
+  resolve_time: z.boolean().default(true).meta({
+    description:
+      'read time words in the query (English: dates, months, years, "yesterday", "last week", "4 years ago") as a window of event time (occurred_at): the memories in it rank first, the others after them; false searches them as words only',
+  }),
+  explain: z.boolean().default(false).meta({
+    description:
+      "add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied",
+  }),
+};
+export const searchBody = z.object({
+  query: z.string().trim().min(1).max(4000),
+  k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
+  mode: searchMode,
+  ...searchFilters,
+  ...answerOptions,
+});
+export const bulkBody = z.object({
+  queries: z.array(z.string().trim().min(1).max(4000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
+  k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
+  mode: searchMode,
+  ...searchFilters,
+  ...answerOptions,
 });
 
 export const contentRequired = (issues: z.core.$ZodIssue[]) =>

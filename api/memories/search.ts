@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { BULK_SEARCH_MAX_QUERIES, SEARCH_K_MAX } from '../../domain/memories/limits.ts';
 import type { FairSlots } from '../../domain/fair-slots.ts';
 import { searchBulk } from '../../domain/search/bulk.ts';
 import { FRESH_EMBED_MAX, FRESH_SCAN, FRESH_WAIT_MS, freshVectors } from '../../domain/search/fresh.ts';
 import { SEARCH_MODES, type SearchMode } from '../../domain/search/modes.ts';
 import type { QueryVectors } from '../../domain/search/query-vectors.ts';
-import { RECOMMENDED_FLOOR } from '../../domain/search/relevance.ts';
 import { needsVector, searchMemories, type SearchAnswer } from '../../domain/search/search.ts';
 import { similarMemories } from '../../domain/search/similar.ts';
 import type { MemoryFilters } from '../../domain/store/filters.ts';
@@ -13,66 +11,11 @@ import { searches } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { idParams, similarQuery } from './requests.ts';
-import { epochMsFilter } from '../http/schemas.ts';
+import { bulkBody, idParams, searchBody, similarQuery } from './requests.ts';
 import { timeWindowOf, type TimeWindow } from '../../domain/search/time-words.ts';
-import { filterFields, filterInputOf, hitJson, scoredMemorySchema, toFilters } from './schemas.ts';
+import { filterInputOf, hitJson, scoredMemorySchema, toFilters } from './schemas.ts';
 
 // The search routes: one query, up to 25 at once, and "more like this" by a memory's own vector.
-
-const searchFilters = {
-  namespace: filterFields.namespace,
-  tags: filterFields.tags,
-  metadata_filter: filterFields.metadata_filter,
-  created_after: filterFields.created_after,
-  created_before: filterFields.created_before,
-  occurred_after: filterFields.occurred_after,
-  occurred_before: filterFields.occurred_before,
-  filters: filterFields.filters,
-  user_id: filterFields.user_id,
-  agent_id: filterFields.agent_id,
-  run_id: filterFields.run_id,
-};
-const searchMode = z.enum(SEARCH_MODES).default('lexical').meta({
-  description:
-    'lexical: BM25 over the words (the default); semantic: cosine similarity of embeddings, for questions in other words than the memory (a memory over 2,000 characters is also embedded in passages of about 900, up to about 86,000 characters, and scored by its best; with a local model, a question over 128 tokens, about 100 words, is embedded from its first and last 64); hybrid: both lists (100 deep each) fused by relative score: each list scaled to [0, 1] between its worst and best score, then summed with weights 0.4 (words) and 0.6 (meaning) (a list that missed a memory adds 0); its lexical list leaves out the words that only make a question (what, when, who, how, did, does, ...), reads a long question by its 32 rarest terms and, in a namespace, takes the BM25 statistics of that namespace rather than of the whole org (for a namespace of at most about 115 √N of the N memories of the org, e.g. 36,000 of 100,000 or 115,000 of 1,000,000; a larger one keeps the statistics of the org); in a thread (metadata.parent_ref), the two chunks after a memory of that list gain 0.2 and 0.1 of its score. Every filter applies in every mode.',
-});
-const answerOptions = {
-  min_relevance: z
-    .number()
-    .min(0)
-    .max(1)
-    .optional()
-    .meta({
-      description: `leave out hits whose relevance is below this (0-1, the same scale in every mode); ${RECOMMENDED_FLOOR} is the recommended floor for "nothing relevant". Unset, every hit is kept.`,
-    }),
-  reference_time: epochMsFilter.optional().meta({
-    description:
-      'epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request',
-  }),
-  resolve_time: z.boolean().default(true).meta({
-    description:
-      'read time words in the query (English: dates, months, years, "yesterday", "last week", "4 years ago") as a window of event time (occurred_at): the memories in it rank first, the others after them; false searches them as words only',
-  }),
-  explain: z.boolean().default(false).meta({
-    description:
-      "add to each hit its place and raw score in each list, the fused score and the inputs of its relevance, and to the answer the query's terms and the filters applied",
-  }),
-};
-export const searchBody = z.object({
-  query: z.string().trim().min(1).max(4000),
-  k: z.number().int().min(1).max(SEARCH_K_MAX).default(10),
-  mode: searchMode,
-  ...searchFilters,
-  ...answerOptions,
-});
-export const bulkBody = z.object({
-  queries: z.array(z.string().trim().min(1).max(4000)).min(1).max(BULK_SEARCH_MAX_QUERIES),
-  k: z.number().int().min(1).max(SEARCH_K_MAX).default(5),
-  mode: searchMode,
-  ...searchFilters,
-  ...answerOptions,
-});
 
 const SEARCH_DESCRIPTION = `A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to ${FRESH_EMBED_MAX}, within ${FRESH_WAIT_MS} ms): a search right after a save finds it by meaning too; \`pending_embeddings\` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries \`relevance\`, one scale in every mode (docs/api-decisions.md, "Relevance").`;
 

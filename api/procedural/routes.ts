@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { createRunbook, deleteRunbook, getRunbook, listRunbooks, recordOutcome, updateRunbook, type RunbookView } from '../../domain/runbooks/runbooks.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
+import { epochMs, patchGuard } from '../http/schemas.ts';
 import { metadata } from '../memories/schemas.ts';
+import { listQuery, outcomeBody } from './requests.ts';
 
 const MAX_TEXT = 10_000;
 
@@ -77,15 +78,7 @@ const patchBody = z.object({
   metadata: fields.metadata.optional().meta({ description: 'merged; a key set to null is removed' }),
 });
 
-export const listQuery = z.object({
-  q: z.string().max(1000).optional().meta({ description: 'case-insensitive substring of title or summary' }),
-  trigger: z.string().min(1).max(200).optional().meta({ description: 'exact (case-sensitive) element of trigger_phrases' }),
-  limit: intParam(1, 500).default(50),
-  offset: intParam(0, 100_000).default(0),
-});
-
 const idParams = z.object({ id: z.uuid() });
-export const outcomeBody = z.object({ outcome: z.enum(['success', 'failure']) });
 const notInOrg = { description: 'Not in this org' };
 const titleTaken = { description: '`runbook_title_taken`' };
 

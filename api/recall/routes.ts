@@ -3,8 +3,8 @@ import { listRecalls, logRecall } from '../../domain/recall/recall.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam } from '../http/schemas.ts';
+import { recallBody } from './requests.ts';
 
-export const recallBody = z.object({ memory_ids: z.array(z.uuid()).min(1).max(100), source: z.string().max(80).optional(), query: z.string().max(1000).optional() });
 export const recallOutcome = z.object({ logged: z.number().int(), skipped: z.number().int() });
 
 export function recallRoutes(): AnyRoute[] {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isUniqueViolation } from '../sql.ts';
+import { isUniqueViolation } from '../unique-violation.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict } from '../errors.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';

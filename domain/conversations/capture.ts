@@ -13,9 +13,7 @@ import { contentHash, type LlmAccess } from '../enrichment/schedule.ts';
 import { recordExtraction, type ExtractionView } from '../extraction/extractions.ts';
 import { seal } from '../llm/escrow.ts';
 import { byokOf, type ByokKeys } from '../llm/port.ts';
-
-export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const;
-export type MessageRole = (typeof MESSAGE_ROLES)[number];
+import type { MessageRole } from './roles.ts';
 
 export interface Message {
   role: MessageRole;

@@ -3,7 +3,8 @@ import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
-import { escapeLike, isUniqueViolation, query, queryOne, sql, toDate } from '../sql.ts';
+import { escapeLike, query, queryOne, sql, toDate } from '../sql.ts';
+import { isUniqueViolation } from '../unique-violation.ts';
 import { normalizeEntityName } from './normalize.ts';
 
 export const ENTITY_MEMORY_LIMIT = 100;

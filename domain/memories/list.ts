@@ -4,10 +4,9 @@ import { query, queryOne, sql } from '../sql.ts';
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../store/counters.ts';
 import { compileFilters, type CompiledFilters, type MemoryFilters } from '../store/filters.ts';
 import { LIST_COUNT_MAX_ORG_MEMORIES } from './limits.ts';
+import type { ListOrder } from './orders.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 
-export const LIST_ORDERS = ['newest', 'oldest', 'updated_desc', 'updated_asc'] as const;
-export type ListOrder = (typeof LIST_ORDERS)[number];
 
 const ORDER_BY = {
   newest: sql`m.created_at desc, m.id desc`,

@@ -7,7 +7,8 @@ import { orgView, type OrgView } from '../accounts/views.ts';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { isUniqueViolation, query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { isUniqueViolation } from '../unique-violation.ts';
 
 // Every credential acts in one org: naming any other org, even one the user belongs to, is a 404.
 function sameOrg(caller: Caller, orgId: string): void {

@@ -6,7 +6,8 @@ import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
 import { NAMESPACE_COUNTERS } from '../store/counters.ts';
 import { MAX_PROJECTS_PER_ORG } from '../store/namespaces.ts';
-import { isUniqueViolation, query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { isUniqueViolation } from '../unique-violation.ts';
 import { Namespace } from './tables.ts';
 
 export interface ProjectView {

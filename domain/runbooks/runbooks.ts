@@ -4,7 +4,8 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { patchObject } from '../metadata.ts';
-import { escapeLike, isUniqueViolation, query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
+import { escapeLike, query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
+import { isUniqueViolation } from '../unique-violation.ts';
 
 export interface RunbookStep {
   description: string;

@@ -2,10 +2,6 @@ import { sql, toDate } from '../sql.ts';
 
 export type Metadata = Record<string, unknown>;
 
-// Instants a caller may give or filter by: from 1970 to the end of year 9999, what ISO 8601 and every client's dates
-// can write. Larger numbers are refused (400) rather than handed to PostgreSQL, whose errors on them became 500s.
-export const MAX_EPOCH_MS = 253_402_300_799_999;
-
 // Who and what a memory is about (the field's user_id, agent_id, run_id); null when not said.
 export interface Scopes {
   userId: string | null;

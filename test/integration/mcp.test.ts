@@ -1,5 +1,4 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bumpCounters } from '../../domain/counters.ts';
@@ -21,7 +20,7 @@ async function connect(token?: string): Promise<Client> {
   return client;
 }
 
-const text = (result: { content?: unknown }) => ((result.content as { type: string; text: string }[])[0]?.text ?? '');
+const text = (result: { content?: unknown }) => (result.content as { type: string; text: string }[])[0]?.text ?? '';
 
 describe('MCP server at /mcp', () => {
   it('lists the memory tools with input and output schemas and read-only / destructive annotations', async () => {
@@ -44,10 +43,62 @@ describe('MCP server at /mcp', () => {
     ]);
     expect(byName.get('search_memories')!.annotations).toMatchObject({ readOnlyHint: true });
     expect(byName.get('delete_memory')!.annotations).toMatchObject({ destructiveHint: true });
-    // The API's own schemas: the request body of POST /api/memories, the Memory row of its answer.
-    expect(byName.get('add_memory')!.inputSchema).toMatchObject({ required: ['content'], properties: { namespace: { maxLength: 200 } } });
-    expect(byName.get('add_memory')!.outputSchema).toMatchObject({ $ref: '#/$defs/Memory', $defs: { Memory: { properties: { id: { format: 'uuid' } } } } });
+    // The API's own request schema, listed short; only search_memories, whose hits are shaped for agents, lists its answer's.
+    expect(byName.get('add_memory')!.inputSchema).toMatchObject({ required: ['content'], properties: { namespace: { type: 'string' } } });
+    expect(tools.filter((t) => t.outputSchema).map((t) => t.name)).toEqual(['search_memories']);
+    expect(byName.get('search_memories')!.outputSchema).toMatchObject({
+      properties: { hits: { items: { required: ['id', 'content', 'relevance', 'namespace', 'occurred_at'] } } },
+    });
+    // Still checked whole: a namespace over 200 characters is refused before the route is called.
+    const long = await client.callTool({ name: 'add_memory', arguments: { content: 'x', namespace: 'n'.repeat(201) } });
+    expect(long.isError).toBe(true);
+    expect(text(long)).toMatch(/namespace/);
     await client.close();
+  });
+
+  it('keeps tools/list under 10 KB and tells agents when to search and when to save', async () => {
+    const post = async (body: object) =>
+      (await fetch(new URL('/mcp', stack.baseUrl), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json())) as { result: Record<string, unknown> };
+    const listed = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(Buffer.byteLength(JSON.stringify(listed.result))).toBeLessThan(10_240);
+    const client = await connect(a.token);
+    expect(client.getInstructions()).toMatch(/Search \(search_memories\) before answering .* past decisions/);
+    expect(client.getInstructions()).toMatch(/Save \(add_memory; save_conversation .*\) what will still be true/);
+    await client.close();
+  });
+
+  it('answers 401 with a challenge naming its OAuth protected resource metadata, which it serves', async () => {
+    const challenge = `Bearer resource_metadata="${stack.config.publicBaseUrl}/.well-known/oauth-protected-resource"`;
+    for (const token of [undefined, 'svc_wrong']) {
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      };
+      const mcp = await fetch(new URL('/mcp', stack.baseUrl), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list' }),
+      });
+      expect(mcp.status).toBe(401);
+      expect(mcp.headers.get('www-authenticate')).toBe(challenge);
+      const api = await fetch(new URL('/api/projects', stack.baseUrl), { headers });
+      expect(api.status).toBe(401);
+      expect(api.headers.get('www-authenticate')).toBe(challenge);
+    }
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      const metadata = await fetch(new URL(path, stack.baseUrl));
+      expect(metadata.status).toBe(200);
+      expect(await metadata.json()).toEqual({
+        resource: `${stack.config.publicBaseUrl}/mcp`,
+        resource_name: 'memory-service',
+        bearer_methods_supported: ['header'],
+      });
+    }
   });
 
   it("saves a conversation's turns as a thread in one call, and finds them scoped to its user", async () => {
@@ -66,26 +117,41 @@ describe('MCP server at /mcp', () => {
     const captured = saved.structuredContent as { conversation_id: string; memories: { id: string; metadata: { chunk_index: number } }[] };
     expect(captured.memories.map((m) => m.metadata.chunk_index)).toEqual([0, 1]);
     const found = await client.callTool({ name: 'search_memories', arguments: { query: 'where is the bike', user_id: 'lee' } });
-    expect((found.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id).sort()).toEqual(captured.memories.map((m) => m.id).sort());
+    expect((found.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id).sort()).toEqual(
+      captured.memories.map((m) => m.id).sort(),
+    );
     await client.close();
   });
 
   it('saves, finds, reads, updates and deletes a memory through tools, as the API does', async () => {
     const client = await connect(a.token);
-    const added = await client.callTool({ name: 'add_memory', arguments: { content: 'Deploys to production happen on Tuesdays', namespace: 'ops', tags: ['deploy'] } });
+    const added = await client.callTool({
+      name: 'add_memory',
+      arguments: { content: 'Deploys to production happen on Tuesdays', namespace: 'ops', tags: ['deploy'] },
+    });
     expect(added.isError).toBeFalsy();
     const saved = added.structuredContent as { id: string; namespace: string; tags: string[]; occurred_at: number };
     expect(saved).toMatchObject({ namespace: 'ops', tags: ['deploy'] });
     // The same row the REST API shows.
-    expect((await stack.api.get(`/api/memories/${saved.id}`, { token: a.token })).body).toMatchObject({ id: saved.id, content: 'Deploys to production happen on Tuesdays' });
+    expect((await stack.api.get(`/api/memories/${saved.id}`, { token: a.token })).body).toMatchObject({
+      id: saved.id,
+      content: 'Deploys to production happen on Tuesdays',
+    });
 
     // No mode named: hybrid, which this server (no embedding model) cannot serve, so the words answer.
     const found = await client.callTool({ name: 'search_memories', arguments: { query: 'deploys tuesdays', namespace: 'ops' } });
     const [hit, ...others] = (found.structuredContent as { hits: Record<string, unknown>[] }).hits;
     expect(others).toEqual([]);
-    expect(hit).toMatchObject({ id: saved.id, content: 'Deploys to production happen on Tuesdays', namespace: 'ops', occurred_at: new Date(saved.occurred_at).toISOString() });
+    expect(hit).toMatchObject({
+      id: saved.id,
+      content: 'Deploys to production happen on Tuesdays',
+      namespace: 'ops',
+      occurred_at: new Date(saved.occurred_at).toISOString(),
+    });
     // What an agent needs and no more: no nulls, no metadata, history, source or scores of the lists.
-    expect(Object.keys(hit!).filter((key) => !['id', 'content', 'relevance', 'namespace', 'tags', 'occurred_at'].includes(key))).toEqual([]);
+    expect(Object.keys(hit!).filter((key) => !['id', 'content', 'relevance', 'namespace', 'tags', 'occurred_at'].includes(key))).toEqual(
+      [],
+    );
     expect(hit!.relevance).toBeGreaterThan(0);
     expect(found._meta).toEqual({ mode: 'lexical' });
     // A mode the agent names is the route's, failure included.
@@ -100,7 +166,10 @@ describe('MCP server at /mcp', () => {
     expect((listed.structuredContent as { total: number }).total).toBe(1);
     const projects = await client.callTool({ name: 'list_projects', arguments: {} });
     expect((projects.structuredContent as { projects: { name: string }[] }).projects.map((p) => p.name)).toContain('ops');
-    const recalled = await client.callTool({ name: 'log_recall', arguments: { memory_ids: [saved.id], source: 'mcp-test', query: 'deploys tuesdays' } });
+    const recalled = await client.callTool({
+      name: 'log_recall',
+      arguments: { memory_ids: [saved.id], source: 'mcp-test', query: 'deploys tuesdays' },
+    });
     expect(recalled.structuredContent).toEqual({ logged: 1, skipped: 0 });
     const deleted = await client.callTool({ name: 'delete_memory', arguments: { id: saved.id } });
     expect(deleted.structuredContent).toEqual({ deleted: true, id: saved.id });
@@ -116,7 +185,12 @@ describe('MCP server at /mcp', () => {
     const runbook = (
       await stack.api.post('/api/procedural', {
         token: r.token,
-        body: { title: 'Roll back a deploy', summary: 'When a release breaks production', trigger_phrases: ['rollback'], steps: [{ description: 'Revert the release tag' }] },
+        body: {
+          title: 'Roll back a deploy',
+          summary: 'When a release breaks production',
+          trigger_phrases: ['rollback'],
+          steps: [{ description: 'Revert the release tag' }],
+        },
       })
     ).body;
     const client = await connect(r.token);
@@ -131,8 +205,15 @@ describe('MCP server at /mcp', () => {
 
   it("offers a project's recent memories and each runbook as resources", async () => {
     const r = await signUp(stack.api);
-    const memory = (await stack.api.post('/api/memories', { token: r.token, body: { content: 'Resource-visible memory', namespace: 'team notes' } })).body;
-    const runbook = (await stack.api.post('/api/procedural', { token: r.token, body: { title: 'Rotate a key', steps: [{ description: 'Issue a new key' }] } })).body;
+    const memory = (
+      await stack.api.post('/api/memories', { token: r.token, body: { content: 'Resource-visible memory', namespace: 'team notes' } })
+    ).body;
+    const runbook = (
+      await stack.api.post('/api/procedural', {
+        token: r.token,
+        body: { title: 'Rotate a key', steps: [{ description: 'Issue a new key' }] },
+      })
+    ).body;
     const client = await connect(r.token);
     const uris = (await client.listResources()).resources.map((x) => x.uri).sort();
     expect(uris).toEqual([`memory://projects/team%20notes/recent`, `memory://runbooks/${runbook.id}`].sort());
@@ -140,7 +221,10 @@ describe('MCP server at /mcp', () => {
     const listed = JSON.parse((recent.contents[0] as { text: string }).text) as { memories: { id: string }[] };
     expect(listed.memories.map((m) => m.id)).toEqual([memory.id]);
     const read = await client.readResource({ uri: `memory://runbooks/${runbook.id}` });
-    expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ title: 'Rotate a key', steps: [{ description: 'Issue a new key' }] });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({
+      title: 'Rotate a key',
+      steps: [{ description: 'Issue a new key' }],
+    });
     await expect(client.readResource({ uri: 'memory://runbooks/00000000-0000-4000-8000-000000000000' })).rejects.toThrow(/not found/);
     await client.close();
   });
@@ -189,10 +273,17 @@ describe('MCP server at /mcp', () => {
 
   it('keeps concurrent requests of different orgs apart (servers are reused between requests)', async () => {
     const orgs = await Promise.all([signUp(stack.api), signUp(stack.api), signUp(stack.api)]);
-    const own = await Promise.all(orgs.map(async (org) => (await stack.api.post('/api/memories', { token: org.token, body: { content: `only for ${org.org.id}` } })).body.id as string));
+    const own = await Promise.all(
+      orgs.map(
+        async (org) =>
+          (await stack.api.post('/api/memories', { token: org.token, body: { content: `only for ${org.org.id}` } })).body.id as string,
+      ),
+    );
     const clients = await Promise.all(orgs.map((org) => connect(org.token)));
     const rounds = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => clients[i % 3]!.callTool({ name: 'list_memories', arguments: {} }).then((r) => [i % 3, r] as const)),
+      Array.from({ length: 30 }, (_, i) =>
+        clients[i % 3]!.callTool({ name: 'list_memories', arguments: {} }).then((r) => [i % 3, r] as const),
+      ),
     );
     for (const [org, result] of rounds) {
       const ids = ((result.structuredContent as { memories: { id: string }[] }).memories ?? []).map((m) => m.id);
@@ -205,68 +296,48 @@ describe('MCP server at /mcp', () => {
     const post = (body: string, headers: Record<string, string> = {}) =>
       fetch(new URL('/mcp', stack.baseUrl), {
         method: 'POST',
-        headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        headers: {
+          authorization: `Bearer ${a.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
         body,
       });
     const malformed = await post('{"jsonrpc": "2.0", "id": 1, "method": ');
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as { error: { code: number } }).error.code).toBe(-32700);
-    const oversized = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(3 * 1024 * 1024) } }));
+    const oversized = await post(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(3 * 1024 * 1024) } }),
+    );
     expect(oversized.status).toBe(413);
     expect(((await oversized.json()) as { error: string }).error).toBe('payload_too_large');
     // Stateless: there is no session to stream notifications from, and no session to end.
     for (const method of ['GET', 'DELETE']) {
-      const answer = await fetch(new URL('/mcp', stack.baseUrl), { method, headers: { authorization: `Bearer ${a.token}`, accept: 'text/event-stream' } });
+      const answer = await fetch(new URL('/mcp', stack.baseUrl), {
+        method,
+        headers: { authorization: `Bearer ${a.token}`, accept: 'text/event-stream' },
+      });
       expect(answer.status, method).toBe(405);
       expect(answer.headers.get('allow')).toBe('POST');
     }
   });
 
-  it('serves the same tools over stdio for desktop agents, calling the service with the token from the environment', async () => {
-    const s = await signUp(stack.api);
-    const client = new Client({ name: 'memory-service-tests', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: ['api/mcp/stdio-main.ts'],
-        env: { PATH: process.env.PATH ?? '', MEMORY_SERVICE_URL: stack.baseUrl, MEMORY_SERVICE_TOKEN: s.token },
-        stderr: 'ignore',
-      }),
-    );
-    expect((await client.listTools()).tools).toHaveLength(12);
-    const added = await client.callTool({ name: 'add_memory', arguments: { content: 'Saved from a desktop agent over stdio' } });
-    const id = (added.structuredContent as { id: string }).id;
-    expect((await stack.api.get(`/api/memories/${id}`, { token: s.token })).body.content).toBe('Saved from a desktop agent over stdio');
-    const elsewhere = await signUp(stack.api);
-    const theirs = (await stack.api.post('/api/memories', { token: elsewhere.token, body: { content: 'not yours' } })).body.id as string;
-    const foreign = await client.callTool({ name: 'get_memory', arguments: { id: theirs } });
-    expect(text(foreign)).toMatch(/^not found/);
-    await client.close();
-  });
-
-  it('connects as the README shows it, over HTTP and over stdio', async () => {
+  it('connects as the README shows it over HTTP (mcp-package.test.ts runs its stdio form)', async () => {
     const readme = await readFile('README.md', 'utf8');
-    type Entry = { url?: string; headers?: Record<string, string>; command?: string; args?: string[]; env?: Record<string, string> };
-    const entries = [...readme.matchAll(/```json\n([\s\S]*?)\n```/g)]
-      .map((m) => JSON.parse(m[1]!) as { mcpServers?: { memory?: Entry } })
-      .flatMap((c) => (c.mcpServers?.memory ? [c.mcpServers.memory] : []));
-    const http = entries.find((e) => e.url)!;
-    const stdio = entries.find((e) => e.command)!;
+    const http = [...readme.matchAll(/```json\n([\s\S]*?)\n```/g)]
+      .map(
+        (m) => (JSON.parse(m[1]!) as { mcpServers?: { memory?: { url?: string; headers?: Record<string, string> } } }).mcpServers?.memory,
+      )
+      .find((entry) => entry?.url)!;
     const r = await signUp(stack.api);
-    const withToken = (value: string) => value.replace('svc_...', r.token);
-
     // The README's address is the default local one; this stack listens elsewhere, at the same path.
     const overHttp = new Client({ name: 'readme', version: '1.0.0' });
-    const headers = Object.fromEntries(Object.entries(http.headers ?? {}).map(([k, v]) => [k, withToken(v)]));
-    await overHttp.connect(new StreamableHTTPClientTransport(new URL(new URL(http.url!).pathname, stack.baseUrl), { requestInit: { headers } }));
+    const headers = Object.fromEntries(Object.entries(http.headers ?? {}).map(([k, v]) => [k, v.replace('svc_...', r.token)]));
+    await overHttp.connect(
+      new StreamableHTTPClientTransport(new URL(new URL(http.url!).pathname, stack.baseUrl), { requestInit: { headers } }),
+    );
     expect((await overHttp.listTools()).tools.length).toBe(12);
     await overHttp.close();
-
-    const env = Object.fromEntries(Object.entries(stdio.env ?? {}).map(([k, v]) => [k, k === 'MEMORY_SERVICE_URL' ? stack.baseUrl : withToken(v)]));
-    const overStdio = new Client({ name: 'readme', version: '1.0.0' });
-    await overStdio.connect(new StdioClientTransport({ command: stdio.command!, args: stdio.args ?? [], env: { PATH: process.env.PATH ?? '', ...env }, stderr: 'ignore' }));
-    const added = await overStdio.callTool({ name: 'add_memory', arguments: { content: 'Saved the README way' } });
-    expect(added.isError).toBeFalsy();
-    await overStdio.close();
   });
 });

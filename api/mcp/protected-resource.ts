@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { MCP_PATH } from './endpoint.ts';
+
+// OAuth 2.0 Protected Resource Metadata (RFC 9728) for /mcp, where MCP clients look when a request is refused:
+// the 401's WWW-Authenticate names the first URL, and the second is the one RFC 9728 forms for /mcp. It names no
+// authorization server while the service runs none (docs/api-decisions.md, "MCP"): a client is given a token.
+export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+const resourceMetadata = z
+  .object({
+    resource: z.url().meta({ description: "the MCP endpoint's public URL" }),
+    resource_name: z.string(),
+    bearer_methods_supported: z.array(z.literal('header')).meta({ description: 'a token is sent as `Authorization: Bearer <token>`' }),
+  })
+  .meta({ id: 'ProtectedResourceMetadata' });
+
+// The challenge of a refused bearer caller (RFC 6750, with RFC 9728's pointer to the metadata).
+export const bearerChallenge = (publicBaseUrl: string): string => `Bearer resource_metadata="${publicBaseUrl}${RESOURCE_METADATA_PATH}"`;
+
+export function protectedResourceRoutes(publicBaseUrl: string): AnyRoute[] {
+  const document = {
+    resource: `${publicBaseUrl}${MCP_PATH}`,
+    resource_name: 'memory-service',
+    bearer_methods_supported: ['header' as const],
+  };
+  return [RESOURCE_METADATA_PATH, `${RESOURCE_METADATA_PATH}${MCP_PATH}`].map((path) =>
+    defineRoute({
+      method: 'get',
+      path,
+      tag: 'mcp',
+      access: 'public',
+      summary: 'OAuth protected resource metadata of /mcp (RFC 9728)',
+      responses: { 200: { description: 'The metadata', schema: resourceMetadata } },
+      handler: async (ctx) => {
+        ctx.body = document;
+      },
+    }),
+  );
+}
