@@ -30,6 +30,17 @@ class Error(BaseModel):
     issues: list[Issue] | None = None
 
 
+class ProtectedResourceMetadata(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    resource: str = Field(..., description="the MCP endpoint's public URL")
+    resource_name: str
+    bearer_methods_supported: list[Literal['header']] = Field(
+        ..., description='a token is sent as `Authorization: Bearer <token>`'
+    )
+
+
 class EmailVerifiedAt(RootModel[int]):
     root: int = Field(
         ...,
