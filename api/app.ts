@@ -37,6 +37,7 @@ import { securityHeaders } from './http/security-headers.ts';
 import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
 import type { AppContext, AppState } from './http/state.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
+import { llmsTxtRoutes } from './system/llms-txt.ts';
 import { docsRoutes } from './system/openapi.ts';
 import { CODEC_PATH, codecCors, codecRoutes } from './temporal/codec.ts';
 import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
@@ -58,6 +59,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   const slots = searchSlots(deps.config.SEARCH_SLOTS ?? searchSlotCount(deps.config.DATABASE_POOL_MAX));
   return [
     ...systemRoutes(deps),
+    ...llmsTxtRoutes(deps.config.publicBaseUrl),
     ...protectedResourceRoutes(deps.config.publicBaseUrl),
     ...authRoutes(deps),
     ...oauthRoutes(deps),

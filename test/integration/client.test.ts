@@ -168,9 +168,14 @@ describe('TypeScript client', () => {
     expect(() => verifyWebhook(secret, body.replace('m1', 'm2'), { ...headers, 'webhook-signature': signature })).toThrow();
   });
 
-  it.each(['README.md', 'clients/typescript/README.md'])('runs the example of %s', async (path) => {
-    const readme = await readFile(path, 'utf8');
-    const example = /```ts\n([\s\S]*?new MemoryClient[\s\S]*?)\n```/.exec(readme)![1]!;
+  const examples = async (path: string) =>
+    [...(await readFile(path, 'utf8')).matchAll(/```ts\n([\s\S]*?new MemoryClient[\s\S]*?)\n```/g)].map((m) => m[1]!);
+  it.each([
+    ['README.md', 0, "Riley's dog is called Biscuit"],
+    ['README.md', 1, 'Deploys to production happen on Tuesdays'],
+    ['clients/typescript/README.md', 0, 'Deploys to production happen on Tuesdays'],
+  ])('runs the example of %s (%i)', async (path, index, printed) => {
+    const example = (await examples(path))[index]!;
     const script = example
       .replace("from '@memory-service/client'", `from '${new URL('../../clients/typescript/src/index.ts', import.meta.url).pathname}'`)
       .replace("'http://127.0.0.1:3000'", `'${stack.baseUrl}'`)
@@ -180,6 +185,6 @@ describe('TypeScript client', () => {
     // Run asynchronously: the API answering it lives in this process.
     const run = await promisify(execFile)(process.execPath, [file], { encoding: 'utf8', timeout: 30_000 });
     expect(run.stderr).toBe('');
-    expect(run.stdout).toContain('Deploys to production happen on Tuesdays');
+    expect(run.stdout).toContain(printed);
   });
 });

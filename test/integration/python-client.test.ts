@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS_PATH, pythonModelsSource } from '../../clients/python/generate.ts';
-import { buildPythonClient, pythonClientVenv, runPythonScenario } from '../support/python-client.ts';
+import { buildPythonClient, pythonClientVenv, runPython, runPythonScenario } from '../support/python-client.ts';
 import { signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 // The Python client from its wheel in a fresh venv (test/support/python-client.ts), running
@@ -15,7 +15,9 @@ let work: string;
 let built: string[];
 let python: string;
 beforeAll(async () => {
+  // The model too: the README's example searches in hybrid mode.
   stack = await startStack({
+    embeddings: true,
     env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', READ_RATE_LIMIT_PER_SECOND: '4', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
   });
   a = await signUp(stack.api);
@@ -69,8 +71,16 @@ describe('the Python client', () => {
     });
     expect(out.not_found).toMatchObject({ type: 'NotFoundError', status: 404 });
     expect(out.bad_request).toMatchObject({ type: 'BadRequestError', status: 400, message: expect.stringContaining('content') });
-    expect(out.unreachable).toMatchObject({ type: 'MemoryServiceConnectionError', status: null, error: 'connection_error' });
+    expect(out.unreachable).toMatchObject({ type: 'MemoryServiceConnectionError', status: null, error: 'network_error' });
     expect(out.async).toEqual({ found: true, listed: 6, not_found: 404 });
     expect(out.webhook).toEqual({ type: 'memory.saved', matches: true, forged_refused: true });
+  });
+
+  it("runs the README's example", async () => {
+    const readme = await readFile('README.md', 'utf8');
+    const example = /```python\n([\s\S]*?MemoryClient\("http[\s\S]*?)\n```/.exec(readme)![1]!;
+    const file = join(work, 'readme_example.py');
+    await writeFile(file, example.replace('"http://127.0.0.1:3000"', `"${stack.baseUrl}"`).replace('"svc_..."', `"${a.token}"`));
+    expect(await runPython(python, file, {})).toContain("Riley's dog is called Biscuit");
   });
 });

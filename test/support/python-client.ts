@@ -39,11 +39,14 @@ export async function pythonClientVenv(work: string, built: string[], extras: st
   return python;
 }
 
-// Runs a script of test/support with the venv's python and the environment given; answers its last line as JSON.
+// Runs a Python file with the venv's python and the environment given; answers what it printed.
+export async function runPython(python: string, file: string, env: Record<string, string>): Promise<string> {
+  const { stdout } = await run(python, [file], { env: { PATH: process.env.PATH!, ...env }, timeout: 180_000 });
+  return stdout;
+}
+
+// Runs a script of test/support and reads its last line as JSON.
 export async function runPythonScenario(python: string, script: string, env: Record<string, string>): Promise<Record<string, unknown>> {
-  const { stdout } = await run(python, [join(root, 'test/support', script)], {
-    env: { PATH: process.env.PATH!, ...env },
-    timeout: 180_000,
-  });
+  const stdout = await runPython(python, join(root, 'test/support', script), env);
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
 }

@@ -68,7 +68,7 @@ class MemoryServiceConnectionError(MemoryServiceError):
     """The service could not be reached or did not answer in time (`status` is None)."""
 
     def __init__(self, cause: httpx.TransportError):
-        super().__init__(None, "connection_error", f"{type(cause).__name__}: {cause}")
+        super().__init__(None, "network_error", f"{type(cause).__name__}: {cause}")
         self.__cause__ = cause
 
 
