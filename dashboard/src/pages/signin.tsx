@@ -18,7 +18,10 @@ export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void 
           const form = new FormData(event.currentTarget);
           await run(async () => {
             onSignedIn(await unwrap(await api.POST('/api/auth/login', { body: { email: String(form.get('email')), password: String(form.get('password')) } })));
-            navigate('/', true);
+            // Back to the OAuth authorization that sent the person here (its consent page); no other place, so a link cannot send them elsewhere.
+            const next = new URLSearchParams(location.search).get('next');
+            if (next?.startsWith('/oauth/authorize?')) location.assign(next);
+            else navigate('/', true);
           });
         }}
       >
