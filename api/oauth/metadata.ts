@@ -7,6 +7,8 @@ export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorizat
 export const AUTHORIZE_PATH = '/oauth/authorize';
 export const TOKEN_PATH = '/oauth/token';
 export const REGISTER_PATH = '/oauth/register';
+// A sign-in that began on the way to the consent page goes back there, and only there: no link can make it a redirect elsewhere.
+export const isAuthorizationReturn = (path: string): boolean => path.startsWith(`${AUTHORIZE_PATH}?`);
 // One scope: the token acts as the user, with their role, in one org, on /mcp and the API alike.
 export const OAUTH_SCOPE = 'memory';
 

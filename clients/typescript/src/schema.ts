@@ -362,7 +362,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard
+         * Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard (or to the OAuth authorization the sign-in began on)
          * @description Links by the provider identity first, then by a verified e-mail; otherwise creates a user with an org of their own. A bad or replayed state is 400 `invalid_state`; a code the provider refuses (for example a replayed one) is 400 `oauth_failed`.
          */
         get: operations["getApiAuthOauthIdpCallback"];
@@ -3624,7 +3624,10 @@ export interface operations {
     };
     getApiAuthOauthIdpStart: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description an `/oauth/authorize?...` path to come back to once signed in (anything else is ignored: /dashboard) */
+                next?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
