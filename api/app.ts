@@ -42,6 +42,7 @@ import { docsRoutes } from './system/openapi.ts';
 import { CODEC_PATH, codecCors, codecRoutes } from './temporal/codec.ts';
 import { MCP_PATH, mcpHandler } from './mcp/endpoint.ts';
 import { bearerChallenge, protectedResourceRoutes } from './mcp/protected-resource.ts';
+import { oauthServerRoutes } from './oauth/routes.ts';
 import { systemRoutes } from './system/routes.ts';
 import { metricsRoutes } from './system/metrics.ts';
 import { checkResponses } from './http/response-check.ts';
@@ -61,6 +62,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...systemRoutes(deps),
     ...llmsTxtRoutes(deps.config.publicBaseUrl),
     ...protectedResourceRoutes(deps.config.publicBaseUrl),
+    ...oauthServerRoutes(deps),
     ...authRoutes(deps),
     ...oauthRoutes(deps),
     ...tokenRoutes(),

@@ -152,6 +152,12 @@ const envSchema = z.object({
   ORGS_PER_USER_MAX: z.coerce.number().int().min(1).max(10_000).default(5),
   // Sign-ups per client address in a rolling hour (0: no limit).
   SIGNUPS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(0).max(1_000_000).default(20),
+  // The service as an OAuth authorization server for MCP clients (api/oauth/): how long an access token (an API
+  // token named after the client) lives before the client renews it, how long an unused refresh token stays good,
+  // and how many client registrations are kept at most.
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
+  OAUTH_REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  OAUTH_CLIENTS_MAX: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

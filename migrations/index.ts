@@ -29,6 +29,7 @@ import { Migration0027DocumentScopes } from './0027_document_scopes.ts';
 import { Migration0028ConversationExtractions } from './0028_conversation_extractions.ts';
 import { Migration0029SealedWebhookSecrets } from './0029_sealed_webhook_secrets.ts';
 import { Migration0030StoredBytes } from './0030_stored_bytes.ts';
+import { Migration0031OauthServer } from './0031_oauth_server.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -62,4 +63,5 @@ export const migrations: MigrationObject[] = [
   { name: '0028_conversation_extractions', class: Migration0028ConversationExtractions },
   { name: '0029_sealed_webhook_secrets', class: Migration0029SealedWebhookSecrets },
   { name: '0030_stored_bytes', class: Migration0030StoredBytes },
+  { name: '0031_oauth_server', class: Migration0031OauthServer },
 ];

@@ -5,10 +5,13 @@ import { AppError, invalid } from '../../domain/errors.ts';
 import type { OidcClient } from '../../infra/oidc.ts';
 import { OIDC_CALLBACK_PATH, type ApiDeps } from '../deps.ts';
 import { setSessionCookie } from '../http/cookies.ts';
+import { isAuthorizationReturn } from '../oauth/metadata.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { AppContext } from '../http/state.ts';
 
 const STATE_COOKIE = 'svc_oauth_state';
+// Where to go once signed in when the sign-in began on the way to an OAuth consent page (api/oauth/authorize.ts).
+const RETURN_COOKIE = 'svc_oauth_return';
 
 export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
   const { config } = deps;
@@ -23,8 +26,9 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
     return oidc;
   };
   // The state also travels in a cookie, so a callback is accepted only in the browser that started it.
-  const stateCookie = (ctx: AppContext, value: string, maxAge: number) =>
-    ctx.cookies.set(STATE_COOKIE, value, { httpOnly: true, sameSite: 'lax', path: '/api/auth/oauth', maxAge, overwrite: true });
+  const cookie = (ctx: AppContext, name: string, value: string, maxAge: number) =>
+    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'lax', path: '/api/auth/oauth', maxAge, overwrite: true });
+  const stateCookie = (ctx: AppContext, value: string, maxAge: number) => cookie(ctx, STATE_COOKIE, value, maxAge);
 
   return [
     defineRoute({
@@ -52,6 +56,13 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'Redirect (302) to the external identity provider (authorization code flow with state, nonce and PKCE)',
+      query: z.object({
+        next: z
+          .string()
+          .max(4000)
+          .optional()
+          .meta({ description: 'an `/oauth/authorize?...` path to come back to once signed in (anything else is ignored: /dashboard)' }),
+      }),
       responses: {
         302: { description: 'To the provider' },
         404: { description: '`oauth_not_configured`' },
@@ -60,12 +71,14 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
         },
         503: { description: '`oauth_unavailable`' },
       },
-      handler: async (ctx) => {
+      handler: async (ctx, { query }) => {
         const client = configured();
         await throttleIdentityProviderStart(ctx.state.em, ctx.ip);
         const started = await client.start();
         await rememberAuthorization(ctx.state.em, started.state, started.pending);
         stateCookie(ctx, started.state, OAUTH_REQUEST_TTL_MS);
+        if (query.next && isAuthorizationReturn(query.next))
+          cookie(ctx, RETURN_COOKIE, Buffer.from(query.next).toString('base64url'), OAUTH_REQUEST_TTL_MS);
         ctx.redirect(started.url.href);
       },
     }),
@@ -74,7 +87,8 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       path: OIDC_CALLBACK_PATH,
       tag: 'auth',
       access: 'public',
-      summary: 'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard',
+      summary:
+        'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard (or to the OAuth authorization the sign-in began on)',
       description:
         'Links by the provider identity first, then by a verified e-mail; otherwise creates a user with an org of their own. A bad or replayed state is 400 `invalid_state`; a code the provider refuses (for example a replayed one) is 400 `oauth_failed`.',
       query: z
@@ -96,7 +110,9 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
         const identity = await client.finish(new URL(`${config.publicBaseUrl}${ctx.path}?${ctx.querystring}`), query.state, pending);
         const session = await signInWithIdentity(ctx.state.em, identity);
         setSessionCookie(ctx, config, session.sessionSecret, session.expiresAt);
-        ctx.redirect(`${config.publicBaseUrl}/dashboard`);
+        const back = Buffer.from(ctx.cookies.get(RETURN_COOKIE) ?? '', 'base64url').toString();
+        if (back) cookie(ctx, RETURN_COOKIE, '', 0);
+        ctx.redirect(`${config.publicBaseUrl}${isAuthorizationReturn(back) ? back : '/dashboard'}`);
       },
     }),
   ];

@@ -32,6 +32,9 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   params?: P;
   query?: Q;
   body?: B;
+  // JSON unless the route says `form` (application/x-www-form-urlencoded): what OAuth's token endpoint takes, and
+  // what an HTML form posts.
+  bodyType?: 'json' | 'form';
   // Error code used when the body fails validation (for example `content required`).
   bodyError?: (issues: z.core.$ZodIssue[]) => string | undefined;
   bodyLimit?: string;
@@ -54,15 +57,20 @@ export const isWrite = (route: AnyRoute): boolean => route.write ?? (route.acces
 
 export const DEFAULT_BODY_LIMIT = '2mb';
 
-// koa-body per route so that each route can set its own limit; JSON only. A body of any other type is a 415,
-// never read as empty: a form or `text/plain` post is what a cross-site page can send without asking.
+const MEDIA_TYPES = { json: 'application/json', form: 'application/x-www-form-urlencoded' } as const;
+
+// koa-body per route so that each route can set its own limit; JSON only, unless the route takes a form. A body of
+// any other type is a 415, never read as empty: a form or `text/plain` post is what a cross-site page can send
+// without asking, so the few form routes are public ones that take no cookie, or writes the cross-site rule guards.
 export function bodyParser(route: AnyRoute): Middleware<AppState> {
+  const type = route.bodyType ?? 'json';
   const parse = koaBody({
-    json: true,
+    json: type === 'json',
     jsonStrict: true,
     jsonLimit: route.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    formLimit: route.bodyLimit ?? DEFAULT_BODY_LIMIT,
     text: false,
-    urlencoded: false,
+    urlencoded: type === 'form',
     multipart: false,
     patchKoa: true,
     patchNode: false,
@@ -70,11 +78,11 @@ export function bodyParser(route: AnyRoute): Middleware<AppState> {
     parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
   }) as unknown as Middleware<AppState>;
   return async (ctx, next) => {
-    if (ctx.request.is('json') === false) {
+    if (ctx.request.is(type === 'json' ? 'json' : 'urlencoded') === false) {
       throw new AppError(
         'unsupported_media',
         'unsupported_media_type',
-        `send the body as application/json, not ${ctx.request.type || 'an untyped body'}`,
+        `send the body as ${MEDIA_TYPES[type]}, not ${ctx.request.type || 'an untyped body'}`,
       );
     }
     await parse(ctx, next);
@@ -155,6 +163,11 @@ export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
       ...(route.body ? [413, 415] : []),
       503,
     ];
+    if (route.bodyType === 'form')
+      responses['415'] ??= {
+        description: 'The body is not `application/x-www-form-urlencoded`',
+        content: { 'application/json': { schema: errorBody } },
+      };
     for (const status of implied) {
       const key = String(status) as `4${string}`;
       responses[key] ??= { description: STATUS_TEXT[status]!, content: { 'application/json': { schema: errorBody } } };
@@ -166,7 +179,9 @@ export function openApiPaths(routes: AnyRoute[]): ZodOpenApiPathsObject {
       tags: [route.tag],
       ...(route.access === 'caller' ? { security: [{ bearer: [] }, { cookie: [] }] } : { security: [] }),
       requestParams: { ...(route.params ? { path: route.params } : {}), ...(route.query ? { query: route.query } : {}) },
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      ...(route.body
+        ? { requestBody: { required: true, content: { [MEDIA_TYPES[route.bodyType ?? 'json']]: { schema: route.body } } } }
+        : {}),
       responses,
     };
     paths[path] = { ...paths[path], [route.method]: operation };

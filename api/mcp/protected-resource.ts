@@ -1,16 +1,21 @@
 import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { OAUTH_SCOPE } from '../oauth/metadata.ts';
 import { MCP_PATH } from './endpoint.ts';
 
 // OAuth 2.0 Protected Resource Metadata (RFC 9728) for /mcp, where MCP clients look when a request is refused:
-// the 401's WWW-Authenticate names the first URL, and the second is the one RFC 9728 forms for /mcp. It names no
-// authorization server while the service runs none (docs/api-decisions.md, "MCP"): a client is given a token.
+// the 401's WWW-Authenticate names the first URL, and the second is the one RFC 9728 forms for /mcp. Its
+// authorization server is the service itself (api/oauth/).
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 const resourceMetadata = z
   .object({
     resource: z.url().meta({ description: "the MCP endpoint's public URL" }),
     resource_name: z.string(),
+    authorization_servers: z
+      .array(z.url())
+      .meta({ description: 'the service itself (PUBLIC_BASE_URL): its metadata is at /.well-known/oauth-authorization-server' }),
+    scopes_supported: z.array(z.string()),
     bearer_methods_supported: z.array(z.literal('header')).meta({ description: 'a token is sent as `Authorization: Bearer <token>`' }),
   })
   .meta({ id: 'ProtectedResourceMetadata' });
@@ -22,6 +27,8 @@ export function protectedResourceRoutes(publicBaseUrl: string): AnyRoute[] {
   const document = {
     resource: `${publicBaseUrl}${MCP_PATH}`,
     resource_name: 'memory-service',
+    authorization_servers: [publicBaseUrl],
+    scopes_supported: [OAUTH_SCOPE],
     bearer_methods_supported: ['header' as const],
   };
   return [RESOURCE_METADATA_PATH, `${RESOURCE_METADATA_PATH}${MCP_PATH}`].map((path) =>

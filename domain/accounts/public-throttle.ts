@@ -23,6 +23,10 @@ export const TOKEN_WINDOW_SECONDS = 15 * 60;
 export const IDP_STARTS_PER_CLIENT = 30;
 export const IDP_START_WINDOW_SECONDS = 15 * 60;
 
+// OAuth client registrations per client address an hour (POST /oauth/register): each one is a stored row.
+export const CLIENT_REGISTRATIONS_PER_CLIENT = 20;
+export const CLIENT_REGISTRATION_WINDOW_SECONDS = 60 * 60;
+
 // Sign-ups per client address an hour: SIGNUPS_PER_ADDRESS_PER_HOUR (configuration), each one an Argon2
 // hash, an org, a workflow and a mail.
 export const SIGNUP_WINDOW_SECONDS = 60 * 60;
@@ -50,6 +54,9 @@ export const throttleVerificationMail = (em: EntityManager, userId: string, clie
 
 export const throttleIdentityProviderStart = (em: EntityManager, clientAddress: string): Promise<void> =>
   spend(em, 'sign-ins started from this address', [[`idp:client:${clientAddress}`, IDP_STARTS_PER_CLIENT, IDP_START_WINDOW_SECONDS]]);
+
+export const throttleClientRegistration = (em: EntityManager, clientAddress: string): Promise<void> =>
+  spend(em, 'client registrations from this address', [[`oauth-register:client:${clientAddress}`, CLIENT_REGISTRATIONS_PER_CLIENT, CLIENT_REGISTRATION_WINDOW_SECONDS]]);
 
 export const throttleTokenUse = (em: EntityManager, clientAddress: string): Promise<void> =>
   spend(em, 'token attempts', [[`token:client:${clientAddress}`, TOKEN_TRIES_PER_CLIENT, TOKEN_WINDOW_SECONDS]]);

@@ -28,6 +28,10 @@ const RULES: Record<string, RawBuilder<unknown>> = {
   // Sealed BYOK keys whose work never came for them.
   llm_key_escrow: where('llm_key_escrow', sql`expires_at < now()`),
   oauth_requests: where('oauth_requests', sql`expires_at < now()`),
+  // Authorization codes an hour past their minute: until then a replay still finds, and revokes, what the code gave.
+  oauth_codes: where('oauth_codes', sql`expires_at < now() - interval '1 hour'`),
+  // Client registrations nobody authorized within a day: what a registration flood leaves.
+  oauth_clients: where('oauth_clients', sql`last_used_at is null and created_at < now() - interval '1 day'`),
   // Started workflows: their job row and their events have served; kept a week for operators.
   outbox: where('outbox', sql`dispatched_at < now() - make_interval(days => ${DISPATCHED_RETENTION_DAYS})`),
   events: where('events', sql`dispatched_at < now() - make_interval(days => ${DISPATCHED_RETENTION_DAYS})`),

@@ -96,6 +96,8 @@ describe('MCP server at /mcp', () => {
       expect(await metadata.json()).toEqual({
         resource: `${stack.config.publicBaseUrl}/mcp`,
         resource_name: 'memory-service',
+        authorization_servers: [stack.config.publicBaseUrl],
+        scopes_supported: ['memory'],
         bearer_methods_supported: ['header'],
       });
     }

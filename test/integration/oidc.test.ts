@@ -75,10 +75,10 @@ async function signInAtProvider(browser: Browser, startUrl: string, accountId: s
   throw new Error('too many redirects');
 }
 
-async function fullSignIn(account: TestAccount, id = crypto.randomUUID()) {
+async function fullSignIn(account: TestAccount, id = crypto.randomUUID(), startQuery = '') {
   idp.accounts.set(id, account);
   const browser = new Browser();
-  const start = await browser.request(`${stack.baseUrl}/api/auth/oauth/idp/start`);
+  const start = await browser.request(`${stack.baseUrl}/api/auth/oauth/idp/start${startQuery}`);
   expect(start.status).toBe(302);
   const authorize = new URL(start.headers.get('location')!);
   const callback = await signInAtProvider(browser, authorize.href, id);
@@ -102,6 +102,15 @@ describe('sign-in through the identity provider', () => {
     expect(me.status).toBe(200);
     expect(me.body.user).toMatchObject({ email, name: 'Olivia Idp', email_verified: true });
     expect(me.body.org.role).toBe('owner');
+  });
+
+  it('goes back to the OAuth authorization the sign-in began on, and nowhere else', async () => {
+    const authorization = '/oauth/authorize?client_id=c&state=a%3Bb';
+    const back = await fullSignIn({ email: uniqueEmail('oidc-next'), email_verified: true, name: 'Back' }, undefined, `?next=${encodeURIComponent(authorization)}`);
+    expect(back.done.headers.get('location')).toBe(`${stack.baseUrl}${authorization}`);
+    expect(back.browser.cookie(new URL(stack.baseUrl).host, 'svc_oauth_return')).toBeUndefined();
+    const elsewhere = await fullSignIn({ email: uniqueEmail('oidc-next'), email_verified: true, name: 'Elsewhere' }, undefined, `?next=${encodeURIComponent('https://evil.example/')}`);
+    expect(elsewhere.done.headers.get('location')).toBe(`${stack.baseUrl}/dashboard`);
   });
 
   it('signs the same identity in to the same user, and links an existing account by verified e-mail', async () => {

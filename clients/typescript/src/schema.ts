@@ -86,6 +86,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OAuth 2.0 authorization server metadata (RFC 8414) */
+        get: operations["get.wellKnownOauthAuthorizationServer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register an OAuth client (RFC 7591 dynamic client registration): a public client that uses PKCE
+         * @description Redirect URIs are https, or http to a loopback address (127.0.0.1, localhost, [::1]; any port at authorization time, RFC 8252). Errors are OAuth's: `invalid_redirect_uri`, `invalid_client_metadata` (400).
+         */
+        post: operations["postOauthRegister"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start an authorization (code flow with PKCE S256): the consent page, after signing in on the dashboard
+         * @description Without a dashboard session, redirects (302) to /dashboard/signin, which comes back here. With one, answers the consent page naming the client, where it returns, and the org the session acts in. An unknown `client_id` (400 `invalid_client`) or a `redirect_uri` the client did not register (400 `invalid_request`) is answered here; other problems (`unsupported_response_type`, `invalid_request` for a missing or non-S256 challenge, `invalid_target`) go back to the redirect URI with `state` and `iss`.
+         */
+        get: operations["getOauthAuthorize"];
+        put?: never;
+        /**
+         * The consent page's answer: Allow redirects (303) to the client with a one-time code, Deny with `access_denied`
+         * @description A form post from the consent page, with the session cookie (the cross-site rule holds: it must come from this origin). The code lives 60 seconds, is bound to the client, redirect URI, code challenge, user, org and resource, and is exchanged at POST /oauth/token.
+         */
+        post: operations["postOauthAuthorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange an authorization code (with its PKCE verifier) or a refresh token for tokens
+         * @description A form (application/x-www-form-urlencoded), as OAuth has it. Public clients send `client_id` and no secret. A code works once: presented again, the token issued for it is revoked. A refresh token works once too: each refresh answers a new access token and refresh token, and one already replaced, presented again, revokes the grant. Revoking the API token on the tokens page ends both. Errors are OAuth's: `invalid_request`, `invalid_grant`, `invalid_target`, `unsupported_grant_type` (400), `invalid_client` (401).
+         */
+        post: operations["postOauthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/signup": {
         parameters: {
             query?: never;
@@ -298,7 +379,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard
+         * Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard (or to the OAuth authorization the sign-in began on)
          * @description Links by the provider identity first, then by a verified e-mail; otherwise creates a user with an org of their own. A bad or replayed state is 400 `invalid_state`; a code the provider refuses (for example a replayed one) is 400 `oauth_failed`.
          */
         get: operations["getApiAuthOauthIdpCallback"];
@@ -1405,8 +1486,59 @@ export interface components {
              */
             resource: string;
             resource_name: string;
+            /** @description the service itself (PUBLIC_BASE_URL): its metadata is at /.well-known/oauth-authorization-server */
+            authorization_servers: string[];
+            scopes_supported: string[];
             /** @description a token is sent as `Authorization: Bearer <token>` */
             bearer_methods_supported: "header"[];
+        };
+        AuthorizationServerMetadata: {
+            /**
+             * Format: uri
+             * @description PUBLIC_BASE_URL
+             */
+            issuer: string;
+            /** Format: uri */
+            authorization_endpoint: string;
+            /** Format: uri */
+            token_endpoint: string;
+            /** Format: uri */
+            registration_endpoint: string;
+            scopes_supported: string[];
+            response_types_supported: "code"[];
+            response_modes_supported: "query"[];
+            grant_types_supported: ("authorization_code" | "refresh_token")[];
+            /** @description public clients only: PKCE proves who exchanges a code */
+            token_endpoint_auth_methods_supported: "none"[];
+            code_challenge_methods_supported: "S256"[];
+            /**
+             * @description the redirect carries `iss` (RFC 9207)
+             * @constant
+             */
+            authorization_response_iss_parameter_supported: true;
+        };
+        OAuthClient: {
+            /** Format: uuid */
+            client_id: string;
+            /** @description epoch seconds */
+            client_id_issued_at: number;
+            client_name: string;
+            redirect_uris: string[];
+            grant_types: ("authorization_code" | "refresh_token")[];
+            response_types: "code"[];
+            /** @constant */
+            token_endpoint_auth_method: "none";
+        };
+        OAuthTokens: {
+            /** @description an API token of the consenting user in their org (`svc_...`), listed on the tokens page as "OAuth: <client_name>" */
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /** @description seconds (OAUTH_ACCESS_TOKEN_TTL_SECONDS) */
+            expires_in: number;
+            /** @description single use: each refresh answers a new one (OAUTH_REFRESH_TOKEN_TTL_DAYS) */
+            refresh_token: string;
+            scope: string;
         };
         SignupResult: {
             user: components["schemas"]["User"];
@@ -2208,6 +2340,378 @@ export interface operations {
             };
             /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "get.wellKnownOauthAuthorizationServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postOauthRegister: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redirect_uris: string[];
+                    /** @description shown on the consent page and in the API token's name ("OAuth: <client_name>") */
+                    client_name?: string;
+                    /** @description answered as `none` whatever is asked: clients are public */
+                    token_endpoint_auth_method?: string;
+                    grant_types?: string[];
+                    response_types?: string[];
+                    scope?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClient"];
+                };
+            };
+            /** @description `invalid_redirect_uri` or `invalid_client_metadata` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `too_many_requests`: 20 registrations per client address an hour; Retry-After in seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `temporarily_unavailable`: OAUTH_CLIENTS_MAX registrations are stored (unused ones are swept after a day) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getOauthAuthorize: {
+        parameters: {
+            query?: {
+                response_type?: string;
+                client_id?: string;
+                redirect_uri?: string;
+                state?: string;
+                code_challenge?: string;
+                code_challenge_method?: string;
+                resource?: string;
+                scope?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consent page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description To the sign-in page, or back to the client with an error */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_client` or `invalid_request` (with `error_description`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postOauthAuthorize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    response_type?: string;
+                    client_id?: string;
+                    redirect_uri?: string;
+                    state?: string;
+                    code_challenge?: string;
+                    code_challenge_method?: string;
+                    resource?: string;
+                    scope?: string;
+                    org_id: string;
+                    /** @enum {string} */
+                    decision: "allow" | "deny";
+                };
+            };
+        };
+        responses: {
+            /** @description Back to the client: `code` and `state`, or `error=access_denied`; `iss` in both */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An API token cannot give consent */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `org_changed`: the session acts in another org than the page named; reload it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/x-www-form-urlencoded` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postOauthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    grant_type?: string;
+                    client_id?: string;
+                    code?: string;
+                    code_verifier?: string;
+                    redirect_uri?: string;
+                    refresh_token?: string;
+                    resource?: string;
+                    scope?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Tokens */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthTokens"];
+                };
+            };
+            /** @description `invalid_request`, `invalid_grant`, `invalid_target` or `unsupported_grant_type`, with `error_description` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_client`: client_id names no registered client */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/x-www-form-urlencoded` */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3182,7 +3686,10 @@ export interface operations {
     };
     getApiAuthOauthIdpStart: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description an `/oauth/authorize?...` path to come back to once signed in (anything else is ignored: /dashboard) */
+                next?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;

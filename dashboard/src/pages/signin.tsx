@@ -6,6 +6,9 @@ import { ErrorNote, useAction } from '../ui.tsx';
 export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void }) {
   const { busy, error, run } = useAction();
   const [identityProvider, setIdentityProvider] = useState(false);
+  // Back to the OAuth authorization that sent the person here (its consent page); no other place, so a link cannot send them elsewhere.
+  const requested = new URLSearchParams(location.search).get('next');
+  const next = requested?.startsWith('/oauth/authorize?') ? requested : null;
   useEffect(() => {
     api.GET('/api/auth/methods').then(({ data }) => setIdentityProvider(data?.identity_provider ?? false), () => undefined);
   }, []);
@@ -18,7 +21,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void 
           const form = new FormData(event.currentTarget);
           await run(async () => {
             onSignedIn(await unwrap(await api.POST('/api/auth/login', { body: { email: String(form.get('email')), password: String(form.get('password')) } })));
-            navigate('/', true);
+            if (next) location.assign(next);
+            else navigate('/', true);
           });
         }}
       >
@@ -36,7 +40,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void 
       {identityProvider ? (
         <p>
           {/* A full page load: the provider's pages come next, and it sends the browser back to the API. */}
-          <a class="button secondary" href="/api/auth/oauth/idp/start">
+          <a class="button secondary" href={`/api/auth/oauth/idp/start${next ? `?next=${encodeURIComponent(next)}` : ''}`}>
             Sign in with your identity provider
           </a>
         </p>

@@ -36,9 +36,72 @@ class ProtectedResourceMetadata(BaseModel):
     )
     resource: str = Field(..., description="the MCP endpoint's public URL")
     resource_name: str
+    authorization_servers: list[str] = Field(
+        ...,
+        description='the service itself (PUBLIC_BASE_URL): its metadata is at /.well-known/oauth-authorization-server',
+    )
+    scopes_supported: list[str]
     bearer_methods_supported: list[Literal['header']] = Field(
         ..., description='a token is sent as `Authorization: Bearer <token>`'
     )
+
+
+class AuthorizationServerMetadata(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    issuer: str = Field(..., description='PUBLIC_BASE_URL')
+    authorization_endpoint: str
+    token_endpoint: str
+    registration_endpoint: str
+    scopes_supported: list[str]
+    response_types_supported: list[Literal['code']]
+    response_modes_supported: list[Literal['query']]
+    grant_types_supported: list[Literal['authorization_code', 'refresh_token']]
+    token_endpoint_auth_methods_supported: list[Literal['none']] = Field(
+        ..., description='public clients only: PKCE proves who exchanges a code'
+    )
+    code_challenge_methods_supported: list[Literal['S256']]
+    authorization_response_iss_parameter_supported: Literal[True] = Field(
+        ..., description='the redirect carries `iss` (RFC 9207)'
+    )
+
+
+class OAuthClient(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    client_id: UUID
+    client_id_issued_at: int = Field(
+        ..., description='epoch seconds', ge=-9007199254740991, le=9007199254740991
+    )
+    client_name: str
+    redirect_uris: list[str]
+    grant_types: list[Literal['authorization_code', 'refresh_token']]
+    response_types: list[Literal['code']]
+    token_endpoint_auth_method: Literal['none']
+
+
+class OAuthTokens(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    access_token: str = Field(
+        ...,
+        description='an API token of the consenting user in their org (`svc_...`), listed on the tokens page as "OAuth: <client_name>"',
+    )
+    token_type: Literal['Bearer']
+    expires_in: int = Field(
+        ...,
+        description='seconds (OAUTH_ACCESS_TOKEN_TTL_SECONDS)',
+        ge=-9007199254740991,
+        le=9007199254740991,
+    )
+    refresh_token: str = Field(
+        ...,
+        description='single use: each refresh answers a new one (OAUTH_REFRESH_TOKEN_TTL_DAYS)',
+    )
+    scope: str
 
 
 class EmailVerifiedAt(RootModel[int]):
@@ -963,6 +1026,69 @@ class ReadyzGetResponse(BaseModel):
     ok: bool
     database: Literal['ok', 'down']
     temporal: Literal['ok', 'down']
+
+
+class RedirectUri(RootModel[str]):
+    root: str = Field(..., max_length=2000)
+
+
+class GrantType(RootModel[str]):
+    root: str = Field(..., max_length=100)
+
+
+class ResponseType(RootModel[str]):
+    root: str = Field(..., max_length=100)
+
+
+class OauthRegisterPostRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    redirect_uris: list[RedirectUri] = Field(..., max_length=10, min_length=1)
+    client_name: str | None = Field(
+        None,
+        description='shown on the consent page and in the API token\'s name ("OAuth: <client_name>")',
+        max_length=200,
+        min_length=1,
+    )
+    token_endpoint_auth_method: str | None = Field(
+        None,
+        description='answered as `none` whatever is asked: clients are public',
+        max_length=100,
+    )
+    grant_types: list[GrantType] | None = Field(None, max_length=10)
+    response_types: list[ResponseType] | None = Field(None, max_length=10)
+    scope: str | None = Field(None, max_length=1000)
+
+
+class OauthAuthorizePostRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    response_type: str | None = Field(None, max_length=100)
+    client_id: str | None = Field(None, max_length=200)
+    redirect_uri: str | None = Field(None, max_length=2000)
+    state: str | None = Field(None, max_length=2000)
+    code_challenge: str | None = Field(None, max_length=200)
+    code_challenge_method: str | None = Field(None, max_length=100)
+    resource: str | None = Field(None, max_length=2000)
+    scope: str | None = Field(None, max_length=1000)
+    org_id: str = Field(..., max_length=100)
+    decision: Literal['allow', 'deny']
+
+
+class OauthTokenPostRequest(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    grant_type: str | None = Field(None, max_length=100)
+    client_id: str | None = Field(None, max_length=200)
+    code: str | None = Field(None, max_length=200)
+    code_verifier: str | None = Field(None, max_length=200)
+    redirect_uri: str | None = Field(None, max_length=2000)
+    refresh_token: str | None = Field(None, max_length=200)
+    resource: str | None = Field(None, max_length=2000)
+    scope: str | None = Field(None, max_length=1000)
 
 
 class ApiAuthSignupPostRequest(BaseModel):
