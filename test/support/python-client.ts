@@ -1,6 +1,6 @@
 // The Python client (clients/python) as its users get it: its wheel and sdist built with the pinned tools, and a
 // fresh venv with the wheel (and the extras asked for) installed from the wheels scripts/test.sh downloaded, so
-// nothing is fetched here. scripts/test.sh (ensure_python_client) sets the two variables this reads.
+// nothing is fetched here. scripts/test.sh (ensure_python_client) sets the variables this reads.
 import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -27,7 +27,7 @@ export async function buildPythonClient(work: string): Promise<string[]> {
 
 // A fresh venv at `${work}/venv` with the built wheel and `extras` installed; answers its python.
 export async function pythonClientVenv(work: string, built: string[], extras: string[] = []): Promise<string> {
-  await run('python3', ['-m', 'venv', join(work, 'venv')]);
+  await run(required('PYTHON_CLIENT_PYTHON'), ['-m', 'venv', join(work, 'venv')]);
   const python = join(work, 'venv', 'bin', 'python');
   const wheel = join(
     work,

@@ -53,6 +53,7 @@ def sync_part(client: MemoryClient) -> dict:
     )
     scoped = client.search(f"{marker} green tea", namespace=marker, user_id="alex", tags=["drinks"], k=10)
     listed = [memory.id for memory in client.list_memories(namespace=marker, page_size=2)]
+    audited = [event.action for event in client.list_events(action="memory.", page_size=2)]
     burst = [client.get_memory(saved.id).id == saved.id for _ in range(8)]
     impatient = MemoryClient(max_retries=0)
     return {
@@ -66,6 +67,7 @@ def sync_part(client: MemoryClient) -> dict:
         "scoped": {"users": sorted({hit.user_id for hit in scoped.hits}), "count": len(scoped.hits), "hit": type(scoped.hits[0]).__name__},
         "listed": len(listed),
         "distinct": len(set(listed)),
+        "audited": audited,
         "burst": all(burst),
         "rate_limited_refusal": failure(lambda: [impatient.get_memory(saved.id) for _ in range(20)]),
         "not_found": failure(lambda: client.get_memory(MISSING_ID)),

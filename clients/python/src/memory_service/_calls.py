@@ -143,9 +143,13 @@ def list_page(filters: Mapping[str, Any], offset: int, page_size: int) -> Call[m
     return Call("POST", "/api/memories/list", models.ApiMemoriesListPostResponse, body)
 
 
-def next_offset(page: models.ApiMemoriesListPostResponse) -> int | None:
+def events_page(filters: Mapping[str, Any], offset: int, page_size: int) -> Call[models.ApiEventsGetResponse]:
+    return Call("GET", "/api/events", models.ApiEventsGetResponse, params=_body({**filters, "offset": offset, "limit": page_size}))
+
+
+def next_offset(page: models.ApiMemoriesListPostResponse | models.ApiEventsGetResponse) -> int | None:
     """Where the page after `page` starts, or None when `page` was the last."""
-    count = len(page.memories)
+    count = len(page.memories if isinstance(page, models.ApiMemoriesListPostResponse) else page.events)
     return None if count == 0 or count < page.limit else page.offset + count
 
 

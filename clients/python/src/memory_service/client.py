@@ -127,6 +127,14 @@ class MemoryClient:
             yield from page.memories
             offset = _calls.next_offset(page)
 
+    def list_events(self, *, page_size: int = 100, **filters: Any) -> Iterator[models.AuditEvent]:
+        """The org's audit events, newest first, the filters of GET /api/events (action, actor, target, since, until)."""
+        offset: int | None = 0
+        while offset is not None:
+            page = self._run(_calls.events_page(filters, offset, page_size))
+            yield from page.events
+            offset = _calls.next_offset(page)
+
     def save_conversation(
         self, messages: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None, **fields: Any
     ) -> models.CapturedConversation:
@@ -219,6 +227,14 @@ class AsyncMemoryClient:
             page = await self._run(_calls.list_page(filters, offset, page_size))
             for memory in page.memories:
                 yield memory
+            offset = _calls.next_offset(page)
+
+    async def list_events(self, *, page_size: int = 100, **filters: Any) -> AsyncIterator[models.AuditEvent]:
+        offset: int | None = 0
+        while offset is not None:
+            page = await self._run(_calls.events_page(filters, offset, page_size))
+            for event in page.events:
+                yield event
             offset = _calls.next_offset(page)
 
     async def save_conversation(
