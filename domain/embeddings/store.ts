@@ -60,8 +60,16 @@ const cursorOf = (row: { created_at: string | Date; id: string }): string => `${
 // by their key (OFFSET 0, as in memoryPasses): as an anti-join, an org the statistics do not know yet (estimated at
 // one row) read all its vectors again for each memory of the page. PostgreSQL counts characters where passagesOf
 // counts UTF-16 units, so a text it finds long always has passages.
-export const pageWithoutVectors = (live: RawBuilder<unknown>, orgId: string, model: string, end: { created_at: string | Date; id: string }, size: number) =>
-  sql<Subject & { created_at: string | Date; n: number }>`select x.id, x.content, md5(x.content) as hash, x.thread, x.created_at, x.n::int from (
+export const pageWithoutVectors = (
+  live: RawBuilder<unknown>,
+  orgId: string,
+  model: string,
+  end: { created_at: string | Date; id: string },
+  size: number,
+) =>
+  sql<
+    Subject & { created_at: string | Date; n: number }
+  >`select x.id, x.content, md5(x.content) as hash, x.thread, x.created_at, x.n::int from (
       select id, content, metadata ? 'parent_ref' as thread, created_at, row_number() over (order by created_at, id) as n from memories
        where ${live} and (created_at, id) <= (${toDate(end.created_at).toISOString()}::timestamptz, ${end.id}::uuid)) x
      where not exists (select 1 from memory_embeddings e
@@ -105,7 +113,11 @@ export async function embedPage(
 // with its context. Each
 // memory is probed by its key (OFFSET 0, as in memoryPasses): joined instead, an org the statistics do not know
 // yet (estimated at one row) got a hash of all its memories, with an md5 of each, for every batch written.
-export const vectorsWrite = (orgId: string, model: string, rows: { id: string; hash: string; vector: string; text?: string | undefined; passage?: number }[]) =>
+export const vectorsWrite = (
+  orgId: string,
+  model: string,
+  rows: { id: string; hash: string; vector: string; text?: string | undefined; passage?: number }[],
+) =>
   sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding, text_embedding, own_index, passage)
     select u.id, ${orgId}, ${model}, u.h, u.v::vector, u.t::vector, ${ownIndexServes(orgId)}, u.p
       from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[], ${rows.map((r) => r.text ?? null)}::text[],
@@ -160,7 +172,13 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   }
   // The thread chunks' contexts are read while the model runs: the chunks before and after them, and the vectors
   // of those not in this batch, are already in the database.
-  const reading = readContexts(em, orgId, model, todo.filter((r) => r.thread).map((r) => r.id), renamedChunks);
+  const reading = readContexts(
+    em,
+    orgId,
+    model,
+    todo.filter((r) => r.thread).map((r) => r.id),
+    renamedChunks,
+  );
   // Should the model fail first, this read's failure is not worth an unhandled rejection.
   reading.catch(() => undefined);
 
@@ -176,7 +194,12 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   const vectorOf = new Map(known.map((k) => [pieceKey(k.content_hash, k.passage), k.embedding]));
   const textOf = new Map(todo.map((r) => [r.hash, r.content]));
   // Each text's pieces: the text itself, then its passages.
-  const piecesOf = new Map(hashes.map((hash) => [hash, [textOf.get(hash)!, ...passagesOf(textOf.get(hash)!).map((p) => p.text)].map((text, passage): Piece => ({ hash, passage, text }))]));
+  const piecesOf = new Map(
+    hashes.map((hash) => [
+      hash,
+      [textOf.get(hash)!, ...passagesOf(textOf.get(hash)!).map((p) => p.text)].map((text, passage): Piece => ({ hash, passage, text })),
+    ]),
+  );
   const fresh = [...piecesOf.values()].flat().filter((p) => !vectorOf.has(pieceKey(p.hash, p.passage)));
   // A memory is written once each of its pieces has a vector or was refused.
   const waiting = new Map<string, number>();
@@ -193,12 +216,24 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
     const textVector = (r: Subject) => vectorOf.get(pieceKey(r.hash, 0))!;
     for (const r of done) if (r.thread) texts.set(r.id, { hash: r.hash, text: textVector(r) });
     const plain = done.filter((r) => !r.thread).map((r) => ({ id: r.id, hash: r.hash, vector: textVector(r) }));
-    const chunks = done.some((r) => r.thread) ? inContext(await reading, texts, done.filter((r) => r.thread).map((r) => r.id), partial) : [];
+    const chunks = done.some((r) => r.thread)
+      ? inContext(
+          await reading,
+          texts,
+          done.filter((r) => r.thread).map((r) => r.id),
+          partial,
+        )
+      : [];
     // A memory's passages go with its text's vector, never without it.
     const heads = new Set([...plain, ...chunks].map((r) => r.id));
     const parts = done
       .filter((r) => heads.has(r.id))
-      .flatMap((r) => piecesOf.get(r.hash)!.slice(1).map((p) => ({ id: r.id, hash: r.hash, passage: p.passage, vector: vectorOf.get(pieceKey(r.hash, p.passage)) })))
+      .flatMap((r) =>
+        piecesOf
+          .get(r.hash)!
+          .slice(1)
+          .map((p) => ({ id: r.id, hash: r.hash, passage: p.passage, vector: vectorOf.get(pieceKey(r.hash, p.passage)) })),
+      )
       .filter((p): p is { id: string; hash: string; passage: number; vector: string } => p.vector !== undefined);
     if (plain.length + chunks.length + parts.length > 0) await query(em, vectorsWrite(orgId, model, [...plain, ...chunks, ...parts]));
   };
@@ -208,7 +243,14 @@ async function embedSubjects(em: EntityManager, embedder: Embedder, orgId: strin
   let writing = write(new Set(hashes.filter((h) => !waiting.has(h))));
   for (let start = 0; start < fresh.length; start += EMBED_CHUNK) {
     const chunk = fresh.slice(start, start + EMBED_CHUNK);
-    const [computed] = await Promise.all([embedRefusing(embedder, orgId, chunk.map((p) => p.text)), writing]);
+    const [computed] = await Promise.all([
+      embedRefusing(
+        embedder,
+        orgId,
+        chunk.map((p) => p.text),
+      ),
+      writing,
+    ]);
     const completed = new Set<string>();
     chunk.forEach((p, i) => {
       const key = pieceKey(p.hash, p.passage);
@@ -261,12 +303,21 @@ function inContext(contexts: Map<string, ChunkContext>, texts: TextVectors, ids:
   return rows;
 }
 
-// Once a batch's own rows are written: the chunks after them and the chunks named again, mixed with the batch's text
-// vectors (`texts`); then the chunks in `partial`, read again. A chunk before one of them may lack a vector while
-// another activity of the curator embeds it: should that one have read this batch's chunks before they were written,
-// it could not mix them in either, so whichever write comes last sees the other.
-async function writeAround(em: EntityManager, orgId: string, model: string, contexts: Map<string, ChunkContext>, texts: TextVectors, partial: string[]): Promise<void> {
-  const around = inContext(contexts, texts, [...contexts.keys()].filter((id) => !texts.has(id)), partial);
+// Once a batch's own rows are written: the chunks after them and the chunks named again (of `contexts`), read again
+// and mixed with the batch's text vectors (`texts`); then the chunks in `partial`, read again. Another activity of
+// the curator may embed one of them meanwhile, having read this batch's chunks before they were written: each
+// reads after it writes, so whichever writes last sees the other.
+async function writeAround(
+  em: EntityManager,
+  orgId: string,
+  model: string,
+  contexts: Map<string, ChunkContext>,
+  texts: TextVectors,
+  partial: string[],
+): Promise<void> {
+  const aroundIds = [...contexts.keys()].filter((id) => !texts.has(id));
+  const current = aroundIds.length > 0 ? await readContexts(em, orgId, model, [], aroundIds, true) : new Map<string, ChunkContext>();
+  const around = inContext(current, texts, [...current.keys()], partial);
   if (around.length > 0) await query(em, vectorsWrite(orgId, model, around));
   if (partial.length === 0) return;
   const again = await readContexts(em, orgId, model, [], partial, true);
@@ -290,7 +341,6 @@ async function embedRefusing(embedder: Embedder, orgId: string, texts: string[])
     return [...(await embedRefusing(embedder, orgId, texts.slice(0, half))), ...(await embedRefusing(embedder, orgId, texts.slice(half)))];
   }
 }
-
 
 // Memories of every org still waiting for a vector of this model (the sum of each org's `pending`), for the
 // worker's metrics.
