@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
+import { Header } from './header.tsx';
 import { Account as AccountPage } from './pages/account.tsx';
 import { Audit } from './pages/audit.tsx';
 import { BillingPage } from './pages/billing.tsx';
@@ -18,7 +19,7 @@ import { SignUp } from './pages/signup.tsx';
 import { Thread, Threads } from './pages/threads.tsx';
 import { Tokens } from './pages/tokens.tsx';
 import { Webhooks } from './pages/webhooks.tsx';
-import { Link, navigate, usePath } from './router.tsx';
+import { navigate, usePath } from './router.tsx';
 import { ErrorNote, Loading } from './ui.tsx';
 
 const PUBLIC = ['/signin', '/signup', '/verify-email', '/reset-password'];
@@ -71,67 +72,15 @@ export function App() {
       <a class="skip" href="#content">
         Skip to content
       </a>
-      <header>
-        <strong class="brand">Memory service</strong>
-        <nav aria-label="Sections">
-          <Link to="/" current={path === '/' || memory !== null}>
-            Memories
-          </Link>
-          <Link to="/chat" current={path === '/chat'}>
-            Chat
-          </Link>
-          <Link to="/projects" current={path === '/projects'}>
-            Projects
-          </Link>
-          <Link to="/threads" current={path === '/threads' || thread !== null}>
-            Threads
-          </Link>
-          <Link to="/entities" current={path === '/entities'}>
-            Entities
-          </Link>
-          <Link to="/runbooks" current={path === '/runbooks'}>
-            Runbooks
-          </Link>
-          <Link to="/consolidation" current={path === '/consolidation'}>
-            Consolidation
-          </Link>
-          <Link to="/exports" current={path === '/exports'}>
-            Exports
-          </Link>
-          <Link to="/webhooks" current={path === '/webhooks'}>
-            Webhooks
-          </Link>
-          <Link to="/tokens" current={path === '/tokens'}>
-            API tokens
-          </Link>
-          <Link to="/organization" current={path === '/organization'}>
-            Organization
-          </Link>
-          <Link to="/audit" current={path === '/audit'}>
-            Audit log
-          </Link>
-          <Link to="/billing" current={path === '/billing'}>
-            Billing
-          </Link>
-        </nav>
-        <span class="who">
-          <Link to="/account" current={path === '/account'}>
-            {account.user.name}
-          </Link>{' '}
-          · {account.org.name} ({account.org.role})
-        </span>
-        <button
-          type="button"
-          class="secondary"
-          onClick={async () => {
-            await api.POST('/api/auth/logout');
-            setAccount(null);
-            navigate('/signin', true);
-          }}
-        >
-          Sign out
-        </button>
-      </header>
+      <Header
+        path={path}
+        account={account}
+        onSignOut={async () => {
+          await api.POST('/api/auth/logout');
+          setAccount(null);
+          navigate('/signin', true);
+        }}
+      />
       <div id="content">{page}</div>
     </>
   );

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
-import { shot, signUp } from '../support/dashboard-pages.ts';
+import { openSection, shot, signUp } from '../support/dashboard-pages.ts';
 import { MailMessage } from '../../domain/mail/tables.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { eventually, startStack, type Stack } from '../support/stack.ts';
@@ -148,7 +148,7 @@ describe('the dashboard', () => {
     await owner.getByRole('cell', { name: joining.email, exact: true }).waitFor();
     await shot(owner, 'organization-1280');
 
-    await member.getByRole('link', { name: 'Organization' }).click();
+    await openSection(member, 'Organization');
     await member.getByRole('button', { name: 'Switch to Difference Engines' }).click();
     await member.locator('header').getByText('Difference Engines (member)').waitFor();
     await member.getByText('Only owners rename the organization').waitFor();
@@ -320,7 +320,7 @@ describe('the dashboard', () => {
         await fetch('/api/memories', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content, metadata: { parent_ref: 'conv:42', chunk_index: chunk, title: 'Themes chat' } }) });
       }
     });
-    await page.getByRole('link', { name: 'Threads' }).click();
+    await openSection(page, 'Threads');
     await page.getByRole('link', { name: 'Themes chat' }).click();
     await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
     // The heading shows before the chunks have loaded: the list is read once both are there.

@@ -9,6 +9,13 @@ export const shot = async (page: Page, name: string): Promise<void> => {
   if (folder) await page.screenshot({ path: `${folder}/${name}.png`, fullPage: true });
 };
 
+// Follows one of the header's sections; on a narrow screen they are behind the Menu button.
+export async function openSection(page: Page, name: string): Promise<void> {
+  const menu = page.getByRole('button', { name: 'Menu' });
+  if (await menu.isVisible()) await menu.click();
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true }).click();
+}
+
 let people = 0;
 // Signs a new person up through the pages; their first API token is read off the page that shows it once.
 export async function signUp(page: Page, baseUrl: string): Promise<{ email: string; token: string; org: string }> {

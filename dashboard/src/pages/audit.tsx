@@ -75,12 +75,12 @@ export function Audit() {
           <tbody>
             {events.map((event) => (
               <tr key={event.id}>
-                <td>{when(event.created_at)}</td>
-                <td>{event.action}</td>
-                <td>
+                <td data-label="When">{when(event.created_at)}</td>
+                <td data-label="Action">{event.action}</td>
+                <td data-label="Target">
                   <code>{event.target_id ?? '—'}</code>
                 </td>
-                <td>
+                <td data-label="By">
                   <code>{event.actor_user_id ?? 'the service'}</code>
                 </td>
               </tr>

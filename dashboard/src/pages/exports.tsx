@@ -75,11 +75,11 @@ export function Exports() {
           <tbody>
             {jobs.map((job) => (
               <tr key={job.id}>
-                <td>{when(job.created_at)}</td>
-                <td>{job.format}</td>
-                <td role="status">{job.status === 'failed' ? `failed: ${job.error ?? 'unknown error'}` : job.status === 'pending' ? 'running…' : `done ${job.completed_at ? when(job.completed_at) : ''}`}</td>
-                <td>{job.row_count.toLocaleString()}</td>
-                <td>
+                <td data-label="Started">{when(job.created_at)}</td>
+                <td data-label="Format">{job.format}</td>
+                <td data-label="Status" role="status">{job.status === 'failed' ? `failed: ${job.error ?? 'unknown error'}` : job.status === 'pending' ? 'running…' : `done ${job.completed_at ? when(job.completed_at) : ''}`}</td>
+                <td data-label="Memories">{job.row_count.toLocaleString()}</td>
+                <td data-label="File">
                   {job.status === 'completed' ? (
                     <a href={`/api/memories/exports/${job.id}/download`} download>
                       Download

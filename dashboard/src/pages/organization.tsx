@@ -81,9 +81,9 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
           <tbody>
             {members.map((member) => (
               <tr key={member.id}>
-                <td>{member.name}</td>
-                <td>{member.email}</td>
-                <td>
+                <td data-label="Name">{member.name}</td>
+                <td data-label="E-mail">{member.email}</td>
+                <td data-label="Role">
                   {isOwner ? (
                     <select
                       aria-label={`Role of ${member.email}`}
@@ -110,7 +110,7 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
                     member.role
                   )}
                 </td>
-                <td>{member.last_login_at ? when(member.last_login_at) : 'never'}</td>
+                <td data-label="Last sign-in">{member.last_login_at ? when(member.last_login_at) : 'never'}</td>
                 <td>
                   {isOwner && member.id !== account.user.id ? (
                     <button

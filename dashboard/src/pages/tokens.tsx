@@ -60,12 +60,12 @@ export function Tokens() {
           <tbody>
             {tokens.map((token) => (
               <tr key={token.id}>
-                <td>{token.name ?? '(no name)'}</td>
-                <td>
+                <td data-label="Name">{token.name ?? '(no name)'}</td>
+                <td data-label="Starts with">
                   <code>{token.prefix}…</code>
                 </td>
-                <td>{when(token.created_at)}</td>
-                <td>{token.last_used_at ? when(token.last_used_at) : 'never'}</td>
+                <td data-label="Created">{when(token.created_at)}</td>
+                <td data-label="Last used">{token.last_used_at ? when(token.last_used_at) : 'never'}</td>
                 <td>
                   <button
                     type="button"

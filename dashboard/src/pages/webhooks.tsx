@@ -196,12 +196,12 @@ function Deliveries({ endpointId, canManage }: { endpointId: string; canManage: 
         <tbody>
           {deliveries.map((delivery) => (
             <tr key={delivery.id}>
-              <td>{delivery.event_type}</td>
-              <td>{delivery.status}</td>
-              <td>
+              <td data-label="Event">{delivery.event_type}</td>
+              <td data-label="Status">{delivery.status}</td>
+              <td data-label="Attempts">
                 {delivery.attempts.map((a) => `#${a.attempt} ${a.status_code ?? a.error ?? '…'} (${a.duration_ms} ms)`).join(', ') || 'none yet'}
               </td>
-              <td>{when(delivery.created_at)}</td>
+              <td data-label="Created">{when(delivery.created_at)}</td>
               <td>
                 {canManage && delivery.status !== 'pending' ? (
                   <button
