@@ -19,6 +19,11 @@ export function rateLimit(kind: keyof typeof COUNTED, limit: number): Middleware
     if (limit > 0 && caller) {
       const key = `${kind}:${caller.credentialId ?? `local:${caller.userId}`}`;
       const slot = await takeSlot(ctx.state.em, key, limit, windowSeconds);
+      // What the caller has left, before it bites (the IETF draft's RateLimit-* fields): events in the window, and
+      // seconds until the next one frees.
+      ctx.set('RateLimit-Limit', String(limit));
+      ctx.set('RateLimit-Remaining', String(slot.remaining));
+      ctx.set('RateLimit-Reset', String(slot.resetSeconds));
       if (!slot.allowed) {
         throw new AppError(
           'rate_limited',

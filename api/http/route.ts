@@ -138,7 +138,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   413: 'The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise)',
   415: 'The body is not `application/json`',
-  429: 'Write rate limit hit; `Retry-After` gives the seconds to wait',
+  429: 'A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees)',
   503: 'A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait',
 };
 

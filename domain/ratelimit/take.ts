@@ -6,14 +6,32 @@ export interface SlotDecision {
   retryAfterSeconds: number;
 }
 
+// A slot taken (or refused), with what the key has left: events in its window, and seconds until the next one frees.
+export interface TakenSlot extends SlotDecision {
+  remaining: number;
+  resetSeconds: number;
+}
+
 // At most `limit` events per key in any rolling window, counted in PostgreSQL so that every API process
 // shares one window (the function lives in migrations/0001_foundation.ts).
-export async function takeSlot(em: EntityManager, key: string, limit: number, windowSeconds: number): Promise<SlotDecision> {
+export async function takeSlot(em: EntityManager, key: string, limit: number, windowSeconds: number): Promise<TakenSlot> {
   const row = (await queryOne(
     em,
-    sql<{ allowed: boolean; retry_after_ms: string }>`select allowed, retry_after_ms from rate_limit_take(${key}, ${limit}::int, make_interval(secs => ${windowSeconds}))`,
+    sql<{
+      allowed: boolean;
+      retry_after_ms: string;
+      remaining: number;
+      reset_ms: string;
+    }>`select allowed, retry_after_ms, remaining, reset_ms
+      from rate_limit_take(${key}, ${limit}::int, make_interval(secs => ${windowSeconds}))`,
   ))!;
-  return { allowed: row.allowed, retryAfterSeconds: Math.ceil(Number(row.retry_after_ms) / 1000) };
+  const seconds = (ms: string) => Math.ceil(Number(ms) / 1000);
+  return {
+    allowed: row.allowed,
+    retryAfterSeconds: seconds(row.retry_after_ms),
+    remaining: row.remaining,
+    resetSeconds: seconds(row.reset_ms),
+  };
 }
 
 // Whether `key` still has room in its window, without spending any: for limits that count only some outcomes

@@ -17,9 +17,18 @@ const createToken = (stack: Stack, token: string) => stack.api.post('/api/auth/t
 describe('write rate limit', () => {
   it('allows the limit per token, then answers 429 rate-limited with Retry-After in seconds', async () => {
     const a = await signUp(first.api);
-    for (let i = 0; i < LIMIT; i++) expect((await createToken(first, a.token)).status).toBe(201);
+    // Each answer that spent a slot says what is left (RateLimit-*), so a client can slow down before a 429.
+    const left = (res: { headers: Headers }) => ['limit', 'remaining'].map((f) => res.headers.get(`ratelimit-${f}`));
+    for (let i = 0; i < LIMIT; i++) {
+      const res = await createToken(first, a.token);
+      expect(res.status).toBe(201);
+      expect(left(res)).toEqual([String(LIMIT), String(LIMIT - 1 - i)]);
+      expect(Number(res.headers.get('ratelimit-reset'))).toSatisfy((s: number) => Number.isInteger(s) && s >= 1 && s <= 60);
+    }
     const limited = await createToken(first, a.token);
     expect(limited.status).toBe(429);
+    expect(left(limited)).toEqual([String(LIMIT), '0']);
+    expect(limited.headers.get('ratelimit-reset')).toBe(limited.headers.get('retry-after'));
     expect(limited.body.error).toBe('rate-limited');
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(Number.isInteger(retryAfter)).toBe(true);

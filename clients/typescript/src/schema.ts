@@ -2627,7 +2627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2998,7 +2998,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3104,7 +3104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3193,7 +3193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3290,7 +3290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3843,7 +3843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3941,7 +3941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4011,7 +4011,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4089,7 +4089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4156,7 +4156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4285,7 +4285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4379,7 +4379,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4458,7 +4458,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4523,7 +4523,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4589,7 +4589,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4687,7 +4687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4785,7 +4785,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4912,7 +4912,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4981,7 +4981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5055,7 +5055,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5125,7 +5125,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5252,7 +5252,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5352,7 +5352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5451,7 +5451,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5525,7 +5525,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5629,7 +5629,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5707,7 +5707,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5781,7 +5781,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5857,7 +5857,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5960,7 +5960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6058,7 +6058,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6181,7 +6181,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6255,7 +6255,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6397,7 +6397,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6540,7 +6540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6638,7 +6638,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6755,7 +6755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6873,7 +6873,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7012,7 +7012,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7086,7 +7086,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7206,7 +7206,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7278,7 +7278,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7398,7 +7398,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7496,7 +7496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7567,7 +7567,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7641,7 +7641,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7711,7 +7711,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7823,7 +7823,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7896,7 +7896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7972,7 +7972,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8049,7 +8049,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8163,7 +8163,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8232,7 +8232,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8316,7 +8316,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8396,7 +8396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8490,7 +8490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8564,7 +8564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8674,7 +8674,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8748,7 +8748,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8847,7 +8847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8924,7 +8924,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9044,7 +9044,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9116,7 +9116,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9251,7 +9251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9330,7 +9330,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9451,7 +9451,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9525,7 +9525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9614,7 +9614,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9688,7 +9688,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9765,7 +9765,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9867,7 +9867,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9934,7 +9934,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10029,7 +10029,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10103,7 +10103,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10209,7 +10209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10287,7 +10287,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10401,7 +10401,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10479,7 +10479,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10584,7 +10584,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10651,7 +10651,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10763,7 +10763,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10837,7 +10837,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10942,7 +10942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11012,7 +11012,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11090,7 +11090,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11168,7 +11168,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11254,7 +11254,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11318,7 +11318,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11389,7 +11389,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11566,7 +11566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -11669,7 +11669,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Write rate limit hit; `Retry-After` gives the seconds to wait */
+            /** @description A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees) */
             429: {
                 headers: {
                     [name: string]: unknown;
