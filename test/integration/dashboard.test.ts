@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import type { Browser } from 'playwright-core';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
 import { openSection, shot, signUp } from '../support/dashboard-pages.ts';
@@ -39,6 +41,33 @@ describe('the dashboard', () => {
     const asset = await fetch(`${stack.baseUrl}${script}`);
     expect(asset.headers.get('cache-control')).toContain('immutable');
     expect((await fetch(`${stack.baseUrl}/dashboard/assets/missing.js`)).status).toBe(404);
+  });
+
+  it("shows a new token's quick start, filled in, after sign-up and on the tokens page: its curl line saves as copied", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 860 } });
+    const page = await context.newPage();
+    const quickStart = (at: Page) => at.getByRole('region', { name: 'Quick start' }).locator('pre').allTextContents();
+    let snippets: string[] = [];
+    const { token } = await signUp(page, stack.baseUrl, async (welcome) => void (snippets = await quickStart(welcome)));
+    expect(snippets).toHaveLength(4);
+    for (const snippet of snippets) expect(snippet).toContain(token);
+    // Run as a person would paste it: the memory is saved in their org.
+    const { stdout } = await promisify(execFile)('sh', ['-c', snippets[0]!]);
+    const saved = await stack.api.get(`/api/memories/${(JSON.parse(stdout) as { id: string }).id}`, { token });
+    expect(saved.body.content).toBe('My first memory');
+    expect(snippets[1]).toContain(`MemoryClient("${stack.baseUrl}", "${token}")`);
+    expect(snippets[2]).toContain(`new MemoryClient({ baseUrl: '${stack.baseUrl}', token: '${token}' })`);
+    const mcp = JSON.parse(snippets[3]!.split('\n\n')[1]!) as { mcpServers: { memory: { url: string; headers: Record<string, string> } } };
+    expect(mcp.mcpServers.memory).toEqual({ type: 'http', url: `${stack.baseUrl}/mcp`, headers: { Authorization: `Bearer ${token}` } });
+
+    await openSection(page, 'API tokens');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const issued = (await page.getByTestId('secret').textContent())!;
+    expect(issued).not.toBe(token);
+    await page.getByRole('region', { name: 'Quick start' }).waitFor();
+    for (const snippet of await quickStart(page)) expect(snippet).toContain(issued);
+    expect(await page.locator('html').evaluate((html) => html.scrollWidth)).toBeLessThanOrEqual(390);
+    await context.close();
   });
 
   it('takes a person from sign-up to a first memory, found by search, at 1280 px and at 390 px', async () => {

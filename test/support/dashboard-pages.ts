@@ -17,8 +17,13 @@ export async function openSection(page: Page, name: string): Promise<void> {
 }
 
 let people = 0;
-// Signs a new person up through the pages; their first API token is read off the page that shows it once.
-export async function signUp(page: Page, baseUrl: string): Promise<{ email: string; token: string; org: string }> {
+// Signs a new person up through the pages; their first API token is read off the page that shows it once, where
+// `onWelcome` may look around before the person continues.
+export async function signUp(
+  page: Page,
+  baseUrl: string,
+  onWelcome?: (page: Page) => Promise<void>,
+): Promise<{ email: string; token: string; org: string }> {
   const email = `person${++people}-${Date.now()}@example.com`;
   const org = `Analytical Engines ${people}`;
   await page.goto(`${baseUrl}/dashboard`);
@@ -34,8 +39,8 @@ export async function signUp(page: Page, baseUrl: string): Promise<{ email: stri
   await page.getByRole('button', { name: 'Create account' }).click();
   const token = (await page.getByTestId('secret').textContent()) ?? '';
   await shot(page, `signed-up-${page.viewportSize()?.width}`);
+  await onWelcome?.(page);
   await page.getByRole('button', { name: 'Continue to your memories' }).click();
   await page.getByRole('heading', { name: 'Memories' }).waitFor();
   return { email, token, org };
 }
-

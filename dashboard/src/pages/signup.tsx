@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Account } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
+import { QuickStart } from '../quick-start.tsx';
 import { ErrorNote, SecretOnce, useAction } from '../ui.tsx';
 
 export function SignUp({ onSignedIn }: { onSignedIn: (account: Account) => void }) {
@@ -13,6 +14,7 @@ export function SignUp({ onSignedIn }: { onSignedIn: (account: Account) => void 
         <h1>Welcome, {created.account.user.name}</h1>
         <p>Your organization {created.account.org.name} is ready. Agents reach it with this API token:</p>
         <SecretOnce label="Your first API token" value={created.token} />
+        <QuickStart token={created.token} />
         <button
           type="button"
           onClick={() => {

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, unwrap } from '../api.ts';
 import type { components } from '../../../clients/typescript/src/index.ts';
+import { QuickStart } from '../quick-start.tsx';
 import { Empty, ErrorNote, Loading, SecretOnce, useAction, when } from '../ui.tsx';
 
 type Token = components['schemas']['ApiToken'];
@@ -40,6 +41,7 @@ export function Tokens() {
         <ErrorNote error={create.error} />
       </form>
       {issued ? <SecretOnce label={`New token “${issued.name}”`} value={issued.raw} /> : null}
+      {issued ? <QuickStart token={issued.raw} /> : null}
       <ErrorNote error={error} />
       {tokens === null && !error ? <Loading what="tokens" /> : null}
       {tokens?.length === 0 ? <Empty>No tokens. Create one for each agent, so you can revoke one without the others.</Empty> : null}
