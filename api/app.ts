@@ -37,6 +37,7 @@ import { securityHeaders } from './http/security-headers.ts';
 import { bodyParser, isWrite, validated, type AnyRoute } from './http/route.ts';
 import type { AppContext, AppState } from './http/state.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
+import { docsPagesRoutes } from './system/docs-pages.ts';
 import { llmsTxtRoutes } from './system/llms-txt.ts';
 import { docsRoutes } from './system/openapi.ts';
 import { CODEC_PATH, codecCors, codecRoutes } from './temporal/codec.ts';
@@ -61,6 +62,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
   return [
     ...systemRoutes(deps),
     ...llmsTxtRoutes(deps.config.publicBaseUrl),
+    ...docsPagesRoutes(),
     ...protectedResourceRoutes(deps.config.publicBaseUrl),
     ...oauthServerRoutes(deps),
     ...authRoutes(deps),

@@ -17,6 +17,7 @@ tokens page (${base}/dashboard). Errors are JSON \`{ "error", "message" }\` with
 - [OpenAPI document](${base}/api/openapi.json): every route with its request and response schemas
 - [API reference](${base}/api/docs): the same document as a page
 - [OAuth protected-resource metadata](${base}/.well-known/oauth-protected-resource): how an MCP client authenticates
+- [The API's decisions](${base}/docs/api-decisions.md): every choice the reference leaves open, by topic
 
 ## MCP
 
@@ -48,7 +49,7 @@ export function llmsTxtRoutes(base: string): AnyRoute[] {
     defineRoute({
       method: 'get',
       path: '/llms.txt',
-      tag: 'system',
+      tag: 'docs',
       access: 'public',
       summary: 'What an agent needs first (llmstxt.org): where the docs, the OpenAPI document and MCP are, and the everyday calls',
       responses: { 200: { description: 'Markdown', contentType: 'text/markdown' } },

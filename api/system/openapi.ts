@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { createDocument } from 'zod-openapi';
 import { defineRoute, openApiPaths, type AnyRoute } from '../http/route.ts';
+import { DOC_PAGES } from './docs-pages.ts';
 
 const require = createRequire(import.meta.url);
 const SWAGGER_DIR = join(require.resolve('swagger-ui-dist/package.json'), '..');
@@ -12,14 +13,54 @@ const ASSETS: Record<string, string> = {
   'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
 };
 
+// The reference's sections in the order a user needs them: memories and search first, operators' routes last.
+const TAGS: [string, string][] = [
+  ['memories', 'Save, read, change, delete, list and search memories: start here'],
+  ['threads', 'Conversations and documents saved in parts, read in order'],
+  ['projects', "The org's projects (namespaces)"],
+  ['entities', 'People, projects and tools that extraction found in memories'],
+  ['recall', 'What agents recalled, for the record'],
+  ['runbooks', 'Procedures that worked, found by their trigger phrases'],
+  ['consolidation', 'Duplicate and conflicting memories found and merged'],
+  ['chat', "Conversations grounded on the org's memories"],
+  ['exports', 'Everything, as a file'],
+  ['mem0 compatibility', "mem0's own clients, unchanged, at /compat/mem0"],
+  ['webhooks', 'Endpoints told of saves, updates and deletes'],
+  ['tokens', 'API tokens'],
+  ['auth', 'Accounts, sign-in and sessions'],
+  ['orgs', 'Organizations and their members'],
+  ['audit', 'Who did what'],
+  ['billing', "Plans, checkout, and the payment processor's webhook"],
+  ['mcp', 'The Model Context Protocol endpoint and its metadata'],
+  ['oauth', 'The authorization server that MCP clients sign in through'],
+  ['dashboard', 'The web app'],
+  ['docs', 'This reference, the guides it links to, and llms.txt'],
+  ['system', "For operators: health, readiness, metrics, the Temporal Web UI's codec"],
+];
+
+// Mentions of a served guide ("docs/api-decisions.md") become links to it, so they work without a checkout.
+function linkGuides(node: unknown, serverUrl: string): void {
+  if (Array.isArray(node)) for (const item of node) linkGuides(item, serverUrl);
+  else if (node !== null && typeof node === 'object') {
+    const record = node as Record<string, unknown>;
+    for (const [key, value] of Object.entries(record)) {
+      if (key === 'description' && typeof value === 'string') {
+        record[key] = value.replace(/docs\/([a-z0-9-]+\.md)/g, (mention, page: string) =>
+          (DOC_PAGES as readonly string[]).includes(page) ? `[${mention}](${serverUrl}/docs/${page})` : mention,
+        );
+      } else linkGuides(value, serverUrl);
+    }
+  }
+}
+
 export function buildOpenApi(routes: AnyRoute[], serverUrl: string) {
-  return createDocument({
+  const document = createDocument({
     openapi: '3.1.0',
     info: {
       title: 'Memory Service API',
       version: '0.1.0',
       description:
-        'Multi-tenant memory service for AI agents. Every route but the public auth routes needs `Authorization: Bearer svc_...` or the `svc_session` cookie (cookie checked first). Errors are `{ error, message?, ...extra }`; validation errors add `issues: [{ path, message }]`. Timestamps are epoch milliseconds. See docs/api-decisions.md for choices the contract leaves open.',
+        'Multi-tenant memory service for AI agents. Every route but the public auth routes needs `Authorization: Bearer svc_...` or the `svc_session` cookie (cookie checked first). Errors are `{ error, message?, ...extra }`; validation errors add `issues: [{ path, message }]`. Timestamps are epoch milliseconds. See docs/api-decisions.md for choices the contract leaves open, and /llms.txt for where an agent starts.',
     },
     servers: [{ url: serverUrl }],
     components: {
@@ -28,8 +69,11 @@ export function buildOpenApi(routes: AnyRoute[], serverUrl: string) {
         cookie: { type: 'apiKey', in: 'cookie', name: 'svc_session' },
       },
     },
+    tags: TAGS.map(([name, description]) => ({ name, description })),
     paths: openApiPaths(routes),
   });
+  linkGuides(document, serverUrl);
+  return document;
 }
 
 const DOCS_PAGE = `<!doctype html>
@@ -46,7 +90,7 @@ export function docsRoutes(getRoutes: () => AnyRoute[], serverUrl: string): AnyR
     defineRoute({
       method: 'get',
       path: '/api/openapi.json',
-      tag: 'system',
+      tag: 'docs',
       access: 'public',
       summary: 'This OpenAPI 3.1 document',
       responses: { 200: { description: 'OpenAPI document' } },
@@ -58,7 +102,7 @@ export function docsRoutes(getRoutes: () => AnyRoute[], serverUrl: string): AnyR
     defineRoute({
       method: 'get',
       path: '/api/docs',
-      tag: 'system',
+      tag: 'docs',
       access: 'public',
       summary: 'Human-readable API reference (Swagger UI over the OpenAPI document)',
       responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
@@ -70,7 +114,7 @@ export function docsRoutes(getRoutes: () => AnyRoute[], serverUrl: string): AnyR
     defineRoute({
       method: 'get',
       path: '/api/docs/:asset',
-      tag: 'system',
+      tag: 'docs',
       access: 'public',
       summary: 'Static assets of the docs page',
       params: z.object({ asset: z.enum(Object.keys(ASSETS) as [string, ...string[]]) }),

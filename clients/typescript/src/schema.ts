@@ -52,6 +52,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs/{page}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the service's guides, in Markdown: the API's decisions, roles, configuration, operations, mem0 migration */
+        get: operations["getDocsPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/oauth-protected-resource": {
         parameters: {
             query?: never;
@@ -803,7 +820,7 @@ export interface paths {
         put?: never;
         /**
          * Search by words (BM25), by meaning, or both; best first
-         * @description A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to 8, within 250 ms): a search right after a save finds it by meaning too; `pending_embeddings` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries `relevance`, one scale in every mode (docs/api-decisions.md, "Relevance").
+         * @description A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to 8, within 250 ms): a search right after a save finds it by meaning too; `pending_embeddings` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries `relevance`, one scale in every mode ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance").
          */
         post: operations["postApiMemoriesSearch"];
         delete?: never;
@@ -1811,7 +1828,7 @@ export interface components {
             superseded_by?: string;
             /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists */
             score: number;
-            /** @description search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.15 is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar. */
+            /** @description search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.15 is the recommended "nothing relevant" floor, [docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance"). Absent from similar. */
             relevance?: number;
             /** @description which lists found this memory (in hybrid, one or both) */
             found_by: ("lexical" | "semantic")[];
@@ -1851,7 +1868,7 @@ export interface components {
              * @constant
              */
             time_window?: true;
-            /** @description what its relevance was computed from (docs/api-decisions.md, "Relevance") */
+            /** @description what its relevance was computed from ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance") */
             relevance_inputs: {
                 /** @description the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it */
                 lexical: number;
@@ -2246,6 +2263,62 @@ export interface operations {
             };
             /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDocsPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                page: "api-decisions.md" | "architecture.md" | "configuration.md" | "dashboard.md" | "mem0-migration.md" | "operations.md" | "performance.md" | "roles.md";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Markdown */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or belongs to another organization */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4222,7 +4295,7 @@ export interface operations {
                         agent_id?: string;
                         /** @description only the memories of this run */
                         run_id?: string;
-                        /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                        /** @description the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
                         filters?: {
                             [key: string]: unknown;
                         };
@@ -6122,7 +6195,7 @@ export interface operations {
                         agent_id?: string;
                         /** @description only the memories of this run */
                         run_id?: string;
-                        /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                        /** @description the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
                         filters?: {
                             [key: string]: unknown;
                         };
@@ -6310,7 +6383,7 @@ export interface operations {
                     occurred_after?: number;
                     /** @description only memories whose event time (occurred_at) is at or before this */
                     occurred_before?: number;
-                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                    /** @description the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
                     filters?: {
                         [key: string]: unknown;
                     };
@@ -6450,7 +6523,7 @@ export interface operations {
                     occurred_after?: number;
                     /** @description only memories whose event time (occurred_at) is at or before this */
                     occurred_before?: number;
-                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                    /** @description the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
                     filters?: {
                         [key: string]: unknown;
                     };
@@ -6936,7 +7009,7 @@ export interface operations {
                     agent_id?: string;
                     /** @description only the memories of this run */
                     run_id?: string;
-                    /** @description the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
+                    /** @description the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it */
                     filters?: {
                         [key: string]: unknown;
                     };

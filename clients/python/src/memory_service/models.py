@@ -554,7 +554,7 @@ class Semantic(BaseModel):
 
 class RelevanceInputs(BaseModel):
     """
-    what its relevance was computed from (docs/api-decisions.md, "Relevance")
+    what its relevance was computed from ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance")
     """
 
     model_config = ConfigDict(
@@ -600,7 +600,7 @@ class HitExplain(BaseModel):
     )
     relevance_inputs: RelevanceInputs = Field(
         ...,
-        description='what its relevance was computed from (docs/api-decisions.md, "Relevance")',
+        description='what its relevance was computed from ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance")',
     )
 
 
@@ -1343,7 +1343,7 @@ class Filters(BaseModel):
     )
     filters: dict[str, Any] | None = Field(
         None,
-        description='the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it',
+        description='the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it',
     )
 
 
@@ -1809,7 +1809,7 @@ class ApiMemoriesSearchPostRequest(BaseModel):
     )
     filters: dict[str, Any] | None = Field(
         None,
-        description='the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it',
+        description='the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it',
     )
     user_id: str | None = Field(
         None,
@@ -1902,7 +1902,7 @@ class ApiMemoriesSearchBulkPostRequest(BaseModel):
     )
     filters: dict[str, Any] | None = Field(
         None,
-        description='the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it',
+        description='the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it',
     )
     user_id: str | None = Field(
         None,
@@ -2123,7 +2123,7 @@ class ApiMemoriesListPostRequest(BaseModel):
     )
     filters: dict[str, Any] | None = Field(
         None,
-        description='the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it',
+        description='the general filter grammar ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Filter expressions"): AND / OR / NOT over conditions on user_id, agent_id, run_id, id, namespace, source, source_ref, content, tags, created_at, updated_at, occurred_at, project, metadata (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators eq, ne, in, nin, gt, gte, lt, lte, contains, icontains; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most 5 levels, 64 conditions and 100 values in a list; an unknown field or operator is a 400 naming it',
     )
     limit: int | None = Field(50, ge=1, le=500)
     offset: int | None = Field(0, ge=0, le=100000)
@@ -2998,7 +2998,7 @@ class ScoredMemory(BaseModel):
     )
     relevance: float | None = Field(
         None,
-        description='search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.15 is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar.',
+        description='search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.15 is the recommended "nothing relevant" floor, [docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance"). Absent from similar.',
         ge=0.0,
         le=1.0,
     )
