@@ -7,6 +7,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 export const DOC_PAGES = [
   'api-decisions.md',
   'architecture.md',
+  'changelog.md',
   'configuration.md',
   'dashboard.md',
   'mem0-migration.md',

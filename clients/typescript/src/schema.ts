@@ -2286,7 +2286,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                page: "api-decisions.md" | "architecture.md" | "configuration.md" | "dashboard.md" | "mem0-migration.md" | "operations.md" | "performance.md" | "roles.md";
+                page: "api-decisions.md" | "architecture.md" | "changelog.md" | "configuration.md" | "dashboard.md" | "mem0-migration.md" | "operations.md" | "performance.md" | "roles.md";
             };
             cookie?: never;
         };
