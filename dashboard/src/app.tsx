@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, MemoryServiceError, unwrap, type Account } from './api.ts';
 import { Header } from './header.tsx';
+import { PaidNote } from './paid.tsx';
 import { Account as AccountPage } from './pages/account.tsx';
 import { Audit } from './pages/audit.tsx';
 import { BillingPage } from './pages/billing.tsx';
@@ -81,7 +82,10 @@ export function App() {
           navigate('/signin', true);
         }}
       />
-      <div id="content">{page}</div>
+      <div id="content">
+        <PaidNote path={path} free={account.org.plan === 'free'} />
+        {page}
+      </div>
     </>
   );
 }

@@ -1,5 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import type { Account } from './api.ts';
+import { PAID_SECTIONS } from './paid.tsx';
 import { Link } from './router.tsx';
 
 const SECTIONS: [to: string, name: string][] = [
@@ -26,6 +27,8 @@ const isCurrent = (to: string, path: string): boolean =>
 export function Header({ path, account, onSignOut }: { path: string; account: Account; onSignOut: () => void }) {
   const [open, setOpen] = useState(false);
   const menu = useRef<HTMLButtonElement>(null);
+  // A free org sees which sections need the paid plan before it clicks (paid.tsx).
+  const free = account.org.plan === 'free';
   return (
     <header
       onKeyDown={(event) => {
@@ -41,10 +44,18 @@ export function Header({ path, account, onSignOut }: { path: string; account: Ac
       {/* A section chosen closes the menu. */}
       <nav id="sections" aria-label="Sections" class={open ? 'open' : undefined} onClick={() => setOpen(false)}>
         {SECTIONS.map(([to, name]) => (
-          <Link key={to} to={to} current={isCurrent(to, path)}>
+          <Link key={to} to={to} current={isCurrent(to, path)} describedBy={free && PAID_SECTIONS[to] ? 'paid-section' : undefined}>
             {name}
+            {free && PAID_SECTIONS[to] ? (
+              <span class="paid" aria-hidden="true">
+                paid
+              </span>
+            ) : null}
           </Link>
         ))}
+        <span id="paid-section" hidden>
+          part of the paid plan
+        </span>
       </nav>
       <span class="who">
         <Link to="/account" current={path === '/account'}>

@@ -31,12 +31,25 @@ export function usePath(): { path: string; query: URLSearchParams } {
   return state;
 }
 
-export function Link({ to, children, class: className, current }: { to: string; children: ComponentChildren; class?: string; current?: boolean }) {
+export function Link({
+  to,
+  children,
+  class: className,
+  current,
+  describedBy,
+}: {
+  to: string;
+  children: ComponentChildren;
+  class?: string;
+  current?: boolean;
+  describedBy?: string | undefined;
+}) {
   return (
     <a
       href={hrefOf(to)}
       class={className}
       aria-current={current ? 'page' : undefined}
+      aria-describedby={describedBy}
       onClick={(event) => {
         if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
         event.preventDefault();

@@ -67,10 +67,15 @@ export function byokOf(source: Record<string, unknown> | undefined): ByokKeys | 
   return hasByok(keys) ? keys : undefined;
 }
 
-export const planRequired = (detail: string, upgradeUrl: string): AppError => new AppError('payment_required', 'plan_required', detail, { upgrade_url: upgradeUrl });
+export const planRequired = (detail: string, upgradeUrl: string): AppError =>
+  new AppError('payment_required', 'plan_required', detail, { upgrade_url: upgradeUrl });
 
 // LLM features need a paid plan or the caller's own key, and a provider to call.
 export function requireLlm(llm: Llm, plan: Plan, byok: ByokKeys | undefined, upgradeUrl: string): void {
-  if (plan === 'free' && !hasByok(byok)) throw planRequired('LLM features need a paid plan or your own provider key (byok_primary_key or byok_alternate_key)', upgradeUrl);
+  if (plan === 'free' && !hasByok(byok))
+    throw planRequired(
+      `Language-model features (chat, extraction, merges) are part of the paid plan, or run with your own provider key (byok_primary_key or byok_alternate_key). Upgrade at ${upgradeUrl}`,
+      upgradeUrl,
+    );
   if (!llm.configured(byok)) throw new AppError('unavailable', 'llm_not_configured', 'no LLM provider is configured on this server');
 }

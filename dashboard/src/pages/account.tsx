@@ -27,7 +27,7 @@ export function Account({ account, onAccount }: { account: AccountView; onAccoun
         <button type="submit" disabled={rename.busy}>
           Save
         </button>
-        <ErrorNote error={rename.error} />
+        <ErrorNote error={rename.error} upgradeUrl={rename.upgradeUrl} />
       </form>
       <h2>Delete the account</h2>
       <p>
@@ -62,7 +62,7 @@ export function Account({ account, onAccount }: { account: AccountView; onAccoun
         <button type="submit" class="danger" disabled={remove.busy}>
           Delete my account
         </button>
-        <ErrorNote error={remove.error} />
+        <ErrorNote error={remove.error} upgradeUrl={remove.upgradeUrl} />
       </form>
     </main>
   );

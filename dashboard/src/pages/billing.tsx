@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, unwrap } from '../api.ts';
 import { usePath } from '../router.tsx';
+import { PAID_UNLOCKS } from '../paid.tsx';
 import { ErrorNote, Loading, useAction } from '../ui.tsx';
 
 type Billing = { plan: string; memories_created: number; memory_limit: number | null; storage_bytes: number; storage_limit_bytes: number | null; billing_configured: boolean };
@@ -45,6 +46,16 @@ export function BillingPage({ isOwner }: { isOwner: boolean }) {
           </p>
           <Meter label="Memories created" used={billing.memories_created} limit={billing.memory_limit} show={(n) => n.toLocaleString()} />
           <Meter label="Storage" used={billing.storage_bytes} limit={billing.storage_limit_bytes} show={megabytes} />
+          {billing.plan === 'free' ? (
+            <section aria-label="What the paid plan unlocks">
+              <h2>What the paid plan unlocks</h2>
+              <ul>
+                {PAID_UNLOCKS.map((unlock) => (
+                  <li key={unlock}>{unlock}</li>
+                ))}
+              </ul>
+            </section>
+          ) : null}
           {!billing.billing_configured ? <p class="muted">Payments are not set up on this service.</p> : null}
           {billing.billing_configured && isOwner ? (
             <div class="actions">
@@ -60,7 +71,7 @@ export function BillingPage({ isOwner }: { isOwner: boolean }) {
             </div>
           ) : null}
           {billing.billing_configured && !isOwner ? <p class="muted">Owners change the plan.</p> : null}
-          <ErrorNote error={go.error} />
+          <ErrorNote error={go.error} upgradeUrl={go.upgradeUrl} />
         </>
       ) : null}
     </main>

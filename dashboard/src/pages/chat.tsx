@@ -37,7 +37,7 @@ export function Chat() {
         >
           New chat
         </button>
-        <ErrorNote error={start.error} />
+        <ErrorNote error={start.error} upgradeUrl={start.upgradeUrl} />
         {sessions === null && !error ? <Loading what="sessions" /> : null}
         {sessions?.length === 0 ? <Empty>No chats yet.</Empty> : null}
         <ul>

@@ -52,7 +52,7 @@ export function Consolidation() {
         <button type="submit" disabled={detect.busy}>
           {detect.busy ? 'Looking…' : 'Find proposals'}
         </button>
-        <ErrorNote error={detect.error} />
+        <ErrorNote error={detect.error} upgradeUrl={detect.upgradeUrl} />
         {report ? (
           <p role="status" class="muted">
             {report}
@@ -161,7 +161,7 @@ function ProposalItem({ initial }: { initial: Proposal }) {
           </button>
         ) : null}
       </div>
-      <ErrorNote error={action.error} />
+      <ErrorNote error={action.error} upgradeUrl={action.upgradeUrl} />
     </li>
   );
 }

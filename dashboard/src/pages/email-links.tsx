@@ -68,7 +68,7 @@ export function ResetPassword() {
             E-mail <input name="email" type="email" autocomplete="username" required />
           </label>
         )}
-        <ErrorNote error={action.error} />
+        <ErrorNote error={action.error} upgradeUrl={action.upgradeUrl} />
         <button type="submit" disabled={action.busy}>
           {token ? 'Change the password' : 'Send the link'}
         </button>

@@ -118,7 +118,7 @@ function EntityItem({ initial, onDeleted }: { initial: Entity; onDeleted: () => 
           Delete
         </button>
       </div>
-      <ErrorNote error={action.error} />
+      <ErrorNote error={action.error} upgradeUrl={action.upgradeUrl} />
     </li>
   );
 }

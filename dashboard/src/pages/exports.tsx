@@ -55,7 +55,7 @@ export function Exports() {
         <button type="submit" disabled={create.busy}>
           Start export
         </button>
-        <ErrorNote error={create.error} />
+        <ErrorNote error={create.error} upgradeUrl={create.upgradeUrl} />
       </form>
       <ErrorNote error={error} />
       {jobs === null && !error ? <Loading what="exports" /> : null}

@@ -57,7 +57,7 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
         ) : (
           <p class="muted">Only owners rename the organization or manage its members.</p>
         )}
-        <ErrorNote error={rename.error} />
+        <ErrorNote error={rename.error} upgradeUrl={rename.upgradeUrl} />
       </form>
 
       <h2>Members</h2>
@@ -164,7 +164,7 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
           <button type="submit" disabled={add.busy}>
             Add member
           </button>
-          <ErrorNote error={add.error} />
+          <ErrorNote error={add.error} upgradeUrl={add.upgradeUrl} />
         </form>
       ) : null}
 

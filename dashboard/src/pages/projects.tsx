@@ -111,7 +111,7 @@ function ProjectItem({ project, canManage, onChanged }: { project: Project; canM
           </button>
         </div>
       ) : null}
-      <ErrorNote error={action.error} />
+      <ErrorNote error={action.error} upgradeUrl={action.upgradeUrl} />
     </li>
   );
 }

@@ -58,7 +58,7 @@ export function Runbooks() {
         <button type="submit" disabled={create.busy}>
           Add runbook
         </button>
-        <ErrorNote error={create.error} />
+        <ErrorNote error={create.error} upgradeUrl={create.upgradeUrl} />
       </form>
       <FindForm
         label="Find runbooks"
@@ -138,7 +138,7 @@ function RunbookItem({ initial, onDeleted }: { initial: Runbook; onDeleted: () =
           Delete
         </button>
       </div>
-      <ErrorNote error={action.error} />
+      <ErrorNote error={action.error} upgradeUrl={action.upgradeUrl} />
     </li>
   );
 }

@@ -38,7 +38,7 @@ export function Tokens() {
         <button type="submit" disabled={create.busy}>
           Create token
         </button>
-        <ErrorNote error={create.error} />
+        <ErrorNote error={create.error} upgradeUrl={create.upgradeUrl} />
       </form>
       {issued ? <SecretOnce label={`New token “${issued.name}”`} value={issued.raw} /> : null}
       {issued ? <QuickStart token={issued.raw} /> : null}

@@ -49,7 +49,7 @@ export function Webhooks({ canManage }: { canManage: boolean }) {
           <button type="submit" disabled={create.busy}>
             Add endpoint
           </button>
-          <ErrorNote error={create.error} />
+          <ErrorNote error={create.error} upgradeUrl={create.upgradeUrl} />
         </form>
       ) : (
         <p class="muted">Your role lets you see endpoints and deliveries; admins and owners change them.</p>
@@ -154,7 +154,7 @@ function EndpointItem({ endpoint, canManage, onChanged }: { endpoint: Endpoint; 
           </>
         ) : null}
       </div>
-      <ErrorNote error={action.error} />
+      <ErrorNote error={action.error} upgradeUrl={action.upgradeUrl} />
       {open ? <Deliveries endpointId={endpoint.id} canManage={canManage} /> : null}
     </li>
   );
@@ -180,7 +180,7 @@ function Deliveries({ endpointId, canManage }: { endpointId: string; canManage: 
   if (deliveries.length === 0) return <Empty>No deliveries yet: they appear when memories are saved, updated or deleted.</Empty>;
   return (
     <section aria-label="Deliveries">
-      <ErrorNote error={retry.error} />
+      <ErrorNote error={retry.error} upgradeUrl={retry.upgradeUrl} />
       <table>
         <thead>
           <tr>
