@@ -354,7 +354,8 @@ ensure_python_client() {
   PYTHON_CLIENT_WHEELS="$CACHE_DIR/python-client-wheels-$runtime_key"
   if [ ! -f "$PYTHON_CLIENT_WHEELS/.complete" ]; then
     log "downloading the Python client's dependencies (${PYTHON_CLIENT_RUNTIME[*]}) from PyPI into $PYTHON_CLIENT_WHEELS"
-    "$PYTHON_CLIENT_TOOLS/bin/pip" download --quiet --disable-pip-version-check --dest "$PYTHON_CLIENT_WHEELS" "${PYTHON_CLIENT_RUNTIME[@]}" >&2
+    "$PYTHON_CLIENT_TOOLS/bin/pip" download --quiet --disable-pip-version-check \
+      --dest "$PYTHON_CLIENT_WHEELS" "${PYTHON_CLIENT_RUNTIME[@]}" >&2
     touch "$PYTHON_CLIENT_WHEELS/.complete"
   fi
   PYTHON_CLIENT_PYTHON="$PYTHON"

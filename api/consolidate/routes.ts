@@ -139,7 +139,10 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
           return;
         }
         if (body.action === 'detect') {
-          if (caller.plan === 'free') throw planRequired(`Finding duplicates and contradictions (consolidation detect) is part of the paid plan. Upgrade at ${upgradeUrl}`, upgradeUrl);
+          if (caller.plan === 'free') {
+            const detail = 'Finding duplicates and contradictions (consolidation detect) is part of the paid plan.';
+            throw planRequired(`${detail} Upgrade at ${upgradeUrl}`, upgradeUrl);
+          }
           // Workflow ids are stored in the clear (no payload codec reaches them), so a project is named by a hash.
           const scope = body.namespace === undefined ? '*' : `p${createHash('sha256').update(body.namespace).digest('hex').slice(0, 16)}`;
           const request = {

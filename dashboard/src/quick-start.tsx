@@ -5,15 +5,25 @@ export function QuickStart({ token }: { token: string }) {
   const snippets: [string, string][] = [
     [
       'curl',
-      `curl -s -XPOST ${base}/api/memories -H 'authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"content":"My first memory"}'`,
+      `curl -s -XPOST ${base}/api/memories -H 'authorization: Bearer ${token}' ` +
+        `-H 'content-type: application/json' -d '{"content":"My first memory"}'`,
     ],
     [
       'Python (clients/python)',
-      `from memory_service import MemoryClient\nclient = MemoryClient("${base}", "${token}")\nclient.add_memory("My first memory")\nprint(client.search("first memory", mode="hybrid").hits)`,
+      [
+        'from memory_service import MemoryClient',
+        `client = MemoryClient("${base}", "${token}")`,
+        'client.add_memory("My first memory")',
+        'print(client.search("first memory", mode="hybrid").hits)',
+      ].join('\n'),
     ],
     [
       'TypeScript (@memory-service/client)',
-      `import { MemoryClient } from '@memory-service/client';\nconst client = new MemoryClient({ baseUrl: '${base}', token: '${token}' });\nawait client.addMemory({ content: 'My first memory' });`,
+      [
+        "import { MemoryClient } from '@memory-service/client';",
+        `const client = new MemoryClient({ baseUrl: '${base}', token: '${token}' });`,
+        "await client.addMemory({ content: 'My first memory' });",
+      ].join('\n'),
     ],
     [
       'MCP (Claude Code; the JSON is for Cursor and Claude Desktop)',

@@ -74,7 +74,8 @@ export const planRequired = (detail: string, upgradeUrl: string): AppError =>
 export function requireLlm(llm: Llm, plan: Plan, byok: ByokKeys | undefined, upgradeUrl: string): void {
   if (plan === 'free' && !hasByok(byok))
     throw planRequired(
-      `Language-model features (chat, extraction, merges) are part of the paid plan, or run with your own provider key (byok_primary_key or byok_alternate_key). Upgrade at ${upgradeUrl}`,
+      'Language-model features (chat, extraction, merges) are part of the paid plan, or run with your own provider key ' +
+        `(byok_primary_key or byok_alternate_key). Upgrade at ${upgradeUrl}`,
       upgradeUrl,
     );
   if (!llm.configured(byok)) throw new AppError('unavailable', 'llm_not_configured', 'no LLM provider is configured on this server');

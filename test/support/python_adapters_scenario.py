@@ -123,7 +123,8 @@ def anthropic_part() -> dict:
     out["escape"] = call("view", path="/memories/../etc/passwd")
     out["missing"] = call("str_replace", path="/memories/nothing.md", old_str="a", new_str="b")
     out["searchable"] = [hit.metadata.get("memory_file") for hit in client.search("vegan", namespace=f"claude-{run}").hits]
-    out["async_view"] = asyncio.run(AsyncMemoryServiceMemoryTool(namespace=f"claude-{run}", user_id="alex").call({"command": "view", "path": "/memories/people/diet.md"}))
+    async_tool = AsyncMemoryServiceMemoryTool(namespace=f"claude-{run}", user_id="alex")
+    out["async_view"] = asyncio.run(async_tool.call({"command": "view", "path": "/memories/people/diet.md"}))
     out["other_user"] = MemoryServiceMemoryTool(namespace=f"claude-{run}", user_id="bob").call({"command": "view", "path": "/memories"})
     out["runner"] = tool_runner_part()
     out["delete"] = call("delete", path="/memories/people")

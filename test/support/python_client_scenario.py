@@ -35,7 +35,8 @@ def failure(call) -> dict:
     try:
         call()
     except memory_service.MemoryServiceError as err:
-        return {"type": type(err).__name__, "status": err.status, "error": err.error, "message": err.message, "retry_after": err.retry_after}
+        fields = {"status": err.status, "error": err.error, "message": err.message, "retry_after": err.retry_after}
+        return {"type": type(err).__name__, **fields}
     return {"type": None}
 
 
@@ -93,7 +94,8 @@ async def async_part() -> dict:
 def webhook_part(client: MemoryClient) -> dict:
     server = HTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    endpoint = client.request("POST", "/api/webhooks", json={"url": f"http://127.0.0.1:{server.server_port}/hook", "events": ["memory.saved"]})
+    hook = {"url": f"http://127.0.0.1:{server.server_port}/hook", "events": ["memory.saved"]}
+    endpoint = client.request("POST", "/api/webhooks", json=hook)
     saved = client.add_memory(f"{marker} announced by a webhook", namespace=marker)
     for _ in range(300):
         if deliveries:

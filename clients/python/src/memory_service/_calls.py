@@ -147,9 +147,8 @@ def events_page(filters: Mapping[str, Any], offset: int, page_size: int) -> Call
     return Call("GET", "/api/events", models.ApiEventsGetResponse, params=_body({**filters, "offset": offset, "limit": page_size}))
 
 
-def next_offset(page: models.ApiMemoriesListPostResponse | models.ApiEventsGetResponse) -> int | None:
-    """Where the page after `page` starts, or None when `page` was the last."""
-    count = len(page.memories if isinstance(page, models.ApiMemoriesListPostResponse) else page.events)
+def next_offset(page: models.ApiMemoriesListPostResponse | models.ApiEventsGetResponse, count: int) -> int | None:
+    """Where the page after `page` (which held `count` items) starts, or None when it was the last."""
     return None if count == 0 or count < page.limit else page.offset + count
 
 

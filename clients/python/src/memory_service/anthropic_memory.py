@@ -80,7 +80,8 @@ class _Files:
         new_text = text.replace(command.old_str, command.new_str)
         yield self._rewrite(file, new_text)
         lines = new_text.split("\n")
-        snippet = "\n".join(f"{str(n + 1).rjust(NUMBER_WIDTH)}\t{lines[n]}" for n in range(max(0, changed - 2), min(len(lines), changed + 3)))
+        around = range(max(0, changed - 2), min(len(lines), changed + 3))
+        snippet = "\n".join(f"{str(n + 1).rjust(NUMBER_WIDTH)}\t{lines[n]}" for n in around)
         return f"The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{snippet}"
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> Steps[str]:
@@ -133,7 +134,9 @@ class _Files:
         file = yield from self._file(path)
         if file is None:
             is_directory = bool((yield from self._under(path)))
-            raise ToolError(f"The path {path} is not a file." if is_directory else f"The path {path} does not exist. Please provide a valid path.")
+            if is_directory:
+                raise ToolError(f"The path {path} is not a file.")
+            raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
         return file
 
     def _under(self, directory: str) -> Steps[list[models.Memory]]:
@@ -145,11 +148,11 @@ class _Files:
         while offset is not None:
             page = yield _calls.list_page(filters, offset, PAGE)
             files += [memory for memory in page.memories if str(memory.metadata.get(PATH_KEY, "")).startswith(prefix)]
-            offset = _calls.next_offset(page)
+            offset = _calls.next_offset(page, len(page.memories))
         return sorted(files, key=lambda memory: memory.metadata[PATH_KEY])
 
     def _save(self, path: str, text: str) -> _calls.Call[models.Memory]:
-        metadata = {PATH_KEY: path, EMPTY_KEY: True if not text else None}
+        metadata = {PATH_KEY: path, **({EMPTY_KEY: True} if not text else {})}
         return _calls.add_memory(text or path, None, {**self.scope, "metadata": metadata, "source": "anthropic-memory-tool"})
 
     def _rewrite(self, file: models.Memory, text: str) -> _calls.Call[models.Memory]:

@@ -125,7 +125,7 @@ class MemoryClient:
         while offset is not None:
             page = self._run(_calls.list_page(filters, offset, page_size))
             yield from page.memories
-            offset = _calls.next_offset(page)
+            offset = _calls.next_offset(page, len(page.memories))
 
     def list_events(self, *, page_size: int = 100, **filters: Any) -> Iterator[models.AuditEvent]:
         """The org's audit events, newest first, the filters of GET /api/events (action, actor, target, since, until)."""
@@ -133,7 +133,7 @@ class MemoryClient:
         while offset is not None:
             page = self._run(_calls.events_page(filters, offset, page_size))
             yield from page.events
-            offset = _calls.next_offset(page)
+            offset = _calls.next_offset(page, len(page.events))
 
     def save_conversation(
         self, messages: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None, **fields: Any
@@ -227,7 +227,7 @@ class AsyncMemoryClient:
             page = await self._run(_calls.list_page(filters, offset, page_size))
             for memory in page.memories:
                 yield memory
-            offset = _calls.next_offset(page)
+            offset = _calls.next_offset(page, len(page.memories))
 
     async def list_events(self, *, page_size: int = 100, **filters: Any) -> AsyncIterator[models.AuditEvent]:
         offset: int | None = 0
@@ -235,7 +235,7 @@ class AsyncMemoryClient:
             page = await self._run(_calls.events_page(filters, offset, page_size))
             for event in page.events:
                 yield event
-            offset = _calls.next_offset(page)
+            offset = _calls.next_offset(page, len(page.events))
 
     async def save_conversation(
         self, messages: Sequence[Mapping[str, Any]], *, idempotency_key: str | None = None, **fields: Any

@@ -100,7 +100,7 @@ class MemoryServiceStore(BaseStore):
 
     def _find(self, namespace: tuple[str, ...], key: str) -> Steps[models.Memory | None]:
         """The item's memory: the newest, should two puts of one key have raced."""
-        call = _calls.list_page({"namespace": self._project(namespace), "metadata_filter": {KEY: {"key": key}}}, 0, 5)
+        call = _calls.list_page({"namespace": self._project(namespace), "metadata_filter": {KEY: {"key": key}}}, 0, 1)
         try:
             page = yield call
         except NotFoundError:
@@ -143,7 +143,9 @@ class MemoryServiceStore(BaseStore):
             scope["metadata_filter"] = {KEY: {"value": equal}}
         wanted = op.offset + op.limit
         if op.query:
-            answer = yield _calls.search(op.query, {**scope, "mode": "hybrid", "k": min(QUERY_DEPTH, wanted if not compared else QUERY_DEPTH)})
+            # Filters applied here read the deepest list the service gives; without them, just what is asked for.
+            k = QUERY_DEPTH if compared else min(QUERY_DEPTH, wanted)
+            answer = yield _calls.search(op.query, {**scope, "mode": "hybrid", "k": k})
             found = [(hit, hit.relevance) for hit in answer.hits if _passes(hit, compared)]
             return [SearchItem(**_fields(hit), score=score) for hit, score in found[op.offset : wanted]]
         kept: list[models.Memory] = []
@@ -151,7 +153,7 @@ class MemoryServiceStore(BaseStore):
         while offset is not None and len(kept) < wanted:
             page = yield _calls.list_page(scope, offset, PAGE if compared else min(PAGE, wanted))
             kept += [memory for memory in page.memories if _passes(memory, compared)]
-            offset = _calls.next_offset(page)
+            offset = _calls.next_offset(page, len(page.memories))
         return [SearchItem(**_fields(memory)) for memory in kept[op.offset : wanted]]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> Steps[list[tuple[str, ...]]]:
