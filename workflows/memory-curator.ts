@@ -5,7 +5,6 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
-  deprecatePatch,
   log,
   proxyActivities,
   setHandler,
@@ -112,9 +111,6 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   let enrichingNow: EnrichmentArgs | null = null;
   const bursts = new BurstDetector(tuning);
   const bursting = () => bursts.bursting(Date.now());
-  // Runs started before each of these changes replayed without it; none is open any more (the replay test's
-  // histories all carry them). Each call stays where its patch was, and goes once no run can need its marker.
-  for (const id of STARTING_PATCHES) deprecatePatch(id);
 
   setHandler(curateSignal, (request) => {
     bursts.arrived(Date.now(), request.ids.length);
@@ -237,7 +233,6 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   // idempotent (a current vector is kept, an enrichment is written only while the content is unchanged, a fold takes
   // what is staged), and a carried enrichment keeps its escrowed keys until the next run releases them.
   draining = true;
-  deprecatePatch('handover-waits-for-fold');
   await condition(() => embeddingNow.size === 0 && !paging && !foldingNow, tuning.handoverGraceMs);
   await condition(allHandlersFinished);
   if (!busy() && !handOver()) return totals;
@@ -251,9 +246,6 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
     tuning: CURATOR_TUNING,
   });
 }
-
-// The changes of the curator's code, by their patch ids, that a run's first task marked (in this order).
-const STARTING_PATCHES = ['burst-onset', 'fold-postings', 'newest-first', 'embedding-lanes', 'bounded-history'];
 
 const failureMessage = (err: unknown): string => (err instanceof ActivityFailure && err.cause ? err.cause.message : String(err));
 
