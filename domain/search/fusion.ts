@@ -1,15 +1,12 @@
 // Hybrid search fuses the lexical and the semantic list by relative score fusion: each list's scores are
 // scaled to [0, 1] between its worst and best hit (so BM25's unbounded scores and bge's compressed cosines
 // become comparable), and a memory's fused score is the weighted sum over the lists, a list that did not find
-// it adding 0. Chosen by measurement (bench/quality/fusion-study.ts, docs/performance.md): against reciprocal
-// rank fusion (k = 60, 100 deep) it keeps most of what semantic search alone finds for questions in other words
-// (paraphrase recall@10 0.532 against 0.352; semantic alone 0.550) and ranks Cranfield and CISI better (nDCG@10
-// 0.426 and 0.468 against 0.419 and 0.458), because a poor list's long tail no longer earns rank credit.
+// it adding 0. Chosen over reciprocal rank fusion because a poor list's long tail earns no rank credit, so what
+// semantic search finds for questions in other words stays on top (docs/performance.md, "Fusion, quality and
+// relevance"; bench/quality/fusion-study.ts).
 
-// The semantic list's weight; the lexical list gets 1 - SEMANTIC_WEIGHT. With the int8 model 0.6 measured best
-// overall, offline and through the API (Cranfield 0.429, CISI 0.476, paraphrase recall 0.541): 0.5 ranks the
-// collections alike but loses paraphrases to lexical noise (0.517 through the API); 0.65 and more find a few
-// more paraphrases but fall below the prototype's 0.425 on Cranfield (0.423 through the API at 0.65).
+// The semantic list's weight; the lexical list gets 1 - SEMANTIC_WEIGHT. It finds most paraphrases and keeps
+// Cranfield and CISI above issue 10's bar: less loses paraphrases to lexical noise, more falls below the bar.
 export const SEMANTIC_WEIGHT = 0.6;
 
 export type Retriever = 'lexical' | 'semantic';

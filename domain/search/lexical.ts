@@ -28,8 +28,8 @@ export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 // Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, scored in this process
 // (scoring.ts): one statement reads the terms' blocks (fold.ts), their rows not folded yet, the org's tombstones
 // and its counters, all in one snapshot; df counts the live postings, N and the average length come from the
-// counters. A posting costs a few nanoseconds here against about half a microsecond as a PostgreSQL row
-// (docs/performance.md). An unfiltered search scores only what it takes to know its best n (MaxScore); a filtered
+// counters. Scoring a posting here is far cheaper than reading it as a PostgreSQL row (docs/performance.md,
+// "Lexical search"). An unfiltered search scores only what it takes to know its best n (MaxScore); a filtered
 // one checks the best candidates against the filter, in score order, so the result is the same as filtering
 // first. A filter's namespace is read whole from the index (its document numbers) when that is the cheaper way
 // (wholeNamespace), and then only its documents are scored; otherwise, for a namespace alone, MaxScore keeps
