@@ -31,6 +31,7 @@ import { Migration0029SealedWebhookSecrets } from './0029_sealed_webhook_secrets
 import { Migration0030StoredBytes } from './0030_stored_bytes.ts';
 import { Migration0031OauthServer } from './0031_oauth_server.ts';
 import { Migration0032RateLimitHeaders } from './0032_rate_limit_headers.ts';
+import { Migration0033SupersededAt } from './0033_superseded_at.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -66,4 +67,5 @@ export const migrations: MigrationObject[] = [
   { name: '0030_stored_bytes', class: Migration0030StoredBytes },
   { name: '0031_oauth_server', class: Migration0031OauthServer },
   { name: '0032_rate_limit_headers', class: Migration0032RateLimitHeaders },
+  { name: '0033_superseded_at', class: Migration0033SupersededAt },
 ];

@@ -31,6 +31,7 @@ const BRIEF: Record<string, string> = {
   filters: 'AND / OR / NOT of field and metadata conditions: {"OR": [{"tags": {"in": ["a"]}}, {"metadata": {"stars": {"gte": 4}}}]}',
   min_relevance: 'drop hits less relevant than this',
   reference_time: '"now" for time words in the query, epoch ms',
+  as_of: 'search what was held then (superseded since included), epoch ms',
   resolve_time: 'rank first what happened when time words ("last week") say',
   explain: 'add why each hit ranked where it did',
   infer: 'also distil lasting facts into memories (paid plan or own key)',

@@ -12,7 +12,8 @@ export const agentSearchBody = searchBody.extend({
 });
 
 // A search hit as an agent needs it: the memory's words, how relevant it is, where it belongs and when it happened;
-// get_memory has the rest (metadata, edit history, who saved it). Fields not set are left out.
+// get_memory has the rest (metadata, edit history, who saved it). Fields not set are left out; superseded_by is set
+// only on a search as of an earlier time, for a memory replaced since.
 const agentHit = z.object({
   id: z.uuid(),
   content: z.string(),
@@ -24,11 +25,13 @@ const agentHit = z.object({
   agent_id: z.string().optional(),
   run_id: z.string().optional(),
   matched_passage: z.string().optional(),
+  superseded_by: z.uuid().optional(),
   explain: z.record(z.string(), z.unknown()).optional(),
 });
 export const agentSearchAnswer = z.object({
   hits: z.array(agentHit),
   pending_embeddings: z.number().int().optional(),
+  as_of: z.string().optional(),
   explain: z.record(z.string(), z.unknown()).optional(),
 });
 type RouteHit = z.infer<typeof scoredMemorySchema>;
@@ -43,13 +46,15 @@ const agentHitOf = (h: RouteHit): z.infer<typeof agentHit> => ({
   ...(h.agent_id ? { agent_id: h.agent_id } : {}),
   ...(h.run_id ? { run_id: h.run_id } : {}),
   ...(h.matched_passage ? { matched_passage: h.matched_passage.text } : {}),
+  ...(h.superseded_by ? { superseded_by: h.superseded_by } : {}),
   ...(h.explain ? { explain: h.explain } : {}),
 });
 export const agentAnswer = (body: unknown) => {
-  const answer = body as { hits: RouteHit[]; pending_embeddings?: number; explain?: Record<string, unknown> };
+  const answer = body as { hits: RouteHit[]; pending_embeddings?: number; as_of?: number; explain?: Record<string, unknown> };
   return {
     hits: answer.hits.map(agentHitOf),
     ...(answer.pending_embeddings ? { pending_embeddings: answer.pending_embeddings } : {}),
+    ...(answer.as_of !== undefined ? { as_of: new Date(answer.as_of).toISOString() } : {}),
     ...(answer.explain ? { explain: answer.explain } : {}),
   };
 };

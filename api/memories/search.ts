@@ -5,6 +5,7 @@ import { FRESH_EMBED_MAX, FRESH_SCAN, FRESH_WAIT_MS, freshVectors } from '../../
 import { SEARCH_MODES, type SearchMode } from '../../domain/search/modes.ts';
 import type { QueryVectors } from '../../domain/search/query-vectors.ts';
 import { needsVector, searchMemories, type SearchAnswer } from '../../domain/search/search.ts';
+import { searchAsOf } from '../../domain/search/as-of.ts';
 import { similarMemories } from '../../domain/search/similar.ts';
 import type { MemoryFilters } from '../../domain/store/filters.ts';
 import { searches } from '../../infra/metrics.ts';
@@ -42,18 +43,21 @@ const pendingEmbeddings = z
 const searchAnswer = z.object({
   hits: z.array(scoredMemorySchema),
   pending_embeddings: pendingEmbeddings,
+  as_of: z.number().int().optional().meta({ description: 'the as_of the search was made at, when it was set (epoch ms)' }),
   explain: answerExplainSchema.optional(),
 });
 
-// The window of event time a query's words name, unless the request turned that off.
-const windowOf = (query: string, body: { reference_time?: number | undefined; resolve_time: boolean }): TimeWindow | null =>
-  body.resolve_time ? timeWindowOf(query, body.reference_time ?? Date.now()) : null;
+// The window of event time a query's words name, unless the request turned that off; read against the search's time.
+type TimeFields = { reference_time?: number | undefined; as_of?: number | undefined; resolve_time: boolean };
+const windowOf = (query: string, body: TimeFields): TimeWindow | null =>
+  body.resolve_time ? timeWindowOf(query, body.reference_time ?? body.as_of ?? Date.now()) : null;
 
 // The JSON of one answer.
-function answerJson(answer: SearchAnswer, mode: SearchMode, filters: MemoryFilters, explain: boolean) {
+function answerJson(answer: SearchAnswer, mode: SearchMode, filters: MemoryFilters, explain: boolean, asOf: number | undefined) {
   return {
     hits: answer.hits.map((hit) => hitJson(hit, { explain })),
     ...(answer.pendingEmbeddings !== null ? { pending_embeddings: answer.pendingEmbeddings } : {}),
+    ...(asOf !== undefined ? { as_of: asOf } : {}),
     ...(explain
       ? { explain: { mode, terms: answer.terms, filters: filterInputOf(filters), ...(answer.window ? { time: answer.window } : {}) } }
       : {}),
@@ -96,9 +100,11 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
         // The query is embedded in the search's slot: a search refused its turn costs no model pass.
         const answer = await slots.run(orgId, () => {
           const vector = needsVector(body.mode) ? queries.of(orgId, [body.query]).then(([v]) => v!) : undefined;
+          const { as_of: asOf } = body;
+          if (asOf !== undefined) return searchAsOf(ctx.state.em, orgId, { ...request, asOf }, vector, fresh(orgId));
           return searchMemories(ctx.state.em, orgId, request, vector, fresh(orgId));
         });
-        ctx.body = answerJson(answer, body.mode, filters, body.explain);
+        ctx.body = answerJson(answer, body.mode, filters, body.explain, body.as_of);
       },
     }),
     defineRoute({
@@ -130,11 +136,14 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
           filters,
           minRelevance: body.min_relevance,
           windows: body.queries.map((query) => windowOf(query, body)),
+          asOf: body.as_of,
           vectors,
           fresh: fresh(orgId),
           slots,
         });
-        ctx.body = { results: body.queries.map((query, i) => ({ query, ...answerJson(answers[i]!, body.mode, filters, body.explain) })) };
+        ctx.body = {
+          results: body.queries.map((query, i) => ({ query, ...answerJson(answers[i]!, body.mode, filters, body.explain, body.as_of) })),
+        };
       },
     }),
     defineRoute({

@@ -5,6 +5,7 @@ import type { MemoryFilters } from '../store/filters.ts';
 import type { SearchMode } from './modes.ts';
 import type { FreshVectors } from './fresh.ts';
 import type { TimeWindow } from './time-words.ts';
+import { searchAsOf } from './as-of.ts';
 import { searchMemories, type SearchAnswer } from './search.ts';
 import { type QueryVector } from './semantic.ts';
 
@@ -27,6 +28,8 @@ export async function searchBulk(
     minRelevance?: number | undefined;
     // Each query's window of event time (time-words.ts), in query order.
     windows?: (TimeWindow | null)[] | undefined;
+    // A search as of that time (as-of.ts), for every query.
+    asOf?: number | undefined;
     vectors?: Promise<QueryVector[]> | undefined;
     fresh?: FreshVectors | undefined;
     slots: FairSlots;
@@ -49,7 +52,12 @@ export async function searchBulk(
         minRelevance: options.minRelevance,
         window: options.windows?.[i],
       };
-      results[i] = await slots.run(orgId, () => searchMemories(fork(), orgId, request, vector, options.fresh));
+      const { asOf } = options;
+      results[i] = await slots.run(orgId, () =>
+        asOf !== undefined
+          ? searchAsOf(fork(), orgId, { ...request, asOf }, vector, options.fresh)
+          : searchMemories(fork(), orgId, request, vector, options.fresh),
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLELISM, queries.length) }, worker));

@@ -159,7 +159,7 @@ interface IndexRow {
 // documents of the user, agent or run the filter names (compiled.documents) when they are few enough
 // (scopeDocuments), else the namespace's when reading them is the cheaper way (wholeNamespace), with its
 // statistics when asked. Hybrid's namespace statistics need the namespace's documents, so they keep that read.
-async function readIndex(
+export async function readIndex(
   em: EntityManager,
   orgId: string,
   terms: string[],

@@ -111,10 +111,33 @@ export async function searchMemories(
     return { ...list, ranked: context.ranked, gains: context.gains };
   };
   const [words, meaning] = await Promise.all([mode === 'semantic' ? null : lexical(), mode === 'lexical' ? null : semantic()]);
+  return answerFromLists(em, orgId, request, { words, meaning, depth, terms, window }, vector);
+}
+
+// What a search read: its lists (null for a mode that reads none), how deep, the lexical list's terms, the window.
+export interface ReadLists {
+  words: (LexicalList & { gains: Map<string, number> }) | null;
+  meaning: { ranked: Ranked[]; pending: number | null } | null;
+  depth: number;
+  terms: string[];
+  window: TimeWindow | null;
+}
+
+// The answer from the lists a search read (searchMemories, and as of a time: as-of.ts): one list with its own scores
+// or both fused, the memories in the window first, cut to k, each hit with its relevance and its row, a long memory
+// found by meaning with the passage it was found by.
+export async function answerFromLists(
+  em: EntityManager,
+  orgId: string,
+  request: SearchRequest,
+  { words, meaning, depth, terms, window }: ReadLists,
+  vector?: Promise<QueryVector>,
+): Promise<SearchAnswer> {
+  const { k, mode } = request;
   const lists = { lexical: words?.ranked ?? [], semantic: meaning?.ranked ?? [] };
   const only = (retriever: Retriever, list: Ranked[]) => list.map((r) => ({ ...r, foundBy: [retriever] }));
   // One list keeps its own scores; hybrid's are fused.
-  const listed = hybrid ? fuse(lists, depth) : words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked);
+  const listed = mode === 'hybrid' ? fuse(lists, depth) : words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked);
   const { ranked, inWindow } = window
     ? await windowFirst(em, orgId, listed, window, k)
     : { ranked: listed.slice(0, k), inWindow: new Set<string>() };
@@ -145,7 +168,7 @@ async function windowFirst<T extends { id: string }>(em: EntityManager, orgId: s
 }
 
 // The indexed list with memories scored on the spot merged in, best first, cut to n.
-function mergeRanked(indexed: Ranked[], recent: Ranked[], n: number): Ranked[] {
+export function mergeRanked(indexed: Ranked[], recent: Ranked[], n: number): Ranked[] {
   if (recent.length === 0) return indexed;
   const known = new Set(indexed.map((r) => r.id));
   return [...indexed, ...recent.filter((r) => !known.has(r.id))].sort(byRank).slice(0, n);
