@@ -44,7 +44,7 @@ const standup = { old: '', moved: '', before: 0, after: 0 };
 const question = 'when is the team standup meeting';
 
 beforeAll(async () => {
-  stack = await startStack({ embeddings: true, relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  stack = await startStack({ embeddings: true, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
   a = await signUp(stack.api);
   const old = { content: 'The team standup meeting is at 9am in the blue room.', namespace: 'team', tags: ['meetings'], user_id: 'kim' };
   standup.old = (await save(old)).body.id;
@@ -230,7 +230,7 @@ describe('search as of a time', () => {
       for (const res of [await search({ query: question, as_of: bad }), await bulk({ queries: [question], as_of: bad })]) {
         expect(res.status, JSON.stringify(bad)).toBe(400);
         expect(res.body.error).toBe('validation_failed');
-        expect(res.body.issues.map((i: { path: string }) => i.path)).toEqual(['body.as_of']);
+        expect([...new Set(res.body.issues.map((i: { path: string }) => i.path))]).toEqual(['body.as_of']);
       }
     }
   });
