@@ -1700,7 +1700,7 @@ export interface components {
                 run_id?: string;
                 /**
                  * Format: uuid
-                 * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
+                 * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.
                  */
                 superseded_by?: string;
                 index: number;
@@ -1743,7 +1743,7 @@ export interface components {
             run_id?: string;
             /**
              * Format: uuid
-             * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
+             * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.
              */
             superseded_by?: string;
         };
@@ -1823,7 +1823,7 @@ export interface components {
             run_id?: string;
             /**
              * Format: uuid
-             * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
+             * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.
              */
             superseded_by?: string;
             /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists */
@@ -6395,8 +6395,10 @@ export interface operations {
                     run_id?: string;
                     /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.15 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
                     min_relevance?: number;
-                    /** @description epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request */
+                    /** @description epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default as_of when set, else the time of the request */
                     reference_time?: number;
+                    /** @description epoch ms: search what the scope held at that time: the memories saved by then, whose event time (occurred_at) is by then, and not superseded by then (one merged or replaced since is found, with its superseded_by). Deleted memories are gone from every time; an edited memory is searched by its text now. Every mode and filter applies; time words are read against it unless reference_time is set. The memories alive then that the filters pass are read one by one, at most 10,000 (else 400 `as_of_too_broad`: narrow the filters). The answer echoes as_of */
+                    as_of?: number;
                     /**
                      * @description read time words in the query (English: dates, months, years, "yesterday", "last week", "4 years ago") as a window of event time (occurred_at): the memories in it rank first, the others after them; false searches them as words only
                      * @default true
@@ -6421,6 +6423,8 @@ export interface operations {
                         hits: components["schemas"]["ScoredMemory"][];
                         /** @description semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its 200 latest writes, an upper bound otherwise */
                         pending_embeddings?: number;
+                        /** @description the as_of the search was made at, when it was set (epoch ms) */
+                        as_of?: number;
                         explain?: components["schemas"]["SearchExplain"];
                     };
                 };
@@ -6535,8 +6539,10 @@ export interface operations {
                     run_id?: string;
                     /** @description leave out hits whose relevance is below this (0-1, the same scale in every mode); 0.15 is the recommended floor for "nothing relevant". Unset, every hit is kept. */
                     min_relevance?: number;
-                    /** @description epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request */
+                    /** @description epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default as_of when set, else the time of the request */
                     reference_time?: number;
+                    /** @description epoch ms: search what the scope held at that time: the memories saved by then, whose event time (occurred_at) is by then, and not superseded by then (one merged or replaced since is found, with its superseded_by). Deleted memories are gone from every time; an edited memory is searched by its text now. Every mode and filter applies; time words are read against it unless reference_time is set. The memories alive then that the filters pass are read one by one, at most 10,000 (else 400 `as_of_too_broad`: narrow the filters). The answer echoes as_of */
+                    as_of?: number;
                     /**
                      * @description read time words in the query (English: dates, months, years, "yesterday", "last week", "4 years ago") as a window of event time (occurred_at): the memories in it rank first, the others after them; false searches them as words only
                      * @default true
@@ -6562,6 +6568,8 @@ export interface operations {
                             hits: components["schemas"]["ScoredMemory"][];
                             /** @description semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its 200 latest writes, an upper bound otherwise */
                             pending_embeddings?: number;
+                            /** @description the as_of the search was made at, when it was set (epoch ms) */
+                            as_of?: number;
                             explain?: components["schemas"]["SearchExplain"];
                             query: string;
                         }[];
@@ -6793,7 +6801,7 @@ export interface operations {
                         run_id?: string;
                         /**
                          * Format: uuid
-                         * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.
+                         * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.
                          */
                         superseded_by?: string;
                         score?: number;

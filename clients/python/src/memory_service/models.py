@@ -357,7 +357,7 @@ class Result(BaseModel):
     )
     superseded_by: UUID | None = Field(
         None,
-        description='present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.',
+        description='present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.',
     )
     index: int = Field(..., ge=-9007199254740991, le=9007199254740991)
 
@@ -427,7 +427,7 @@ class Memory(BaseModel):
     )
     superseded_by: UUID | None = Field(
         None,
-        description='present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.',
+        description='present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.',
     )
 
 
@@ -1840,7 +1840,13 @@ class ApiMemoriesSearchPostRequest(BaseModel):
     )
     reference_time: int | None = Field(
         None,
-        description='epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request',
+        description='epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default as_of when set, else the time of the request',
+        ge=0,
+        le=253402300799999,
+    )
+    as_of: int | None = Field(
+        None,
+        description='epoch ms: search what the scope held at that time: the memories saved by then, whose event time (occurred_at) is by then, and not superseded by then (one merged or replaced since is found, with its superseded_by). Deleted memories are gone from every time; an edited memory is searched by its text now. Every mode and filter applies; time words are read against it unless reference_time is set. The memories alive then that the filters pass are read one by one, at most 10,000 (else 400 `as_of_too_broad`: narrow the filters). The answer echoes as_of',
         ge=0,
         le=253402300799999,
     )
@@ -1933,7 +1939,13 @@ class ApiMemoriesSearchBulkPostRequest(BaseModel):
     )
     reference_time: int | None = Field(
         None,
-        description='epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default the time of the request',
+        description='epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default as_of when set, else the time of the request',
+        ge=0,
+        le=253402300799999,
+    )
+    as_of: int | None = Field(
+        None,
+        description='epoch ms: search what the scope held at that time: the memories saved by then, whose event time (occurred_at) is by then, and not superseded by then (one merged or replaced since is found, with its superseded_by). Deleted memories are gone from every time; an edited memory is searched by its text now. Every mode and filter applies; time words are read against it unless reference_time is set. The memories alive then that the filters pass are read one by one, at most 10,000 (else 400 `as_of_too_broad`: narrow the filters). The answer echoes as_of',
         ge=0,
         le=253402300799999,
     )
@@ -2041,7 +2053,7 @@ class ApiMemoriesGetResponseItem(BaseModel):
     )
     superseded_by: UUID | None = Field(
         None,
-        description='present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.',
+        description='present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.',
     )
     score: float | None = None
     relevance: float | None = None
@@ -2990,7 +3002,7 @@ class ScoredMemory(BaseModel):
     )
     superseded_by: UUID | None = Field(
         None,
-        description='present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search and, unless include_superseded is set, of lists and exports.',
+        description='present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.',
     )
     score: float = Field(
         ...,
@@ -3076,6 +3088,12 @@ class ApiMemoriesSearchPostResponse(BaseModel):
         ge=0,
         le=9007199254740991,
     )
+    as_of: int | None = Field(
+        None,
+        description='the as_of the search was made at, when it was set (epoch ms)',
+        ge=-9007199254740991,
+        le=9007199254740991,
+    )
     explain: SearchExplain | None = None
 
 
@@ -3088,6 +3106,12 @@ class Result1(BaseModel):
         None,
         description="semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its 200 latest writes, an upper bound otherwise",
         ge=0,
+        le=9007199254740991,
+    )
+    as_of: int | None = Field(
+        None,
+        description='the as_of the search was made at, when it was set (epoch ms)',
+        ge=-9007199254740991,
         le=9007199254740991,
     )
     explain: SearchExplain | None = None
