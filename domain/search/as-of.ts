@@ -3,7 +3,7 @@ import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { RawBuilder } from 'kysely';
 import { invalid } from '../errors.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { analyze, QUESTION_STOP_WORDS, termFrequencies } from '../store/analyzer.ts';
+import { analyze, QUESTION_STOP_WORDS } from '../store/analyzer.ts';
 import { compileFilters, type CompiledFilters } from '../store/filters.ts';
 import { CONTEXT_CHUNKS } from '../store/thread-context.ts';
 import { memoriesNamed, threadOrder, threadPosition } from '../store/threads.ts';
@@ -32,7 +32,7 @@ import { semanticRanking, type QueryVector } from './semantic.ts';
 // most a few tens of milliseconds (the count, the candidates' rows and an exact scan of their vectors).
 export const AS_OF_SCAN_MAX = 10_000;
 // The text of memories no longer in the index (superseded since) that one search analyzes, in characters.
-export const AS_OF_ANALYZE_MAX_CHARS = 2_000_000;
+export const AS_OF_ANALYZE_MAX_CHARS = 1_000_000;
 // Analysis gives the event loop back this often (characters), so other requests are not held up.
 const ANALYZE_SLICE_CHARS = 100_000;
 
@@ -70,11 +70,14 @@ export async function searchAsOf(
   const filters = await compileFilters(em, orgId, { ...request.filters, includeSuperseded: true });
   if (!filters.satisfiable) return { hits: [], pendingEmbeddings: mode === 'lexical' || !fresh ? null : 0, terms, window };
   const compiled: CompiledFilters = { ...filters, where: sql`${filters.where} and ${aliveAt(asOf)}`, trivial: false, documents: null };
-  const counted = await queryOne(
-    em,
-    sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}) alive`,
-  );
-  if ((counted?.n ?? 0) > AS_OF_SCAN_MAX) throw tooBroad();
+  // A lexical search's read of the memories checks the bound itself; a semantic list needs it checked first.
+  if (mode !== 'lexical') {
+    const counted = await queryOne(
+      em,
+      sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}) alive`,
+    );
+    if ((counted?.n ?? 0) > AS_OF_SCAN_MAX) throw tooBroad();
+  }
   const depth = hybrid || window ? Math.max(k, FUSION_DEPTH) : k;
   const semantic = async () => {
     if (!vector) throw new Error(`a ${mode} search needs the query vector`);
@@ -96,13 +99,14 @@ export async function searchAsOf(
 interface Candidate {
   id: string;
   doc_len: number;
-  // Its document number when folded (lexical.ts), and its text when the index has it neither folded nor staged.
+  // A live memory is in the index, folded (its document number) or staged; a superseded one is not: its text.
   docnum: number | null;
   content: string | null;
 }
 
 // The best n of the memories `compiled` passes by BM25 over those memories alone. The index is read before the
-// memories, so that one folded in between is still found, by its staged row.
+// memories, so that one folded in between is still found, by its staged row, and one superseded in between is read
+// by its text and not by its postings.
 async function lexicalAsOf(
   em: EntityManager,
   orgId: string,
@@ -117,10 +121,10 @@ async function lexicalAsOf(
   const { index } = await readIndex(em, orgId, asked.map(([t]) => t), plain, 'org', 'chosen', n);
   const candidates = await query(
     em,
-    sql<Candidate>`select m.id, m.doc_len, d.docnum, case when d.docnum is null and s.memory_id is null then m.content end as content
+    sql<Candidate>`select m.id, m.doc_len, d.docnum, case when m.superseded_by is not null then m.content end as content
       from memories m
-      left join lateral (select d.docnum from lexical_docs d where d.org_id = m.org_id and d.memory_id = m.id offset 0) d on true
-      left join lateral (select s.memory_id from lexical_staged s where s.org_id = m.org_id and s.memory_id = m.id offset 0) s on true
+      left join lateral (select d.docnum from lexical_docs d where d.org_id = m.org_id and d.memory_id = m.id offset 0) d
+        on m.superseded_by is null
      where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}`,
   );
   if (candidates.length > AS_OF_SCAN_MAX) throw tooBroad();
@@ -163,10 +167,9 @@ async function termFrequenciesOf(index: IndexRead, candidates: Candidate[], term
   let slice = 0;
   for (const i of unindexed) {
     const text = candidates[i]!.content!;
-    const own = termFrequencies(text).terms;
-    for (const [term, held] of tfs) {
-      const tf = own.get(term);
-      if (tf) held.set(i, tf);
+    for (const term of analyze(text)) {
+      const held = tfs.get(term);
+      if (held) held.set(i, (held.get(i) ?? 0) + 1);
     }
     slice += text.length;
     if (slice >= ANALYZE_SLICE_CHARS) {

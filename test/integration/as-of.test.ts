@@ -2,7 +2,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supersedeMemories } from '../../domain/memories/supersede.ts';
-import { AS_OF_SCAN_MAX } from '../../domain/search/as-of.ts';
+import { AS_OF_ANALYZE_MAX_CHARS, AS_OF_SCAN_MAX } from '../../domain/search/as-of.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -263,6 +263,34 @@ describe('search as of a time', () => {
       const narrow = await search({ query: 'memory', mode, as_of: at, namespace: 'small' }, big);
       expect(narrow.status).toBe(200);
       expect(narrow.body.hits).toHaveLength(1);
+    }
+  });
+
+  it(`refuses an as_of search whose memories superseded since hold more than ${AS_OF_ANALYZE_MAX_CHARS} characters`, async () => {
+    const big = await signUp(stack.api);
+    const kept = (await save({ content: 'The memory that stays', namespace: 'long' }, big)).body.id;
+    const em = stack.orm.em.fork();
+    const long = await queryOne(em, sql<{ id: string }>`select id from namespaces where org_id = ${big.org.id} and name = 'long'`);
+    const words = Math.ceil(AS_OF_ANALYZE_MAX_CHARS / 4 / 5) + 1;
+    await query(
+      em,
+      sql`insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, source, created_at, updated_at, superseded_by, superseded_at)
+        select gen_random_uuid(), ${big.org.id}, ${long!.id}, repeat('memo ', ${words}), 10, ${words}, 'api', now() - interval '1 hour', now(), ${kept},
+               now() + interval '1 hour'
+          from generate_series(1, 4) g`,
+    );
+    const modes = ['lexical', 'hybrid'];
+    for (const mode of modes) {
+      const res = await search({ query: 'memory', mode, as_of: Date.now() }, big);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('as_of_too_broad');
+    }
+    // Three of them fit.
+    await query(em, sql`delete from memories where id = (select id from memories where org_id = ${big.org.id} and superseded_by is not null limit 1)`);
+    for (const mode of modes) {
+      const res = await search({ query: 'memory', mode, as_of: Date.now() }, big);
+      expect(res.status).toBe(200);
+      expect(res.body.hits.map((h: Hit) => h.id)).toContain(kept);
     }
   });
 });
