@@ -74,7 +74,9 @@ export async function searchAsOf(
   if (mode !== 'lexical') {
     const counted = await queryOne(
       em,
-      sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}) alive`,
+      sql<{
+        n: number;
+      }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}) alive`,
     );
     if ((counted?.n ?? 0) > AS_OF_SCAN_MAX) throw tooBroad();
   }
@@ -118,7 +120,15 @@ async function lexicalAsOf(
   const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
   if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0 };
   const plain: CompiledFilters = { ...compiled, namespaceId: null, documents: null };
-  const { index } = await readIndex(em, orgId, asked.map(([t]) => t), plain, 'org', 'chosen', n);
+  const { index } = await readIndex(
+    em,
+    orgId,
+    asked.map(([t]) => t),
+    plain,
+    'org',
+    'chosen',
+    n,
+  );
   const candidates = await query(
     em,
     sql<Candidate>`select m.id, m.doc_len, d.docnum, case when m.superseded_by is not null then m.content end as content
@@ -128,7 +138,11 @@ async function lexicalAsOf(
      where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}`,
   );
   if (candidates.length > AS_OF_SCAN_MAX) throw tooBroad();
-  const tfs = await termFrequenciesOf(index, candidates, asked.map(([t]) => t));
+  const tfs = await termFrequenciesOf(
+    index,
+    candidates,
+    asked.map(([t]) => t),
+  );
   return rankCandidates(candidates, tfs, asked, n, rarest);
 }
 
@@ -227,7 +241,10 @@ async function threadContextAsOf(
   if (list.length === 0) return { ranked: list, gains };
   const rows = await query(
     em,
-    sql<{ source: string; id: string; place: number }>`select x.id as source, s.id, s.place from ${memoriesNamed(orgId, list.map((r) => r.id))}
+    sql<{ source: string; id: string; place: number }>`select x.id as source, s.id, s.place from ${memoriesNamed(
+      orgId,
+      list.map((r) => r.id),
+    )}
      cross join lateral (
        select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m
         where m.org_id = ${orgId} and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = x.metadata->>'parent_ref'

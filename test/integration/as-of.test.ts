@@ -102,7 +102,10 @@ describe('search as of a time', () => {
 
   it('applies every filter to what the scope held', async () => {
     const then = (filters: Record<string, unknown>, mode: string) => search({ query: question, mode, as_of: standup.before, ...filters });
-    const old = await queryOne(stack.orm.em.fork(), sql<{ occurred_at: string }>`select occurred_at from memories where id = ${standup.old}`);
+    const old = await queryOne(
+      stack.orm.em.fork(),
+      sql<{ occurred_at: string }>`select occurred_at from memories where id = ${standup.old}`,
+    );
     const occurred = new Date(old!.occurred_at).getTime();
     for (const mode of MODES) {
       for (const kept of [
@@ -149,7 +152,10 @@ describe('search as of a time', () => {
         const plain = (await search(body, d)).body;
         const asOf = (await search({ ...body, as_of: now }, d)).body;
         expect(asOf.as_of).toBe(now);
-        expect(asOf.hits.map((h: Hit) => h.id), mode).toEqual(plain.hits.map((h: Hit) => h.id));
+        expect(
+          asOf.hits.map((h: Hit) => h.id),
+          mode,
+        ).toEqual(plain.hits.map((h: Hit) => h.id));
         asOf.hits.forEach((h: Hit, i: number) => {
           expect(h.score).toBeCloseTo(plain.hits[i].score, 9);
           expect(h.relevance).toBeCloseTo(plain.hits[i].relevance, 6);
@@ -169,7 +175,10 @@ describe('search as of a time', () => {
     await supersede([[gone, kept]], d);
     const then = (await search({ query: 'kestrel', as_of: before }, d)).body.hits as Hit[];
     // Three memories, two holding the term: Lucene's idf and length normalization over those three.
-    const lengths = await query(stack.orm.em.fork(), sql<{ id: string; doc_len: number }>`select id, doc_len from memories where org_id = ${d.org.id}`);
+    const lengths = await query(
+      stack.orm.em.fork(),
+      sql<{ id: string; doc_len: number }>`select id, doc_len from memories where org_id = ${d.org.id}`,
+    );
     const avg = lengths.reduce((s, r) => s + r.doc_len, 0) / lengths.length;
     const len = (id: string) => lengths.find((r) => r.id === id)!.doc_len;
     const idf = Math.log(1 + (3 - 2 + 0.5) / (2 + 0.5));
@@ -185,7 +194,10 @@ describe('search as of a time', () => {
     const gone = await note('The staging password rotation happened monthly before');
     await allEmbedded(a);
     const before = await instant();
-    await supersede([[kept, standup.moved], [gone, standup.moved]]);
+    await supersede([
+      [kept, standup.moved],
+      [gone, standup.moved],
+    ]);
     expect((await stack.api.delete(`/api/memories/${gone}`, { token: a.token })).status).toBe(204);
     for (const mode of MODES) {
       const res = await search({ query: 'staging password rotation', mode, namespace: 'deleted', as_of: before });
@@ -197,7 +209,11 @@ describe('search as of a time', () => {
     const at = Date.UTC(2031, 2, 15, 12);
     const day = 86_400_000;
     const res = await search({ query: 'standup yesterday', as_of: at, explain: true });
-    expect(res.body.explain.time).toEqual({ phrase: 'yesterday', after: Date.UTC(2031, 2, 14) - day, before: Date.UTC(2031, 2, 14) + 2 * day - 1 });
+    expect(res.body.explain.time).toEqual({
+      phrase: 'yesterday',
+      after: Date.UTC(2031, 2, 14) - day,
+      before: Date.UTC(2031, 2, 14) + 2 * day - 1,
+    });
     const told = await search({ query: 'standup yesterday', as_of: at, reference_time: Date.UTC(2030, 0, 2), explain: true });
     expect(told.body.explain.time.after).toBe(Date.UTC(2030, 0, 1) - day);
   });
@@ -286,7 +302,10 @@ describe('search as of a time', () => {
       expect(res.body.error).toBe('as_of_too_broad');
     }
     // Three of them fit.
-    await query(em, sql`delete from memories where id = (select id from memories where org_id = ${big.org.id} and superseded_by is not null limit 1)`);
+    await query(
+      em,
+      sql`delete from memories where id = (select id from memories where org_id = ${big.org.id} and superseded_by is not null limit 1)`,
+    );
     for (const mode of modes) {
       const res = await search({ query: 'memory', mode, as_of: Date.now() }, big);
       expect(res.status).toBe(200);
