@@ -131,14 +131,16 @@ const answerOptions = {
     }),
   reference_time: epochMsFilter.optional().meta({
     description:
-      'epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); default as_of when set, else the time of the request',
+      'epoch ms: the "now" that time words in the query are read against ("last week", "in June", "on May 3"); ' +
+      'default as_of when set, else the time of the request',
   }),
   as_of: epochMsFilter.optional().meta({
     description: [
       'epoch ms: search what the scope held at that time: the memories saved by then, whose event time (occurred_at) is by then,',
       'and not superseded by then (one merged or replaced since is found, with its superseded_by). Deleted memories are gone from',
       'every time; an edited memory is searched by its text now. Every mode and filter applies; time words are read against it',
-      `unless reference_time is set. The memories alive then that the filters pass are read one by one, at most ${AS_OF_SCAN_MAX.toLocaleString('en')}`,
+      'unless reference_time is set. The memories alive then that the filters pass are read one by one, at most',
+      AS_OF_SCAN_MAX.toLocaleString('en'),
       '(else 400 `as_of_too_broad`: narrow the filters). The answer echoes as_of',
     ].join(' '),
   }),

@@ -82,7 +82,14 @@ export const memorySchema = z
     user_id: z.string().optional().meta({ description: `${scopeDoc.user_id}; absent when not set` }),
     agent_id: z.string().optional().meta({ description: `${scopeDoc.agent_id}; absent when not set` }),
     run_id: z.string().optional().meta({ description: `${scopeDoc.run_id}; absent when not set` }),
-    superseded_by: z.uuid().optional().meta({ description: 'present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.' }),
+    superseded_by: z
+      .uuid()
+      .optional()
+      .meta({
+        description:
+          'present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out ' +
+          'of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.',
+      }),
   })
   .meta({ id: 'Memory' });
 

@@ -28,11 +28,12 @@ import { semanticRanking, type QueryVector } from './semantic.ts';
 // one over the same memories (superseded memories keep their vectors). Hybrid fuses them as always, thread context
 // coming from the chunks alive at that time. Nothing here runs for a search without as_of.
 
-// The memories an as_of search may read: more is a 400 that asks for narrower filters, so that one search costs at
-// most a few tens of milliseconds (the count, the candidates' rows and an exact scan of their vectors).
+// The memories an as_of search may read: more is a 400 that asks for narrower filters, so that what one search reads
+// (their rows, the postings of its terms, their vectors) stays bounded whatever the size of the org.
 export const AS_OF_SCAN_MAX = 10_000;
-// The text of memories no longer in the index (superseded since) that one search analyzes, in characters.
-export const AS_OF_ANALYZE_MAX_CHARS = 1_000_000;
+// The text of memories no longer in the index (superseded since) that one search analyzes, in bytes of UTF-8: more is
+// the same 400, answered before any of it is sent.
+export const AS_OF_ANALYZE_MAX_BYTES = 1_000_000;
 // Analysis gives the event loop back this often (characters), so other requests are not held up.
 const ANALYZE_SLICE_CHARS = 100_000;
 
@@ -50,7 +51,11 @@ export interface AsOfRequest extends SearchRequest {
 const tooBroad = () =>
   invalid(
     'as_of_too_broad',
-    `as_of: a search as of a time reads every memory its filters pass at that time, at most ${AS_OF_SCAN_MAX.toLocaleString('en')} (holding at most ${AS_OF_ANALYZE_MAX_CHARS.toLocaleString('en')} characters of memories superseded since); narrow it with namespace, tags, user_id, agent_id, run_id or occurred_after`,
+    [
+      `as_of: a search as of a time reads every memory its filters pass at that time, at most ${AS_OF_SCAN_MAX.toLocaleString('en')}`,
+      `(holding at most ${AS_OF_ANALYZE_MAX_BYTES.toLocaleString('en')} bytes of text of memories superseded since);`,
+      'narrow it with namespace, tags, user_id, agent_id, run_id or occurred_after',
+    ].join(' '),
     { max_memories: AS_OF_SCAN_MAX },
   );
 
@@ -72,12 +77,8 @@ export async function searchAsOf(
   const compiled: CompiledFilters = { ...filters, where: sql`${filters.where} and ${aliveAt(asOf)}`, trivial: false, documents: null };
   // A lexical search's read of the memories checks the bound itself; a semantic list needs it checked first.
   if (mode !== 'lexical') {
-    const counted = await queryOne(
-      em,
-      sql<{
-        n: number;
-      }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}) alive`,
-    );
+    const alive = sql`select 1 from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}`;
+    const counted = await queryOne(em, sql<{ n: number }>`select count(*)::int as n from (${alive}) alive`);
     if ((counted?.n ?? 0) > AS_OF_SCAN_MAX) throw tooBroad();
   }
   const depth = hybrid || window ? Math.max(k, FUSION_DEPTH) : k;
@@ -101,7 +102,9 @@ export async function searchAsOf(
 interface Candidate {
   id: string;
   doc_len: number;
-  // A live memory is in the index, folded (its document number) or staged; a superseded one is not: its text.
+  // A live memory is in the index, folded (its document number) or staged; a superseded one is not: its text (null
+  // when the superseded ones hold more than AS_OF_ANALYZE_MAX_BYTES, all of them then).
+  superseded: boolean;
   docnum: number | null;
   content: string | null;
 }
@@ -120,29 +123,24 @@ async function lexicalAsOf(
   const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
   if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0 };
   const plain: CompiledFilters = { ...compiled, namespaceId: null, documents: null };
-  const { index } = await readIndex(
-    em,
-    orgId,
-    asked.map(([t]) => t),
-    plain,
-    'org',
-    'chosen',
-    n,
-  );
+  const names = asked.map(([t]) => t);
+  const { index } = await readIndex(em, orgId, names, plain, 'org', 'chosen', n);
+  // octet_length reads a stored text's size without reading the text.
   const candidates = await query(
     em,
-    sql<Candidate>`select m.id, m.doc_len, d.docnum, case when m.superseded_by is not null then m.content end as content
-      from memories m
-      left join lateral (select d.docnum from lexical_docs d where d.org_id = m.org_id and d.memory_id = m.id offset 0) d
-        on m.superseded_by is null
-     where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1}`,
+    sql<Candidate>`with c as materialized (
+        select m.id, m.doc_len, m.superseded_by is not null as superseded,
+               case when m.superseded_by is not null then octet_length(m.content) else 0 end as bytes
+          from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1})
+      select c.id, c.doc_len, c.superseded, d.docnum, t.content
+        from c
+        left join lateral (select d.docnum from lexical_docs d where d.org_id = ${orgId} and d.memory_id = c.id offset 0) d
+          on not c.superseded
+        left join lateral (select t.content from memories t where t.org_id = ${orgId} and t.id = c.id offset 0) t
+          on c.superseded and (select sum(bytes) from c) <= ${AS_OF_ANALYZE_MAX_BYTES}`,
   );
-  if (candidates.length > AS_OF_SCAN_MAX) throw tooBroad();
-  const tfs = await termFrequenciesOf(
-    index,
-    candidates,
-    asked.map(([t]) => t),
-  );
+  if (candidates.length > AS_OF_SCAN_MAX || candidates.some((c) => c.superseded && c.content === null)) throw tooBroad();
+  const tfs = await termFrequenciesOf(index, candidates, names);
   return rankCandidates(candidates, tfs, asked, n, rarest);
 }
 
@@ -154,17 +152,14 @@ async function termFrequenciesOf(index: IndexRead, candidates: Candidate[], term
   const byDocnum = new Int32Array(index.base);
   const byId = new Map<string, number>();
   const unindexed: number[] = [];
-  let chars = 0;
   candidates.forEach((c, i) => {
-    if (c.content !== null) {
+    if (c.superseded) {
       unindexed.push(i);
-      chars += c.content.length;
       return;
     }
     if (c.docnum !== null && c.docnum < index.base) byDocnum[c.docnum] = i + 1;
     byId.set(c.id, i);
   });
-  if (chars > AS_OF_ANALYZE_MAX_CHARS) throw tooBroad();
   for (const [term, held] of tfs) {
     for (const { postings } of index.blocks.get(term) ?? []) {
       const { docnums, tfs: counts } = postings;
@@ -250,7 +245,8 @@ async function threadContextAsOf(
         where m.org_id = ${orgId} and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = x.metadata->>'parent_ref'
           and ${aliveAt(at)} and ${threadPosition('m')} > ${threadPosition('x')}
         order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
-     where x.metadata ? 'parent_ref' and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${compiled.where} offset 0)`,
+     where x.metadata ? 'parent_ref'
+       and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${compiled.where} offset 0)`,
   );
   const own = new Map(list.map((r) => [r.id, r.score]));
   for (const r of rows) gains.set(r.id, (gains.get(r.id) ?? 0) + CONTEXT_SHARES[r.place - 1]! * own.get(r.source)!);

@@ -2,7 +2,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supersedeMemories } from '../../domain/memories/supersede.ts';
-import { AS_OF_ANALYZE_MAX_CHARS, AS_OF_SCAN_MAX } from '../../domain/search/as-of.ts';
+import { AS_OF_ANALYZE_MAX_BYTES, AS_OF_SCAN_MAX } from '../../domain/search/as-of.ts';
 import { query, queryOne, sql } from '../../domain/sql.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -268,7 +268,8 @@ describe('search as of a time', () => {
     await query(
       em,
       sql`insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, source, created_at, updated_at)
-        select gen_random_uuid(), ${big.org.id}, ${large!.id}, 'filler ' || g, 10, 1, 'api', now(), now() from generate_series(1, ${AS_OF_SCAN_MAX}) g`,
+        select gen_random_uuid(), ${big.org.id}, ${large!.id}, 'filler ' || g, 10, 1, 'api', now(), now()
+          from generate_series(1, ${AS_OF_SCAN_MAX}) g`,
     );
     const at = Date.now() + 1000;
     for (const mode of ['lexical', 'hybrid']) {
@@ -282,17 +283,18 @@ describe('search as of a time', () => {
     }
   });
 
-  it(`refuses an as_of search whose memories superseded since hold more than ${AS_OF_ANALYZE_MAX_CHARS} characters`, async () => {
+  it(`refuses an as_of search whose memories superseded since hold more than ${AS_OF_ANALYZE_MAX_BYTES} bytes of text`, async () => {
     const big = await signUp(stack.api);
     const kept = (await save({ content: 'The memory that stays', namespace: 'long' }, big)).body.id;
     const em = stack.orm.em.fork();
     const long = await queryOne(em, sql<{ id: string }>`select id from namespaces where org_id = ${big.org.id} and name = 'long'`);
-    const words = Math.ceil(AS_OF_ANALYZE_MAX_CHARS / 4 / 5) + 1;
+    const words = Math.ceil(AS_OF_ANALYZE_MAX_BYTES / 4 / 5) + 1;
     await query(
       em,
-      sql`insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, source, created_at, updated_at, superseded_by, superseded_at)
-        select gen_random_uuid(), ${big.org.id}, ${long!.id}, repeat('memo ', ${words}), 10, ${words}, 'api', now() - interval '1 hour', now(), ${kept},
-               now() + interval '1 hour'
+      sql`insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, source, created_at, updated_at,
+                                superseded_by, superseded_at)
+        select gen_random_uuid(), ${big.org.id}, ${long!.id}, repeat('memo ', ${words}), 10, ${words}, 'api',
+               now() - interval '1 hour', now(), ${kept}, now() + interval '1 hour'
           from generate_series(1, 4) g`,
     );
     const modes = ['lexical', 'hybrid'];
