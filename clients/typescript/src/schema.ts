@@ -1032,7 +1032,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array */
+        /**
+         * Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array
+         * @description A thread is the memories sharing `metadata.parent_ref` (a conversation: the conversations API sets it to the conversation id), whatever their number. A memory without `parent_ref` is listed as a thread of its own keyed by its id, unless `solo=exclude`.
+         */
         get: operations["getApiThreads"];
         put?: never;
         post?: never;
@@ -1639,6 +1642,44 @@ export interface components {
             actor_token: string | null;
             /** @description epoch milliseconds, UTC */
             created_at: number;
+            /** @description the member who acted; null for the service, or for someone no longer a member of the organization */
+            actor: components["schemas"]["AuditActor"] | null;
+            /** @description the organization's API token or session that acted; null when none did, or it is gone */
+            token: components["schemas"]["AuditToken"] | null;
+            /** @description what the row is about; null when it names nothing */
+            target: components["schemas"]["AuditTarget"] | null;
+        };
+        /** @description a member of the organization, by name */
+        AuditActor: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            email: string;
+        };
+        /** @description an API token or a dashboard session of the organization */
+        AuditToken: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `session`: signed in to the dashboard
+             * @enum {string}
+             */
+            kind: "api_token" | "session";
+            /** @description the API token's name (null when it was given none) */
+            name: string | null;
+        };
+        /** @description what an audit row is about, by name */
+        AuditTarget: {
+            /**
+             * @description what target_id names, by the action
+             * @enum {string}
+             */
+            kind: "memory" | "project" | "member" | "organization" | "token" | "runbook" | "chat_session" | "entity" | "webhook" | "export" | "deletion" | "proposal" | "billing_event" | "other";
+            id: string;
+            /** @description its name (a memory: the start of its content; a member: their name); once it is gone, the name the row kept if any (a deleted project's), else null */
+            label: string | null;
+            /** @description whether the organization still has it */
+            exists: boolean;
         };
         ExportJob: {
             /** Format: uuid */
@@ -7528,6 +7569,10 @@ export interface operations {
                             details: {
                                 [key: string]: unknown;
                             };
+                            /** @description the member who acted; null for the service, or for someone no longer a member of the organization */
+                            actor: components["schemas"]["AuditActor"] | null;
+                            /** @description the organization's API token or session that acted; null when none did, or it is gone */
+                            token: components["schemas"]["AuditToken"] | null;
                         }[];
                         next_after: string | null;
                     };
@@ -8260,6 +8305,8 @@ export interface operations {
         parameters: {
             query?: {
                 namespace?: string;
+                /** @description `exclude`: conversations only, leaving out the memories saved outside any thread (still read at /api/threads/{id}) */
+                solo?: "include" | "exclude";
                 limit?: number;
                 offset?: number;
             };
