@@ -33,8 +33,8 @@ const TITLE_LENGTH = 80;
 // org's memories newest first (an index range) meets the threads in page order; the walk reads twice as far
 // each time until it has met offset + limit threads whose order nothing unread can change. Only the page's
 // threads are then aggregated, by their ref (parent_ref index, or the id of a solo memory).
-// Conversations only, the walk skips the memories without a parent_ref: it reads further back in an org whose recent
-// memories are mostly solo ones (all of the org's memories, when it has fewer memories in threads than a walk asks for).
+// Conversations only, the walk meets only the memories with a parent_ref: PostgreSQL reads them from the thread-order
+// index when they are few, or walks the org's newest memories past the solo ones when they are many.
 export async function listThreads(
   em: EntityManager,
   orgId: string,
