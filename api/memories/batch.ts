@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { batchUpdate } from '../../domain/memories/batch.ts';
 import { createMemories, type BatchItem } from '../../domain/memories/create-batch.ts';
 import { BATCH_CREATE_MAX, BATCH_UPDATE_MAX } from '../../domain/memories/limits.ts';
-import { invalid } from '../../domain/errors.ts';
+import { invalid, type AppError } from '../../domain/errors.ts';
 import { memoriesSaved } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { statusOf } from '../http/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { namespaceAlias, unknownFieldError } from '../http/unknown-fields.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import {
   batchCreateBody,
@@ -43,7 +44,16 @@ const batchCreateResponse = z
   .meta({ id: 'BatchCreateResult' });
 
 // The parse of one item: the single save's body rules, with its error naming the item.
-function parseItem(raw: Record<string, unknown>, index: number): BatchItem {
+function parseItem(sent: Record<string, unknown>, index: number): BatchItem {
+  const where = `memories.${index}`;
+  let raw: unknown;
+  try {
+    raw = namespaceAlias(createBody, sent, where);
+  } catch (err) {
+    return { index, failure: err as AppError };
+  }
+  const unknown = unknownFieldError(createBody, raw, where);
+  if (unknown) return { index, failure: unknown };
   const item = createBody.safeParse(raw);
   if (item.success) return { index, input: newMemoryOf(item.data) };
   const code = contentRequired(item.error.issues) ?? 'validation_failed';
@@ -112,10 +122,19 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
       handler: async (ctx, { body }) => {
         const valid = [];
         const failed: { id: string | null; error: string }[] = [];
-        for (const raw of body.updates) {
+        for (const [index, sent] of body.updates.entries()) {
+          const id = typeof sent.id === 'string' ? sent.id : null;
+          let raw: unknown;
+          try {
+            raw = namespaceAlias(batchItem, sent, `updates.${index}`);
+          } catch (err) {
+            failed.push({ id, error: (err as AppError).detail ?? 'validation_failed' });
+            continue;
+          }
+          const unknown = unknownFieldError(batchItem, raw, `updates.${index}`);
           const item = batchItem.safeParse(raw);
-          const id = typeof raw.id === 'string' ? raw.id : null;
-          if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+          if (unknown) failed.push({ id, error: `unknown_field: ${unknown.detail}` });
+          else if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
           else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
           else valid.push({ id: item.data.id, ...memoryPatchOf(item.data) });
         }

@@ -2189,7 +2189,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2242,7 +2242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2293,7 +2293,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2340,7 +2340,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2396,7 +2396,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2443,7 +2443,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2490,7 +2490,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2691,7 +2691,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2958,7 +2958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3038,7 +3038,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3085,7 +3085,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3168,7 +3168,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3262,7 +3262,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3352,7 +3352,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3533,7 +3533,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3694,7 +3694,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3769,7 +3769,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3817,7 +3817,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3930,7 +3930,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiToken"][];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4003,7 +4003,7 @@ export interface operations {
                     "application/json": components["schemas"]["IssuedApiToken"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4093,7 +4093,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4176,7 +4176,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4243,7 +4243,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4354,7 +4354,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExportJob"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4459,7 +4459,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4531,7 +4531,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4610,7 +4610,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmbeddingStatus"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4678,7 +4678,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4756,7 +4756,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4847,7 +4847,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchCreateResult"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4969,7 +4969,7 @@ export interface operations {
                     "application/json": components["schemas"]["CapturedConversation"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5068,7 +5068,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5135,7 +5135,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationExtraction"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5212,7 +5212,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5321,7 +5321,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5421,7 +5421,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5520,7 +5520,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5605,7 +5605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mem0Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5691,7 +5691,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mem0Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5787,7 +5787,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5937,7 +5937,7 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6029,7 +6029,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6127,7 +6127,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6335,7 +6335,7 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryDeletion"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6466,7 +6466,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6609,7 +6609,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6711,7 +6711,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6842,7 +6842,7 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6930,7 +6930,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7081,7 +7081,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7166,7 +7166,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7261,7 +7261,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7358,7 +7358,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7453,7 +7453,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7578,7 +7578,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7658,7 +7658,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7725,7 +7725,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7797,7 +7797,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7884,7 +7884,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7987,7 +7987,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8056,7 +8056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Entity"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8133,7 +8133,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8222,7 +8222,7 @@ export interface operations {
                     "application/json": components["schemas"]["Entity"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8325,7 +8325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadSummary"][];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8402,7 +8402,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8489,7 +8489,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8565,7 +8565,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8657,7 +8657,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8742,7 +8742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8834,7 +8834,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8915,7 +8915,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9010,7 +9010,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9105,7 +9105,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9209,7 +9209,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9305,7 +9305,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConsolidationDetectReport"] | components["schemas"]["ConsolidationProposal"] | components["schemas"]["ConsolidationMergeResult"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9416,7 +9416,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConsolidationProposal"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9512,7 +9512,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9618,7 +9618,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9689,7 +9689,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewChatSession"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9774,7 +9774,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChatSession"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9851,7 +9851,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9935,7 +9935,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10027,7 +10027,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10099,7 +10099,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10189,7 +10189,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10270,7 +10270,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10371,7 +10371,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10464,7 +10464,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10560,7 +10560,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10647,7 +10647,7 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10744,7 +10744,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10923,7 +10923,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11012,7 +11012,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11100,7 +11100,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11176,7 +11176,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11254,7 +11254,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11347,7 +11347,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11477,7 +11477,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11641,7 +11641,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11744,7 +11744,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
