@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { batchUpdate } from '../../domain/memories/batch.ts';
+import { batchUpdate, type BatchUpdateFailure } from '../../domain/memories/batch.ts';
 import { createMemories, type BatchItem } from '../../domain/memories/create-batch.ts';
 import { BATCH_CREATE_MAX, BATCH_UPDATE_MAX } from '../../domain/memories/limits.ts';
 import { invalid } from '../../domain/errors.ts';
@@ -97,26 +97,35 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: `Update up to ${BATCH_UPDATE_MAX} memories; one rate-limit slot`,
       description:
-        'Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.',
+        'Each item has the single-update semantics. A bad row is reported in `failed` with the code and message its single update would have answered (for example `not found`, `validation_failed` with `issues`) and does not stop the others.',
       body: batchUpdateBody,
       responses: {
         200: {
           description: 'Outcome per row',
           schema: z.object({
             updated: z.number().int(),
-            failed: z.array(z.object({ id: z.string().nullable(), error: z.string() })),
+            failed: z.array(
+              z.object({
+                id: z.string().nullable(),
+                error: z.string(),
+                message: z.string(),
+                issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+              }),
+            ),
             results: z.array(memorySchema),
           }),
         },
       },
       handler: async (ctx, { body }) => {
         const valid = [];
-        const failed: { id: string | null; error: string }[] = [];
-        for (const raw of body.updates) {
+        const failed: BatchUpdateFailure[] = [];
+        for (const [index, raw] of body.updates.entries()) {
           const item = batchItem.safeParse(raw);
           const id = typeof raw.id === 'string' ? raw.id : null;
-          if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
-          else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
+          if (!item.success) {
+            const issues = item.error.issues.map((i) => ({ path: `updates.${index}.${i.path.join('.')}`, message: i.message }));
+            failed.push({ id, error: 'validation_failed', message: issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues });
+          } else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied', message: patchable.message });
           else valid.push({ id: item.data.id, ...memoryPatchOf(item.data) });
         }
         const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });

@@ -110,5 +110,5 @@ export async function getThread(em: EntityManager, orgId: string, ref: string): 
     const single = await query(em, sql<{ id: string; content: string; metadata: Record<string, unknown> }>`select id, content, metadata from memories where org_id = ${orgId} and id = ${ref}`);
     if (single.length > 0) return { parentRef: ref, chunks: single };
   }
-  throw notFound();
+  throw notFound('thread', ref);
 }
