@@ -10,8 +10,9 @@ let stack: Stack;
 let a: SignedUp;
 let b: SignedUp;
 beforeAll(async () => {
-  stack = await startStack({ worker: false, relay: false });
-  [a, b] = await Promise.all([signUp(stack.api), signUp(stack.api)]);
+  stack = await startStack({ relay: false });
+  a = await signUp(stack.api);
+  b = await signUp(stack.api);
 });
 afterAll(async () => stack?.close());
 

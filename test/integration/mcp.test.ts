@@ -49,11 +49,14 @@ describe('MCP server at /mcp', () => {
     expect(byName.get('search_memories')!.outputSchema).toMatchObject({
       properties: { hits: { items: { required: ['id', 'content', 'relevance', 'namespace', 'occurred_at'] } } },
     });
-    // Still checked whole: a namespace over 200 characters is refused, by the route, with its code and message.
-    const long = await client.callTool({ name: 'add_memory', arguments: { content: 'x', namespace: 'n'.repeat(201) } });
+    await client.close();
+    // Still checked whole: a namespace over 200 characters is refused, by the route, with its code and message. As a
+    // refused request over HTTP, it spends a write slot: another account's, as `a` writes in the tests below.
+    const spare = await connect((await signUp(stack.api)).token);
+    const long = await spare.callTool({ name: 'add_memory', arguments: { content: 'x', namespace: 'n'.repeat(201) } });
     expect(long.isError).toBe(true);
     expect(text(long)).toMatch(/^validation_failed: body\.namespace: /);
-    await client.close();
+    await spare.close();
   });
 
   it('keeps tools/list under 10 KB and tells agents when to search and when to save', async () => {
