@@ -108,7 +108,8 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
               z.object({
                 id: z.string().nullable(),
                 error: z.string(),
-                message: z.string(),
+                // Optional for clients of servers from before it was sent (2026-11-29); this one always sends it.
+                message: z.string().optional(),
                 issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
               }),
             ),
