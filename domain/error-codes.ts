@@ -77,7 +77,7 @@ export const ERROR_CODES = {
   ),
   unknown_field: code(
     400,
-    'A body field or query parameter the route does not know; `issues` names it, with a hint for the common mix-ups.',
+    'A body field or query parameter the route does not know; `field` and `issues` name it, with a hint (did you mean ...?).',
   ),
   bad_request: code(400, 'The request could not be read as HTTP (a malformed header or query string).'),
   request_aborted: code(400, 'The client closed the connection before its request body was read.'),

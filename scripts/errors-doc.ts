@@ -76,7 +76,7 @@ sent to the route anyway, so its error is the route's own.
 
 \`POST /api/memories/batch\` reports each failed item with \`index\`, \`status\`, \`error\` and \`message\`, and
 \`PUT /api/memories/batch\` each failed row with \`id\`, \`error\` and \`message\` (and \`issues\` for
-\`validation_failed\`): what its single call would have answered.
+\`validation_failed\` or \`unknown_field\`): what its single call would have answered.
 
 ## Every code
 

@@ -19,7 +19,7 @@ import type { MemoryView } from '../../domain/store/model.ts';
 import { DEFAULT_NAMESPACE } from '../../domain/store/namespaces.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { defineRoute, ignoringUnknownFields, type AnyRoute } from '../http/route.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { conversationMessage } from '../conversations/requests.ts';
 import { filterExpression, metadata, namespaceName, scopeFields } from '../memories/schemas.ts';
@@ -115,7 +115,8 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlot
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const listFilters = (filters: Record<string, unknown> | undefined): MemoryFilters => (filters ? { expression: filters } : {});
-  return [
+  // mem0's clients send fields of theirs that mean nothing here (output_format, version, org and project ids).
+  return ignoringUnknownFields([
     defineRoute({
       tag: TAG,
       access: 'caller',
@@ -420,5 +421,5 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlot
         ctx.body = { message: `Successfully deleted ${body.memories.length - failed.length} memories`, failed };
       },
     }),
-  ];
+  ]);
 }

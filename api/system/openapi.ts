@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createDocument } from 'zod-openapi';
-import { defineRoute, openApiPaths, type AnyRoute } from '../http/route.ts';
+import { closeRequestBodies, defineRoute, openApiPaths, type AnyRoute } from '../http/route.ts';
 import { DOC_PAGES } from './docs-pages.ts';
 
 const require = createRequire(import.meta.url);
@@ -72,6 +72,7 @@ export function buildOpenApi(routes: AnyRoute[], serverUrl: string) {
     tags: TAGS.map(([name, description]) => ({ name, description })),
     paths: openApiPaths(routes),
   });
+  closeRequestBodies(document, routes);
   linkGuides(document, serverUrl);
   return document;
 }

@@ -9,13 +9,21 @@ export interface BatchItem extends MemoryPatch {
   id: string;
 }
 
-// A row not applied: the code and message its single update would have answered.
+// A row not applied: the code, message and extra fields its single update would have answered.
 export interface BatchUpdateFailure {
+  [extra: string]: unknown;
   id: string | null;
   error: ErrorCode;
   message: string;
   issues?: { path: string; message: string }[];
 }
+
+export const rowFailure = (id: string | null, err: AppError): BatchUpdateFailure => ({
+  ...err.extra,
+  id,
+  error: err.error,
+  message: err.detail ?? err.error,
+});
 
 export interface BatchResult {
   results: MemoryView[];
@@ -30,7 +38,7 @@ export async function batchUpdate(em: EntityManager, caller: Caller, items: Batc
       out.results.push(await updateMemory(em, caller, id, patch, context));
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      out.failed.push({ id, error: err.error, message: err.detail ?? err.error });
+      out.failed.push(rowFailure(id, err));
     }
   }
   return out;

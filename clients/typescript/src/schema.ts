@@ -565,7 +565,7 @@ export interface paths {
         get?: never;
         /**
          * Update up to 200 memories; one rate-limit slot
-         * @description Each item has the single-update semantics. A bad row is reported in `failed` with the code and message its single update would have answered (for example `not found`, `validation_failed` with `issues`) and does not stop the others.
+         * @description Each item has the single-update semantics. A bad row is reported in `failed` with the code, message and extra fields its single update would have answered (for example `not found`, `validation_failed` or `unknown_field` with `issues`) and does not stop the others.
          */
         put: operations["putApiMemoriesBatch"];
         /**
@@ -1032,7 +1032,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array */
+        /**
+         * Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array
+         * @description A thread is the memories sharing `metadata.parent_ref` (a conversation: the conversations API sets it to the conversation id), whatever their number. A memory without `parent_ref` is listed as a thread of its own keyed by its id, unless `solo=exclude`.
+         */
         get: operations["getApiThreads"];
         put?: never;
         post?: never;
@@ -1644,6 +1647,44 @@ export interface components {
             actor_token: string | null;
             /** @description epoch milliseconds, UTC */
             created_at: number;
+            /** @description the member who acted; null for the service, or for someone no longer a member of the organization */
+            actor: components["schemas"]["AuditActor"] | null;
+            /** @description the organization's API token or session that acted; null when none did, or it is gone */
+            token: components["schemas"]["AuditToken"] | null;
+            /** @description what the row is about; null when it names nothing */
+            target: components["schemas"]["AuditTarget"] | null;
+        };
+        /** @description a member of the organization, by name */
+        AuditActor: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            email: string;
+        };
+        /** @description an API token or a dashboard session of the organization */
+        AuditToken: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `session`: signed in to the dashboard
+             * @enum {string}
+             */
+            kind: "api_token" | "session";
+            /** @description the API token's name (null when it was given none) */
+            name: string | null;
+        };
+        /** @description what an audit row is about, by name */
+        AuditTarget: {
+            /**
+             * @description what target_id names, by the action
+             * @enum {string}
+             */
+            kind: "memory" | "project" | "member" | "organization" | "token" | "runbook" | "chat_session" | "entity" | "webhook" | "export" | "deletion" | "proposal" | "billing_event" | "other";
+            id: string;
+            /** @description its name (a memory: the start of its content; a member: their name); once it is gone, the name the row kept if any (a deleted project's), else null */
+            label: string | null;
+            /** @description whether the organization still has it */
+            exists: boolean;
         };
         ExportJob: {
             /** Format: uuid */
@@ -2153,7 +2194,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2206,7 +2247,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2257,7 +2298,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2304,7 +2345,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2360,7 +2401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2407,7 +2448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2454,7 +2495,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2655,7 +2696,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2922,7 +2963,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3002,7 +3043,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3049,7 +3090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3132,7 +3173,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3226,7 +3267,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3316,7 +3357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3497,7 +3538,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3658,7 +3699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3733,7 +3774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3781,7 +3822,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3894,7 +3935,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiToken"][];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3967,7 +4008,7 @@ export interface operations {
                     "application/json": components["schemas"]["IssuedApiToken"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4057,7 +4098,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4140,7 +4181,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4207,7 +4248,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4318,7 +4359,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExportJob"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4423,7 +4464,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4495,7 +4536,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4574,7 +4615,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmbeddingStatus"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4642,7 +4683,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4712,7 +4753,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         updated: number;
-                        failed: {
+                        failed: ({
                             id: string | null;
                             error: string;
                             message?: string;
@@ -4720,12 +4761,14 @@ export interface operations {
                                 path: string;
                                 message: string;
                             }[];
-                        }[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
                         results: components["schemas"]["Memory"][];
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4816,7 +4859,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchCreateResult"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4938,7 +4981,7 @@ export interface operations {
                     "application/json": components["schemas"]["CapturedConversation"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5037,7 +5080,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5104,7 +5147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationExtraction"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5181,7 +5224,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5290,7 +5333,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5390,7 +5433,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5489,7 +5532,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5574,7 +5617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mem0Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5660,7 +5703,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mem0Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5756,7 +5799,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5906,7 +5949,7 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5998,7 +6041,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6096,7 +6139,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6304,7 +6347,7 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryDeletion"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6435,7 +6478,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6578,7 +6621,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6680,7 +6723,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6811,7 +6854,7 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6899,7 +6942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7050,7 +7093,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7135,7 +7178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7230,7 +7273,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7327,7 +7370,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7422,7 +7465,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7538,12 +7581,16 @@ export interface operations {
                             details: {
                                 [key: string]: unknown;
                             };
+                            /** @description the member who acted; null for the service, or for someone no longer a member of the organization */
+                            actor: components["schemas"]["AuditActor"] | null;
+                            /** @description the organization's API token or session that acted; null when none did, or it is gone */
+                            token: components["schemas"]["AuditToken"] | null;
                         }[];
                         next_after: string | null;
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7623,7 +7670,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7690,7 +7737,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7762,7 +7809,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7849,7 +7896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7952,7 +7999,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8021,7 +8068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Entity"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8098,7 +8145,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8187,7 +8234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Entity"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8270,6 +8317,8 @@ export interface operations {
         parameters: {
             query?: {
                 namespace?: string;
+                /** @description `exclude`: conversations only, leaving out the memories saved outside any thread (still read at /api/threads/{id}) */
+                solo?: "include" | "exclude";
                 limit?: number;
                 offset?: number;
             };
@@ -8288,7 +8337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadSummary"][];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8365,7 +8414,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8452,7 +8501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8528,7 +8577,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8620,7 +8669,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8705,7 +8754,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8797,7 +8846,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8878,7 +8927,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8973,7 +9022,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9068,7 +9117,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9172,7 +9221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9268,7 +9317,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConsolidationDetectReport"] | components["schemas"]["ConsolidationProposal"] | components["schemas"]["ConsolidationMergeResult"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9379,7 +9428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConsolidationProposal"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9475,7 +9524,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9581,7 +9630,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9652,7 +9701,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewChatSession"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9737,7 +9786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChatSession"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9814,7 +9863,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9898,7 +9947,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9990,7 +10039,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10062,7 +10111,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10152,7 +10201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10233,7 +10282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10334,7 +10383,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10427,7 +10476,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10523,7 +10572,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10610,7 +10659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10707,7 +10756,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10886,7 +10935,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10975,7 +11024,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11063,7 +11112,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11139,7 +11188,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11217,7 +11266,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11310,7 +11359,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11440,7 +11489,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11604,7 +11653,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11707,7 +11756,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
