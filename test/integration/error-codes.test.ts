@@ -52,7 +52,7 @@ describe('404 not found', () => {
     const missing = crypto.randomUUID();
     const res = await stack.api.put('/api/memories/batch', {
       token: a.token,
-      body: { updates: [{ id: missing, tags: ['x'] }, { id: mine }, { id: mine, tags: 'not a list' }] },
+      body: { updates: [{ id: missing, tags: ['x'] }, { id: mine }, { id: mine, tags: 'not a list' }, { id: mine, tagz: ['x'] }] },
     });
     expect(res.status).toBe(200);
     expect(res.body.failed).toEqual([
@@ -62,6 +62,13 @@ describe('404 not found', () => {
         error: 'validation_failed',
         message: expect.stringMatching(/^updates\.2\.tags: /),
         issues: [expect.objectContaining({ path: 'updates.2.tags' })],
+      },
+      {
+        id: mine,
+        error: 'unknown_field',
+        field: 'updates.3.tagz',
+        message: 'updates.3.tagz: not a field of this route (did you mean `tags`?)',
+        issues: [expect.objectContaining({ path: 'updates.3.tagz' })],
       },
       { id: missing, error: 'not found', message: `memory ${missing} not found` },
     ]);
