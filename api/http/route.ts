@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import type { ErrorCode } from '../../domain/error-codes.ts';
 import { AppError } from '../../domain/errors.ts';
 import { errorBody, ValidationError } from './errors.ts';
 import { inputError } from './input-check.ts';
@@ -36,8 +37,9 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   // JSON unless the route says `form` (application/x-www-form-urlencoded): what OAuth's token endpoint takes, and
   // what an HTML form posts.
   bodyType?: 'json' | 'form';
-  // Error code used when the body fails validation (for example `content required`).
-  bodyError?: (issues: z.core.$ZodIssue[]) => string | undefined;
+  // Error code used when the body fails validation, instead of `validation_failed` (OAuth's codes; `content required`
+  // when, and only when, the content is what is missing).
+  bodyError?: (issues: z.core.$ZodIssue[]) => ErrorCode | undefined;
   bodyLimit?: string;
   // Keep the unparsed body (ctx.request.rawBody) for signature checks; the body is then not validated.
   rawBody?: boolean;

@@ -127,5 +127,5 @@ export async function getThread(em: EntityManager, orgId: string, ref: string): 
     );
     if (single.length > 0) return { parentRef: ref, chunks: single };
   }
-  throw notFound();
+  throw notFound('thread', ref);
 }

@@ -59,7 +59,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One of the service's guides, in Markdown: the API's decisions, roles, configuration, operations, mem0 migration */
+        /** One of the service's guides, in Markdown: decisions, error codes, roles, configuration, operations, mem0 migration */
         get: operations["getDocsPage"];
         put?: never;
         post?: never;
@@ -565,7 +565,7 @@ export interface paths {
         get?: never;
         /**
          * Update up to 200 memories; one rate-limit slot
-         * @description Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.
+         * @description Each item has the single-update semantics. A bad row is reported in `failed` with the code, message and extra fields its single update would have answered (for example `not found`, `validation_failed` or `unknown_field` with `issues`) and does not stop the others.
          */
         put: operations["putApiMemoriesBatch"];
         /**
@@ -1489,13 +1489,18 @@ export interface components {
         /** @enum {string} */
         ChatRole: "user" | "assistant" | "system";
         Error: {
-            /** @description machine-readable error code */
+            /** @description machine-readable error code ([docs/errors.md](http://127.0.0.1:3000/docs/errors.md) lists them all) */
             error: string;
             message?: string;
             issues?: {
                 path: string;
                 message: string;
             }[];
+            /**
+             * @description on a 401 `unauthorized`: which of its four cases it is
+             * @enum {string}
+             */
+            reason?: "no_credential" | "malformed_header" | "unknown_token" | "revoked_or_expired";
         } & {
             [key: string]: unknown;
         };
@@ -2327,7 +2332,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                page: "api-decisions.md" | "architecture.md" | "changelog.md" | "configuration.md" | "dashboard.md" | "mem0-migration.md" | "operations.md" | "performance.md" | "roles.md";
+                page: "api-decisions.md" | "architecture.md" | "changelog.md" | "configuration.md" | "dashboard.md" | "errors.md" | "mem0-migration.md" | "operations.md" | "performance.md" | "roles.md";
             };
             cookie?: never;
         };
@@ -4748,10 +4753,17 @@ export interface operations {
                 content: {
                     "application/json": {
                         updated: number;
-                        failed: {
+                        failed: ({
                             id: string | null;
                             error: string;
-                        }[];
+                            message?: string;
+                            issues?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
                         results: components["schemas"]["Memory"][];
                     };
                 };

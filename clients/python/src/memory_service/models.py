@@ -25,9 +25,20 @@ class Error(BaseModel):
     __annotations__ = {
         '__pydantic_extra__': Dict[str, Any],
     }
-    error: str = Field(..., description='machine-readable error code')
+    error: str = Field(
+        ...,
+        description='machine-readable error code ([docs/errors.md](http://127.0.0.1:3000/docs/errors.md) lists them all)',
+    )
     message: str | None = None
     issues: list[Issue] | None = None
+    reason: (
+        Literal[
+            'no_credential', 'malformed_header', 'unknown_token', 'revoked_or_expired'
+        ]
+        | None
+    ) = Field(
+        None, description='on a 401 `unauthorized`: which of its four cases it is'
+    )
 
 
 class ProtectedResourceMetadata(BaseModel):
@@ -1457,8 +1468,13 @@ class FailedItem(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
+    __annotations__ = {
+        '__pydantic_extra__': Dict[str, Any],
+    }
     id: str | None
     error: str
+    message: str | None = None
+    issues: list[Issue] | None = None
 
 
 class ApiMemoriesBatchPutResponse(BaseModel):
