@@ -154,7 +154,7 @@ function parse(schema: AnyObject | undefined, value: unknown, where: 'path' | 'q
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps)',
-  401: 'Missing or invalid credential',
+  401: 'Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired`',
   403: 'Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS',
   404: 'Not found, or belongs to another organization',
   409: 'Conflict',

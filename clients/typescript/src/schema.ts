@@ -2705,7 +2705,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3099,7 +3099,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3182,7 +3182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3276,7 +3276,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3366,7 +3366,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3708,7 +3708,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3944,7 +3944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4017,7 +4017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4107,7 +4107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4190,7 +4190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4257,7 +4257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4368,7 +4368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4473,7 +4473,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4545,7 +4545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4624,7 +4624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4692,7 +4692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4777,7 +4777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4868,7 +4868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4990,7 +4990,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5089,7 +5089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5156,7 +5156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5233,7 +5233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5342,7 +5342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5442,7 +5442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5541,7 +5541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5626,7 +5626,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5712,7 +5712,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5808,7 +5808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5889,7 +5889,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5958,7 +5958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6050,7 +6050,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6148,7 +6148,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6273,7 +6273,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6356,7 +6356,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6487,7 +6487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6630,7 +6630,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6732,7 +6732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6863,7 +6863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6951,7 +6951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7102,7 +7102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7187,7 +7187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7282,7 +7282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7379,7 +7379,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7474,7 +7474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7599,7 +7599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7679,7 +7679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7746,7 +7746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7818,7 +7818,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7905,7 +7905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8008,7 +8008,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8077,7 +8077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8154,7 +8154,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8243,7 +8243,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8346,7 +8346,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8423,7 +8423,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8510,7 +8510,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8586,7 +8586,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8678,7 +8678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8763,7 +8763,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8855,7 +8855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8936,7 +8936,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9031,7 +9031,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9126,7 +9126,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9230,7 +9230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9326,7 +9326,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9437,7 +9437,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9533,7 +9533,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9639,7 +9639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9710,7 +9710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9795,7 +9795,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9872,7 +9872,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9956,7 +9956,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10048,7 +10048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10120,7 +10120,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10210,7 +10210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10291,7 +10291,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10392,7 +10392,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10485,7 +10485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10581,7 +10581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10668,7 +10668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10765,7 +10765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10854,7 +10854,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10944,7 +10944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11033,7 +11033,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11121,7 +11121,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11197,7 +11197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11275,7 +11275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11368,7 +11368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11434,7 +11434,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11498,7 +11498,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11662,7 +11662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11765,7 +11765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
