@@ -6,19 +6,12 @@ import { filterFields } from '../memories/schemas.ts';
 import { listQuery as runbookQuery, outcomeBody } from '../procedural/requests.ts';
 import { recallBody } from '../recall/requests.ts';
 import { RECOMMENDED_FLOOR } from '../../domain/search/relevance.ts';
+import type { ApiAnswer, ApiCall } from './api-call.ts';
 import { INSTRUCTIONS } from './instructions.ts';
 import { listed } from './listed.ts';
 import { registerResources } from './resources.ts';
 import { agentAnswer, agentSearchAnswer, agentSearchBody } from './search-answer.ts';
 
-// One request of the public API as a tool sends it: the MCP layer adds no behaviour of its own, so
-// validation, quotas, rate limits and tenancy are the API's, answered the API's way.
-export interface ApiAnswer {
-  status: number;
-  body: unknown;
-  retryAfter: string | undefined;
-}
-export type ApiCall = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) => Promise<ApiAnswer>;
 
 const id = z.object({ id: z.uuid() });
 // A path segment from a tool's input, which reaches here unchecked when the schema refused it (listed.ts).
