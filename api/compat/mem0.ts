@@ -24,7 +24,7 @@ import { upgradeUrlOf } from '../llm.ts';
 import { conversationMessage } from '../conversations/requests.ts';
 import { filterExpression, metadata, namespaceName, scopeFields } from '../memories/schemas.ts';
 import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
-import { MAX_EPOCH_MS } from '../../domain/memories/limits.ts';
+import { MAX_EPOCH_MS } from '../../domain/store/instants.ts';
 
 // A drop-in for mem0's own clients (docs/mem0-migration.md): the mem0 Platform's REST shapes under /compat/mem0, so
 // that mem0's official clients (PyPI mem0ai 2.2, npm mem0ai 3.x), pointed at that prefix as their host with one of

@@ -1,4 +1,4 @@
-import { MAX_EPOCH_MS } from '../../domain/memories/limits.ts';
+import { MAX_EPOCH_MS } from '../../domain/store/instants.ts';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.ts';
 

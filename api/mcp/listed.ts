@@ -1,6 +1,6 @@
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { MAX_EPOCH_MS } from '../../domain/memories/limits.ts';
+import { MAX_EPOCH_MS } from '../../domain/store/instants.ts';
 
 // Each tool's schema is in every agent's context, so tools/list shows the routes' schemas shorter: without the
 // keywords that tell an agent nothing it acts on (patterns of ids and names, lengths and counts no sensible input
