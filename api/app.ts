@@ -50,6 +50,7 @@ import { checkResponses } from './http/response-check.ts';
 import { QueryVectors } from '../domain/search/query-vectors.ts';
 import { searchSlotCount, searchSlots } from '../domain/search/search-slots.ts';
 import { queryVectorsServed } from '../infra/metrics.ts';
+import { errorJson } from '../domain/error-codes.ts';
 
 // The API's routes: what /api/openapi.json documents and the TypeScript client is generated from.
 export function apiRoutes(deps: ApiDeps): AnyRoute[] {
@@ -156,7 +157,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.use(router.allowedMethods({ throw: true }));
   app.use(async (ctx) => {
     ctx.status = 404;
-    ctx.body = { error: 'not found', message: `no route for ${ctx.method} ${ctx.path}` };
+    ctx.body = errorJson('not found', `route ${ctx.method} ${ctx.path} not found`);
   });
   return app;
 }

@@ -1,5 +1,7 @@
+import type { ErrorCode, NotFoundKind, UnauthorizedReason } from './error-codes.ts';
+
 // The one error type of the service. Domain code throws it with a kind; the HTTP layer maps the kind
-// to a status and the rest to the JSON body `{ error, message?, ...extra }`.
+// to a status and the rest to the JSON body `{ error, message?, ...extra }`. Its codes are those of error-codes.ts.
 export const ERROR_KINDS = [
   'invalid',
   'unauthenticated',
@@ -19,11 +21,11 @@ export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export class AppError extends Error {
   readonly kind: ErrorKind;
-  readonly error: string;
+  readonly error: ErrorCode;
   readonly detail: string | undefined;
   readonly extra: Record<string, unknown>;
 
-  constructor(kind: ErrorKind, error: string, detail?: string, extra: Record<string, unknown> = {}) {
+  constructor(kind: ErrorKind, error: ErrorCode, detail?: string, extra: Record<string, unknown> = {}) {
     super(detail ?? error);
     this.name = 'AppError';
     this.kind = kind;
@@ -33,14 +35,16 @@ export class AppError extends Error {
   }
 }
 
-export const notFound = (): AppError => new AppError('not_found', 'not found');
+// Names what was not found and the id asked for, and nothing else: another org's id answers exactly as a missing one.
+export const notFound = (kind: NotFoundKind, id: string): AppError => new AppError('not_found', 'not found', `${kind} ${id} not found`);
 // This process has more of some kind of work waiting than it lets wait: 503 with Retry-After, safe to repeat.
 export const SERVER_BUSY_RETRY_AFTER_SECONDS = 1;
 export const serverBusy = (detail: string): AppError =>
   new AppError('unavailable', 'server_busy', `${detail}; try again shortly`, { retry_after: SERVER_BUSY_RETRY_AFTER_SECONDS });
 export const forbidden = (detail: string): AppError => new AppError('forbidden', 'forbidden', detail);
-export const unauthenticated = (detail = 'a valid session cookie or bearer token is required'): AppError =>
-  new AppError('unauthenticated', 'unauthorized', detail);
-export const conflict = (error: string, detail?: string): AppError => new AppError('conflict', error, detail);
-export const invalid = (error: string, detail?: string, extra?: Record<string, unknown>): AppError =>
+// A 401 says which of its four cases it is, in `reason` and in words.
+export const unauthenticated = (reason: UnauthorizedReason, detail: string): AppError =>
+  new AppError('unauthenticated', 'unauthorized', detail, { reason });
+export const conflict = (error: ErrorCode, detail?: string): AppError => new AppError('conflict', error, detail);
+export const invalid = (error: ErrorCode, detail?: string, extra?: Record<string, unknown>): AppError =>
   new AppError('invalid', error, detail, extra);

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { errorJson } from '../domain/error-codes.ts';
 
 // The process's Prometheus metrics, served at /metrics by the API and by the worker. One registry per
 // process, as Prometheus scrapes processes: every stack a process runs (tests run several) adds to it.
@@ -130,14 +131,19 @@ export function scrapeAllowed(authorization: string | undefined, token: string |
 // The worker's own endpoint: it serves no API, so /metrics is all it answers.
 export function serveMetrics(port: number, host: string, token: string | undefined): Promise<Server> {
   const server = createServer((req, res) => {
-    if (new URL(req.url ?? '/', 'http://x').pathname !== '/metrics' || req.method !== 'GET') {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found', message: 'only GET /metrics is served here' }));
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (path !== '/metrics' || req.method !== 'GET') {
+      const message = `route ${req.method} ${path} not found: only GET /metrics is served here`;
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(errorJson('not found', message)));
     } else if (!scrapeAllowed(req.headers.authorization, token)) {
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify({ error: 'unauthorized', message: 'send METRICS_TOKEN as a bearer token' }));
+      const reason = req.headers.authorization ? 'unknown_token' : 'no_credential';
+      const body = { ...errorJson('unauthorized', 'send METRICS_TOKEN as a bearer token'), reason };
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify(body));
     } else {
       scrape().then(
         (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'internal', message: String(err) })),
+        (err: unknown) =>
+          res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorJson('internal_error', String(err)))),
       );
     }
   });

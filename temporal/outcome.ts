@@ -1,4 +1,5 @@
 import { ApplicationFailure, isGrpcServiceError, ServiceError, WorkflowFailedError } from '@temporalio/client';
+import { isErrorCode } from '../domain/error-codes.ts';
 import { AppError, ERROR_KINDS, type ErrorKind } from '../domain/errors.ts';
 
 const KINDS = new Set<string>(ERROR_KINDS);
@@ -9,7 +10,7 @@ export function asAppError(err: unknown): unknown {
   if (!(err instanceof WorkflowFailedError)) return err;
   let cause: unknown = err.cause;
   while (cause instanceof Error && !(cause instanceof ApplicationFailure) && cause.cause) cause = cause.cause;
-  if (cause instanceof ApplicationFailure && cause.type) {
+  if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) {
     const kind = cause.details?.[0];
     if (typeof kind === 'string' && KINDS.has(kind)) return new AppError(kind as ErrorKind, cause.type, cause.message);
   }

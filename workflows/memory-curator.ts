@@ -13,11 +13,26 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { CurateRequest, EnrichmentArgs } from '../domain/store/curate.ts';
-import type { EmbedOutcome } from '../domain/embeddings/store.ts';
-import { carriedPending, takeNewest } from './curator/batches.ts';
-import { BurstDetector } from './curator/burst.ts';
-import { CURATOR_TUNING, type CuratorTuning } from './curator/tuning.ts';
+import { emptyReport, reported, tasksLeft } from './curator/enrichment.ts';
+import { foldPauses, foldReady, foldStarts } from './curator/fold.ts';
+import { ends, handOverDue, nextRun, settled } from './curator/handover.ts';
+import { backfillAfter, batchDone, batchStarts, firstLaneReady, firstLaneTakes, holdsBack, otherLaneReady } from './curator/lanes.ts';
+import {
+  backlogOf,
+  busy,
+  counted,
+  received,
+  startRun,
+  unitFailed,
+  type Backfill,
+  type CuratorBacklog,
+  type CuratorState,
+  type CuratorTotals,
+  type EnrichmentReport,
+} from './curator/run.ts';
 import { BOOKKEEPING, EMBEDDING_BATCH, LLM_CALL, POSTINGS_FOLD } from './options.ts';
+
+export type { CuratorBacklog, CuratorState, CuratorTotals, EnrichmentReport } from './curator/run.ts';
 
 const { embedMemories, embedPage } = proxyActivities<Activities>(EMBEDDING_BATCH);
 const { enrichMemory } = proxyActivities<Activities>(LLM_CALL);
@@ -25,205 +40,88 @@ const { releaseLlmKeys } = proxyActivities<Activities>(BOOKKEEPING);
 const { foldPostings } = proxyActivities<Activities>(POSTINGS_FOLD);
 
 export const curateSignal = defineSignal<[CurateRequest]>('curate');
-
-// What became of one memory's enrichment.
-export interface EnrichmentReport {
-  memoryId: string;
-  stored: string[];
-  skipped: string[];
-  failed: { task: string; error: string }[];
-}
-
-export interface CuratorTotals extends EmbedOutcome {
-  // Enrichment tasks stored, skipped (the memory changed or went) and failed, and enrichments dropped
-  // because the queue was full.
-  enriched: number;
-  enrichSkipped: number;
-  enrichFailed: number;
-  enrichDropped: number;
-  // Units (a batch, a page, an enrichment, a fold) that failed for good; the loop that ran each went on.
-  unitFailures: number;
-}
-
-export interface CuratorBacklog {
-  // Memories signalled and not yet embedded, and whether a backfill scan is under way (and where it is).
-  pending: number;
-  backfilling: boolean;
-  backfillCursor: string | null;
-  // Memories waiting for their LLM enrichment.
-  enrichments: number;
-  totals: CuratorTotals;
-  // The latest enrichments' outcomes, newest last.
-  recent: EnrichmentReport[];
-  // The latest unit that failed for good in this run, and why.
-  lastFailure: string | null;
-}
 export const backlogQuery = defineQuery<CuratorBacklog>('backlog');
-
-export interface CuratorState {
-  orgId: string;
-  pending?: string[];
-  backfill?: { cursor: string | null } | null;
-  enrichments?: EnrichmentArgs[];
-  totals?: CuratorTotals;
-  recent?: EnrichmentReport[];
-  // Absent in a first run and in runs handed over before the tuning travelled: the code's own.
-  tuning?: CuratorTuning;
-}
 
 // The org's actor for continuous background work (`memory-curator-<org id>`). Signals carry the ids of saved
 // and edited memories, which it embeds in batches, and the enrichments some of them asked for, which it runs
 // one model call at a time. The two run side by side, so a slow or failing provider never holds up
 // embedding. Beside them it folds the org's newly saved postings into blocks (domain/search/fold.ts), the one
 // folder of the org. Its state travels through continue-as-new before the history grows large.
+// Each loop's decisions are plain functions in workflows/curator/; this function wires them to timers and activities.
+// Keep its awaits as they are: the loops' commands within a workflow task go out in the order their awaits resolve.
 export async function memoryCuratorWorkflow(state: CuratorState): Promise<CuratorTotals> {
-  const { orgId } = state;
-  const tuning = state.tuning ?? CURATOR_TUNING;
-  const pending = new Set(state.pending ?? []);
-  let backfill = state.backfill ?? null;
-  const enrichments = [...(state.enrichments ?? [])];
-  // Totals carried from an earlier run may lack the counters added since, hence the defaults under the spread.
-  const totals: CuratorTotals = {
-    embedded: 0,
-    reused: 0,
-    current: 0,
-    refused: 0,
-    enriched: 0,
-    enrichSkipped: 0,
-    enrichFailed: 0,
-    enrichDropped: 0,
-    unitFailures: 0,
-    ...state.totals,
-  };
-  const recent = [...(state.recent ?? [])];
-  let lastFailure: string | null = null;
-  // Whether postings may be waiting to be folded: at the start of a run, and after each signal (saves and edits
-  // signal; so does the worker's start for an org with postings staged, see scheduleFolds).
-  let unfolded = true;
-  let inFlight = 0;
-  let draining = false;
-  // The units in flight: the batches of ids being embedded (one per lane), whether a backfill page is (the first
-  // lane's, one at a time; the backfill keeps its cursor until the page is done), and the enrichment being run
-  // with its tasks not yet done.
-  const embeddingNow = new Set<string[]>();
-  let paging = false;
-  let foldingNow = false;
-  let enrichingNow: EnrichmentArgs | null = null;
-  const bursts = new BurstDetector(tuning);
-  const bursting = () => bursts.bursting(Date.now());
+  const run = startRun(state);
+  const { orgId, tuning } = run;
 
-  setHandler(curateSignal, (request) => {
-    bursts.arrived(Date.now(), request.ids.length);
-    unfolded = true;
-    for (const id of request.ids) pending.add(id);
-    if (request.backfill || pending.size > tuning.maxPending) {
-      pending.clear();
-      backfill = { cursor: null };
-    }
-    for (const args of request.enrich ?? []) {
-      if (enrichments.length < tuning.maxEnrichments) enrichments.push(args);
-      else totals.enrichDropped += 1;
-    }
-  });
-  setHandler(backlogQuery, () => ({
-    pending: pending.size,
-    backfilling: backfill !== null,
-    backfillCursor: backfill?.cursor ?? null,
-    enrichments: enrichments.length,
-    totals: { ...totals },
-    recent: [...recent],
-    lastFailure,
-  }));
+  setHandler(curateSignal, (request) => received(run, request, Date.now()));
+  setHandler(backlogQuery, () => backlogOf(run));
 
-  const busy = () => pending.size > 0 || backfill !== null || enrichments.length > 0 || inFlight > 0 || unfolded;
   // Runs `work` whenever `ready`, one unit at a time, until the run drains. A unit that fails for good (its
   // activity's retries spent, or refused) is counted and the loop goes on after a pause: nothing awaits the loops,
   // so a rejection would fail every workflow task of the run, on every replay, and wedge the org's curator.
   const loop = async (unit: string, ready: () => boolean, work: () => Promise<void>) => {
     for (;;) {
-      await condition(() => ready() || draining);
-      if (draining) return;
-      inFlight += 1;
+      await condition(() => ready() || run.draining);
+      if (run.draining) return;
+      run.inFlight += 1;
       try {
         await work();
       } catch (err) {
-        totals.unitFailures += 1;
-        lastFailure = `${unit}: ${failureMessage(err)}`;
-        log.warn('a curator unit failed for good; the loop goes on', { orgId, unit, error: lastFailure });
+        const failure = unitFailed(run, unit, failureMessage(err));
+        log.warn('a curator unit failed for good; the loop goes on', { orgId, unit, error: failure });
         await sleep(tuning.failurePauseMs);
       } finally {
-        inFlight -= 1;
+        run.inFlight -= 1;
       }
     }
   };
 
-  const count = (o: EmbedOutcome) => {
-    totals.embedded += o.embedded;
-    totals.reused += o.reused;
-    totals.current += o.current;
-    totals.refused += o.refused;
-  };
   const embedBatch = async () => {
-    const ids = takeNewest(pending, tuning.batch);
-    embeddingNow.add(ids);
+    const ids = batchStarts(run);
     try {
-      count(await embedMemories({ orgId, ids }));
+      counted(run.totals, await embedMemories({ orgId, ids }));
     } finally {
-      embeddingNow.delete(ids);
+      batchDone(run, ids);
     }
   };
-  const embedBackfillPage = async (walking: { cursor: string | null }) => {
-    paging = true;
-    const page = await embedPage({ orgId, cursor: walking.cursor }).finally(() => (paging = false));
-    count(page.outcome);
-    // A backfill requested again meanwhile starts over; otherwise this one moves on.
-    if (backfill === walking) backfill = page.next ? { cursor: page.next } : null;
+  const embedBackfillPage = async (walking: Backfill) => {
+    run.paging = true;
+    const page = await embedPage({ orgId, cursor: walking.cursor }).finally(() => (run.paging = false));
+    counted(run.totals, page.outcome);
+    run.backfill = backfillAfter(run.backfill, walking, page.next);
   };
-  // The first lane takes saved memories and the backfill's pages (in order). During a burst a batch waits, looking
-  // again every burstLookAgainMs, so that the memories of a burst that has ended wait that long, not the whole pause.
+  // The first lane waits before its unit during a burst, looking again every burstLookAgainMs (lanes.ts, holdsBack).
   loop(
     'embedding',
-    () => pending.size > 0 || backfill !== null,
+    () => firstLaneReady(run),
     async () => {
-      for (let waited = 0; waited < tuning.burstPauseMs && bursting() && !draining; waited += tuning.burstLookAgainMs)
-        await sleep(tuning.burstLookAgainMs);
-      // A run that began handing over meanwhile leaves the batch to the next run.
-      if (draining) return;
-      if (pending.size > 0) await embedBatch();
-      else if (backfill) await embedBackfillPage(backfill);
+      for (let waited = 0; holdsBack(run, waited, Date.now()); waited += tuning.burstLookAgainMs) await sleep(tuning.burstLookAgainMs);
+      const unit = firstLaneTakes(run);
+      if (unit?.kind === 'batch') await embedBatch();
+      else if (unit?.kind === 'page') await embedBackfillPage(unit.walking);
     },
   );
-  // The other lanes take saved memories only, and none during a burst.
-  for (let lane = 1; lane < tuning.lanes; lane++) loop('embedding', () => pending.size > 0 && !bursting(), embedBatch);
+  for (let lane = 1; lane < tuning.lanes; lane++) loop('embedding', () => otherLaneReady(run, Date.now()), embedBatch);
   loop(
     'enrichment',
-    () => enrichments.length > 0,
-    async () => {
-      const report = await enrich(enrichments.shift()!, tuning.llmPaceMs, (rest) => (enrichingNow = rest));
-      recent.push(report);
-      if (recent.length > tuning.recentReports) recent.shift();
-      totals.enriched += report.stored.length;
-      totals.enrichSkipped += report.skipped.length;
-      totals.enrichFailed += report.failed.length;
-    },
+    () => run.enrichments.length > 0,
+    async () => reported(run, await enrich(run.enrichments.shift()!, tuning.llmPaceMs, (rest) => (run.enrichingNow = rest))),
   );
   loop(
     'fold',
-    () => unfolded,
+    () => foldReady(run),
     async () => {
-      unfolded = false;
-      foldingNow = true;
-      const outcome = await foldPostings({ orgId }).finally(() => (foldingNow = false));
-      if (outcome.more) unfolded = true;
-      else await sleep(tuning.foldIntervalMs);
+      foldStarts(run);
+      const outcome = await foldPostings({ orgId }).finally(() => (run.foldingNow = false));
+      if (foldPauses(run, outcome.more)) await sleep(tuning.foldIntervalMs);
     },
   );
 
-  const handOver = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= tuning.historyEvents;
+  const handOver = () => handOverDue(workflowInfo(), tuning);
   // Idle for idleMs: end. History long enough: carry the state over to a new run.
   for (;;) {
-    const worked = await condition(busy, tuning.idleMs);
-    if (worked) await condition(() => !busy() || handOver());
+    const worked = await condition(() => busy(run), tuning.idleMs);
+    if (worked) await condition(() => !busy(run) || handOver());
     if (!worked || handOver()) break;
   }
   // No unit starts from here on. The embedding batches and the fold in flight get a short grace (handoverGraceMs): a
@@ -232,19 +130,11 @@ export async function memoryCuratorWorkflow(state: CuratorState): Promise<Curato
   // the run for an hour while its history grows. Its work goes to the next run, which redoes it; every kind of unit is
   // idempotent (a current vector is kept, an enrichment is written only while the content is unchanged, a fold takes
   // what is staged), and a carried enrichment keeps its escrowed keys until the next run releases them.
-  draining = true;
-  await condition(() => embeddingNow.size === 0 && !paging && !foldingNow, tuning.handoverGraceMs);
+  run.draining = true;
+  await condition(() => settled(run), tuning.handoverGraceMs);
   await condition(allHandlersFinished);
-  if (!busy() && !handOver()) return totals;
-  return continueAsNew<typeof memoryCuratorWorkflow>({
-    orgId,
-    pending: carriedPending(pending, embeddingNow),
-    backfill,
-    enrichments: enrichingNow ? [enrichingNow, ...enrichments] : enrichments,
-    totals,
-    recent,
-    tuning: CURATOR_TUNING,
-  });
+  if (ends(run, workflowInfo())) return run.totals;
+  return continueAsNew<typeof memoryCuratorWorkflow>(nextRun(run));
 }
 
 const failureMessage = (err: unknown): string => (err instanceof ActivityFailure && err.cause ? err.cause.message : String(err));
@@ -254,10 +144,10 @@ const failureMessage = (err: unknown): string => (err instanceof ActivityFailure
 // however it ends.
 // `inFlight` is told which tasks are left before each one, and null when the enrichment ends.
 async function enrich(args: EnrichmentArgs, paceMs: number, inFlight: (rest: EnrichmentArgs | null) => void): Promise<EnrichmentReport> {
-  const report: EnrichmentReport = { memoryId: args.memoryId, stored: [], skipped: [], failed: [] };
+  const report = emptyReport(args);
   try {
     for (const [i, task] of args.tasks.entries()) {
-      inFlight({ ...args, tasks: args.tasks.slice(i) });
+      inFlight(tasksLeft(args, i));
       try {
         const outcome = await enrichMemory({
           orgId: args.orgId,
@@ -270,7 +160,7 @@ async function enrich(args: EnrichmentArgs, paceMs: number, inFlight: (rest: Enr
       } catch (err) {
         report.failed.push({ task, error: failureMessage(err) });
       }
-      inFlight({ ...args, tasks: args.tasks.slice(i + 1) });
+      inFlight(tasksLeft(args, i + 1));
       await sleep(paceMs);
     }
   } finally {

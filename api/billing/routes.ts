@@ -131,9 +131,9 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
         503: { description: '`billing_not_configured`' },
       },
       handler: async (ctx) => {
-        const { client, org } = await ownerBilling(ctx);
+        const { caller, client, org } = await ownerBilling(ctx);
         if (!org.stripe_customer_id)
-          throw new AppError('not_found', 'no_payment_customer', 'this org has no payment customer yet; use checkout first');
+          throw new AppError('not_found', 'no_payment_customer', `org ${caller.orgId} has no payment customer yet; use checkout first`);
         const session = await client.billingPortal.sessions.create({
           customer: org.stripe_customer_id,
           return_url: `${config.publicBaseUrl}/dashboard/billing`,

@@ -19,12 +19,12 @@ import type { MemoryView } from '../../domain/store/model.ts';
 import { DEFAULT_NAMESPACE } from '../../domain/store/namespaces.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { defineRoute, ignoringUnknownFields, type AnyRoute } from '../http/route.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { conversationMessage } from '../conversations/requests.ts';
 import { filterExpression, metadata, namespaceName, scopeFields } from '../memories/schemas.ts';
 import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
-import { MAX_EPOCH_MS } from '../../domain/memories/limits.ts';
+import { MAX_EPOCH_MS } from '../../domain/store/instants.ts';
 
 // A drop-in for mem0's own clients (docs/mem0-migration.md): the mem0 Platform's REST shapes under /compat/mem0, so
 // that mem0's official clients (PyPI mem0ai 2.2, npm mem0ai 3.x), pointed at that prefix as their host with one of
@@ -115,7 +115,8 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlot
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const listFilters = (filters: Record<string, unknown> | undefined): MemoryFilters => (filters ? { expression: filters } : {});
-  return [
+  // mem0's clients send fields of theirs that mean nothing here (output_format, version, org and project ids).
+  return ignoringUnknownFields([
     defineRoute({
       tag: TAG,
       access: 'caller',
@@ -420,5 +421,5 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlot
         ctx.body = { message: `Successfully deleted ${body.memories.length - failed.length} memories`, failed };
       },
     }),
-  ];
+  ]);
 }

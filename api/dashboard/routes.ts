@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { AppError } from '../../domain/errors.ts';
+import { AppError, notFound } from '../../domain/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 
 // The dashboard (dashboard/), built by scripts/start.sh into dashboard/dist and served on the API's own
@@ -70,7 +70,7 @@ export function dashboardRoutes(): AnyRoute[] {
       responses: { 200: { description: 'Asset' }, 404: { description: 'No such asset' }, 503: { description: '`dashboard_not_built`' } },
       handler: async (ctx, { params }) => {
         const asset = (await build()).assets.get(params.asset);
-        if (!asset) throw new AppError('not_found', 'not found');
+        if (!asset) throw notFound('dashboard asset', params.asset);
         ctx.type = TYPES[params.asset.split('.').pop()!]!;
         ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
         ctx.body = asset;

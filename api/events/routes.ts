@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { listAuditEvents } from '../../domain/audit/list.ts';
+import { auditNames } from '../../domain/audit/names.ts';
+import { auditActorField, auditTargetField, auditTokenField } from './schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam, ms, epochMsParam } from '../http/schemas.ts';
@@ -12,6 +14,9 @@ const eventSchema = z
     actor_user_id: z.uuid().nullable(),
     actor_token: z.uuid().nullable().meta({ description: 'id of the API token or session that acted' }),
     created_at: epochMs,
+    actor: auditActorField,
+    token: auditTokenField,
+    target: auditTargetField,
   })
   .meta({ id: 'AuditEvent' });
 
@@ -34,17 +39,31 @@ export function eventRoutes(): AnyRoute[] {
       access: 'caller',
       summary: "The organization's audit log, newest first",
       query,
-      responses: { 200: { description: 'Audit events', schema: z.object({ events: z.array(eventSchema), limit: z.number().int(), offset: z.number().int() }) } },
+      responses: {
+        200: {
+          description: 'Audit events',
+          schema: z.object({ events: z.array(eventSchema), limit: z.number().int(), offset: z.number().int() }),
+        },
+      },
       handler: async (ctx, { query: q }) => {
-        const rows = await listAuditEvents(ctx.state.em, callerOf(ctx).orgId, q);
+        const orgId = callerOf(ctx).orgId;
+        const rows = await listAuditEvents(ctx.state.em, orgId, q);
+        const names = await auditNames(
+          ctx.state.em,
+          orgId,
+          rows.map((e) => ({ ...e, targetId: e.targetId ?? null, actorUserId: e.actorUserId ?? null, actorToken: e.actorToken ?? null })),
+        );
         ctx.body = {
-          events: rows.map((e) => ({
+          events: rows.map((e, i) => ({
             id: e.id,
             action: e.action,
             target_id: e.targetId ?? null,
             actor_user_id: e.actorUserId ?? null,
             actor_token: e.actorToken ?? null,
             created_at: ms(e.createdAt),
+            actor: names[i]!.actor,
+            token: names[i]!.token,
+            target: names[i]!.target,
           })),
           limit: q.limit,
           offset: q.offset,

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Caller } from '../../domain/accounts/caller.ts';
-import { unauthenticated } from '../../domain/errors.ts';
+import { unauthenticated, type AppError } from '../../domain/errors.ts';
 import type { AppContext, AppState } from './state.ts';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -20,6 +20,30 @@ export async function resolveCaller(ctx: AppContext): Promise<Caller | null> {
   return null;
 }
 
+// Why a request has no caller: which of a 401's four cases (no credential, a malformed header, a token we do not know,
+// one revoked or expired), with the header judged before the cookie, as it is the one a client chose to send.
+export async function refusalOf(ctx: AppContext): Promise<AppError> {
+  const header = ctx.get('authorization').trim();
+  if (header) {
+    const bearer = BEARER.exec(header)?.[1];
+    if (!bearer) return unauthenticated('malformed_header', 'the Authorization header is not "Bearer <token>"');
+    const refusal = await ctx.state.credentials.refusal(bearer, 'api');
+    return unauthenticated(refusal.reason, refusal.message);
+  }
+  const cookie = ctx.cookies.get(SESSION_COOKIE);
+  if (cookie) {
+    const refusal = await ctx.state.credentials.refusal(cookie, 'session');
+    return unauthenticated(refusal.reason, refusal.message);
+  }
+  return noCredential();
+}
+
+const noCredential = (): AppError =>
+  unauthenticated(
+    'no_credential',
+    `no credential was sent: send an API token as "Authorization: Bearer svc_...", or sign in for the ${SESSION_COOKIE} cookie`,
+  );
+
 // Requests the service sends itself, in-process (the MCP tools' calls of the API), with the caller their
 // outer request was authenticated as: they skip a second credential lookup. Keyed by the request object,
 // which only in-process code holds, so nothing a client sends can claim an entry.
@@ -33,7 +57,7 @@ export function requireCaller(localCaller: Caller | null, challenge: string): Mi
     const caller = localCaller ?? inProcessCallers.get(ctx.req) ?? (await resolveCaller(ctx));
     if (!caller) {
       ctx.set('WWW-Authenticate', challenge);
-      throw unauthenticated();
+      throw await refusalOf(ctx);
     }
     ctx.state.caller = caller;
     await next();
@@ -42,6 +66,6 @@ export function requireCaller(localCaller: Caller | null, challenge: string): Mi
 
 export function callerOf(ctx: AppContext): Caller {
   const caller = ctx.state.caller;
-  if (!caller) throw unauthenticated();
+  if (!caller) throw noCredential();
   return caller;
 }

@@ -1,4 +1,4 @@
-import { MAX_EPOCH_MS } from '../../domain/memories/limits.ts';
+import { MAX_EPOCH_MS } from '../../domain/store/instants.ts';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.ts';
 
@@ -33,10 +33,12 @@ export const repeatedParam = <T extends z.ZodType>(list: z.ZodArray<T>) => z.pre
 export function patchGuard(fields: z.ZodRawShape) {
   const names = Object.keys(fields);
   const isEmpty = (body: Record<string, unknown>): boolean => names.every((k) => body[k] === undefined);
+  const message = `send at least one of ${names.join(', ')}`;
   return {
     isEmpty,
+    message,
     assert(body: Record<string, unknown>): void {
-      if (isEmpty(body)) throw new AppError('invalid', 'no patchable fields supplied', `send at least one of ${names.join(', ')}`);
+      if (isEmpty(body)) throw new AppError('invalid', 'no patchable fields supplied', message);
     },
   };
 }

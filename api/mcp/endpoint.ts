@@ -6,7 +6,8 @@ import { inject } from 'light-my-request';
 import { AppError } from '../../domain/errors.ts';
 import { actAs, callerOf } from '../http/auth.ts';
 import type { AppContext, AppState } from '../http/state.ts';
-import { createMcpServer, type ApiCall } from './tools.ts';
+import type { ApiCall } from './api-call.ts';
+import { createMcpServer } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
 // A tool call carries at most one memory (256 KiB of content, escaped) and its metadata.

@@ -1,12 +1,13 @@
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { MAX_EPOCH_MS } from '../../domain/memories/limits.ts';
+import { MAX_EPOCH_MS } from '../../domain/store/instants.ts';
 
 // Each tool's schema is in every agent's context, so tools/list shows the routes' schemas shorter: without the
 // keywords that tell an agent nothing it acts on (patterns of ids and names, lengths and counts no sensible input
 // reaches, "keys are strings", "any value", bounds no number reaches), and with the fields the tools share described
-// in a few words each, here, where the OpenAPI document keeps the routes' whole descriptions. The tool still checks
-// its input against the whole zod schema (its errors name the bound), and the route once more.
+// in a few words each, here, where the OpenAPI document keeps the routes' whole descriptions. An input the zod schema
+// refuses is passed on as it is, so that the route refuses it: a tool's error is then the route's own, the same code and
+// message as over HTTP, rather than the SDK's text with no code.
 const DROPPED = new Set(['$schema', 'pattern', 'propertyNames', 'minLength', 'maxLength', 'minItems', 'maxItems']);
 // Bounds no number reaches, and a minimum of 0 (every count, time and score here is one).
 const UNREACHED = new Set([Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, MAX_EPOCH_MS]);
@@ -68,11 +69,16 @@ function trimmed(node: unknown, brief?: Record<string, string>, description?: st
 export function listed<S extends z.ZodType>(schema: S): StandardSchemaWithJSON<z.input<S>, z.output<S>> {
   const json = (io: 'input' | 'output') => () =>
     trimmed(z.toJSONSchema(schema, { io, target: 'draft-2020-12' }), io === 'input' ? BRIEF : undefined) as Record<string, unknown>;
+  const check = schema['~standard'].validate;
+  const passOn = (result: Awaited<ReturnType<typeof check>>, value: unknown) => (result.issues ? { value: value as z.output<S> } : result);
   return {
     '~standard': {
       version: 1,
       vendor: 'memory-service',
-      validate: schema['~standard'].validate,
+      validate: (value) => {
+        const result = check(value);
+        return result instanceof Promise ? result.then((r) => passOn(r, value)) : passOn(result, value);
+      },
       jsonSchema: { input: json('input'), output: json('output') },
     },
   };

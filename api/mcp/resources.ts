@@ -1,5 +1,5 @@
 import { ResourceTemplate, type McpServer, type ReadResourceResult } from '@modelcontextprotocol/server';
-import type { ApiCall } from './tools.ts';
+import type { ApiCall } from './api-call.ts';
 
 // A resource read answers the API's JSON as is; an API error is a protocol error with the API's code.
 async function readJson(call: ApiCall, uri: URL, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ReadResourceResult> {

@@ -6,21 +6,16 @@ import { filterFields } from '../memories/schemas.ts';
 import { listQuery as runbookQuery, outcomeBody } from '../procedural/requests.ts';
 import { recallBody } from '../recall/requests.ts';
 import { RECOMMENDED_FLOOR } from '../../domain/search/relevance.ts';
+import type { ApiAnswer, ApiCall } from './api-call.ts';
 import { INSTRUCTIONS } from './instructions.ts';
 import { listed } from './listed.ts';
 import { registerResources } from './resources.ts';
 import { agentAnswer, agentSearchAnswer, agentSearchBody } from './search-answer.ts';
 
-// One request of the public API as a tool sends it: the MCP layer adds no behaviour of its own, so
-// validation, quotas, rate limits and tenancy are the API's, answered the API's way.
-export interface ApiAnswer {
-  status: number;
-  body: unknown;
-  retryAfter: string | undefined;
-}
-export type ApiCall = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) => Promise<ApiAnswer>;
 
 const id = z.object({ id: z.uuid() });
+// A path segment from a tool's input, which reaches here unchecked when the schema refused it (listed.ts).
+const segment = (value: unknown): string => encodeURIComponent(String(value));
 
 // A tool's input as the query string of a GET route; fields left out stay out, and a list's items are repeated
 // parameters (tags=a&tags=b).
@@ -28,13 +23,14 @@ const queryString = (input: Record<string, unknown>): URLSearchParams =>
   new URLSearchParams(Object.entries(input).flatMap(([k, v]) => [v ?? []].flat().map((item) => [k, String(item)] as [string, string])));
 
 // An API error becomes a tool error an agent can act on: the API's `error` code first, then its message,
-// then what to do (wait Retry-After seconds, upgrade, fix the input).
+// then what to do (wait Retry-After seconds, upgrade, fix the input). `_meta` has the API's error body as it is.
 export function toolResult(answer: ApiAnswer, ok: (body: unknown) => Record<string, unknown>): CallToolResult {
   if (answer.status < 400) {
     const structured = ok(answer.body);
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }
   const body = (answer.body ?? {}) as {
+    [field: string]: unknown;
     error?: string;
     message?: string;
     upgrade_url?: string;
@@ -49,7 +45,12 @@ export function toolResult(answer: ApiAnswer, ok: (body: unknown) => Record<stri
   return {
     isError: true,
     content: [{ type: 'text', text }],
-    _meta: { status: answer.status, error: body.error ?? null, ...(answer.retryAfter ? { retry_after: Number(answer.retryAfter) } : {}) },
+    _meta: {
+      ...body,
+      status: answer.status,
+      error: body.error ?? null,
+      ...(answer.retryAfter ? { retry_after: Number(answer.retryAfter) } : {}),
+    },
   };
 }
 
@@ -111,7 +112,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       inputSchema: listed(id),
       annotations: reads,
     },
-    async ({ id }) => toolResult(await call('GET', `/api/memories/${id}`), asIs),
+    async ({ id }) => toolResult(await call('GET', `/api/memories/${segment(id)}`), asIs),
   );
   server.registerTool(
     'find_similar_memories',
@@ -121,7 +122,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       inputSchema: listed(id.extend({ ...similarQuery.pick({ k: true, namespace: true }).shape, tags: filterFields.tags })),
       annotations: reads,
     },
-    async ({ id, ...input }) => toolResult(await call('GET', `/api/memories/${id}/similar?${queryString(input)}`), asIs),
+    async ({ id, ...input }) => toolResult(await call('GET', `/api/memories/${segment(id)}/similar?${queryString(input)}`), asIs),
   );
   server.registerTool(
     'update_memory',
@@ -131,7 +132,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       inputSchema: listed(patchBody.extend(id.shape)),
       annotations: { ...writes, idempotentHint: true },
     },
-    async ({ id, ...patch }) => toolResult(await call('PATCH', `/api/memories/${id}`, patch), asIs),
+    async ({ id, ...patch }) => toolResult(await call('PATCH', `/api/memories/${segment(id)}`, patch), asIs),
   );
   server.registerTool(
     'delete_memory',
@@ -141,7 +142,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       inputSchema: listed(id),
       annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
-    async ({ id }) => toolResult(await call('DELETE', `/api/memories/${id}`), () => ({ deleted: true, id })),
+    async ({ id }) => toolResult(await call('DELETE', `/api/memories/${segment(id)}`), () => ({ deleted: true, id })),
   );
   server.registerTool(
     'list_memories',
@@ -176,7 +177,7 @@ export function createMcpServer(call: ApiCall): McpServer {
       inputSchema: listed(outcomeBody.extend({ id: z.uuid().describe('the runbook id') })),
       annotations: writes,
     },
-    async ({ id, ...outcome }) => toolResult(await call('POST', `/api/procedural/${id}`, outcome), asIs),
+    async ({ id, ...outcome }) => toolResult(await call('POST', `/api/procedural/${segment(id)}`, outcome), asIs),
   );
   server.registerTool(
     'log_recall',

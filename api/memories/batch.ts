@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import { batchUpdate } from '../../domain/memories/batch.ts';
+import { batchUpdate, rowFailure, type BatchUpdateFailure } from '../../domain/memories/batch.ts';
 import { createMemories, type BatchItem } from '../../domain/memories/create-batch.ts';
 import { BATCH_CREATE_MAX, BATCH_UPDATE_MAX } from '../../domain/memories/limits.ts';
-import { invalid } from '../../domain/errors.ts';
+import { invalid, type AppError } from '../../domain/errors.ts';
 import { memoriesSaved } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { statusOf } from '../http/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { namespaceAlias, unknownFieldError } from '../http/unknown-fields.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import {
   batchCreateBody,
@@ -43,7 +44,16 @@ const batchCreateResponse = z
   .meta({ id: 'BatchCreateResult' });
 
 // The parse of one item: the single save's body rules, with its error naming the item.
-function parseItem(raw: Record<string, unknown>, index: number): BatchItem {
+function parseItem(sent: Record<string, unknown>, index: number): BatchItem {
+  const where = `memories.${index}`;
+  let raw: unknown;
+  try {
+    raw = namespaceAlias(createBody, sent, where);
+  } catch (err) {
+    return { index, failure: err as AppError };
+  }
+  const unknown = unknownFieldError(createBody, raw, where);
+  if (unknown) return { index, failure: unknown };
   const item = createBody.safeParse(raw);
   if (item.success) return { index, input: newMemoryOf(item.data) };
   const code = contentRequired(item.error.issues) ?? 'validation_failed';
@@ -97,26 +107,47 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: `Update up to ${BATCH_UPDATE_MAX} memories; one rate-limit slot`,
       description:
-        'Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.',
+        'Each item has the single-update semantics. A bad row is reported in `failed` with the code, message and extra fields its single update would have answered (for example `not found`, `validation_failed` or `unknown_field` with `issues`) and does not stop the others.',
       body: batchUpdateBody,
       responses: {
         200: {
           description: 'Outcome per row',
           schema: z.object({
             updated: z.number().int(),
-            failed: z.array(z.object({ id: z.string().nullable(), error: z.string() })),
+            failed: z.array(
+              z
+                .object({
+                  id: z.string().nullable(),
+                  error: z.string(),
+                  // Optional for clients of servers from before it was sent (2026-11-29); this one always sends it.
+                  message: z.string().optional(),
+                  issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+                })
+                .catchall(z.unknown()),
+            ),
             results: z.array(memorySchema),
           }),
         },
       },
       handler: async (ctx, { body }) => {
         const valid = [];
-        const failed: { id: string | null; error: string }[] = [];
-        for (const raw of body.updates) {
+        const failed: BatchUpdateFailure[] = [];
+        for (const [index, sent] of body.updates.entries()) {
+          const id = typeof sent.id === 'string' ? sent.id : null;
+          let raw: unknown;
+          try {
+            raw = namespaceAlias(batchItem, sent, `updates.${index}`);
+          } catch (err) {
+            failed.push(rowFailure(id, err as AppError));
+            continue;
+          }
+          const unknown = unknownFieldError(batchItem, raw, `updates.${index}`);
           const item = batchItem.safeParse(raw);
-          const id = typeof raw.id === 'string' ? raw.id : null;
-          if (!item.success) failed.push({ id, error: item.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
-          else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied' });
+          if (unknown) failed.push(rowFailure(id, unknown));
+          else if (!item.success) {
+            const issues = item.error.issues.map((i) => ({ path: `updates.${index}.${i.path.join('.')}`, message: i.message }));
+            failed.push({ id, error: 'validation_failed', message: issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues });
+          } else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied', message: patchable.message });
           else valid.push({ id: item.data.id, ...memoryPatchOf(item.data) });
         }
         const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });

@@ -32,8 +32,13 @@ import {
 
 export const idParams = z.object({ id: z.uuid() });
 
+// `content required` is for a content that is missing, and only for that (a number is `validation_failed`): the issue's
+// message, set here, tells the two apart. A blank content is refused by the domain, with the same code.
+const CONTENT_MISSING = 'required: the text of the memory';
+const content = z.string({ error: (issue) => (issue.input === undefined || issue.input === null ? CONTENT_MISSING : undefined) });
+
 export const createBody = z.object({
-  content: z.string(),
+  content,
   namespace: namespaceName.optional(),
   tags: tags.optional(),
   source: z.string().trim().min(1).max(100).optional(),
@@ -168,8 +173,8 @@ export const bulkBody = z.object({
   ...answerOptions,
 });
 
-export const contentRequired = (issues: z.core.$ZodIssue[]) =>
-  issues.some((i) => i.path[0] === 'content') ? 'content required' : undefined;
+export const contentRequired = (issues: z.core.$ZodIssue[]): 'content required' | undefined =>
+  issues.some((i) => i.path.length === 1 && i.path[0] === 'content' && i.message === CONTENT_MISSING) ? 'content required' : undefined;
 export const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
 export const batchCreateBody = z.object({

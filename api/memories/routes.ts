@@ -16,6 +16,7 @@ import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
+import { auditActorField, auditTokenField } from '../events/schemas.ts';
 import { hitJson, memoryJson, memorySchema, toFilters } from './schemas.ts';
 import {
   contentRequired,
@@ -95,7 +96,12 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       access: 'caller',
       summary: 'List memories (legacy: a plain array); with q, BM25 search rows carrying score',
       query: legacyQuery,
-      responses: { 200: { description: 'Memories', schema: z.array(memorySchema.extend({ score: z.number().optional(), relevance: z.number().optional() })) } },
+      responses: {
+        200: {
+          description: 'Memories',
+          schema: z.array(memorySchema.extend({ score: z.number().optional(), relevance: z.number().optional() })),
+        },
+      },
       handler: async (ctx, { query: q }) => {
         const { orgId } = callerOf(ctx);
         const filters = toFilters(q);
@@ -197,6 +203,8 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
                 actor_token: z.string().nullable(),
                 created_at: epochMs,
                 details: z.record(z.string(), z.unknown()),
+                actor: auditActorField,
+                token: auditTokenField,
               }),
             ),
             next_after: z.uuid().nullable(),
@@ -215,6 +223,8 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
             actor_token: e.actorToken,
             created_at: e.createdAt,
             details: e.details,
+            actor: e.actor,
+            token: e.token,
           })),
           next_after: h.nextAfter,
         };

@@ -44,7 +44,7 @@ export function authorizeRoutes(deps: ApiDeps): AnyRoute[] {
         const caller = deps.localCaller ?? (await resolveCaller(ctx));
         if (!isBrowserSession(caller)) return ctx.redirect(`${issuer}/dashboard/signin?next=${encodeURIComponent(ctx.originalUrl)}`);
         const account = await loadAccount(ctx.state.em, caller.userId, caller.orgId);
-        if (!account) throw unauthenticated();
+        if (!account) throw unauthenticated('revoked_or_expired', "this session's user is no longer a member of its organization");
         ctx.type = 'text/html; charset=utf-8';
         ctx.set('Content-Security-Policy', consentPolicy(request.redirectUri));
         ctx.set('X-Frame-Options', 'DENY');

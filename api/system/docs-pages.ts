@@ -10,6 +10,7 @@ export const DOC_PAGES = [
   'changelog.md',
   'configuration.md',
   'dashboard.md',
+  'errors.md',
   'mem0-migration.md',
   'operations.md',
   'performance.md',
@@ -25,7 +26,7 @@ export function docsPagesRoutes(): AnyRoute[] {
       path: '/docs/:page',
       tag: 'docs',
       access: 'public',
-      summary: "One of the service's guides, in Markdown: the API's decisions, roles, configuration, operations, mem0 migration",
+      summary: "One of the service's guides, in Markdown: decisions, error codes, roles, configuration, operations, mem0 migration",
       params: z.object({ page: z.enum(DOC_PAGES) }),
       responses: { 200: { description: 'Markdown', contentType: 'text/markdown' } },
       handler: async (ctx, { params }) => {

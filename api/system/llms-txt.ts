@@ -18,6 +18,7 @@ tokens page (${base}/dashboard). Errors are JSON \`{ "error", "message" }\` with
 - [API reference](${base}/api/docs): the same document as a page
 - [OAuth protected-resource metadata](${base}/.well-known/oauth-protected-resource): how an MCP client authenticates
 - [The API's decisions](${base}/docs/api-decisions.md): every choice the reference leaves open, by topic
+- [Error codes](${base}/docs/errors.md): every \`error\` code with its status and meaning
 
 ## MCP
 

@@ -17,7 +17,9 @@ export function metricsRoutes(deps: ApiDeps): AnyRoute[] {
       handler: async (ctx) => {
         if (!scrapeAllowed(ctx.get('authorization') || undefined, deps.config.METRICS_TOKEN)) {
           ctx.set('WWW-Authenticate', 'Bearer');
-          throw unauthenticated('send METRICS_TOKEN as a bearer token');
+          const sent = ctx.get('authorization') !== '';
+          const message = `${sent ? 'this is not METRICS_TOKEN: ' : ''}send METRICS_TOKEN as a bearer token`;
+          throw unauthenticated(sent ? 'unknown_token' : 'no_credential', message);
         }
         ctx.type = registry.contentType;
         ctx.body = await scrape();

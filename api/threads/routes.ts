@@ -25,10 +25,24 @@ export function threadRoutes(): AnyRoute[] {
       tag: 'threads',
       access: 'caller',
       summary: 'Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array',
-      query: z.object({ namespace: namespaceName.optional(), limit: intParam(1, 500).default(100), offset: intParam(0, 100_000).default(0) }),
+      description:
+        'A thread is the memories sharing `metadata.parent_ref` (a conversation: the conversations API sets it to the conversation id), ' +
+        'whatever their number. A memory without `parent_ref` is listed as a thread of its own keyed by its id, unless `solo=exclude`.',
+      query: z.object({
+        namespace: namespaceName.optional(),
+        solo: z
+          .enum(['include', 'exclude'])
+          .default('include')
+          .meta({
+            description:
+              '`exclude`: conversations only, leaving out the memories saved outside any thread (still read at /api/threads/{id})',
+          }),
+        limit: intParam(1, 500).default(100),
+        offset: intParam(0, 100_000).default(0),
+      }),
       responses: { 200: { description: 'Thread summaries', schema: z.array(summary) } },
       handler: async (ctx, { query }) => {
-        const threads = await listThreads(ctx.state.em, callerOf(ctx).orgId, query);
+        const threads = await listThreads(ctx.state.em, callerOf(ctx).orgId, { ...query, solo: query.solo === 'include' });
         ctx.body = threads.map((t) => ({
           parent_ref: t.parentRef,
           namespace: t.namespace,
@@ -50,7 +64,10 @@ export function threadRoutes(): AnyRoute[] {
       responses: {
         200: {
           description: 'Chunks ordered by metadata.chunk_index when present, then created_at',
-          schema: z.object({ parent_ref: z.string(), chunks: z.array(z.object({ id: z.uuid(), content: z.string(), metadata: z.record(z.string(), z.unknown()) })) }),
+          schema: z.object({
+            parent_ref: z.string(),
+            chunks: z.array(z.object({ id: z.uuid(), content: z.string(), metadata: z.record(z.string(), z.unknown()) })),
+          }),
         },
         404: { description: 'No thread and no memory with that ref' },
       },

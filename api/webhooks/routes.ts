@@ -157,7 +157,7 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
         await getEndpoint(ctx.state.em, caller.orgId, params.id);
         requireRole(caller, 'admin');
         const id = await redeliver(ctx.state.em, caller.orgId, params.id, params.deliveryId, deps.config.WEBHOOK_RETRY_SCHEDULE);
-        if (!id) throw notFound();
+        if (!id) throw notFound('webhook delivery', params.deliveryId);
         ctx.status = 202;
         ctx.body = { delivery_id: id };
       },

@@ -89,7 +89,7 @@ export async function switchOrg(em: EntityManager, caller: Caller, orgId: string
     throw new AppError('invalid', 'session_required', 'only a cookie session can switch organization; API tokens are bound to one org');
   }
   const membership = await em.findOne(Membership, { orgId, userId: caller.userId });
-  if (!membership) throw notFound();
+  if (!membership) throw notFound('org', orgId);
   return em.transactional(async (tx) => {
     await tx.nativeUpdate(Credential, { id: caller.credentialId! }, { orgId });
     const user = await tx.findOneOrFail(User, { id: caller.userId });
@@ -102,7 +102,7 @@ export async function switchOrg(em: EntityManager, caller: Caller, orgId: string
 
 export async function currentAccount(em: EntityManager, caller: Caller): Promise<AccountView> {
   const account = await loadAccount(em, caller.userId, caller.orgId);
-  if (!account) throw unauthenticated();
+  if (!account) throw unauthenticated('revoked_or_expired', "this credential's user is no longer a member of its organization");
   return account;
 }
 

@@ -71,7 +71,7 @@ export async function createToken(em: EntityManager, caller: Caller, input: { na
 export async function revokeToken(em: EntityManager, caller: Caller, tokenId: string): Promise<void> {
   await em.transactional(async (tx) => {
     const token = await tx.findOne(Credential, { id: tokenId, orgId: caller.orgId, kind: 'api', revokedAt: null });
-    if (!token) throw notFound();
+    if (!token) throw notFound('token', tokenId);
     if (token.userId !== caller.userId && !hasRole(caller, 'admin')) {
       throw forbidden("revoking another member's token needs the admin or owner role");
     }

@@ -105,7 +105,7 @@ export async function createSession(em: EntityManager, caller: Caller, title: st
 
 export async function getSession(em: EntityManager, caller: Caller, id: string): Promise<ChatSessionView> {
   const session = await queryOne(em, sql<SessionRow>`select id, title, metadata, created_at, updated_at from chat_sessions where id = ${id} and ${owned(caller)}`);
-  if (!session) throw notFound();
+  if (!session) throw notFound('chat session', id);
   const messages = await query(
     em,
     sql<{ role: ChatRole; content: string; citations: ChatCitation[]; created_at: string }>`
@@ -124,7 +124,7 @@ export async function getSession(em: EntityManager, caller: Caller, id: string):
 export async function renameSession(em: EntityManager, caller: Caller, id: string, title: string): Promise<{ id: string; title: string }> {
   return em.transactional(async (tx) => {
     const row = await queryOne(tx, sql<{ id: string; title: string }>`update chat_sessions set title = ${title}, ${bumped} where id = ${id} and ${owned(caller)} returning id, title`);
-    if (!row) throw notFound();
+    if (!row) throw notFound('chat session', id);
     await recordAudit(tx, { orgId: caller.orgId, action: 'chat.session.update', targetId: id, actor: actorOf(caller), details: { title } });
     return row;
   });
@@ -133,14 +133,14 @@ export async function renameSession(em: EntityManager, caller: Caller, id: strin
 export async function deleteSession(em: EntityManager, caller: Caller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
     const row = await queryOne(tx, sql<{ title: string }>`delete from chat_sessions where id = ${id} and ${owned(caller)} returning title`);
-    if (!row) throw notFound();
+    if (!row) throw notFound('chat session', id);
     await recordAudit(tx, { orgId: caller.orgId, action: 'chat.session.delete', targetId: id, actor: actorOf(caller), details: { title: row.title } });
   });
 }
 
 export async function assertSessionOwned(em: EntityManager, caller: Caller, id: string): Promise<void> {
   const row = await queryOne(em, sql<{ id: string }>`select id from chat_sessions where id = ${id} and ${owned(caller)}`);
-  if (!row) throw notFound();
+  if (!row) throw notFound('chat session', id);
 }
 
 // The title a still-untitled session takes from its first user message: one line, at most 80 characters
@@ -154,7 +154,7 @@ function titleFromMessage(content: string): string {
 export async function appendTurns(em: EntityManager, caller: Caller, sessionId: string, turns: ChatTurn[]): Promise<{ id: string; title: string }> {
   return em.transactional(async (tx) => {
     const session = await queryOne(tx, sql<{ title: string }>`select title from chat_sessions where id = ${sessionId} and ${owned(caller)} for update`);
-    if (!session) throw notFound();
+    if (!session) throw notFound('chat session', sessionId);
     if (turns.length > 0) {
       await query(
         tx,

@@ -40,7 +40,7 @@ export type MergeStart = { done: MergeResult } | { job: JobRequest };
 
 async function resultOf(em: EntityManager, orgId: string, proposalId: string, mergedMemoryId: string): Promise<MergeResult> {
   const row = await queryOne(em, sql<{ content: string; metadata: { consolidation?: { had_conflict?: boolean } } }>`select content, metadata from memories where id = ${mergedMemoryId} and org_id = ${orgId}`);
-  if (!row) throw notFound();
+  if (!row) throw notFound('memory', mergedMemoryId);
   return { proposalId, mergedMemoryId, mergedContent: row.content, hadConflict: row.metadata.consolidation?.had_conflict === true };
 }
 
@@ -85,7 +85,7 @@ async function pairRows(em: EntityManager, orgId: string, a: string, b: string, 
   );
   const first = rows.find((r) => r.id === a);
   const second = rows.find((r) => r.id === b);
-  if (!first || !second) throw notFound();
+  if (!first || !second) throw notFound('memory', first ? b : a);
   for (const r of [first, second]) if (r.superseded_by) throw conflict('memory_superseded', `memory ${r.id} was already merged into ${r.superseded_by}`);
   return [first, second];
 }

@@ -77,7 +77,7 @@ export async function listProposals(em: EntityManager, orgId: string, q: Proposa
 
 export async function proposalRow(em: EntityManager, orgId: string, id: string, lock = false): Promise<ProposalRow> {
   const row = await queryOne(em, sql<ProposalRow>`select * from consolidation_proposals where id = ${id} and org_id = ${orgId} ${lock ? sql`for update` : sql``}`);
-  if (!row) throw notFound();
+  if (!row) throw notFound('consolidation proposal', id);
   return row;
 }
 

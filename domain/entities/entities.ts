@@ -93,7 +93,7 @@ async function entityMemories(em: EntityManager, orgId: string, entityId: string
 
 export async function getEntity(em: EntityManager, orgId: string, id: string, includeMemories = false): Promise<EntityView> {
   const row = await queryOne(em, sql<EntityRow>`select ${COLUMNS} from entities where id = ${id} and org_id = ${orgId}`);
-  if (!row) throw notFound();
+  if (!row) throw notFound('entity', id);
   const entity = view(row);
   if (includeMemories) entity.memories = await entityMemories(em, orgId, id);
   return entity;
@@ -127,7 +127,7 @@ export async function updateEntity(em: EntityManager, caller: Caller, id: string
   try {
     return await em.transactional(async (tx) => {
       const current = await queryOne(tx, sql<{ metadata: Record<string, unknown> }>`select metadata from entities where id = ${id} and org_id = ${caller.orgId} for update`);
-      if (!current) throw notFound();
+      if (!current) throw notFound('entity', id);
       const aliases = patch.aliases === undefined ? undefined : aliasPair(patch.aliases);
       const row = await queryOne(
         tx,
@@ -156,7 +156,7 @@ export async function updateEntity(em: EntityManager, caller: Caller, id: string
 export async function deleteEntity(em: EntityManager, caller: Caller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
     const entity = await queryOne(tx, sql<{ display_name: string }>`select display_name from entities where id = ${id} and org_id = ${caller.orgId} for update`);
-    if (!entity) throw notFound();
+    if (!entity) throw notFound('entity', id);
     const links = await query(tx, sql<{ memory_id: string }>`delete from memory_entities where org_id = ${caller.orgId} and entity_id = ${id} returning memory_id`);
     await query(tx, sql`delete from entities where org_id = ${caller.orgId} and id = ${id}`);
     await recordAudit(tx, { orgId: caller.orgId, action: 'entity.delete', targetId: id, actor: actorOf(caller), details: { display_name: entity.display_name, unlinked: links.length } });

@@ -101,7 +101,7 @@ const view = (r: JobRow): ExportView => ({
 
 export async function getExport(em: EntityManager, orgId: string, id: string): Promise<ExportView> {
   const row = await queryOne(em, sql<JobRow>`select * from export_jobs where id = ${id} and org_id = ${orgId}`);
-  if (!row) throw notFound();
+  if (!row) throw notFound('export', id);
   return view(row);
 }
 

@@ -95,7 +95,7 @@ export async function getExtraction(em: EntityManager, orgId: string, id: string
     em,
     sql<ExtractionRow>`select ${COLUMNS} from conversation_extractions where org_id = ${orgId} and id = ${id}`,
   );
-  if (!row) throw notFound();
+  if (!row) throw notFound('extraction', id);
   return view(row);
 }
 

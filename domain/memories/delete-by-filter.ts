@@ -96,7 +96,7 @@ export async function getDeletion(em: EntityManager, orgId: string, id: string):
     sql<DeletionRow>`select id, status, filters, matched, deleted, created_at, completed_at
       from memory_deletions where org_id = ${orgId} and id = ${id}`,
   );
-  if (!row) throw notFound();
+  if (!row) throw notFound('deletion', id);
   return view(row);
 }
 

@@ -19,7 +19,7 @@ export async function deleteMemory(em: EntityManager, caller: Caller, id: string
       tx,
       sql`select 1 from audit_events where org_id = ${caller.orgId} and target_id = ${id} and action = 'memory.delete' limit 1`,
     );
-    if (!tombstone) throw notFound();
+    if (!tombstone) throw notFound('memory', id);
   });
 }
 

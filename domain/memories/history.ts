@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { auditNames, type AuditActor, type AuditCredential } from '../audit/names.ts';
 import { query, sql, toDate } from '../sql.ts';
 import { getMemory } from './read.ts';
 
@@ -14,6 +15,9 @@ export interface MemoryHistory {
     actorToken: string | null;
     createdAt: number;
     details: Record<string, unknown>;
+    // Who acted and with what, by name (domain/audit/names.ts).
+    actor: AuditActor | null;
+    token: AuditCredential | null;
   }[];
   // The last event of the page when more follow: the next page starts after it.
   nextAfter: string | null;
@@ -43,16 +47,23 @@ export async function memoryHistory(
        order by e.created_at, e.id limit ${page.limit + 1}`,
   );
   const shown = events.slice(0, page.limit);
+  const names = await auditNames(
+    em,
+    orgId,
+    shown.map((e) => ({ action: e.action, targetId: null, actorUserId: e.actor_user_id, actorToken: e.actor_token, details: e.details })),
+  );
   return {
     id,
     edits: Array.isArray(memory.metadata.history) ? memory.metadata.history : [],
-    events: shown.map((e) => ({
+    events: shown.map((e, i) => ({
       id: e.id,
       action: e.action,
       actorUserId: e.actor_user_id,
       actorToken: e.actor_token,
       createdAt: toDate(e.created_at).getTime(),
       details: e.details,
+      actor: names[i]!.actor,
+      token: names[i]!.token,
     })),
     nextAfter: events.length > page.limit ? shown.at(-1)!.id : null,
   };

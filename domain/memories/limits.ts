@@ -12,9 +12,6 @@ export const LIST_OFFSET_MAX = 100_000;
 // (the contract's "count skipped for a very large org"): counting 300,000 matches of a metadata filter took
 // 90 ms at 1,000,000 memories, for a page that took 0.1 ms.
 export const LIST_COUNT_MAX_ORG_MEMORIES = 100_000;
-// Instants a caller may give or filter by: from 1970 to the end of year 9999, what ISO 8601 and every client's dates
-// can write. Larger numbers are refused (400) rather than handed to PostgreSQL, whose errors on them became 500s.
-export const MAX_EPOCH_MS = 253_402_300_799_999;
 
 // A memory's own metadata (the caller's keys, the server's aside) as JSON, on a save and after each merge.
 export const MAX_METADATA_JSON = 65_536;

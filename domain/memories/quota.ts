@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Plan } from '../accounts/tables.ts';
 import { readCounters } from '../counters.ts';
+import type { ErrorCode } from '../error-codes.ts';
 import { AppError } from '../errors.ts';
 import { query, sql } from '../sql.ts';
 import { ORG_COUNTERS } from '../store/counters.ts';
@@ -13,7 +14,7 @@ async function lockedUsage(em: EntityManager, orgId: string): Promise<Map<string
   return readCounters(em, orgId);
 }
 
-function exceeded(error: string, detail: string, used: number, limit: number, plan: Plan, upgradeUrl: string): AppError {
+function exceeded(error: ErrorCode, detail: string, used: number, limit: number, plan: Plan, upgradeUrl: string): AppError {
   return new AppError('payment_required', error, detail, { quota: { used, limit, plan }, upgrade_url: upgradeUrl });
 }
 

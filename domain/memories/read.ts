@@ -13,6 +13,6 @@ export async function findMemory(em: EntityManager, orgId: string, id: string): 
 
 export async function getMemory(em: EntityManager, orgId: string, id: string): Promise<MemoryView> {
   const memory = await findMemory(em, orgId, id);
-  if (!memory) throw notFound();
+  if (!memory) throw notFound('memory', id);
   return memory;
 }

@@ -77,7 +77,7 @@ async function applyPatch(
         from ${MEMORIES_IN_NAMESPACES}
         where m.id = ${id} and m.org_id = ${caller.orgId} for update of m`,
   );
-  if (!current) throw notFound();
+  if (!current) throw notFound('memory', id);
   // A merged original is kept for the record; its successor is the memory to edit.
   if (current.superseded_by) throw conflict('memory_superseded', `this memory was merged into ${current.superseded_by}; edit that one`);
 

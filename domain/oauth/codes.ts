@@ -53,7 +53,7 @@ interface CodeRow {
   member: boolean;
 }
 
-type Outcome = { grant: IssuedGrant } | { refused: string; code?: string };
+type Outcome = { grant: IssuedGrant } | { refused: string; code?: 'invalid_target' };
 
 // A code is spent by its first presentation, whatever follows, so a wrong verifier cannot be tried again. A spent
 // code presented again means someone else holds it (OAuth 2.1 4.1.3): what it was exchanged for is revoked.

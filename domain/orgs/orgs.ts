@@ -12,7 +12,7 @@ import { isUniqueViolation } from '../unique-violation.ts';
 
 // Every credential acts in one org: naming any other org, even one the user belongs to, is a 404.
 function sameOrg(caller: Caller, orgId: string): void {
-  if (caller.orgId !== orgId) throw notFound();
+  if (caller.orgId !== orgId) throw notFound('org', orgId);
 }
 
 // Every org the caller's user belongs to, with the user's role in each, oldest membership first: what a
@@ -26,7 +26,7 @@ export async function listOwnOrgs(em: EntityManager, caller: Caller): Promise<Or
 export async function getOrg(em: EntityManager, caller: Caller, orgId: string): Promise<OrgView> {
   sameOrg(caller, orgId);
   const org = await em.findOne(Org, { id: orgId });
-  if (!org) throw notFound();
+  if (!org) throw notFound('org', orgId);
   return orgView(org, caller.role);
 }
 
@@ -139,7 +139,8 @@ export async function addMember(
   requireRole(caller, 'owner');
   return em.transactional(async (tx) => {
     const user = await tx.findOne(User, { email: input.email.trim().toLowerCase() });
-    if (!user) throw new AppError('not_found', 'user_not_found', 'no account has this e-mail address');
+    const email = input.email.trim().toLowerCase();
+    if (!user) throw new AppError('not_found', 'user_not_found', `user ${email} not found: no account has this e-mail address`);
     if (await tx.findOne(Membership, { orgId, userId: user.id }))
       throw conflict('already_member', 'this user is already a member of the organization');
     tx.create(Membership, { orgId, userId: user.id, role: input.role, createdAt: new Date() });
@@ -157,7 +158,7 @@ export async function changeMemberRole(em: EntityManager, caller: Caller, orgId:
   return em.transactional(async (tx) => {
     const members = await lockMembers(tx, orgId);
     const target = members.find((m) => m.user_id === userId);
-    if (!target) throw notFound();
+    if (!target) throw notFound('member', userId);
     if (target.role !== role) {
       if (target.role === 'owner') assertNotLastOwner(members);
       await query(tx, sql`update memberships set role = ${role} where org_id = ${orgId} and user_id = ${userId}`);
@@ -192,7 +193,7 @@ export async function removeMember(em: EntityManager, caller: Caller, orgId: str
   await em.transactional(async (tx) => {
     const members = await lockMembers(tx, orgId);
     const target = members.find((m) => m.user_id === userId);
-    if (!target) throw notFound();
+    if (!target) throw notFound('member', userId);
     if (target.role === 'owner') assertNotLastOwner(members);
     await query(tx, sql`delete from memberships where org_id = ${orgId} and user_id = ${userId}`);
     await recordAudit(tx, { orgId, action: 'org.member.remove', targetId: userId, actor: actorOf(caller) });

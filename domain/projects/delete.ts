@@ -34,7 +34,7 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
       tx,
       sql<{ name: string }>`select name from namespaces where id = ${id} and org_id = ${caller.orgId} for update`,
     );
-    if (!project) throw notFound();
+    if (!project) throw notFound('project', id);
     requireRole(caller, 'admin');
     const memories = (await readCounters(tx, caller.orgId, id)).get(NAMESPACE_COUNTERS.live) ?? 0;
     await query(tx, sql`delete from counters where org_id = ${caller.orgId} and scope_id = ${id}`);

@@ -64,7 +64,7 @@ export const listProjects = (em: EntityManager, orgId: string, page: { limit: nu
 
 export async function getProject(em: EntityManager, orgId: string, id: string): Promise<ProjectView> {
   const [project] = await projects(em, orgId, { id });
-  if (!project) throw notFound();
+  if (!project) throw notFound('project', id);
   return project;
 }
 
@@ -79,7 +79,7 @@ export async function updateProject(em: EntityManager, caller: Caller, id: strin
   try {
     await em.transactional(async (tx) => {
       const project = await tx.findOne(Namespace, { id, orgId: caller.orgId });
-      if (!project) throw notFound();
+      if (!project) throw notFound('project', id);
       requireRole(caller, 'admin');
       const now = new Date();
       if (patch.name !== undefined) project.name = patch.name;

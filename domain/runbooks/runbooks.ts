@@ -101,7 +101,7 @@ export async function createRunbook(em: EntityManager, caller: Caller, input: Ru
 
 export async function getRunbook(em: EntityManager, orgId: string, id: string): Promise<RunbookView> {
   const row = await queryOne(em, sql<RunbookRow>`select ${COLUMNS} from runbooks where id = ${id} and org_id = ${orgId}`);
-  if (!row) throw notFound();
+  if (!row) throw notFound('runbook', id);
   return view(row);
 }
 
@@ -131,7 +131,7 @@ export async function updateRunbook(em: EntityManager, caller: Caller, id: strin
   return uniqueTitle(() =>
     em.transactional(async (tx) => {
       const current = await queryOne(tx, sql<RunbookRow>`select ${COLUMNS} from runbooks where id = ${id} and org_id = ${caller.orgId} for update`);
-      if (!current) throw notFound();
+      if (!current) throw notFound('runbook', id);
       const metadata = patch.metadata !== undefined ? patchObject(current.metadata, patch.metadata) : current.metadata;
       const row = await queryOne(
         tx,
@@ -150,7 +150,7 @@ export async function updateRunbook(em: EntityManager, caller: Caller, id: strin
 export async function deleteRunbook(em: EntityManager, caller: Caller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
     const row = await queryOne(tx, sql<{ title: string }>`delete from runbooks where id = ${id} and org_id = ${caller.orgId} returning title`);
-    if (!row) throw notFound();
+    if (!row) throw notFound('runbook', id);
     await recordAudit(tx, { orgId: caller.orgId, action: 'runbook.delete', targetId: id, actor: actorOf(caller), details: { title: row.title } });
   });
 }
@@ -163,7 +163,7 @@ export async function recordOutcome(em: EntityManager, caller: Caller, id: strin
       tx,
       sql<RunbookRow>`update runbooks set ${counter}, last_used_at = now() where id = ${id} and org_id = ${caller.orgId} returning ${COLUMNS}`,
     );
-    if (!row) throw notFound();
+    if (!row) throw notFound('runbook', id);
     await recordAudit(tx, { orgId: caller.orgId, action: 'runbook.outcome', targetId: id, actor: actorOf(caller), details: { outcome } });
     return view(row);
   });

@@ -26,7 +26,7 @@ export async function similarMemories(
       left join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id and e.passage = 0 and e.model = ${model} and e.content_hash = md5(m.content)
       where m.org_id = ${orgId} and m.id = ${id}`,
   );
-  if (!row) throw notFound();
+  if (!row) throw notFound('memory', id);
   if (row.vector === null) {
     throw conflict(
       'embedding_pending',

@@ -1,6 +1,6 @@
 import type { RawBuilder } from 'kysely';
 import { sql } from '../sql.ts';
-import { MAX_EPOCH_MS } from '../memories/limits.ts';
+import { MAX_EPOCH_MS } from './instants.ts';
 
 // The general filter grammar of list, search and export (`filters`, the field's convention: docs/api-decisions.md,
 // "Filter expressions"): AND / OR / NOT over conditions on a memory's fields and metadata keys. One function reads

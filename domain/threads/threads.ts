@@ -23,25 +23,35 @@ export interface Thread {
 
 const TITLE_LENGTH = 80;
 
-// Memories sharing metadata.parent_ref form a thread; a memory without one is a thread of its own, keyed
-// by its id. The title is metadata.title of the thread's first memory, else the start of its content.
+// Memories sharing metadata.parent_ref form a thread: a conversation (the conversations API sets parent_ref to the
+// conversation's id; an agent may set it on any save), whatever its number of memories. A memory without one is a
+// thread of its own, keyed by its id, unless `solo` is false: then only conversations are listed. The title is
+// metadata.title of the thread's first memory, else the start of its content.
 // Threads come newest activity first (ties by ref).
 //
 // Cost grows with the page, not with the org: a thread's last activity is its newest memory, so walking the
 // org's memories newest first (an index range) meets the threads in page order; the walk reads twice as far
 // each time until it has met offset + limit threads whose order nothing unread can change. Only the page's
 // threads are then aggregated, by their ref (parent_ref index, or the id of a solo memory).
-export async function listThreads(em: EntityManager, orgId: string, q: { namespace?: string | undefined; limit: number; offset: number }): Promise<ThreadSummary[]> {
+// Conversations only, the walk meets only the memories with a parent_ref: PostgreSQL reads them from the thread-order
+// index when they are few, or walks the org's newest memories past the solo ones when they are many.
+export async function listThreads(
+  em: EntityManager,
+  orgId: string,
+  q: { namespace?: string | undefined; solo?: boolean | undefined; limit: number; offset: number },
+): Promise<ThreadSummary[]> {
   let inNamespace = sql``;
   if (q.namespace !== undefined) {
     const id = await namespaceIdOf(em, orgId, q.namespace);
     if (!id) return [];
     inNamespace = sql`and m.namespace_id = ${id}`;
   }
-  const refs = await pageRefs(em, orgId, inNamespace, q.offset + q.limit);
+  // Conversations only: the walk meets the memories that have a parent_ref and no other.
+  const walked = q.solo === false ? sql`${inNamespace} and m.metadata ? 'parent_ref'` : inNamespace;
+  const refs = await pageRefs(em, orgId, walked, q.offset + q.limit);
   const page = refs.slice(q.offset);
   if (page.length === 0) return [];
-  const solo = page.filter((ref) => isUuid(ref));
+  const solo = q.solo === false ? [] : page.filter((ref) => isUuid(ref));
   const rows = await query(
     em,
     sql<{ parent_ref: string; namespace: string; count: string; first_at: string; last_at: string; title: string; has_chunks: boolean }>`
@@ -107,8 +117,15 @@ export async function getThread(em: EntityManager, orgId: string, ref: string): 
   );
   if (chunks.length > 0) return { parentRef: ref, chunks };
   if (isUuid(ref)) {
-    const single = await query(em, sql<{ id: string; content: string; metadata: Record<string, unknown> }>`select id, content, metadata from memories where org_id = ${orgId} and id = ${ref}`);
+    const single = await query(
+      em,
+      sql<{
+        id: string;
+        content: string;
+        metadata: Record<string, unknown>;
+      }>`select id, content, metadata from memories where org_id = ${orgId} and id = ${ref}`,
+    );
     if (single.length > 0) return { parentRef: ref, chunks: single };
   }
-  throw notFound();
+  throw notFound('thread', ref);
 }

@@ -77,7 +77,7 @@ export async function listEndpoints(em: EntityManager, orgId: string): Promise<W
 
 export async function getEndpoint(em: EntityManager, orgId: string, id: string): Promise<WebhookEndpoint> {
   const endpoint = await em.findOne(WebhookEndpoint, { id, orgId });
-  if (!endpoint) throw notFound();
+  if (!endpoint) throw notFound('webhook endpoint', id);
   return endpoint;
 }
 

@@ -27,8 +27,9 @@ describe('the API reference', () => {
     // No guide is named without its link.
     expect(text.replace(/\[docs\/[^\]]+\]\([^)]+\)/g, '')).not.toMatch(/docs\/[a-z0-9-]+\.md/);
     const links = new Set([...text.matchAll(/\]\((http[^)]+\/docs\/[^)]+)\)/g)].map((m) => m[1]!));
-    // The decisions and the changelog the contract promises, from the reference's first paragraph.
-    expect([...links].map((link) => link.split('/docs/')[1]).sort()).toEqual(expect.arrayContaining(['api-decisions.md', 'changelog.md']));
+    // The decisions, the changelog the contract promises and the error codes, from the reference's first paragraph.
+    const pages = [...links].map((link) => link.split('/docs/')[1]);
+    expect(pages).toEqual(expect.arrayContaining(['api-decisions.md', 'changelog.md', 'errors.md']));
     for (const link of links) {
       expect(link.startsWith(stack.config.publicBaseUrl)).toBe(true);
       const res = await fetch(stack.baseUrl + link.slice(stack.config.publicBaseUrl.length));

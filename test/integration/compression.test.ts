@@ -1,10 +1,10 @@
 import { request } from 'node:http';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, zstdDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBundle } from '../../dashboard/bundle.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
-// Answers over 1 KiB go brotli- or gzip-compressed to a client that accepts it, raw to one that does not; small
+// Answers over 1 KiB go zstd-, brotli- or gzip-compressed to a client that accepts it, raw to one that does not; small
 // answers and export downloads always raw.
 let stack: Stack;
 let a: SignedUp;
@@ -44,7 +44,9 @@ const decoded = (r: { headers: Record<string, unknown>; body: Buffer }) =>
     ? brotliDecompressSync(r.body)
     : r.headers['content-encoding'] === 'gzip'
       ? gunzipSync(r.body)
-      : r.body;
+      : r.headers['content-encoding'] === 'zstd'
+        ? zstdDecompressSync(r.body)
+        : r.body;
 
 describe('compressed answers', () => {
   it('compresses JSON answers, the OpenAPI document and the dashboard assets over 1 KiB for a client that accepts it', async () => {
@@ -55,6 +57,9 @@ describe('compressed answers', () => {
       ['br', 'br'],
       ['gzip', 'gzip'],
       ['gzip, deflate, br', 'br'],
+      ['zstd', 'zstd'],
+      // What Chromium sends.
+      ['gzip, deflate, br, zstd', 'zstd'],
     ] as const) {
       const res = await raw('/api/memories?limit=40', accept);
       expect(res.headers['content-encoding'], accept).toBe(encoding);

@@ -7,8 +7,8 @@ import { defaultEmbeddings, LlmServer } from '../support/llm-server.ts';
 import { eventually, newRelay, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 // During a burst of saves the org's curator leaves the model alone until the burst is over, so that the model does
-// not take the CPU the saves need; then it embeds every memory of the burst (workflows/memory-curator.ts,
-// BURST_PER_SECOND). The stack has no relay of its own: the saves wait in the outbox, and one relay started after
+// not take the CPU the saves need; then it embeds every memory of the burst (workflows/curator/burst.ts and
+// lanes.ts). The stack has no relay of its own: the saves wait in the outbox, and one relay started after
 // them claims them all in one drain and delivers them as one signal, a burst however slowly the machine saved them.
 const provider = new LlmServer();
 let stack: Stack;

@@ -5,7 +5,7 @@ import { defaultEmbeddings, LlmServer } from '../support/llm-server.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
 // The org's curator embeds a second batch of saved memories while the first is still with the model, so that
-// the model never waits for the database (workflows/memory-curator.ts, EMBEDDING_LANES). The provider here holds
+// the model never waits for the database (workflows/curator/lanes.ts, the tuning's lanes). The provider here holds
 // the first request until a second one arrives.
 const provider = new LlmServer();
 let stack: Stack;

@@ -28,6 +28,12 @@ afterAll(async () => {
   await receiver?.close();
 });
 
+// The facts a memory's page lists, by their names.
+const facts = async (page: Page): Promise<Record<string, string>> =>
+  Object.fromEntries(
+    await page.locator('dl.facts dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent])),
+  );
+
 describe('the dashboard', () => {
   it('is served with a policy that allows no inline script, and assets cached for good', async () => {
     const page = await fetch(`${stack.baseUrl}/dashboard/memories`);
@@ -96,10 +102,24 @@ describe('the dashboard', () => {
 
       await page.getByRole('link', { name: 'Deploys to production happen on Tuesdays' }).first().click();
       await page.getByRole('heading', { name: 'Memory' }).waitFor();
+      // Its id, to copy; where it came from, as saved; its history in words, by name.
+      const id = page.url().split('/').at(-1)!;
+      expect(await facts(page)).toMatchObject({ Id: `${id} Copy`, Source: 'Typed in the dashboard (source dashboard)' });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await page.getByRole('button', { name: 'Copy the id' }).click();
+      await page.getByRole('button', { name: 'Copy the id' }).filter({ hasText: 'Copied' }).waitFor();
+      expect(await page.evaluate('navigator.clipboard.readText()')).toBe(id);
+      const history = page.getByRole('region', { name: 'History' }).getByRole('listitem');
+      await history.first().waitFor();
+      expect(await history.allTextContents()).toEqual([expect.stringMatching(/^Saved by Ada Lovelace in the dashboard, /)]);
       await page.getByRole('button', { name: 'Edit' }).click();
       await page.getByLabel('Content').fill('Deploys to production happen on Tuesdays and Thursdays');
       await page.getByRole('button', { name: 'Save' }).click();
-      await page.getByText('Content changed', { exact: false }).waitFor();
+      await history.nth(1).waitFor();
+      expect(await history.allTextContents()).toEqual([
+        expect.stringMatching(/^Saved by Ada Lovelace in the dashboard, /),
+        expect.stringMatching(/^Edited its content by Ada Lovelace in the dashboard \(the text it replaced had 40 characters\), /),
+      ]);
       await shot(page, `memory-${width}`);
       await context.close();
     }
@@ -311,11 +331,25 @@ describe('the dashboard', () => {
     await filters.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('link', { name: 'Biscuit needs a walk before eight' }).click();
     await page.getByRole('heading', { name: 'Memory' }).waitFor();
-    const facts = Object.fromEntries(
-      await page.locator('dl.facts dt').evaluateAll((dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent])),
-    );
-    expect(facts).toMatchObject({ User: 'riley', Agent: 'pet-bot', Run: 'walk-9', Source: 'conversation' });
-    expect(facts.Happened).toMatch(/2026/);
+    const shown = await facts(page);
+    expect(shown).toMatchObject({
+      User: 'riley',
+      Agent: 'pet-bot',
+      Run: 'walk-9',
+      Source: 'A message of a conversation (source conversation)',
+    });
+    expect(shown.Happened).toMatch(/2026/);
+    // Saved through the conversations API with the token: the history says so, by the token's name.
+    await page.getByRole('region', { name: 'History' }).getByText('Saved by Ada Lovelace with the API token “default”').waitFor();
+    // Each scope leads to the memories about it, and the source to the conversation's thread.
+    await page.locator('dl.facts').getByRole('link', { name: 'riley' }).click();
+    await page.getByRole('link', { name: 'Mo feeds the cat at noon' }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('form', { name: 'Filters' }).getByLabel('User').inputValue()).toBe('riley');
+    await page.goBack();
+    await page.getByRole('link', { name: 'A message of a conversation' }).click();
+    await page.getByRole('heading', { name: 'Thread walk-9' }).waitFor();
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Memory' }).waitFor();
     await shot(page, 'memory-scopes-1280');
 
     // The conversation's thread shows what extraction learnt from it (recorded here as the curator would: this
@@ -349,7 +383,18 @@ describe('the dashboard', () => {
         await fetch('/api/memories', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content, metadata: { parent_ref: 'conv:42', chunk_index: chunk, title: 'Themes chat' } }) });
       }
     });
+    await page.getByLabel('New memory').fill('A memory saved on its own');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('link', { name: 'A memory saved on its own' }).waitFor();
+    // The conversation is listed, not the memory saved on its own, which a link lists too.
     await openSection(page, 'Threads');
+    await page.getByRole('link', { name: 'Themes chat' }).waitFor();
+    expect(await page.locator('main ul.memories > li > a').allTextContents()).toEqual(['Themes chat']);
+    await page.getByRole('link', { name: 'listed here too' }).click();
+    await page.getByRole('link', { name: 'A memory saved on its own' }).waitFor();
+    expect(await page.locator('main ul.memories > li > a').allTextContents()).toEqual(['A memory saved on its own', 'Themes chat']);
+    await page.getByRole('link', { name: 'Conversations only' }).click();
+    await page.getByRole('link', { name: 'A memory saved on its own' }).waitFor({ state: 'detached' });
     await page.getByRole('link', { name: 'Themes chat' }).click();
     await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
     // The heading shows before the chunks have loaded: the list is read once both are there.
@@ -443,7 +488,24 @@ describe('the dashboard', () => {
     await page.getByRole('cell', { name: 'token.revoke', exact: true }).waitFor();
     // Newest first: the revocation, the token made here, and the one sign-up made.
     expect(await page.getByRole('cell', { name: /^token\./ }).allTextContents()).toEqual(['token.revoke', 'token.create', 'token.create']);
+    // People, tokens and targets by name, each linked to its page; no id in sight.
+    // (Polled: the unfiltered page, shown first, has these rows too, and more.)
+    const rows = () =>
+      page.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)));
+    await expect.poll(rows).toEqual([
+      ['token.revoke', 'API token ci agent', 'Ada Lovelace in the dashboard'],
+      ['token.create', 'API token ci agent', 'Ada Lovelace in the dashboard'],
+      ['token.create', 'API token default', 'Ada Lovelace'],
+    ]);
+    expect(await page.locator('main table').textContent()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
     await shot(page, 'audit-1280');
+    await page.getByRole('cell', { name: 'Ada Lovelace in the dashboard' }).first().getByRole('link', { name: 'Ada Lovelace' }).click();
+    await page.getByRole('heading', { name: 'Organization' }).waitFor();
+    await page.goBack();
+    await page.getByRole('cell', { name: 'API token ci agent' }).first().getByRole('link', { name: 'ci agent' }).click();
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
     await page.getByLabel('Action starts with').fill('webhook.');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('Nothing recorded matches these filters.').waitFor();

@@ -195,10 +195,10 @@ describe('PUT /api/memories/batch', () => {
     expect(res.body.results.map((m: { id: string }) => m.id)).toEqual([ids[0], ids[1]]);
     expect(res.body.failed).toEqual(
       expect.arrayContaining([
-        { id: missing, error: 'not found' },
-        { id: ids[2], error: 'no patchable fields supplied' },
-        expect.objectContaining({ id: 'not-a-uuid' }),
-        expect.objectContaining({ id: null }),
+        { id: missing, error: 'not found', message: `memory ${missing} not found` },
+        { id: ids[2], error: 'no patchable fields supplied', message: expect.stringMatching(/^send at least one of /) },
+        expect.objectContaining({ id: 'not-a-uuid', error: 'validation_failed', message: expect.stringMatching(/^updates\.4\.id: /) }),
+        expect.objectContaining({ id: null, error: 'validation_failed', message: expect.stringMatching(/^updates\.5\.id: /) }),
       ]),
     );
     expect(res.body.failed).toHaveLength(4);

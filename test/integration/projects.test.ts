@@ -188,19 +188,24 @@ describe('/api/threads', () => {
     expect(list.body[0].parent_ref).toBe(solo.id);
     expect((await stack.api.get('/api/threads?namespace=solo', { token: c.token })).body).toHaveLength(1);
     expect((await stack.api.get('/api/threads?limit=1&offset=1', { token: c.token })).body[0].parent_ref).toBe(ref);
+    // Conversations only: the memory saved on its own is left out (and still read as a thread of one, below).
+    const conversations = await stack.api.get('/api/threads?solo=exclude', { token: c.token });
+    expect(conversations.body.map((t: { parent_ref: string }) => t.parent_ref)).toEqual([ref]);
+    expect((await stack.api.get('/api/threads?solo=include', { token: c.token })).body).toEqual(list.body);
+    expect((await stack.api.get('/api/threads?solo=exclude&namespace=solo', { token: c.token })).body).toEqual([]);
 
     const fallback = await stack.api.get(`/api/threads/${solo.id}`, { token: c.token });
     expect(fallback.body).toEqual({ parent_ref: solo.id, chunks: [{ id: solo.id, content: solo.content, metadata: {} }] });
     expect((await stack.api.get('/api/threads/no-such-thread', { token: c.token })).status).toBe(404);
     expect((await stack.api.get(`/api/threads/${ref}`, { token: a.token })).status).toBe(404);
-    for (const q of ['limit=0', 'limit=501', 'offset=-1'])
+    for (const q of ['limit=0', 'limit=501', 'offset=-1', 'solo=no'])
       expect((await stack.api.get(`/api/threads?${q}`, { token: c.token })).status).toBe(400);
   });
 });
 
 describe('thread listing', () => {
   // The exhaustive grouping of every memory, as listThreads ran before it walked only the newest memories.
-  const oracle = (orgId: string, namespace: string | null, limit: number, offset: number) =>
+  const oracle = (orgId: string, namespace: string | null, limit: number, offset: number, solo = true) =>
     query(
       stack.orm.em.fork(),
       sql<{ parent_ref: string; count: string; title: string; namespace: string }>`
@@ -208,6 +213,7 @@ describe('thread listing', () => {
           select coalesce(m.metadata->>'parent_ref', m.id::text) as ref, m.namespace_id, m.content, m.metadata, m.created_at, m.id
             from memories m join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
            where m.org_id = ${orgId} and m.superseded_by is null and (${namespace}::text is null or n.name = ${namespace})
+             and (${solo}::boolean or m.metadata ? 'parent_ref')
         )
         select ref as parent_ref, (array_agg(n.name order by t.created_at, t.id))[1] as namespace, count(*) as count,
                (array_agg(coalesce(t.metadata->>'title', left(t.content, 80)) order by t.created_at, t.id))[1] as title
@@ -244,7 +250,13 @@ describe('thread listing', () => {
     );
     await query(stack.orm.em.fork(), sql`update memories set superseded_by = ${rows[1]!.id} where id = ${rows[0]!.id}`);
 
-    for (const namespace of [null, 'alpha']) {
+    // Conversations only (solo=exclude) too: the walk then meets only the memories that have a parent_ref.
+    for (const [namespace, solo] of [
+      [null, true],
+      ['alpha', true],
+      [null, false],
+      ['alpha', false],
+    ] as const) {
       for (const [limit, offset] of [
         [20, 0],
         [7, 13],
@@ -252,8 +264,9 @@ describe('thread listing', () => {
         [500, 0],
         [10, 400],
       ] as const) {
-        const expected = await oracle(c.org.id, namespace, limit, offset);
-        const path = `/api/threads?limit=${limit}&offset=${offset}${namespace ? `&namespace=${namespace}` : ''}`;
+        const expected = await oracle(c.org.id, namespace, limit, offset, solo);
+        const filters = `${namespace ? `&namespace=${namespace}` : ''}${solo ? '' : '&solo=exclude'}`;
+        const path = `/api/threads?limit=${limit}&offset=${offset}${filters}`;
         const got = (await stack.api.get(path, { token: c.token })).body as {
           parent_ref: string;
           count: number;

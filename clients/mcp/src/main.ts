@@ -2,7 +2,8 @@
 // in), each one call of the service's public API at MEMORY_SERVICE_URL with the token in MEMORY_SERVICE_TOKEN (none
 // needed in local mode). stdout is the protocol's, so what it says goes to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { createMcpServer, type ApiCall } from '../../../api/mcp/tools.ts';
+import type { ApiCall } from '../../../api/mcp/api-call.ts';
+import { createMcpServer } from '../../../api/mcp/tools.ts';
 
 const baseUrl = (process.env.MEMORY_SERVICE_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
 const token = process.env.MEMORY_SERVICE_TOKEN;

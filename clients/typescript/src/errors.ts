@@ -25,6 +25,10 @@ export class MemoryServiceError extends Error {
   get upgradeUrl(): string | undefined {
     return this.body.upgrade_url as string | undefined;
   }
+  // On a 401: which of its four cases it is (no_credential, malformed_header, unknown_token, revoked_or_expired).
+  get reason(): ErrorBody['reason'] {
+    return this.body.reason;
+  }
 }
 
 // No answer from the service (refused, reset, DNS, TLS, offline), after the retries the call was allowed;

@@ -59,7 +59,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One of the service's guides, in Markdown: the API's decisions, roles, configuration, operations, mem0 migration */
+        /** One of the service's guides, in Markdown: decisions, error codes, roles, configuration, operations, mem0 migration */
         get: operations["getDocsPage"];
         put?: never;
         post?: never;
@@ -565,7 +565,7 @@ export interface paths {
         get?: never;
         /**
          * Update up to 200 memories; one rate-limit slot
-         * @description Each item has the single-update semantics. A bad row is reported in `failed` (for example `not found`) and does not stop the others.
+         * @description Each item has the single-update semantics. A bad row is reported in `failed` with the code, message and extra fields its single update would have answered (for example `not found`, `validation_failed` or `unknown_field` with `issues`) and does not stop the others.
          */
         put: operations["putApiMemoriesBatch"];
         /**
@@ -1032,7 +1032,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array */
+        /**
+         * Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array
+         * @description A thread is the memories sharing `metadata.parent_ref` (a conversation: the conversations API sets it to the conversation id), whatever their number. A memory without `parent_ref` is listed as a thread of its own keyed by its id, unless `solo=exclude`.
+         */
         get: operations["getApiThreads"];
         put?: never;
         post?: never;
@@ -1486,13 +1489,18 @@ export interface components {
         /** @enum {string} */
         ChatRole: "user" | "assistant" | "system";
         Error: {
-            /** @description machine-readable error code */
+            /** @description machine-readable error code ([docs/errors.md](http://127.0.0.1:3000/docs/errors.md) lists them all) */
             error: string;
             message?: string;
             issues?: {
                 path: string;
                 message: string;
             }[];
+            /**
+             * @description on a 401 `unauthorized`: which of its four cases it is
+             * @enum {string}
+             */
+            reason?: "no_credential" | "malformed_header" | "unknown_token" | "revoked_or_expired";
         } & {
             [key: string]: unknown;
         };
@@ -1639,6 +1647,44 @@ export interface components {
             actor_token: string | null;
             /** @description epoch milliseconds, UTC */
             created_at: number;
+            /** @description the member who acted; null for the service, or for someone no longer a member of the organization */
+            actor: components["schemas"]["AuditActor"] | null;
+            /** @description the organization's API token or session that acted; null when none did, or it is gone */
+            token: components["schemas"]["AuditToken"] | null;
+            /** @description what the row is about; null when it names nothing */
+            target: components["schemas"]["AuditTarget"] | null;
+        };
+        /** @description a member of the organization, by name */
+        AuditActor: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            email: string;
+        };
+        /** @description an API token or a dashboard session of the organization */
+        AuditToken: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `session`: signed in to the dashboard
+             * @enum {string}
+             */
+            kind: "api_token" | "session";
+            /** @description the API token's name (null when it was given none) */
+            name: string | null;
+        };
+        /** @description what an audit row is about, by name */
+        AuditTarget: {
+            /**
+             * @description what target_id names, by the action
+             * @enum {string}
+             */
+            kind: "memory" | "project" | "member" | "organization" | "token" | "runbook" | "chat_session" | "entity" | "webhook" | "export" | "deletion" | "proposal" | "billing_event" | "other";
+            id: string;
+            /** @description its name (a memory: the start of its content; a member: their name); once it is gone, the name the row kept if any (a deleted project's), else null */
+            label: string | null;
+            /** @description whether the organization still has it */
+            exists: boolean;
         };
         ExportJob: {
             /** Format: uuid */
@@ -2148,7 +2194,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2201,7 +2247,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2252,7 +2298,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2286,7 +2332,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                page: "api-decisions.md" | "architecture.md" | "changelog.md" | "configuration.md" | "dashboard.md" | "mem0-migration.md" | "operations.md" | "performance.md" | "roles.md";
+                page: "api-decisions.md" | "architecture.md" | "changelog.md" | "configuration.md" | "dashboard.md" | "errors.md" | "mem0-migration.md" | "operations.md" | "performance.md" | "roles.md";
             };
             cookie?: never;
         };
@@ -2299,7 +2345,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2355,7 +2401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2402,7 +2448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProtectedResourceMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2449,7 +2495,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2650,7 +2696,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2659,7 +2705,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2917,7 +2963,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2997,7 +3043,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3044,7 +3090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3053,7 +3099,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3127,7 +3173,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3136,7 +3182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3221,7 +3267,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3230,7 +3276,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3311,7 +3357,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3320,7 +3366,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3492,7 +3538,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3653,7 +3699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3662,7 +3708,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3728,7 +3774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3776,7 +3822,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3889,7 +3935,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiToken"][];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3898,7 +3944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3962,7 +4008,7 @@ export interface operations {
                     "application/json": components["schemas"]["IssuedApiToken"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3971,7 +4017,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4052,7 +4098,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4061,7 +4107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4135,7 +4181,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4144,7 +4190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4202,7 +4248,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4211,7 +4257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4313,7 +4359,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExportJob"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4322,7 +4368,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4418,7 +4464,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4427,7 +4473,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4490,7 +4536,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4499,7 +4545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4569,7 +4615,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmbeddingStatus"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4578,7 +4624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4637,7 +4683,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4646,7 +4692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4707,15 +4753,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         updated: number;
-                        failed: {
+                        failed: ({
                             id: string | null;
                             error: string;
-                        }[];
+                            message?: string;
+                            issues?: {
+                                path: string;
+                                message: string;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
                         results: components["schemas"]["Memory"][];
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4724,7 +4777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4806,7 +4859,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchCreateResult"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4815,7 +4868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4928,7 +4981,7 @@ export interface operations {
                     "application/json": components["schemas"]["CapturedConversation"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4937,7 +4990,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5027,7 +5080,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5036,7 +5089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5094,7 +5147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationExtraction"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5103,7 +5156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5171,7 +5224,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5180,7 +5233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5280,7 +5333,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5289,7 +5342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5380,7 +5433,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5389,7 +5442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5479,7 +5532,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5488,7 +5541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5564,7 +5617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mem0Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5573,7 +5626,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5650,7 +5703,7 @@ export interface operations {
                     "application/json": components["schemas"]["Mem0Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5659,7 +5712,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5746,7 +5799,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5755,7 +5808,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5836,7 +5889,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5896,7 +5949,7 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5905,7 +5958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5988,7 +6041,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5997,7 +6050,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6086,7 +6139,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6095,7 +6148,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6220,7 +6273,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6294,7 +6347,7 @@ export interface operations {
                     "application/json": components["schemas"]["MemoryDeletion"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6303,7 +6356,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6429,7 +6482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6438,7 +6491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6576,7 +6629,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6585,7 +6638,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6678,7 +6731,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6687,7 +6740,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6809,7 +6862,7 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6818,7 +6871,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6897,7 +6950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6906,7 +6959,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7048,7 +7101,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7057,7 +7110,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7133,7 +7186,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7142,7 +7195,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7228,7 +7281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7237,7 +7290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7325,7 +7378,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7334,7 +7387,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7420,7 +7473,7 @@ export interface operations {
                     "application/json": components["schemas"]["Memory"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7429,7 +7482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7536,12 +7589,16 @@ export interface operations {
                             details: {
                                 [key: string]: unknown;
                             };
+                            /** @description the member who acted; null for the service, or for someone no longer a member of the organization */
+                            actor: components["schemas"]["AuditActor"] | null;
+                            /** @description the organization's API token or session that acted; null when none did, or it is gone */
+                            token: components["schemas"]["AuditToken"] | null;
                         }[];
                         next_after: string | null;
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7550,7 +7607,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7621,7 +7678,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7630,7 +7687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7688,7 +7745,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7697,7 +7754,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7760,7 +7817,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7769,7 +7826,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7847,7 +7904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7856,7 +7913,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7950,7 +8007,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7959,7 +8016,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8019,7 +8076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Entity"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8028,7 +8085,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8096,7 +8153,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8105,7 +8162,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8185,7 +8242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Entity"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8194,7 +8251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8268,6 +8325,8 @@ export interface operations {
         parameters: {
             query?: {
                 namespace?: string;
+                /** @description `exclude`: conversations only, leaving out the memories saved outside any thread (still read at /api/threads/{id}) */
+                solo?: "include" | "exclude";
                 limit?: number;
                 offset?: number;
             };
@@ -8286,7 +8345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadSummary"][];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8295,7 +8354,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8363,7 +8422,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8372,7 +8431,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8450,7 +8509,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8459,7 +8518,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8526,7 +8585,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8535,7 +8594,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8618,7 +8677,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8627,7 +8686,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8703,7 +8762,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8712,7 +8771,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8795,7 +8854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8804,7 +8863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8876,7 +8935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8885,7 +8944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8971,7 +9030,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8980,7 +9039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9066,7 +9125,7 @@ export interface operations {
                     "application/json": components["schemas"]["Runbook"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9075,7 +9134,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9170,7 +9229,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9179,7 +9238,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9266,7 +9325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConsolidationDetectReport"] | components["schemas"]["ConsolidationProposal"] | components["schemas"]["ConsolidationMergeResult"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9275,7 +9334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9377,7 +9436,7 @@ export interface operations {
                     "application/json": components["schemas"]["ConsolidationProposal"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9386,7 +9445,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9473,7 +9532,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9482,7 +9541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9579,7 +9638,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9588,7 +9647,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9650,7 +9709,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewChatSession"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9659,7 +9718,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9735,7 +9794,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChatSession"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9744,7 +9803,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9812,7 +9871,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9821,7 +9880,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9896,7 +9955,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9905,7 +9964,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9988,7 +10047,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9997,7 +10056,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10060,7 +10119,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10069,7 +10128,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10150,7 +10209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10159,7 +10218,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10231,7 +10290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10240,7 +10299,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10332,7 +10391,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10341,7 +10400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10425,7 +10484,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10434,7 +10493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10521,7 +10580,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10530,7 +10589,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10608,7 +10667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10617,7 +10676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10705,7 +10764,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10714,7 +10773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10803,7 +10862,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10884,7 +10943,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10893,7 +10952,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10973,7 +11032,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10982,7 +11041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11061,7 +11120,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11070,7 +11129,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11137,7 +11196,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11146,7 +11205,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11215,7 +11274,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11224,7 +11283,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11308,7 +11367,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11317,7 +11376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11383,7 +11442,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11438,7 +11497,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11447,7 +11506,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11602,7 +11661,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11611,7 +11670,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -11705,7 +11764,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`invalid json`, or a validation failure with `issues`) */
+            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11714,7 +11773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid credential */
+            /** @description Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired` */
             401: {
                 headers: {
                     [name: string]: unknown;

@@ -1,9 +1,12 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { components } from '../../../clients/typescript/src/index.ts';
 import { api, messageOf, unwrap } from '../api.ts';
+import { Link } from '../router.tsx';
 import { Empty, ErrorNote, Loading, Pager, when } from '../ui.tsx';
 
 type AuditEvent = components['schemas']['AuditEvent'];
+type Target = NonNullable<AuditEvent['target']>;
 const PAGE = 50;
 interface Filters {
   action: string;
@@ -20,7 +23,8 @@ export function Audit() {
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     setError(null);
-    const instant = (day: string, endOfDay: boolean) => (day ? new Date(`${day}T${endOfDay ? '23:59:59.999' : '00:00:00'}`).getTime() : undefined);
+    const instant = (day: string, endOfDay: boolean) =>
+      day ? new Date(`${day}T${endOfDay ? '23:59:59.999' : '00:00:00'}`).getTime() : undefined;
     const query = {
       action: filters.action || undefined,
       target: filters.target || undefined,
@@ -29,7 +33,13 @@ export function Audit() {
       limit: PAGE,
       offset,
     };
-    api.GET('/api/events', { params: { query } }).then(unwrap).then((answer) => setEvents(answer.events), (err: unknown) => setError(messageOf(err)));
+    api
+      .GET('/api/events', { params: { query } })
+      .then(unwrap)
+      .then(
+        (answer) => setEvents(answer.events),
+        (err: unknown) => setError(messageOf(err)),
+      );
   }, [filters, offset]);
   return (
     <main>
@@ -41,7 +51,12 @@ export function Audit() {
           event.preventDefault();
           const form = new FormData(event.currentTarget);
           setOffset(0);
-          setFilters({ action: String(form.get('action')).trim(), target: String(form.get('target')).trim(), since: String(form.get('since')), until: String(form.get('until')) });
+          setFilters({
+            action: String(form.get('action')).trim(),
+            target: String(form.get('target')).trim(),
+            since: String(form.get('since')),
+            until: String(form.get('until')),
+          });
         }}
       >
         <label>
@@ -76,12 +91,12 @@ export function Audit() {
             {events.map((event) => (
               <tr key={event.id}>
                 <td data-label="When">{when(event.created_at)}</td>
-                <td data-label="Action">{event.action}</td>
-                <td data-label="Target">
-                  <code>{event.target_id ?? '—'}</code>
+                <td data-label="Action">
+                  <Breakable action={event.action} />
                 </td>
+                <td data-label="Target">{event.target ? <TargetName target={event.target} /> : '—'}</td>
                 <td data-label="By">
-                  <code>{event.actor_user_id ?? 'the service'}</code>
+                  <Actor event={event} />
                 </td>
               </tr>
             ))}
@@ -90,5 +105,94 @@ export function Audit() {
       ) : null}
       <Pager offset={offset} page={PAGE} shown={events?.length ?? 0} onOffset={setOffset} />
     </main>
+  );
+}
+
+// What each kind of target is called, and where the dashboard shows it (`to` given its label: a project's memories).
+const KINDS: Record<Target['kind'], { name: string; to?: (target: Target) => string }> = {
+  memory: { name: 'Memory', to: (t) => `/memories/${t.id}` },
+  project: { name: 'Project', to: (t) => `/?namespace=${encodeURIComponent(t.label ?? '')}` },
+  member: { name: 'Member', to: () => '/organization' },
+  organization: { name: 'Organization', to: () => '/organization' },
+  token: { name: 'API token', to: () => '/tokens' },
+  runbook: { name: 'Runbook', to: () => '/runbooks' },
+  chat_session: { name: 'Chat', to: () => '/chat' },
+  entity: { name: 'Entity', to: () => '/entities' },
+  webhook: { name: 'Webhook', to: () => '/webhooks' },
+  export: { name: 'Export', to: () => '/exports' },
+  deletion: { name: 'Deletion of memories' },
+  proposal: { name: 'Consolidation proposal', to: () => '/consolidation' },
+  billing_event: { name: 'Billing event', to: () => '/billing' },
+  other: { name: 'Object' },
+};
+
+// The target by name, linked to its page while the org has it; one that is gone says so. The id is in the title.
+function TargetName({ target }: { target: Target }) {
+  const kind = KINDS[target.kind];
+  const to = target.exists && kind.to ? kind.to(target) : null;
+  const gone =
+    target.exists || target.kind === 'other' ? null : (
+      <span class="muted">{target.kind === 'member' ? ' (no longer a member)' : ' (since deleted)'}</span>
+    );
+  if (target.label === null) {
+    return (
+      <span title={target.id}>
+        {to ? <Link to={to}>{kind.name}</Link> : kind.name}
+        {gone}
+      </span>
+    );
+  }
+  return (
+    <span title={target.id}>
+      <span class="muted">{kind.name}</span> {to ? <Link to={to}>{target.label}</Link> : target.label}
+      {gone}
+    </span>
+  );
+}
+
+// Who acted, by name, and with what: an API token by its name, or a session of the dashboard.
+function Actor({ event }: { event: AuditEvent }) {
+  const who = event.actor ? (
+    <Link to="/organization">{event.actor.name}</Link>
+  ) : event.actor_user_id ? (
+    <span class="muted">a former member</span>
+  ) : (
+    'the service'
+  );
+  const how = event.token ? (
+    event.token.kind === 'session' ? (
+      <span class="muted"> in the dashboard</span>
+    ) : (
+      <>
+        {' '}
+        <span class="muted">with the API token</span> <Link to="/tokens">{event.token.name ?? 'unnamed'}</Link>
+      </>
+    )
+  ) : event.actor_token ? (
+    <span class="muted"> with a token since deleted</span>
+  ) : null;
+  return (
+    <span title={event.actor?.email}>
+      {who}
+      {how}
+    </span>
+  );
+}
+
+// An action such as `memory.export`, which a narrow column breaks after a dot rather than inside a word.
+function Breakable({ action }: { action: string }) {
+  return (
+    <>
+      {action.split('.').map((part, i, parts) => (
+        <Fragment key={i}>
+          {part}
+          {i < parts.length - 1 ? (
+            <>
+              .<wbr />
+            </>
+          ) : null}
+        </Fragment>
+      ))}
+    </>
   );
 }

@@ -245,7 +245,13 @@ function AddMemory({ onAdded }: { onAdded: () => void }) {
         const formElement = event.currentTarget;
         const form = new FormData(formElement);
         await run(async () => {
-          await client.addMemory({ content: String(form.get('content')), namespace: String(form.get('namespace')).trim() || undefined, tags: tagsOf(String(form.get('tags'))) });
+          // Saved as typed here (`source: dashboard`): the memory's page says so.
+          await client.addMemory({
+            content: String(form.get('content')),
+            namespace: String(form.get('namespace')).trim() || undefined,
+            tags: tagsOf(String(form.get('tags'))),
+            source: 'dashboard',
+          });
           formElement.reset();
           onAdded();
         });

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, messageOf, unwrap } from '../api.ts';
 import type { components } from '../../../clients/typescript/src/index.ts';
-import { Link } from '../router.tsx';
+import { Link, usePath } from '../router.tsx';
 import { Empty, ErrorNote, Loading, Pager, when } from '../ui.tsx';
 
 const PAGE = 50;
@@ -16,23 +16,49 @@ type Summary = {
 };
 type Chunk = { id: string; content: string; metadata: Record<string, unknown> };
 
-// Conversation threads: memories sharing metadata.parent_ref, newest thread first.
+// Conversations, newest first: memories sharing metadata.parent_ref (the conversations API sets it to the conversation's
+// id; an agent may set it on any save), whatever their number. Memories saved on their own are not conversations: they
+// are on the Memories page, and listed here too, each as a thread of one, with ?solo=include.
 export function Threads() {
-  const [offset, setOffset] = useState(0);
+  const { query } = usePath();
+  const solo = query.get('solo') === 'include';
+  // The page read, kept with the list it belongs to: switching lists starts at their first page.
+  const [paged, setPaged] = useState({ solo, offset: 0 });
+  const offset = paged.solo === solo ? paged.offset : 0;
+  const setOffset = (next: number) => setPaged({ solo, offset: next });
   const [threads, setThreads] = useState<Summary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
+    setThreads(null);
+    setError(null);
     api
-      .GET('/api/threads', { params: { query: { limit: PAGE, offset } } })
+      .GET('/api/threads', { params: { query: { limit: PAGE, offset, solo: solo ? 'include' : 'exclude' } } })
       .then(unwrap)
       .then(setThreads, (err: unknown) => setError(messageOf(err)));
-  }, [offset]);
+  }, [offset, solo]);
   return (
     <main>
       <h1>Threads</h1>
+      {solo ? (
+        <p class="muted">
+          Conversations and the memories saved on their own, newest first. <Link to="/threads">Conversations only</Link>
+        </p>
+      ) : (
+        <p class="muted">
+          Conversations, newest first: the memories of one conversation share a thread. Memories saved on their own are on the{' '}
+          <Link to="/">Memories</Link> page, or <Link to="/threads?solo=include">listed here too</Link>.
+        </p>
+      )}
       <ErrorNote error={error} />
       {threads === null && !error ? <Loading what="threads" /> : null}
-      {threads?.length === 0 ? <Empty>No threads: memories saved with `metadata.parent_ref` are grouped here.</Empty> : null}
+      {threads?.length === 0 ? (
+        <Empty>
+          {offset > 0
+            ? 'No more threads.'
+            : 'No conversations yet: memories saved through the conversations API (POST /api/conversations), ' +
+              'or with metadata.parent_ref, are grouped here.'}
+        </Empty>
+      ) : null}
       <ul class="memories">
         {threads?.map((thread) => (
           <li key={thread.parent_ref}>

@@ -27,13 +27,18 @@ class MemoryServiceError(Exception):
     def upgrade_url(self) -> str | None:
         return self.body.get("upgrade_url")
 
+    @property
+    def reason(self) -> str | None:
+        """On a 401: which case it is (`no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired`)."""
+        return self.body.get("reason")
+
 
 class BadRequestError(MemoryServiceError):
     """400: the request was malformed; `message` names what is wrong."""
 
 
 class AuthenticationError(MemoryServiceError):
-    """401: no token, or a token that is wrong, revoked or expired."""
+    """401: no token, or a token that is wrong, revoked or expired; `reason` says which."""
 
 
 class QuotaExceededError(MemoryServiceError):

@@ -25,9 +25,20 @@ class Error(BaseModel):
     __annotations__ = {
         '__pydantic_extra__': Dict[str, Any],
     }
-    error: str = Field(..., description='machine-readable error code')
+    error: str = Field(
+        ...,
+        description='machine-readable error code ([docs/errors.md](http://127.0.0.1:3000/docs/errors.md) lists them all)',
+    )
     message: str | None = None
     issues: list[Issue] | None = None
+    reason: (
+        Literal[
+            'no_credential', 'malformed_header', 'unknown_token', 'revoked_or_expired'
+        ]
+        | None
+    ) = Field(
+        None, description='on a 401 `unauthorized`: which of its four cases it is'
+    )
 
 
 class ProtectedResourceMetadata(BaseModel):
@@ -235,23 +246,66 @@ class ApiToken(BaseModel):
     expires_at: ExpiresAt | None
 
 
-class AuditEvent(BaseModel):
+class AuditActor(BaseModel):
+    """
+    a member of the organization, by name
+    """
+
     model_config = ConfigDict(
         extra='allow',
     )
     id: UUID
-    action: str
-    target_id: str | None
-    actor_user_id: UUID | None
-    actor_token: UUID | None = Field(
-        ..., description='id of the API token or session that acted'
+    name: str
+    email: str
+
+
+class AuditToken(BaseModel):
+    """
+    an API token or a dashboard session of the organization
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
     )
-    created_at: int = Field(
+    id: UUID
+    kind: Literal['api_token', 'session'] = Field(
+        ..., description='`session`: signed in to the dashboard'
+    )
+    name: str | None = Field(
+        ..., description="the API token's name (null when it was given none)"
+    )
+
+
+class AuditTarget(BaseModel):
+    """
+    what an audit row is about, by name
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    kind: Literal[
+        'memory',
+        'project',
+        'member',
+        'organization',
+        'token',
+        'runbook',
+        'chat_session',
+        'entity',
+        'webhook',
+        'export',
+        'deletion',
+        'proposal',
+        'billing_event',
+        'other',
+    ] = Field(..., description='what target_id names, by the action')
+    id: str
+    label: str | None = Field(
         ...,
-        description='epoch milliseconds, UTC',
-        ge=-9007199254740991,
-        le=9007199254740991,
+        description="its name (a memory: the start of its content; a member: their name); once it is gone, the name the row kept if any (a deleted project's), else null",
     )
+    exists: bool = Field(..., description='whether the organization still has it')
 
 
 class CompletedAt(RootModel[int]):
@@ -1258,15 +1312,6 @@ class ApiAuthTokensPostRequest(BaseModel):
     )
 
 
-class ApiEventsGetResponse(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-    )
-    events: list[AuditEvent]
-    limit: int = Field(..., ge=-9007199254740991, le=9007199254740991)
-    offset: int = Field(..., ge=-9007199254740991, le=9007199254740991)
-
-
 class Tag(RootModel[str]):
     root: str = Field(..., max_length=128, min_length=1)
 
@@ -1423,8 +1468,13 @@ class FailedItem(BaseModel):
     model_config = ConfigDict(
         extra='allow',
     )
+    __annotations__ = {
+        '__pydantic_extra__': Dict[str, Any],
+    }
     id: str | None
     error: str
+    message: str | None = None
+    issues: list[Issue] | None = None
 
 
 class ApiMemoriesBatchPutResponse(BaseModel):
@@ -2243,6 +2293,14 @@ class Event(BaseModel):
         le=9007199254740991,
     )
     details: dict[str, Any]
+    actor: AuditActor | None = Field(
+        ...,
+        description='the member who acted; null for the service, or for someone no longer a member of the organization',
+    )
+    token: AuditToken | None = Field(
+        ...,
+        description="the organization's API token or session that acted; null when none did, or it is gone",
+    )
 
 
 class ApiMemoriesIdHistoryGetResponse(BaseModel):
@@ -2932,6 +2990,36 @@ class SignupResult(BaseModel):
     )
 
 
+class AuditEvent(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    id: UUID
+    action: str
+    target_id: str | None
+    actor_user_id: UUID | None
+    actor_token: UUID | None = Field(
+        ..., description='id of the API token or session that acted'
+    )
+    created_at: int = Field(
+        ...,
+        description='epoch milliseconds, UTC',
+        ge=-9007199254740991,
+        le=9007199254740991,
+    )
+    actor: AuditActor | None = Field(
+        ...,
+        description='the member who acted; null for the service, or for someone no longer a member of the organization',
+    )
+    token: AuditToken | None = Field(
+        ...,
+        description="the organization's API token or session that acted; null when none did, or it is gone",
+    )
+    target: AuditTarget | None = Field(
+        ..., description='what the row is about; null when it names nothing'
+    )
+
+
 class BatchCreateResult(BaseModel):
     model_config = ConfigDict(
         extra='allow',
@@ -3075,6 +3163,15 @@ class ChatSession(BaseModel):
         ge=-9007199254740991,
         le=9007199254740991,
     )
+
+
+class ApiEventsGetResponse(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    events: list[AuditEvent]
+    limit: int = Field(..., ge=-9007199254740991, le=9007199254740991)
+    offset: int = Field(..., ge=-9007199254740991, le=9007199254740991)
 
 
 class ApiMemoriesSearchPostResponse(BaseModel):
