@@ -173,6 +173,12 @@ export const ERROR_CODES = {
   invalid_export_filters: code(400, 'The stored filters of an export cannot be applied.', { area: 'exports' }),
   embeddings_unavailable: code(503, 'No embedding model is configured, or the provider cannot be reached.', { area: 'search' }),
   embedding_input_refused: code(502, 'The embedding provider refused the input.', { area: 'search' }),
+  as_of_too_broad: code(
+    400,
+    'A search as of a time (`as_of`) would read more than 10,000 memories alive then, or more than 1,000,000 bytes of text of ' +
+      'memories superseded since; narrow its filters. The body has `max_memories`.',
+    { area: 'search' },
+  ),
   not_supported: code(400, 'A mem0 feature this service does not offer (docs/mem0-migration.md).', { area: '/compat/mem0' }),
 
   // LLM features, runbooks, entities, webhooks, billing.

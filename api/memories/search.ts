@@ -5,12 +5,13 @@ import { FRESH_EMBED_MAX, FRESH_SCAN, FRESH_WAIT_MS, freshVectors } from '../../
 import { SEARCH_MODES, type SearchMode } from '../../domain/search/modes.ts';
 import type { QueryVectors } from '../../domain/search/query-vectors.ts';
 import { needsVector, searchMemories, type SearchAnswer } from '../../domain/search/search.ts';
-import { searchAsOf } from '../../domain/search/as-of.ts';
+import { AS_OF_ANALYZE_MAX_BYTES, AS_OF_SCAN_MAX, searchAsOf } from '../../domain/search/as-of.ts';
 import { similarMemories } from '../../domain/search/similar.ts';
 import type { MemoryFilters } from '../../domain/store/filters.ts';
 import { searches } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
+import { errorBody } from '../http/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { bulkBody, idParams, searchBody, similarQuery } from './requests.ts';
 import { timeWindowOf, type TimeWindow } from '../../domain/search/time-words.ts';
@@ -47,6 +48,17 @@ const searchAnswer = z.object({
   explain: answerExplainSchema.optional(),
 });
 
+// What an as_of search refuses (docs/api-decisions.md, "As of a time").
+const AS_OF_REFUSED = {
+  schema: errorBody,
+  description: [
+    'Invalid input (`invalid json`, a validation failure with `issues`, `unknown_field`); also `as_of_too_broad`: a search',
+    'as_of a time whose filters pass more than',
+    `${AS_OF_SCAN_MAX.toLocaleString('en')} memories then, or whose memories superseded since hold more than`,
+    `${AS_OF_ANALYZE_MAX_BYTES.toLocaleString('en')} bytes of text; narrow the filters (\`max_memories\` in the body)`,
+  ].join(' '),
+};
+
 // The window of event time a query's words name, unless the request turned that off; read against the search's time.
 type TimeFields = { reference_time?: number | undefined; as_of?: number | undefined; resolve_time: boolean };
 const windowOf = (query: string, body: TimeFields): TimeWindow | null =>
@@ -80,6 +92,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
       body: searchBody,
       responses: {
         200: { description: 'Hits', schema: searchAnswer },
+        400: AS_OF_REFUSED,
         503: {
           description:
             '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down.',
@@ -120,6 +133,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
           description: 'One entry per query',
           schema: z.object({ results: z.array(searchAnswer.extend({ query: z.string() })) }),
         },
+        400: AS_OF_REFUSED,
         503: {
           description:
             '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs)',

@@ -6482,7 +6482,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
+            /** @description Invalid input (`invalid json`, a validation failure with `issues`, `unknown_field`); also `as_of_too_broad`: a search as_of a time whose filters pass more than 10,000 memories then, or whose memories superseded since hold more than 1,000,000 bytes of text; narrow the filters (`max_memories` in the body) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6629,7 +6629,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps) */
+            /** @description Invalid input (`invalid json`, a validation failure with `issues`, `unknown_field`); also `as_of_too_broad`: a search as_of a time whose filters pass more than 10,000 memories then, or whose memories superseded since hold more than 1,000,000 bytes of text; narrow the filters (`max_memories` in the body) */
             400: {
                 headers: {
                     [name: string]: unknown;
