@@ -4,9 +4,8 @@ import { AppError, conflict } from '../errors.ts';
 import { readCounters } from '../counters.ts';
 import { ORG_COUNTERS } from '../store/counters.ts';
 import { scheduleOrgErasure } from '../erasure/orgs.ts';
-import { query, sql } from '../sql.ts';
+import { query, queryOne, sql, toDate } from '../sql.ts';
 import type { Caller } from './caller.ts';
-import { Credential, User } from './tables.ts';
 import { normalizeEmail } from './signup.ts';
 import { verifyPassword } from './passwords.ts';
 
@@ -30,16 +29,18 @@ export const FRESH_SIGN_IN_MS = 15 * 60 * 1000;
 // member are deleted with everything in them (erased in the background: erasure/orgs.ts); in orgs with other members the user just leaves, unless they
 // are its last owner: then nothing is deleted (409 sole_owner) until ownership is handed over.
 export async function deleteAccount(em: EntityManager, caller: Caller, proof: DeletionProof): Promise<DeletionCounts> {
-  const user = await em.findOne(User, { id: caller.userId });
+  const user = await queryOne(em, sql<{ email: string; password_hash: string | null }>`select email, password_hash from users where id = ${caller.userId}`);
   if (!user) throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
-  if (user.passwordHash) {
-    if (!('password' in proof) || !(await verifyPassword(user.passwordHash, proof.password))) {
+  if (user.password_hash) {
+    if (!('password' in proof) || !(await verifyPassword(user.password_hash, proof.password))) {
       throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
     }
   } else {
     const session =
-      caller.credentialKind === 'session' && caller.credentialId ? await em.findOne(Credential, { id: caller.credentialId }) : null;
-    if (!session || session.createdAt.getTime() < Date.now() - FRESH_SIGN_IN_MS) {
+      caller.credentialKind === 'session' && caller.credentialId
+        ? await queryOne(em, sql<{ created_at: string }>`select created_at from credentials where id = ${caller.credentialId}`)
+        : null;
+    if (!session || toDate(session.created_at).getTime() < Date.now() - FRESH_SIGN_IN_MS) {
       throw new AppError(
         'forbidden',
         'reauthentication_required',
@@ -105,7 +106,6 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
       }
     }
     await query(tx, sql`delete from users where id = ${caller.userId}`);
-    await tx.flush();
     return counts;
   });
 }

@@ -56,7 +56,6 @@ export async function deleteProject(em: EntityManager, caller: Caller, id: strin
       actor: actorOf(caller),
       details: { name: project.name, memories },
     });
-    await tx.flush();
     return { memories };
   });
 }
