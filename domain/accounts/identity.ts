@@ -3,7 +3,8 @@ import { recordAudit } from '../audit/record.ts';
 import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { Credential, Membership, Org, User } from './tables.ts';
+import { emailInUse, insertMembership, insertOrg, insertUser, slugTaken, timestamp, USER_COLUMNS, type UserRow } from './rows.ts';
+import type { Role } from './tables.ts';
 import { openSession, type SessionIssued } from './sessions.ts';
 import { hashSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
@@ -47,40 +48,55 @@ export interface Identity {
 export async function signInWithIdentity(em: EntityManager, identity: Identity): Promise<SessionIssued> {
   const { user, membership } = await em.transactional(async (tx) => {
     const linked = await queryOne(tx, sql<{ user_id: string }>`select user_id from user_identities where issuer = ${identity.issuer} and subject = ${identity.subject}`);
-    let user = linked ? await tx.findOneOrFail(User, { id: linked.user_id }) : null;
+    let user = linked ? (await queryOne(tx, sql<UserRow>`select ${USER_COLUMNS} from users where id = ${linked.user_id}`))! : null;
     const email = identity.email ? normalizeEmail(identity.email) : null;
-    if (!user && email && identity.emailVerified) user = await tx.findOne(User, { email });
+    if (!user && email && identity.emailVerified)
+      user = (await queryOne(tx, sql<UserRow>`select ${USER_COLUMNS} from users where email = ${email}`)) ?? null;
     const now = new Date();
     if (!user) {
       if (!email) throw invalid('email_missing', 'the identity provider did not share an e-mail address');
-      if (await tx.count(User, { email })) throw invalid('email_unverified', 'an account with this e-mail exists; the identity provider has not verified the address');
+      if (await emailInUse(tx, email)) throw invalid('email_unverified', 'an account with this e-mail exists; the identity provider has not verified the address');
       const name = identity.name?.trim() || email.split('@')[0]!;
       let slug = slugify(`${name} org`);
-      if (await tx.count(Org, { slug })) slug = withSuffix(slug.slice(0, 71));
-      const org = tx.create(Org, { id: newId(), slug, name: `${name}'s org`.slice(0, 200), plan: 'free', createdAt: now, updatedAt: now });
-      user = tx.create(User, { id: newId(), email, name, passwordHash: null, emailVerifiedAt: identity.emailVerified ? now : null, lastLoginAt: null, lastOrgId: org.id, createdAt: now, updatedAt: now });
-      tx.create(Membership, { orgId: org.id, userId: user.id, role: 'owner', createdAt: now });
+      if (await slugTaken(tx, slug)) slug = withSuffix(slug.slice(0, 71));
+      const org = await insertOrg(tx, { id: newId(), slug, name: `${name}'s org`.slice(0, 200), now });
+      const emailVerifiedAt = identity.emailVerified ? now : null;
+      user = await insertUser(tx, {
+        id: newId(),
+        email,
+        name,
+        passwordHash: null,
+        emailVerifiedAt,
+        lastLoginAt: null,
+        lastOrgId: org.id,
+        now,
+      });
+      await insertMembership(tx, { orgId: org.id, userId: user.id, role: 'owner', now });
       await recordAudit(tx, { orgId: org.id, action: 'user.signup', targetId: user.id, actor: { userId: user.id, credentialId: null }, details: { via: 'oidc' } });
       await recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor: { userId: user.id, credentialId: null }, details: { slug } });
     }
     if (!linked) {
       await query(tx, sql`insert into user_identities (issuer, subject, user_id, created_at) values (${identity.issuer}, ${identity.subject}, ${user.id}, now())`);
-      if (identity.emailVerified && !user.emailVerifiedAt) {
+      if (identity.emailVerified && !user.email_verified_at) {
         // A local account whose e-mail was never verified may have been made by someone else in the owner's
         // name (sign up as victim@corp, keep the password, wait). The provider has just proved who owns the
         // address: the account becomes theirs alone, so every way in that its maker could hold is closed:
         // the password is cleared, and every session and API token is revoked.
-        if (user.passwordHash) {
-          user.passwordHash = null;
-          await tx.nativeUpdate(Credential, { userId: user.id, revokedAt: null }, { revokedAt: now });
-          if (user.lastOrgId) await recordAudit(tx, { orgId: user.lastOrgId, action: 'user.claimed_by_identity', targetId: user.id, actor: { userId: user.id, credentialId: null }, details: { issuer: identity.issuer } });
+        if (user.password_hash) {
+          await query(tx, sql`update users set password_hash = null where id = ${user.id}`);
+          await query(tx, sql`update credentials set revoked_at = ${timestamp(now)} where user_id = ${user.id} and revoked_at is null`);
+          if (user.last_org_id) await recordAudit(tx, { orgId: user.last_org_id, action: 'user.claimed_by_identity', targetId: user.id, actor: { userId: user.id, credentialId: null }, details: { issuer: identity.issuer } });
         }
-        user.emailVerifiedAt = now;
+        await query(tx, sql`update users set email_verified_at = ${timestamp(now)} where id = ${user.id}`);
       }
     }
-    await tx.flush();
-    const memberships = await tx.find(Membership, { userId: user.id }, { orderBy: { createdAt: 'asc' } });
-    const membership = memberships.find((m) => m.orgId === user!.lastOrgId) ?? memberships[0];
+    const memberships = (
+      await query(
+        tx,
+        sql<{ org_id: string; role: Role }>`select org_id, role from memberships where user_id = ${user.id} order by created_at`,
+      )
+    ).map((m) => ({ orgId: m.org_id, role: m.role }));
+    const membership = memberships.find((m) => m.orgId === user!.last_org_id) ?? memberships[0];
     if (!membership) throw invalid('no_organization', 'this account belongs to no organization');
     return { user, membership };
   });

@@ -1,9 +1,11 @@
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
-import { Credential, User } from './tables.ts';
+import { query, queryOne, sql, toDate } from '../sql.ts';
+import { timestamp } from './rows.ts';
+import { User } from './tables.ts';
 import { PasswordReset } from './password-reset-table.ts';
 import { hashPassword } from './passwords.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
@@ -63,23 +65,41 @@ export interface ResetOutcome {
 // Sets the new password and ends every cookie session of the user; API tokens stay valid.
 export async function consumePasswordReset(em: EntityManager, rawToken: string, password: string): Promise<ResetOutcome> {
   const tokenHash = hashSecret(rawToken);
-  const usable = (reset: PasswordReset | null): reset is PasswordReset =>
-    reset !== null && !reset.usedAt && reset.expiresAt.getTime() >= Date.now();
+  type Reset = { id: string; userId: string; usedAt: string | null; expiresAt: Date };
+  const usable = (reset: Reset | null): reset is Reset => reset !== null && !reset.usedAt && reset.expiresAt.getTime() >= Date.now();
+  const findReset = async (db: EntityManager, lock: boolean): Promise<Reset | null> => {
+    const row = await queryOne(
+      db,
+      sql<{ id: string; user_id: string; used_at: string | null; expires_at: string }>`select id, user_id, used_at, expires_at
+        from password_resets where token_hash = ${tokenHash} ${lock ? sql`for update` : sql``}`,
+    );
+    return row ? { id: row.id, userId: row.user_id, usedAt: row.used_at, expiresAt: toDate(row.expires_at) } : null;
+  };
   const refusal = () => invalid('invalid_token', 'this reset link is invalid, used or expired');
   // The token is checked before the password is hashed, so a guessed or spent token costs a lookup, not an
   // Argon2 hash; it is checked again under the row lock, where a concurrent use of it is decided.
-  if (!usable(await em.fork().findOne(PasswordReset, { tokenHash }))) throw refusal();
+  if (!usable(await findReset(em, false))) throw refusal();
   const passwordHash = await hashPassword(password);
   return em.transactional(async (tx) => {
-    const reset = await tx.findOne(PasswordReset, { tokenHash }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const reset = await findReset(tx, true);
     if (!usable(reset)) throw refusal();
-    const user = await tx.findOneOrFail(User, { id: reset.userId });
-    const now = new Date();
-    reset.usedAt = now;
-    user.passwordHash = passwordHash;
-    user.updatedAt = now;
-    const sessionsEnded = await tx.nativeUpdate(Credential, { userId: user.id, kind: 'session', revokedAt: null }, { revokedAt: now });
-    const apiTokensKept = await tx.count(Credential, { userId: user.id, kind: 'api', revokedAt: null });
+    const now = timestamp(new Date());
+    await query(tx, sql`update password_resets set used_at = ${now} where id = ${reset.id}`);
+    const user = (await queryOne(
+      tx,
+      sql<{ id: string; lastOrgId: string | null }>`update users set password_hash = ${passwordHash}, updated_at = ${now}
+        where id = ${reset.userId} returning id, last_org_id as "lastOrgId"`,
+    ))!;
+    const [ended] = await query(
+      tx,
+      sql<{ n: number }>`with ended as (update credentials set revoked_at = ${now}
+        where user_id = ${user.id} and kind = 'session' and revoked_at is null returning 1) select count(*)::int as n from ended`,
+    );
+    const sessionsEnded = ended!.n;
+    const apiTokensKept = (await queryOne(
+      tx,
+      sql<{ n: number }>`select count(*)::int as n from credentials where user_id = ${user.id} and kind = 'api' and revoked_at is null`,
+    ))!.n;
     if (user.lastOrgId)
       await recordAudit(tx, {
         orgId: user.lastOrgId,

@@ -2,7 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, forbidden, notFound, unauthenticated } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { Credential, Membership, Org, User } from './tables.ts';
+import { query, queryOne, sql } from '../sql.ts';
+import { insertCredential, ORG_COLUMNS, orgRowView, timestamp, USER_COLUMNS, userRowView, type OrgRow, type UserRow } from './rows.ts';
+import { Credential, Membership, Org, User, type Role } from './tables.ts';
 import type { Caller } from './caller.ts';
 import { verifyPassword } from './passwords.ts';
 import { issueSecret } from './secrets.ts';
@@ -40,14 +42,18 @@ export async function login(em: EntityManager, input: LoginInput): Promise<Sessi
 }
 
 // Binds a new cookie session to one org the user belongs to.
-export async function openSession(em: EntityManager, user: User, membership: Membership): Promise<SessionIssued> {
+export async function openSession(
+  em: EntityManager,
+  user: { id: string },
+  membership: { orgId: string; role: Role },
+): Promise<SessionIssued> {
   const secret = issueSecret();
   const now = new Date();
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
   return em.transactional(async (tx) => {
-    const org = await tx.findOneOrFail(Org, { id: membership.orgId });
+    const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${membership.orgId}`))!;
     const sessionId = newId();
-    tx.create(Credential, {
+    await insertCredential(tx, {
       id: sessionId,
       kind: 'session',
       orgId: org.id,
@@ -58,20 +64,22 @@ export async function openSession(em: EntityManager, user: User, membership: Mem
       createdAt: now,
       lastUsedAt: now,
       expiresAt,
-      revokedAt: null,
     });
-    const fresh = await tx.findOneOrFail(User, { id: user.id });
-    fresh.lastLoginAt = now;
-    fresh.lastOrgId = org.id;
+    const fresh = (await queryOne(
+      tx,
+      sql<UserRow>`update users set last_login_at = ${timestamp(now)}, last_org_id = ${org.id}
+        where id = ${user.id} returning ${USER_COLUMNS}`,
+    ))!;
     await recordAudit(tx, { orgId: org.id, action: 'auth.login', targetId: user.id, actor: { userId: user.id, credentialId: sessionId } });
-    return { user: userView(fresh), org: orgView(org, membership.role), sessionSecret: secret.raw, expiresAt };
+    return { user: userRowView(fresh), org: orgRowView(org, membership.role), sessionSecret: secret.raw, expiresAt };
   });
 }
 
 export async function logout(em: EntityManager, caller: Caller): Promise<void> {
   if (caller.credentialKind !== 'session' || caller.credentialId === null) return;
   await em.transactional(async (tx) => {
-    await tx.nativeUpdate(Credential, { id: caller.credentialId!, revokedAt: null }, { revokedAt: new Date() });
+    const now = timestamp(new Date());
+    await query(tx, sql`update credentials set revoked_at = ${now} where id = ${caller.credentialId} and revoked_at is null`);
     await recordAudit(tx, { orgId: caller.orgId, action: 'auth.logout', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId } });
   });
 }
@@ -88,15 +96,20 @@ export async function switchOrg(em: EntityManager, caller: Caller, orgId: string
   if (caller.credentialKind !== 'session' || caller.credentialId === null) {
     throw new AppError('invalid', 'session_required', 'only a cookie session can switch organization; API tokens are bound to one org');
   }
-  const membership = await em.findOne(Membership, { orgId, userId: caller.userId });
+  const membership = await queryOne(
+    em,
+    sql<{ role: Role }>`select role from memberships where org_id = ${orgId} and user_id = ${caller.userId}`,
+  );
   if (!membership) throw notFound('org', orgId);
   return em.transactional(async (tx) => {
-    await tx.nativeUpdate(Credential, { id: caller.credentialId! }, { orgId });
-    const user = await tx.findOneOrFail(User, { id: caller.userId });
-    const org = await tx.findOneOrFail(Org, { id: orgId });
-    user.lastOrgId = orgId;
+    await query(tx, sql`update credentials set org_id = ${orgId} where id = ${caller.credentialId}`);
+    const user = (await queryOne(
+      tx,
+      sql<UserRow>`update users set last_org_id = ${orgId} where id = ${caller.userId} returning ${USER_COLUMNS}`,
+    ))!;
+    const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${orgId}`))!;
     await recordAudit(tx, { orgId, action: 'auth.switch_org', targetId: orgId, actor: { userId: caller.userId, credentialId: caller.credentialId } });
-    return { user: userView(user), org: orgView(org, membership.role) };
+    return { user: userRowView(user), org: orgRowView(org, membership.role) };
   });
 }
 
@@ -108,12 +121,14 @@ export async function currentAccount(em: EntityManager, caller: Caller): Promise
 
 export async function renameUser(em: EntityManager, caller: Caller, name: string): Promise<AccountView> {
   return em.transactional(async (tx) => {
-    const user = await tx.findOneOrFail(User, { id: caller.userId });
-    const org = await tx.findOneOrFail(Org, { id: caller.orgId });
-    user.name = name;
-    user.updatedAt = new Date();
+    const user = (await queryOne(
+      tx,
+      sql<UserRow>`update users set name = ${name}, updated_at = ${timestamp(new Date())}
+        where id = ${caller.userId} returning ${USER_COLUMNS}`,
+    ))!;
+    const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${caller.orgId}`))!;
     await recordAudit(tx, { orgId: caller.orgId, action: 'user.update', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId }, details: { fields: ['name'] } });
-    return { user: userView(user), org: orgView(org, caller.role) };
+    return { user: userRowView(user), org: orgRowView(org, caller.role) };
   });
 }
 

@@ -4,9 +4,24 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict } from '../errors.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { VERIFICATION_MAIL_JOB, type VerificationMailArgs } from './verification.ts';
-import { Credential, Membership, Org, User } from './tables.ts';
+import { queryOne, sql } from '../sql.ts';
+import {
+  emailInUse,
+  insertCredential,
+  insertMembership,
+  insertOrg,
+  insertUser,
+  ORG_COLUMNS,
+  orgRowView,
+  slugTaken,
+  USER_COLUMNS,
+  userRowView,
+  type OrgRow,
+  type UserRow,
+} from './rows.ts';
+import { User } from './tables.ts';
 import { slugify, withSuffix } from './slugs.ts';
-import { orgView, userView, type AccountView } from './views.ts';
+import type { AccountView } from './views.ts';
 
 export const SESSION_TTL_MS = 60 * 24 * 60 * 60 * 1000;
 
@@ -34,31 +49,41 @@ export async function emailTaken(em: EntityManager, email: string): Promise<bool
 // same account.
 export async function createAccount(em: EntityManager, plan: SignupPlan): Promise<AccountView> {
   return em.transactional(async (tx) => {
-    const existing = await tx.findOne(User, { id: plan.userId });
+    const existing = await queryOne(tx, sql<UserRow>`select ${USER_COLUMNS} from users where id = ${plan.userId}`);
     if (existing) {
-      const org = await tx.findOneOrFail(Org, { id: plan.orgId });
-      return { user: userView(existing), org: orgView(org, 'owner') };
+      const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${plan.orgId}`))!;
+      return { user: userRowView(existing), org: orgRowView(org, 'owner') };
     }
     const email = normalizeEmail(plan.email);
-    if (await tx.count(User, { email })) throw conflict('email_taken', 'an account with this e-mail address already exists');
+    if (await emailInUse(tx, email)) throw conflict('email_taken', 'an account with this e-mail address already exists');
 
     const now = new Date();
     let slug = slugify(plan.orgName);
-    if (await tx.count(Org, { slug })) slug = withSuffix(slug.slice(0, 71));
-    const org = tx.create(Org, { id: plan.orgId, slug, name: plan.orgName, plan: 'free', createdAt: now, updatedAt: now });
-    const user = tx.create(User, {
-      id: plan.userId,
-      email,
-      name: plan.name,
-      passwordHash: plan.passwordHash,
-      emailVerifiedAt: null,
-      lastLoginAt: now,
-      lastOrgId: plan.orgId,
-      createdAt: now,
-      updatedAt: now,
-    });
-    tx.create(Membership, { orgId: org.id, userId: user.id, role: 'owner', createdAt: now });
-    tx.create(Credential, {
+    if (await slugTaken(tx, slug)) slug = withSuffix(slug.slice(0, 71));
+    let org: OrgRow;
+    let user: UserRow;
+    try {
+      // The user first: of two racing sign-ups for one address (and so one org name), the loser fails on the e-mail.
+      user = await insertUser(tx, {
+        id: plan.userId,
+        email,
+        name: plan.name,
+        passwordHash: plan.passwordHash,
+        emailVerifiedAt: null,
+        lastLoginAt: now,
+        lastOrgId: plan.orgId,
+        now,
+      });
+      org = await insertOrg(tx, { id: plan.orgId, slug, name: plan.orgName, now });
+    } catch (err) {
+      // A racing signup with the same address; a racing slug is left to the caller's retry.
+      if (isUniqueViolation(err) && (err as Error).message.includes('users_email_unique')) {
+        throw conflict('email_taken', 'an account with this e-mail address already exists');
+      }
+      throw err;
+    }
+    await insertMembership(tx, { orgId: org.id, userId: user.id, role: 'owner', now });
+    await insertCredential(tx, {
       id: plan.apiToken.id,
       kind: 'api',
       orgId: org.id,
@@ -69,9 +94,8 @@ export async function createAccount(em: EntityManager, plan: SignupPlan): Promis
       createdAt: now,
       lastUsedAt: null,
       expiresAt: null,
-      revokedAt: null,
     });
-    tx.create(Credential, {
+    await insertCredential(tx, {
       id: plan.session.id,
       kind: 'session',
       orgId: org.id,
@@ -82,7 +106,6 @@ export async function createAccount(em: EntityManager, plan: SignupPlan): Promis
       createdAt: now,
       lastUsedAt: now,
       expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
-      revokedAt: null,
     });
     const actor = { userId: user.id, credentialId: null };
     await recordAudit(tx, { orgId: org.id, action: 'user.signup', targetId: user.id, actor });
@@ -98,15 +121,6 @@ export async function createAccount(em: EntityManager, plan: SignupPlan): Promis
         description: `send the e-mail verification link to new user ${user.id}`,
       },
     ]);
-    try {
-      await tx.flush();
-    } catch (err) {
-      // A racing signup with the same address; a racing slug is left to the caller's retry.
-      if (isUniqueViolation(err) && (err as Error).message.includes('users_email_unique')) {
-        throw conflict('email_taken', 'an account with this e-mail address already exists');
-      }
-      throw err;
-    }
-    return { user: userView(user), org: orgView(org, 'owner') };
+    return { user: userRowView(user), org: orgRowView(org, 'owner') };
   });
 }

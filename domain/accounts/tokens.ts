@@ -3,6 +3,8 @@ import { actorOf, type Caller } from './caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { query, queryOne, sql } from '../sql.ts';
+import { insertCredential, timestamp } from './rows.ts';
 import { Credential } from './tables.ts';
 import { hasRole } from './roles.ts';
 import { issueSecret } from './secrets.ts';
@@ -21,7 +23,7 @@ export interface IssuedToken extends TokenView {
   raw: string;
 }
 
-const view = (c: Credential): TokenView => ({
+const view = (c: Pick<Credential, 'id' | 'prefix' | 'name' | 'userId' | 'createdAt' | 'lastUsedAt' | 'expiresAt'>): TokenView => ({
   id: c.id,
   prefix: c.prefix,
   name: c.name ?? null,
@@ -48,11 +50,15 @@ export async function createToken(em: EntityManager, caller: Caller, input: { na
   const secret = issueSecret();
   const now = new Date();
   return em.transactional(async (tx) => {
-    const live = await tx.count(Credential, { orgId: caller.orgId, userId: caller.userId, kind: 'api', revokedAt: null });
+    const live = (await queryOne(
+      tx,
+      sql<{ n: number }>`select count(*)::int as n from credentials
+        where org_id = ${caller.orgId} and user_id = ${caller.userId} and kind = 'api' and revoked_at is null`,
+    ))!.n;
     if (live >= MAX_LIVE_TOKENS) throw conflict('token_limit', `at most ${MAX_LIVE_TOKENS} live API tokens per user in an org: revoke unused ones first`);
-    const token = tx.create(Credential, {
+    const token = {
       id: newId(),
-      kind: 'api',
+      kind: 'api' as const,
       orgId: caller.orgId,
       userId: caller.userId,
       name: input.name ?? null,
@@ -61,8 +67,8 @@ export async function createToken(em: EntityManager, caller: Caller, input: { na
       createdAt: now,
       lastUsedAt: null,
       expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : null,
-      revokedAt: null,
-    });
+    };
+    await insertCredential(tx, token);
     await recordAudit(tx, { orgId: caller.orgId, action: 'token.create', targetId: token.id, actor: actorOf(caller), details: { name: token.name ?? null } });
     return { ...view(token), raw: secret.raw };
   });
@@ -70,12 +76,16 @@ export async function createToken(em: EntityManager, caller: Caller, input: { na
 
 export async function revokeToken(em: EntityManager, caller: Caller, tokenId: string): Promise<void> {
   await em.transactional(async (tx) => {
-    const token = await tx.findOne(Credential, { id: tokenId, orgId: caller.orgId, kind: 'api', revokedAt: null });
+    const token = await queryOne(
+      tx,
+      sql<{ id: string; userId: string }>`select id, user_id as "userId" from credentials
+        where id = ${tokenId} and org_id = ${caller.orgId} and kind = 'api' and revoked_at is null`,
+    );
     if (!token) throw notFound('token', tokenId);
     if (token.userId !== caller.userId && !hasRole(caller, 'admin')) {
       throw forbidden("revoking another member's token needs the admin or owner role");
     }
-    token.revokedAt = new Date();
+    await query(tx, sql`update credentials set revoked_at = ${timestamp(new Date())} where id = ${token.id}`);
     await recordAudit(tx, { orgId: caller.orgId, action: 'token.revoke', targetId: token.id, actor: actorOf(caller) });
   });
 }

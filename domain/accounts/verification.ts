@@ -1,9 +1,11 @@
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from './caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
+import { query, queryOne, sql, toDate } from '../sql.ts';
+import { timestamp } from './rows.ts';
 import { EmailVerification, User } from './tables.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 
@@ -39,7 +41,11 @@ export async function issueVerificationToken(em: EntityManager, userId: string):
 // The mail leaves through the outbox, so the request answers at once and no committed request loses its mail.
 export async function requestVerificationMail(em: EntityManager, caller: Caller): Promise<void> {
   await em.transactional(async (tx) => {
-    const user = await tx.findOneOrFail(User, { id: caller.userId });
+    const user = (await queryOne(
+      tx,
+      sql<{ id: string; emailVerifiedAt: string | null }>`select id, email_verified_at as "emailVerifiedAt" from users
+        where id = ${caller.userId}`,
+    ))!;
     if (user.emailVerifiedAt) throw conflict('email_already_verified', 'this e-mail address is already verified');
     const mailKey = newId();
     await recordAudit(tx, { orgId: caller.orgId, action: 'auth.verification.resend', targetId: user.id, actor: actorOf(caller) });
@@ -59,14 +65,23 @@ export async function requestVerificationMail(em: EntityManager, caller: Caller)
 // Consumes a verification token: single use, unexpired, and only for the address it was sent to.
 export async function verifyEmail(em: EntityManager, rawToken: string): Promise<void> {
   await em.transactional(async (tx) => {
-    const row = await tx.findOne(EmailVerification, { tokenHash: hashSecret(rawToken) }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    const user = row ? await tx.findOne(User, { id: row.userId }) : null;
+    const found = await queryOne(
+      tx,
+      sql<{ id: string; user_id: string; email: string; used_at: string | null; expires_at: string }>`
+        select id, user_id, email, used_at, expires_at from email_verifications where token_hash = ${hashSecret(rawToken)} for update`,
+    );
+    const row = found && { id: found.id, email: found.email, usedAt: found.used_at, expiresAt: toDate(found.expires_at) };
+    const user = found ? await queryOne(tx, sql<{ id: string; email: string; lastOrgId: string | null }>`
+        select id, email, last_org_id as "lastOrgId" from users where id = ${found.user_id}`) : null;
     if (!row || !user || row.usedAt || row.expiresAt.getTime() < Date.now() || user.email !== row.email) {
       throw invalid('invalid_token', 'this verification link is invalid, used or expired');
     }
-    row.usedAt = new Date();
-    user.emailVerifiedAt ??= new Date();
-    user.updatedAt = new Date();
+    const now = timestamp(new Date());
+    await query(tx, sql`update email_verifications set used_at = ${now} where id = ${row.id}`);
+    await query(
+      tx,
+      sql`update users set email_verified_at = coalesce(email_verified_at, ${now}), updated_at = ${now} where id = ${user.id}`,
+    );
     if (user.lastOrgId)
       await recordAudit(tx, {
         orgId: user.lastOrgId,

@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
-import { Membership, Org, User, type Role } from '../accounts/tables.ts';
+import { insertMembership, insertOrg, ORG_COLUMNS, orgRowView, slugTaken, timestamp, type OrgRow } from '../accounts/rows.ts';
+import { Membership, Org, type Role } from '../accounts/tables.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { slugify, withSuffix } from '../accounts/slugs.ts';
 import { orgView, type OrgView } from '../accounts/views.ts';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 import { isUniqueViolation } from '../unique-violation.ts';
 
 // Every credential acts in one org: naming any other org, even one the user belongs to, is a 404.
@@ -40,10 +41,10 @@ export async function updateOrg(
   requireRole(caller, 'owner');
   try {
     return await em.transactional(async (tx) => {
-      const org = await tx.findOneOrFail(Org, { id: orgId });
-      if (patch.name !== undefined) org.name = patch.name;
-      if (patch.slug !== undefined) org.slug = patch.slug;
-      org.updatedAt = new Date();
+      const sets = [sql`updated_at = ${timestamp(new Date())}`];
+      if (patch.name !== undefined) sets.push(sql`name = ${patch.name}`);
+      if (patch.slug !== undefined) sets.push(sql`slug = ${patch.slug}`);
+      const org = (await queryOne(tx, sql<OrgRow>`update orgs set ${sql.join(sets)} where id = ${orgId} returning ${ORG_COLUMNS}`))!;
       await recordAudit(tx, {
         orgId,
         action: 'org.update',
@@ -51,8 +52,7 @@ export async function updateOrg(
         actor: actorOf(caller),
         details: { fields: Object.keys(patch) },
       });
-      await tx.flush();
-      return orgView(org, caller.role);
+      return orgRowView(org, caller.role);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('slug_taken', 'another organization has this slug');
@@ -88,13 +88,12 @@ export async function createOrg(
       );
       if (owned!.n >= maxOwned) throw conflict('org_limit', `a user owns at most ${maxOwned} organizations (ORGS_PER_USER_MAX)`);
       let slug = input.slug ?? slugify(input.name);
-      if (input.slug === undefined && (await tx.count(Org, { slug }))) slug = withSuffix(slug.slice(0, 71));
+      if (input.slug === undefined && (await slugTaken(tx, slug))) slug = withSuffix(slug.slice(0, 71));
       const now = new Date();
-      const org = tx.create(Org, { id: newId(), slug, name: input.name, plan: 'free', createdAt: now, updatedAt: now });
-      tx.create(Membership, { orgId: org.id, userId: caller.userId, role: 'owner', createdAt: now });
+      const org = await insertOrg(tx, { id: newId(), slug, name: input.name, now });
+      await insertMembership(tx, { orgId: org.id, userId: caller.userId, role: 'owner', now });
       await recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor: actorOf(caller), details: { slug } });
-      await tx.flush();
-      return orgView(org, 'owner');
+      return orgRowView(org, 'owner');
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('slug_taken', 'another organization has this slug');
@@ -138,14 +137,13 @@ export async function addMember(
   sameOrg(caller, orgId);
   requireRole(caller, 'owner');
   return em.transactional(async (tx) => {
-    const user = await tx.findOne(User, { email: input.email.trim().toLowerCase() });
+    const user = await queryOne(tx, sql<{ id: string }>`select id from users where email = ${input.email.trim().toLowerCase()}`);
     const email = input.email.trim().toLowerCase();
     if (!user) throw new AppError('not_found', 'user_not_found', `user ${email} not found: no account has this e-mail address`);
-    if (await tx.findOne(Membership, { orgId, userId: user.id }))
+    if (await queryOne(tx, sql`select 1 from memberships where org_id = ${orgId} and user_id = ${user.id}`))
       throw conflict('already_member', 'this user is already a member of the organization');
-    tx.create(Membership, { orgId, userId: user.id, role: input.role, createdAt: new Date() });
+    await insertMembership(tx, { orgId, userId: user.id, role: input.role, now: new Date() });
     await recordAudit(tx, { orgId, action: 'org.member.add', targetId: user.id, actor: actorOf(caller), details: { role: input.role } });
-    await tx.flush();
     return { userId: user.id, role: input.role };
   });
 }

@@ -6,9 +6,8 @@ import { conflict, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
 import { NAMESPACE_COUNTERS } from '../store/counters.ts';
 import { MAX_PROJECTS_PER_ORG } from '../store/namespaces.ts';
-import { query, sql, toDate, toDateOrNull } from '../sql.ts';
+import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 import { isUniqueViolation } from '../unique-violation.ts';
-import { Namespace } from './tables.ts';
 
 export interface ProjectView {
   id: string;
@@ -78,17 +77,21 @@ export interface ProjectPatch {
 export async function updateProject(em: EntityManager, caller: Caller, id: string, patch: ProjectPatch): Promise<ProjectView> {
   try {
     await em.transactional(async (tx) => {
-      const project = await tx.findOne(Namespace, { id, orgId: caller.orgId });
+      const project = await queryOne(
+        tx,
+        sql<{ metadata: Record<string, unknown>; archived_at: string | null }>`select metadata, archived_at from namespaces where org_id = ${caller.orgId} and id = ${id}`,
+      );
       if (!project) throw notFound('project', id);
       requireRole(caller, 'admin');
-      const now = new Date();
-      if (patch.name !== undefined) project.name = patch.name;
-      if (patch.description !== undefined) project.description = patch.description;
-      if (patch.metadata !== undefined) project.metadata = patchObject(project.metadata, patch.metadata);
+      const now = sql`${new Date().toISOString()}::timestamptz`;
+      const sets = [sql`updated_at = ${now}`];
+      if (patch.name !== undefined) sets.push(sql`name = ${patch.name}`);
+      if (patch.description !== undefined) sets.push(sql`description = ${patch.description}`);
+      if (patch.metadata !== undefined) sets.push(sql`metadata = ${JSON.stringify(patchObject(project.metadata, patch.metadata))}::jsonb`);
       // Archiving stamps the time once; unarchiving clears it.
-      if (patch.archived === true && !project.archivedAt) project.archivedAt = now;
-      if (patch.archived === false) project.archivedAt = null;
-      project.updatedAt = now;
+      if (patch.archived === true && project.archived_at === null) sets.push(sql`archived_at = ${now}`);
+      if (patch.archived === false) sets.push(sql`archived_at = null`);
+      await query(tx, sql`update namespaces set ${sql.join(sets)} where org_id = ${caller.orgId} and id = ${id}`);
       await recordAudit(tx, { orgId: caller.orgId, action: 'project.update', targetId: id, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
     });
   } catch (err) {
