@@ -79,7 +79,8 @@ export async function updateProject(em: EntityManager, caller: Caller, id: strin
     await em.transactional(async (tx) => {
       const project = await queryOne(
         tx,
-        sql<{ metadata: Record<string, unknown>; archived_at: string | null }>`select metadata, archived_at from namespaces where org_id = ${caller.orgId} and id = ${id}`,
+        sql<{ metadata: Record<string, unknown>; archived_at: string | null }>`select metadata, archived_at from namespaces
+          where org_id = ${caller.orgId} and id = ${id}`,
       );
       if (!project) throw notFound('project', id);
       requireRole(caller, 'admin');

@@ -33,7 +33,7 @@ function transactionBodies(text: string): string[] {
 }
 
 const UNIT_OF_WORK = /\b(tx|em)\.(create|persist|flush|find|findOne|findOneOrFail|count|nativeUpdate|nativeDelete|remove|assign|upsert)\(/;
-const RAW = /\b(query|queryOne|recordAudit|enqueueJobs|scheduleOrgErasure|deleteByCtid|bumpCounters|recordEvents|insert(Org|User|Membership|Credential))\(/;
+const RAW = /\b(query|queryOne|recordAudit|enqueueJobs|scheduleOrgErasure|deleteByCtid|bumpCounters|recordEvents|insert[A-Z]\w*)\(/;
 
 // Still mixed (the unit of work writes the endpoint, recordAudit the audit row): to be written in raw SQL.
 const KNOWN_MIXED = new Set(['domain/webhooks/endpoints.ts']);
