@@ -14,7 +14,7 @@ export interface CuratorActivityDeps {
 
 // Memories a backfill embeds per activity at most (of the BACKFILL_EXAMINE it examines): large enough to amortize
 // the round trips, small enough that one attempt stays well inside its time limit on two cores.
-export const BACKFILL_PAGE = 256;
+const BACKFILL_PAGE = 256;
 
 // A fold activity keeps folding for about this long, then hands back to the workflow.
 const FOLD_BUDGET_MS = 10_000;

@@ -94,7 +94,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
 }
 
 // Everything the app serves: the API, Prometheus metrics, the dashboard's pages, and the API's own documentation.
-export function buildRoutes(deps: ApiDeps): AnyRoute[] {
+function buildRoutes(deps: ApiDeps): AnyRoute[] {
   const routes = apiRoutes(deps);
   return [...routes, ...metricsRoutes(deps), ...dashboardRoutes(), ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
@@ -164,7 +164,7 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
 
 // Request line and headers up to 64 KiB (Node's default is 16 KiB): an identity provider's callback can carry
 // long codes, and a refusal at that level (431) would come without a JSON body.
-export const MAX_HEADER_BYTES = 65_536;
+const MAX_HEADER_BYTES = 65_536;
 
 export function listen(app: Koa<AppState>, port: number, host: string): Promise<Server> {
   return new Promise((resolve) => {

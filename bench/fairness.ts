@@ -7,7 +7,7 @@ import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
 import { paidOrg, untilEmbedded } from './lib/service.ts';
-import { closedLoop, summarize, type Summary } from './lib/stats.ts';
+import { summarize, type Summary } from './lib/stats.ts';
 
 const baseUrl = process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099';
 const api = new ApiClient(baseUrl);

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawBuilder } from 'kysely';
 import { query, sql } from './sql.ts';
 
-export const COUNTER_SHARDS = 64;
+const COUNTER_SHARDS = 64;
 
 // A counter belongs to an org; its scope is the org itself or one of its namespaces.
 export interface CounterDelta {

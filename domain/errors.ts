@@ -38,7 +38,7 @@ export class AppError extends Error {
 // Names what was not found and the id asked for, and nothing else: another org's id answers exactly as a missing one.
 export const notFound = (kind: NotFoundKind, id: string): AppError => new AppError('not_found', 'not found', `${kind} ${id} not found`);
 // This process has more of some kind of work waiting than it lets wait: 503 with Retry-After, safe to repeat.
-export const SERVER_BUSY_RETRY_AFTER_SECONDS = 1;
+const SERVER_BUSY_RETRY_AFTER_SECONDS = 1;
 export const serverBusy = (detail: string): AppError =>
   new AppError('unavailable', 'server_busy', `${detail}; try again shortly`, { retry_after: SERVER_BUSY_RETRY_AFTER_SECONDS });
 export const forbidden = (detail: string): AppError => new AppError('forbidden', 'forbidden', detail);

@@ -2,7 +2,7 @@ import { AppError, serverBusy } from './errors.ts';
 import { Turns } from './turns.ts';
 
 // How long an org whose queue is full should wait before asking again.
-export const QUEUE_FULL_RETRY_AFTER_SECONDS = 1;
+const QUEUE_FULL_RETRY_AFTER_SECONDS = 1;
 
 // Work of many orgs sharing a few slots, so that one org's flood holds up another org's call by at most one call
 // of its own. While a slot is free, a call starts at once, whoever makes it (one org alone may use every slot);

@@ -7,7 +7,7 @@ export type { Logger };
 // ("Key (org_id, name)=(…, …) already exists", "Failing row contains (…)") and the statement's parameters hold
 // tenants' data. Its code, constraint, table and column say what went wrong without them.
 const ROW_VALUES = ['detail', 'parameters', 'params', 'where', 'internalQuery'];
-export function errorWithoutRowValues(err: unknown): unknown {
+function errorWithoutRowValues(err: unknown): unknown {
   if (!(err instanceof Error)) return err;
   const serialized = pino.stdSerializers.err(err) as unknown as Record<string, unknown>;
   for (const key of ROW_VALUES) delete serialized[key];

@@ -83,9 +83,9 @@ export const watchOutboxDepth = sampledGauge('memsvc_outbox_pending', 'Outbox ro
 export const watchOutboxAge = sampledGauge('memsvc_outbox_oldest_pending_age_seconds', 'Age of the oldest outbox row not dispatched yet; 0 when none waits');
 export const watchOutboxFailed = sampledGauge('memsvc_outbox_failed', 'Outbox rows parked after their last failed dispatch');
 export const watchEmbeddingBacklog = sampledGauge('memsvc_embedding_backlog', "Memories without a vector of the worker's model, over every org (sampled at most every 30 s)");
-export const watchPoolTotal = sampledGauge('memsvc_db_pool_connections', 'Open database connections of this process');
-export const watchPoolIdle = sampledGauge('memsvc_db_pool_idle', 'Idle database connections of this process');
-export const watchPoolWaiting = sampledGauge('memsvc_db_pool_waiting', 'Queries waiting for a database connection in this process');
+const watchPoolTotal = sampledGauge('memsvc_db_pool_connections', 'Open database connections of this process');
+const watchPoolIdle = sampledGauge('memsvc_db_pool_idle', 'Idle database connections of this process');
+const watchPoolWaiting = sampledGauge('memsvc_db_pool_waiting', 'Queries waiting for a database connection in this process');
 
 const watchLexicalCacheBytes = sampledGauge('memsvc_lexical_cache_bytes', 'Postings blocks kept decoded between lexical searches (LEXICAL_CACHE_MB)');
 

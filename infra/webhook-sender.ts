@@ -5,7 +5,7 @@ import type { LookupFunction } from 'node:net';
 import { isPublicAddress } from '../domain/webhooks/targets.ts';
 import type { AttemptResult } from '../domain/webhooks/deliveries.ts';
 
-export const DELIVERY_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 10_000;
 
 // The address check runs inside the connection's own DNS lookup, so the address connected to is the one
 // checked (no DNS rebinding between check and connect).

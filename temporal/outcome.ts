@@ -22,7 +22,7 @@ export function asAppError(err: unknown): unknown {
 // INTERNAL 13, UNAVAILABLE 14, UNAUTHENTICATED 16.
 const SERVICE_DOWN_CODES = new Set([1, 2, 4, 7, 8, 10, 13, 14, 16]);
 
-export function grpcCode(err: unknown): number | undefined {
+function grpcCode(err: unknown): number | undefined {
   if (isGrpcServiceError(err)) return err.code;
   const cause = (err as { cause?: unknown } | null)?.cause;
   return isGrpcServiceError(cause) ? cause.code : undefined;

@@ -4,8 +4,8 @@ import proto from '@temporalio/proto';
 
 const { temporal } = proto;
 
-export const ENCRYPTED_ENCODING = 'binary/encrypted';
-export const KEY_ID_METADATA = 'encryption-key-id';
+const ENCRYPTED_ENCODING = 'binary/encrypted';
+const KEY_ID_METADATA = 'encryption-key-id';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 

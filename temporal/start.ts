@@ -77,7 +77,7 @@ export interface AwaitOptions {
 }
 
 // How soon a caller should ask again after a wait ran out or Temporal could not be reached.
-export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER_SECONDS = 5;
 // How long one start or signal may take before Temporal counts as unreachable, whatever the caller's wait.
 export const CALL_DEADLINE_MS = 5_000;
 

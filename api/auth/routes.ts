@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hashPassword } from '../../domain/accounts/passwords.ts';
 import { issueSecret } from '../../domain/accounts/secrets.ts';
-import { currentAccount, loadAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
+import { currentAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
 import { createAccount, emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
 import { guardLogin, recordLoginFailure } from '../../domain/accounts/login-guard.ts';
 import { throttleResetMail, throttleSignup, throttleTokenUse, throttleVerificationMail } from '../../domain/accounts/public-throttle.ts';

@@ -5,7 +5,7 @@ import { PLANS, ROLES } from '../../domain/accounts/tables.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts/passwords.ts';
 import { epochMs, ms, msOrNull } from '../http/schemas.ts';
 
-export const userSchema = z
+const userSchema = z
   .object({
     id: z.uuid(),
     email: z.email(),
@@ -55,7 +55,7 @@ export const email = z
 export const password = z.string().min(PASSWORD_MIN_LENGTH, `at least ${PASSWORD_MIN_LENGTH} characters`).max(PASSWORD_MAX_LENGTH);
 export const personName = z.string().trim().min(1).max(200);
 
-export const userJson = (u: UserView): z.infer<typeof userSchema> => ({
+const userJson = (u: UserView): z.infer<typeof userSchema> => ({
   id: u.id,
   email: u.email,
   name: u.name,

@@ -23,7 +23,7 @@ export const chatCitationSchema = z
   .object({ id: z.uuid(), type: z.enum(CITATION_TYPES), title: z.string() })
   .meta({ id: 'ChatCitation', description: 'a memory or runbook the reply drew on' });
 
-export const chatMessageSchema = z
+const chatMessageSchema = z
   .object({ role: chatRoleSchema, content: z.string(), citations: z.array(chatCitationSchema), created_at: epochMs })
   .meta({ id: 'ChatMessage' });
 

@@ -29,7 +29,7 @@ import { MAX_EPOCH_MS } from '../../domain/store/instants.ts';
 // A drop-in for mem0's own clients (docs/mem0-migration.md): the mem0 Platform's REST shapes under /compat/mem0, so
 // that mem0's official clients (PyPI mem0ai 2.2, npm mem0ai 3.x), pointed at that prefix as their host with one of
 // our API tokens, work unchanged. Each route is a thin translation onto the service's own operations.
-export const MEM0_PREFIX = '/compat/mem0';
+const MEM0_PREFIX = '/compat/mem0';
 const TAG = 'mem0 compatibility';
 
 const notSupported = (what: string) =>

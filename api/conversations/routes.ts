@@ -41,7 +41,7 @@ const extraction = z
   })
   .meta({ id: 'ConversationExtraction' });
 
-export const capturedConversation = z
+const capturedConversation = z
   .object({
     conversation_id: z.string(),
     memories: z

@@ -8,7 +8,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 // page path answers the same index.html; the browser's router shows the page. The policy allows scripts,
 // styles and calls from this origin only: no inline script, nothing fetched from elsewhere.
 const DIST = new URL('../../dashboard/dist/', import.meta.url);
-export const DASHBOARD_CSP = [
+const DASHBOARD_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",

@@ -1,17 +1,17 @@
 import { z } from 'zod';
 
 // Who and what an audit row names, by name (domain/audit/names.ts): read from the caller's org only.
-export const auditActorSchema = z
+const auditActorSchema = z
   .object({ id: z.uuid(), name: z.string(), email: z.string() })
   .meta({ id: 'AuditActor', description: 'a member of the organization, by name' });
-export const auditTokenSchema = z
+const auditTokenSchema = z
   .object({
     id: z.uuid(),
     kind: z.enum(['api_token', 'session']).meta({ description: '`session`: signed in to the dashboard' }),
     name: z.string().nullable().meta({ description: "the API token's name (null when it was given none)" }),
   })
   .meta({ id: 'AuditToken', description: 'an API token or a dashboard session of the organization' });
-export const auditTargetSchema = z
+const auditTargetSchema = z
   .object({
     kind: z
       .enum([

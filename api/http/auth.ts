@@ -22,7 +22,7 @@ export async function resolveCaller(ctx: AppContext): Promise<Caller | null> {
 
 // Why a request has no caller: which of a 401's four cases (no credential, a malformed header, a token we do not know,
 // one revoked or expired), with the header judged before the cookie, as it is the one a client chose to send.
-export async function refusalOf(ctx: AppContext): Promise<AppError> {
+async function refusalOf(ctx: AppContext): Promise<AppError> {
   const header = ctx.get('authorization').trim();
   if (header) {
     const bearer = BEARER.exec(header)?.[1];

@@ -6,13 +6,13 @@ import type { AppContext, AppState } from './state.ts';
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
 
 // The Host values that name the public address: with and without its default port.
-export function publicHostsOf(publicBaseUrl: string): string[] {
+function publicHostsOf(publicBaseUrl: string): string[] {
   const url = new URL(publicBaseUrl);
   return [url.host, `${url.hostname}:${url.port || DEFAULT_PORTS[url.protocol] || ''}`];
 }
 
 // An entry `name` allows that name on any port; `name:port` that port alone. Names compare case-insensitively.
-export function hostAllowed(host: string, publicHosts: readonly string[], allowed: readonly string[]): boolean {
+function hostAllowed(host: string, publicHosts: readonly string[], allowed: readonly string[]): boolean {
   const wanted = host.toLowerCase();
   if (publicHosts.includes(wanted)) return true;
   const name = wanted.startsWith('[') ? wanted.slice(0, wanted.indexOf(']') + 1) : wanted.split(':')[0]!;

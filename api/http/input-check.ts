@@ -21,7 +21,7 @@ function stringProblem(text: string): string | undefined {
 }
 
 // The problems found, at most a few (the first of each kind is enough to act on).
-export function inputIssues(value: unknown, maxIssues = 10): Issue[] {
+function inputIssues(value: unknown, maxIssues = 10): Issue[] {
   const issues: Issue[] = [];
   const stack: { value: unknown; path: (string | number)[]; depth: number }[] = [{ value, path: [], depth: 0 }];
   while (stack.length > 0 && issues.length < maxIssues) {

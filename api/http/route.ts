@@ -68,7 +68,7 @@ const refusesUnknownFields = (route: AnyRoute): boolean =>
 
 export const isWrite = (route: AnyRoute): boolean => route.write ?? (route.access === 'caller' && route.method !== 'get');
 
-export const DEFAULT_BODY_LIMIT = '2mb';
+const DEFAULT_BODY_LIMIT = '2mb';
 
 const MEDIA_TYPES = { json: 'application/json', form: 'application/x-www-form-urlencoded' } as const;
 

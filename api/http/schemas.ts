@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { AppError } from '../../domain/errors.ts';
 
 export const epochMs = z.number().int().meta({ description: 'epoch milliseconds, UTC' });
-export const uuid = z.uuid();
 export const ms = (d: Date): number => d.getTime();
 export const msOrNull = (d: Date | null | undefined): number | null => (d ? d.getTime() : null);
 

@@ -50,7 +50,7 @@ function objectOf(schema: z.core.$ZodType): { shape: Record<string, z.core.$ZodT
   return { shape: def.shape!, names: new Set(Object.keys(def.shape!)) };
 }
 
-export function unknownFields(schema: z.core.$ZodType, value: unknown, path: (string | number)[] = []): UnknownField[] {
+function unknownFields(schema: z.core.$ZodType, value: unknown, path: (string | number)[] = []): UnknownField[] {
   const def = defOf(schema);
   if (WRAPPERS.has(def.type)) return value === undefined || value === null ? [] : unknownFields(def.innerType!, value, path);
   if (def.type === 'lazy') return unknownFields(def.getter!(), value, path);
@@ -78,7 +78,7 @@ export function unknownFields(schema: z.core.$ZodType, value: unknown, path: (st
 }
 
 // The names a schema knows at its top level (a route's query or body), or null where it takes any.
-export const namesOf = (schema: z.core.$ZodType): Set<string> | null => objectOf(schema)?.names ?? null;
+const namesOf = (schema: z.core.$ZodType): Set<string> | null => objectOf(schema)?.names ?? null;
 
 const PAGING = ['cursor', 'page', 'limit', 'offset', 'per_page', 'page_size', 'pageSize'];
 const HOW_MANY = ['limit', 'top_k', 'topK', 'n', 'size', 'count'];

@@ -6,7 +6,7 @@ import { MCP_PATH } from './endpoint.ts';
 // OAuth 2.0 Protected Resource Metadata (RFC 9728) for /mcp, where MCP clients look when a request is refused:
 // the 401's WWW-Authenticate names the first URL, and the second is the one RFC 9728 forms for /mcp. Its
 // authorization server is the service itself (api/oauth/).
-export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 const resourceMetadata = z
   .object({

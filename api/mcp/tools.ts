@@ -24,7 +24,7 @@ const queryString = (input: Record<string, unknown>): URLSearchParams =>
 
 // An API error becomes a tool error an agent can act on: the API's `error` code first, then its message,
 // then what to do (wait Retry-After seconds, upgrade, fix the input). `_meta` has the API's error body as it is.
-export function toolResult(answer: ApiAnswer, ok: (body: unknown) => Record<string, unknown>): CallToolResult {
+function toolResult(answer: ApiAnswer, ok: (body: unknown) => Record<string, unknown>): CallToolResult {
   if (answer.status < 400) {
     const structured = ok(answer.body);
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };

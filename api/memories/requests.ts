@@ -175,7 +175,7 @@ export const bulkBody = z.object({
 
 export const contentRequired = (issues: z.core.$ZodIssue[]): 'content required' | undefined =>
   issues.some((i) => i.path.length === 1 && i.path[0] === 'content' && i.message === CONTENT_MISSING) ? 'content required' : undefined;
-export const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
+const requestHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
 export const batchCreateBody = z.object({
   memories: z

@@ -18,8 +18,8 @@ export const namespaceName = z
   .meta({ description: 'project (namespace) name; created on first use' });
 
 // A scope's id: any string the caller's platform uses for its end users, agents or runs.
-export const MAX_SCOPE_ID = 200;
-export const scopeId = z
+const MAX_SCOPE_ID = 200;
+const scopeId = z
   .string()
   .trim()
   .min(1)
@@ -52,7 +52,7 @@ const scopeFilterFields = {
   run_id: scopeId.optional().meta({ description: 'only the memories of this run' }),
 };
 
-export const tag = z.string().trim().min(1).max(128);
+const tag = z.string().trim().min(1).max(128);
 export const tags = z.array(tag).max(64);
 
 // A thread's key is indexed (threads are read in order through it), and an index entry holds at most about
@@ -94,7 +94,7 @@ export const memorySchema = z
   .meta({ id: 'Memory' });
 
 const listPlace = z.object({ rank: z.number().int().min(1).meta({ description: '1-based' }), score: z.number() });
-export const hitExplainSchema = z
+const hitExplainSchema = z
   .object({
     lexical: listPlace.optional().meta({ description: "its place in the lexical list: rank and BM25 score (hybrid's list: question words left out, the namespace's statistics)" }),
     thread_context: z.number().optional().meta({ description: "hybrid: the BM25 it gained from the chunks before it in its thread (its lexical score in fusion is lexical.score plus this)" }),

@@ -3,7 +3,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 
 // The service is the authorization server of its own MCP endpoint (the MCP authorization spec): its accounts sign
 // people in, and what a client is granted is an API token of the consenting user in their session's org.
-export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
+const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
 export const AUTHORIZE_PATH = '/oauth/authorize';
 export const TOKEN_PATH = '/oauth/token';
 export const REGISTER_PATH = '/oauth/register';

@@ -12,7 +12,7 @@ const stepSchema = z
   .object({ description: z.string(), command: z.string().optional(), check: z.string().optional(), notes: z.string().optional() })
   .meta({ id: 'RunbookStep' });
 
-export const runbookSchema = z
+const runbookSchema = z
   .object({
     id: z.uuid(),
     title: z.string(),

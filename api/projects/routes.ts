@@ -7,7 +7,7 @@ import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { metadata, namespaceName } from '../memories/schemas.ts';
 
-export const projectSchema = z
+const projectSchema = z
   .object({
     id: z.uuid(),
     name: z.string(),

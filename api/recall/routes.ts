@@ -5,7 +5,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam } from '../http/schemas.ts';
 import { recallBody } from './requests.ts';
 
-export const recallOutcome = z.object({ logged: z.number().int(), skipped: z.number().int() });
+const recallOutcome = z.object({ logged: z.number().int(), skipped: z.number().int() });
 
 export function recallRoutes(): AnyRoute[] {
   return [

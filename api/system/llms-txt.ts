@@ -2,7 +2,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 
 // /llms.txt (llmstxt.org): what an agent reading the service's address needs first, in Markdown, with links to
 // the machine-readable documents the service itself serves.
-export function llmsTxt(base: string): string {
+function llmsTxt(base: string): string {
   return `# Memory Service
 
 > A hosted memory for AI agents: save what lasts (facts, preferences, decisions, whole conversations) and find it

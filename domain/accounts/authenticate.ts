@@ -55,7 +55,7 @@ export interface Refusal {
   message: string;
 }
 
-export async function credentialRefusal(em: EntityManager, raw: string, kind: CredentialKind): Promise<Refusal> {
+async function credentialRefusal(em: EntityManager, raw: string, kind: CredentialKind): Promise<Refusal> {
   const what = kind === 'api' ? 'API token' : 'session';
   if (!raw.startsWith(TOKEN_PREFIX) || raw.length > 200) {
     const article = kind === 'api' ? 'an' : 'a';

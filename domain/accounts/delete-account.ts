@@ -22,7 +22,7 @@ export type DeletionProof = { password: string } | { confirmEmail: string };
 
 // An account without a password (signed up through the identity provider) re-authenticates by a sign-in this
 // recent: its session must be younger than this, and it types its e-mail to confirm.
-export const FRESH_SIGN_IN_MS = 15 * 60 * 1000;
+const FRESH_SIGN_IN_MS = 15 * 60 * 1000;
 
 // Deletes the user after re-checking who asks: the password, or for an account that has none, a fresh
 // sign-in through the identity provider and the account's e-mail typed out. Orgs where the user is the only

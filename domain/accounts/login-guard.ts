@@ -17,10 +17,10 @@ import { normalizeEmail } from './signup.ts';
 // hash, so a refused guesser costs no Argon2 work. The failure that fills an account's window mails its owner a
 // notice (at most one a window), through the outbox.
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
-export const LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
-export const LOGIN_FAILURES_PER_ADDRESS = 50;
+const LOGIN_FAILURES_PER_ACCOUNT_AND_ADDRESS = 10;
+const LOGIN_FAILURES_PER_ADDRESS = 50;
 export const LOGIN_FAILURES_PER_ACCOUNT = 20;
-export const LOGIN_SLOW_SECONDS = 60;
+const LOGIN_SLOW_SECONDS = 60;
 export const SIGN_IN_NOTICE_MAIL_JOB = 'signInNoticeMail';
 
 export interface SignInNoticeArgs {
@@ -29,7 +29,7 @@ export interface SignInNoticeArgs {
 }
 
 // The client as the limits count it: an IPv4 address, or an IPv6 address's /64.
-export function addressGroup(clientAddress: string): string {
+function addressGroup(clientAddress: string): string {
   if (!ipaddr.isValid(clientAddress)) return clientAddress;
   const parsed = ipaddr.process(clientAddress);
   if (parsed.kind() === 'ipv4') return parsed.toString();

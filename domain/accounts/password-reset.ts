@@ -11,7 +11,7 @@ import { hashPassword } from './passwords.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
 
-export const RESET_TTL_MS = 60 * 60 * 1000;
+const RESET_TTL_MS = 60 * 60 * 1000;
 export const PASSWORD_RESET_MAIL_JOB = 'passwordResetMail';
 
 export interface ResetMailArgs {

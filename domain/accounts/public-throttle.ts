@@ -10,26 +10,26 @@ import { normalizeEmail } from './signup.ts';
 
 // Mail: a reset or verification mail at most 3 times an hour per recipient, 10 mail requests per client
 // address in 15 minutes: no mail cannon.
-export const MAILS_PER_RECIPIENT = 3;
-export const MAIL_RECIPIENT_WINDOW_SECONDS = 60 * 60;
-export const MAIL_REQUESTS_PER_CLIENT = 10;
-export const MAIL_CLIENT_WINDOW_SECONDS = 15 * 60;
+const MAILS_PER_RECIPIENT = 3;
+const MAIL_RECIPIENT_WINDOW_SECONDS = 60 * 60;
+const MAIL_REQUESTS_PER_CLIENT = 10;
+const MAIL_CLIENT_WINDOW_SECONDS = 15 * 60;
 // Single-use tokens (verify-email, reset-consume): 30 tries per client address in 15 minutes. Guessing a
 // 256-bit token is hopeless anyway; this bounds the work a client can make us do.
-export const TOKEN_TRIES_PER_CLIENT = 30;
-export const TOKEN_WINDOW_SECONDS = 15 * 60;
+const TOKEN_TRIES_PER_CLIENT = 30;
+const TOKEN_WINDOW_SECONDS = 15 * 60;
 // Sign-ins through the identity provider started per client address in 15 minutes: each start stores a pending
 // authorization (state, nonce, PKCE verifier) until it expires.
 export const IDP_STARTS_PER_CLIENT = 30;
-export const IDP_START_WINDOW_SECONDS = 15 * 60;
+const IDP_START_WINDOW_SECONDS = 15 * 60;
 
 // OAuth client registrations per client address an hour (POST /oauth/register): each one is a stored row.
 export const CLIENT_REGISTRATIONS_PER_CLIENT = 20;
-export const CLIENT_REGISTRATION_WINDOW_SECONDS = 60 * 60;
+const CLIENT_REGISTRATION_WINDOW_SECONDS = 60 * 60;
 
 // Sign-ups per client address an hour: SIGNUPS_PER_ADDRESS_PER_HOUR (configuration), each one an Argon2
 // hash, an org, a workflow and a mail.
-export const SIGNUP_WINDOW_SECONDS = 60 * 60;
+const SIGNUP_WINDOW_SECONDS = 60 * 60;
 
 async function spend(em: EntityManager, what: string, slots: [key: string, limit: number, windowSeconds: number][]): Promise<void> {
   for (const [key, limit, windowSeconds] of slots) {

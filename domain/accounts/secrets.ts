@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 // Raw credentials are 32 random bytes; only their SHA-256 is stored. A fast hash is right here:
 // unlike a password, a 256-bit random secret cannot be guessed, so slowing the lookup buys nothing.
 export const TOKEN_PREFIX = 'svc_';
-export const DISPLAY_PREFIX_LENGTH = 8;
+const DISPLAY_PREFIX_LENGTH = 8;
 
 export interface IssuedSecret {
   raw: string;

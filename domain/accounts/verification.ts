@@ -9,7 +9,7 @@ import { timestamp } from './rows.ts';
 import { EmailVerification, User } from './tables.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 
-export const VERIFICATION_TTL_MS = 48 * 60 * 60 * 1000;
+const VERIFICATION_TTL_MS = 48 * 60 * 60 * 1000;
 export const VERIFICATION_MAIL_JOB = 'verificationMail';
 
 export interface VerificationMailArgs {

@@ -79,10 +79,10 @@ const TARGET_KINDS: [string, AuditTargetKind][] = [
   ['billing.', 'billing_event'],
 ];
 
-export const targetKindOf = (action: string): AuditTargetKind => TARGET_KINDS.find(([prefix]) => action.startsWith(prefix))?.[1] ?? 'other';
+const targetKindOf = (action: string): AuditTargetKind => TARGET_KINDS.find(([prefix]) => action.startsWith(prefix))?.[1] ?? 'other';
 
 // A memory is labelled by the start of its content.
-export const MEMORY_LABEL_LENGTH = 80;
+const MEMORY_LABEL_LENGTH = 80;
 
 // How each kind's label is read, from the org's own rows (`ids` the ids asked for: uuids, but a billing event's id is the
 // payment processor's).

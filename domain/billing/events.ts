@@ -5,7 +5,7 @@ import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 
 export const BILLING_EVENT_JOB = 'billingEvent';
-export const HANDLED_EVENTS = [
+const HANDLED_EVENTS = [
   'checkout.session.completed',
   'customer.subscription.created',
   'customer.subscription.updated',

@@ -9,8 +9,8 @@ import type { ChatCitation, ChatRole } from './sessions.ts';
 // Memory-augmented chat: the top memories by hybrid search (BM25 alone while no query vector can be had)
 // for the conversation's last user message and the
 // runbooks whose trigger phrases it contains go into the system prompt, fenced as data.
-export const CHAT_MEMORIES = 8;
-export const CHAT_RUNBOOKS = 4;
+const CHAT_MEMORIES = 8;
+const CHAT_RUNBOOKS = 4;
 // Only this much of each memory goes into the prompt.
 const MEMORY_PROMPT_CHARS = 4000;
 
@@ -24,7 +24,7 @@ export interface ChatContext {
   runbooks: RunbookView[];
 }
 
-export const chatReplySchema = z.strictObject({
+const chatReplySchema = z.strictObject({
   reply: z.string().min(1),
   runbook_proposal: z
     .strictObject({

@@ -18,10 +18,10 @@ import { parseVector } from '../store/vectors.ts';
 // with a note saying so. Cosines are compressed (bge: unrelated texts score 0.3-0.5, paraphrases 0.87-0.95),
 // hence the floor: SEMANTIC_DUPLICATE_MIN unless the model names its own (Embedder.nearDuplicate). A reviewer
 // decides, since similar meaning also covers updates ("PostgreSQL 15" against "PostgreSQL 16" scores 0.94).
-export const DETECT_SCAN_LIMIT = 2000;
-export const SEMANTIC_DUPLICATE_MIN = 0.9;
-export const CONTRADICTION_CHECKS_MAX = 20;
-export const PROPOSALS_PER_RUN_MAX = 1000;
+const DETECT_SCAN_LIMIT = 2000;
+const SEMANTIC_DUPLICATE_MIN = 0.9;
+const CONTRADICTION_CHECKS_MAX = 20;
+const PROPOSALS_PER_RUN_MAX = 1000;
 export const DEFAULT_THRESHOLD = 0.8;
 // Only this much of a memory is analyzed: enough to judge overlap, bounded for very long memories.
 const ANALYZED_CHARS = 20_000;

@@ -15,7 +15,7 @@ import { proposalRow } from './proposals.ts';
 import type { PairText } from './tasks.ts';
 
 export const MERGE_JOB = 'consolidationMerge';
-export const MERGED_TAG = 'merged-from-consolidation';
+const MERGED_TAG = 'merged-from-consolidation';
 
 export interface MergeResult {
   proposalId: string;

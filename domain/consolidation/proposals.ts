@@ -43,7 +43,7 @@ export interface ProposalRow {
   merge_attempts: number;
 }
 
-export const proposalView = (r: ProposalRow): ProposalView => ({
+const proposalView = (r: ProposalRow): ProposalView => ({
   id: r.id,
   kind: r.kind,
   memoryAId: r.memory_a_id,

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { counterValue } from '../counters.ts';
 import { ORG_COUNTERS } from '../store/counters.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import type { RawBuilder } from 'kysely';
@@ -51,7 +50,7 @@ export async function embedMemories(em: EntityManager, embedder: Embedder, orgId
 // A backfill page examines at most this many memories, in creation order, and embeds those without a current
 // vector. After a burst the backlog sits at the end of the org, which a walk reaches in a page per
 // BACKFILL_EXAMINE memories already current, not one per BACKFILL_PAGE.
-export const BACKFILL_EXAMINE = 4096;
+const BACKFILL_EXAMINE = 4096;
 
 const cursorOf = (row: { created_at: string | Date; id: string }): string => `${toDate(row.created_at).toISOString()}|${row.id}`;
 

@@ -7,7 +7,7 @@ import type { Metadata } from '../store/model.ts';
 import type { Enrichment, EnrichmentArgs } from '../store/curate.ts';
 
 // Content at least this long gets entity extraction without being asked.
-export const ENTITY_EXTRACTION_MIN_CHARS = 200;
+const ENTITY_EXTRACTION_MIN_CHARS = 200;
 
 export interface LlmAccess {
   llm: Llm;
@@ -16,7 +16,7 @@ export interface LlmAccess {
 
 export const contentHash = (content: string): string => createHash('md5').update(content).digest('hex');
 
-export function requestedEnrichments(content: string, metadata: Metadata): Enrichment[] {
+function requestedEnrichments(content: string, metadata: Metadata): Enrichment[] {
   const tasks: Enrichment[] = [];
   if ([...content].length >= ENTITY_EXTRACTION_MIN_CHARS || metadata.extract_entities === true) tasks.push('entities');
   if (metadata.summarize === true) tasks.push('synopsis');

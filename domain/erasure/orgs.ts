@@ -4,8 +4,8 @@ import { deleteByCtid, query, sql } from '../sql.ts';
 import { forgetEmbeddings } from '../store/vectors.ts';
 
 export const ORG_ERASE_JOB = 'orgErase';
-export const ERASE_ROWS = 5000;
-export const orgEraseWorkflowId = (orgId: string): string => `org-erase-${orgId}`;
+const ERASE_ROWS = 5000;
+const orgEraseWorkflowId = (orgId: string): string => `org-erase-${orgId}`;
 
 // Called in the transaction that removes the org's last member (account deletion): from its commit on, no
 // credential reaches the org, and the `org-erase-<org id>` workflow erases its rows in batches, so an org

@@ -14,8 +14,8 @@ import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 export const EXPORT_JOB = 'memoryExport';
 export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-export const EXPORT_PAGE_SIZE = 1000;
-export const EXPORT_LIST_LIMIT = 100;
+const EXPORT_PAGE_SIZE = 1000;
+const EXPORT_LIST_LIMIT = 100;
 // The scopes and event time come last: the columns before them are the contract's, in its order.
 const CSV_COLUMNS = [
   'id',

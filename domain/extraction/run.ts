@@ -25,7 +25,7 @@ export interface ExtractionDeps {
 }
 
 // The thread's turns before the new messages that the model is shown as context.
-export const CONTEXT_TURNS = 10;
+const CONTEXT_TURNS = 10;
 // Existing memories compared with each fact, and with all the facts of one run at most.
 const CANDIDATES_PER_FACT = 5;
 const CANDIDATES_MAX = 30;

@@ -4,7 +4,7 @@ import type { LlmTask } from '../llm/port.ts';
 // What extraction asks of the model (docs/api-decisions.md, "Extraction from conversations", gives the rules).
 // The conversation and the memories are data, not instructions: they are fenced, and the system prompts say so.
 
-export const MAX_FACTS = 20;
+const MAX_FACTS = 20;
 export const DECISIONS = ['ADD', 'UPDATE', 'DELETE', 'NONE'] as const;
 export type Decision = (typeof DECISIONS)[number];
 

@@ -7,7 +7,7 @@ import type { ByokKeys } from './port.ts';
 // A caller's own LLM keys must reach background work (a save's enrichment, a merge) without entering the
 // workflow history or any log. They are sealed with AES-256-GCM under the server's escrow key into a row
 // that the work deletes when it ends; rows whose work never ran expire after an hour.
-export const ESCROW_TTL_SECONDS = 3600;
+const ESCROW_TTL_SECONDS = 3600;
 
 export interface Sealed {
   id: string;

@@ -5,9 +5,9 @@ import { deleteByCtid, sql } from '../sql.ts';
 
 // Rows whose purpose has passed: working state nobody reads once it is done, and the records an org reads
 // (audit log, webhook deliveries, exports, mail) once past their retention (docs/api-decisions.md).
-export const SWEEP_BATCH = 5000;
-export const DISPATCHED_RETENTION_DAYS = 7;
-export const RETENTION_DAYS = {
+const SWEEP_BATCH = 5000;
+const DISPATCHED_RETENTION_DAYS = 7;
+const RETENTION_DAYS = {
   // The audit log is where the plan matters: a paying org keeps 13 months, enough for a yearly review.
   auditFree: 90,
   auditPaid: 400,
@@ -17,7 +17,7 @@ export const RETENTION_DAYS = {
   // Reset and verification mails hold raw (by then long expired) tokens.
   mail: 14,
 };
-export const EXPORTS_KEPT = 100;
+const EXPORTS_KEPT = 100;
 
 // Each rule selects up to one batch of the table's doomed rows (by ctid).
 const where = (table: string, rule: RawBuilder<unknown>) => sql`select ctid from ${sql.table(table)} where ${rule} limit ${SWEEP_BATCH}`;

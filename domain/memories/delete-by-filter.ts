@@ -10,7 +10,7 @@ import { compileFilters, type MemoryFilters } from '../store/filters.ts';
 import { deleteMemories } from './delete.ts';
 
 export const MEMORY_DELETION_JOB = 'memoryDeletion';
-export const memoryDeletionWorkflowId = (deletionId: string): string => `memory-deletion-${deletionId}`;
+const memoryDeletionWorkflowId = (deletionId: string): string => `memory-deletion-${deletionId}`;
 // Memories deleted per transaction: each batch holds its rows locked for a short while only.
 export const DELETION_BATCH = 500;
 

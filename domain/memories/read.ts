@@ -3,7 +3,7 @@ import { notFound } from '../errors.ts';
 import { queryOne, sql } from '../sql.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 
-export async function findMemory(em: EntityManager, orgId: string, id: string): Promise<MemoryView | null> {
+async function findMemory(em: EntityManager, orgId: string, id: string): Promise<MemoryView | null> {
   const row = await queryOne(
     em,
     sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES} where m.id = ${id} and m.org_id = ${orgId}`,

@@ -8,7 +8,7 @@ import { openGrant, revokeGrant, type GrantLifetimes, type IssuedGrant } from '.
 import { verifierMatches } from './pkce.ts';
 
 // A code is exchanged at once by the client that asked for it; a minute covers a slow hop through the browser.
-export const CODE_TTL_SECONDS = 60;
+const CODE_TTL_SECONDS = 60;
 
 export interface ApprovedRequest {
   clientId: string;

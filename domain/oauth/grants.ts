@@ -32,7 +32,7 @@ export interface GrantInput {
   resource: string | null;
 }
 
-export const grantTokenName = (clientName: string): string => `OAuth: ${clientName}`.slice(0, 200);
+const grantTokenName = (clientName: string): string => `OAuth: ${clientName}`.slice(0, 200);
 
 const newRefreshToken = (): string => randomBytes(32).toString('base64url');
 

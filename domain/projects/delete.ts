@@ -13,7 +13,7 @@ import { query, queryOne, sql } from '../sql.ts';
 import { forgetEmbeddings } from '../store/vectors.ts';
 
 export const PROJECT_ERASE_JOB = 'projectErase';
-export const ERASE_BATCH = 500;
+const ERASE_BATCH = 500;
 
 export interface ProjectErasure {
   orgId: string;
@@ -21,7 +21,7 @@ export interface ProjectErasure {
   name: string;
 }
 
-export const projectEraseWorkflowId = (namespaceId: string): string => `project-erase-${namespaceId}`;
+const projectEraseWorkflowId = (namespaceId: string): string => `project-erase-${namespaceId}`;
 
 // Deletes the project at once and leaves its memories to the `project-erase-<id>` workflow, which erases
 // them in batches: a project of a million memories never becomes one transaction that runs for minutes.

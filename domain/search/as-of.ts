@@ -38,7 +38,7 @@ export const AS_OF_ANALYZE_MAX_BYTES = 1_000_000;
 const ANALYZE_SLICE_CHARS = 100_000;
 
 // A memory `m` alive at `at`: saved and happened by then, and not superseded by then.
-export function aliveAt(at: number): RawBuilder<unknown> {
+function aliveAt(at: number): RawBuilder<unknown> {
   const t = new Date(at).toISOString();
   return sql`m.created_at <= ${t}::timestamptz and coalesce(m.occurred_at, m.created_at) <= ${t}::timestamptz
     and (m.superseded_by is null or m.superseded_at > ${t}::timestamptz)`;

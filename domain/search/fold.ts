@@ -165,7 +165,7 @@ export async function scheduleFolds(em: EntityManager): Promise<number> {
 }
 
 // Tombstones an org may gather before its blocks are rewritten without them: each search reads them all.
-export const TOMBSTONES_MIN = 1_000;
+const TOMBSTONES_MIN = 1_000;
 const TOMBSTONES_SHARE = 0.05;
 const COMPACT_PAGE = 500;
 

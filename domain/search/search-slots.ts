@@ -11,8 +11,8 @@ export const searchSlotCount = (poolMax: number): number =>
   Math.max(1, Math.min(Math.floor(poolMax / 4), Math.max(2, availableParallelism())));
 
 // Searches that may wait for a slot, per slot: an org's own (past that, 429 for that org), and all orgs' (503).
-export const SEARCHES_WAITING_PER_ORG_PER_SLOT = 16;
-export const SEARCHES_WAITING_PER_SLOT = 64;
+const SEARCHES_WAITING_PER_ORG_PER_SLOT = 16;
+const SEARCHES_WAITING_PER_SLOT = 64;
 
 export function searchSlots(slots: number): FairSlots {
   return new FairSlots(slots, SEARCHES_WAITING_PER_ORG_PER_SLOT * slots, SEARCHES_WAITING_PER_SLOT * slots, 'searches');

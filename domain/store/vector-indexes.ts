@@ -111,7 +111,7 @@ const MARK_BATCH = 1000;
 // Marks every row of the org as served by its own index (true) or by the shared one (false), batch by batch in
 // key order (a batch's memories with all their passages). The rows that the curator writes meanwhile are marked
 // already (vectorsWrite).
-export async function markOwnIndex(em: EntityManager, orgId: string, own: boolean, onBatch: (moved: number) => void = () => {}): Promise<number> {
+async function markOwnIndex(em: EntityManager, orgId: string, own: boolean, onBatch: (moved: number) => void = () => {}): Promise<number> {
   let cursor = '00000000-0000-0000-0000-000000000000';
   let total = 0;
   for (;;) {

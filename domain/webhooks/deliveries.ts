@@ -75,8 +75,8 @@ export async function deliveryToAttempt(em: EntityManager, deliveryId: string, e
 const UNSEALABLE = "the endpoint's signing secret cannot be unsealed with this server's BYOK_ESCROW_KEY; register the endpoint again";
 
 // An endpoint that has failed every attempt for this long (and at least this many times) is disabled.
-export const DISABLE_AFTER_FAILURES = 20;
-export const DISABLE_AFTER_DAYS = 3;
+const DISABLE_AFTER_FAILURES = 20;
+const DISABLE_AFTER_DAYS = 3;
 
 // Records one attempt and what follows from it: a 2xx finishes the delivery, 410 disables the endpoint,
 // anything else is retried until the schedule runs out. Endpoint health is kept in the same transaction.

@@ -26,7 +26,7 @@ async function allowedUrl(url: string, allowPrivate: boolean): Promise<void> {
 
 // Endpoints per org: each event is delivered to every subscribed endpoint, so their number multiplies the
 // delivery work of every save, and the endpoint list stays bounded.
-export const MAX_ENDPOINTS = 25;
+const MAX_ENDPOINTS = 25;
 
 // The endpoint, and its signing secret in the clear: the one time it is shown; only its sealed form is stored.
 export async function createEndpoint(

@@ -16,7 +16,7 @@ export const subscribed = (orgId: RawBuilder<unknown>, type: RawBuilder<unknown>
   sql`exists (select 1 from webhook_endpoints w where w.org_id = ${orgId} and w.enabled and ${type} = any(w.events))`;
 
 // The events as one INSERT, so a write path can embed it in its own statement.
-export function eventsInsert(events: DomainEvent[]): RawBuilder<unknown> {
+function eventsInsert(events: DomainEvent[]): RawBuilder<unknown> {
   return sql`insert into events (org_id, type, data)
     select o, t, d from unnest(${events.map((e) => e.orgId)}::uuid[], ${events.map((e) => e.type)}::text[], ${events.map((e) => JSON.stringify(e.data))}::jsonb[]) with ordinality as u(o, t, d, i)
      where ${subscribed(sql`u.o`, sql`u.t`)}
