@@ -3,8 +3,15 @@ import { invalid, notFound } from '../../domain/errors.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
 import { listDeliveries } from '../../domain/webhooks/deliveries.ts';
 import { redeliver } from '../../domain/webhooks/fanout.ts';
-import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from '../../domain/webhooks/endpoints.ts';
-import { WEBHOOK_EVENTS, type WebhookEndpoint } from '../../domain/webhooks/tables.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  type EndpointView,
+} from '../../domain/webhooks/endpoints.ts';
+import { WEBHOOK_EVENTS } from '../../domain/webhooks/tables.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -38,7 +45,7 @@ const endpointSchema = z
   })
   .meta({ id: 'WebhookEndpoint' });
 
-const endpointJson = (e: WebhookEndpoint) => ({
+const endpointJson = (e: EndpointView) => ({
   id: e.id,
   url: e.url,
   events: e.events as (typeof WEBHOOK_EVENTS)[number][],

@@ -5,7 +5,7 @@ import { requireRole } from '../accounts/roles.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { WebhookEndpoint } from './tables.ts';
+import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 import { sealSecret } from './secrets.ts';
 import { checkTarget } from './targets.ts';
 
@@ -24,6 +24,51 @@ async function allowedUrl(url: string, allowPrivate: boolean): Promise<void> {
   if (!check.ok) throw invalid('webhook_target_not_allowed', check.reason);
 }
 
+// The endpoint table in raw SQL: its writes record audit rows in the same transaction (docs/architecture.md,
+// "Data access"). Timestamps travel as ISO text, as pg returns them; the secret columns are never read here.
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: string[];
+  description: string;
+  enabled: boolean;
+  lastSuccessAt: Date | null;
+  lastFailureAt: Date | null;
+  consecutiveFailures: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  events: string[];
+  description: string;
+  enabled: boolean;
+  last_success_at: string | null;
+  last_failure_at: string | null;
+  consecutive_failures: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const COLUMNS = sql`id, url, events, description, enabled, last_success_at, last_failure_at, consecutive_failures, created_at, updated_at`;
+
+const endpointView = (r: EndpointRow): EndpointView => ({
+  id: r.id,
+  url: r.url,
+  events: r.events,
+  description: r.description,
+  enabled: r.enabled,
+  lastSuccessAt: toDateOrNull(r.last_success_at),
+  lastFailureAt: toDateOrNull(r.last_failure_at),
+  consecutiveFailures: r.consecutive_failures,
+  createdAt: toDate(r.created_at),
+  updatedAt: toDate(r.updated_at),
+});
+
+const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
+
 // Endpoints per org: each event is delivered to every subscribed endpoint, so their number multiplies the
 // delivery work of every save, and the endpoint list stays bounded.
 const MAX_ENDPOINTS = 25;
@@ -35,50 +80,46 @@ export async function createEndpoint(
   input: EndpointInput,
   allowPrivate: boolean,
   escrowKey: Buffer,
-): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+): Promise<{ endpoint: EndpointView; secret: string }> {
   requireRole(caller, 'admin');
   await allowedUrl(input.url, allowPrivate);
   return em.transactional(async (tx) => {
-    if ((await tx.count(WebhookEndpoint, { orgId: caller.orgId })) >= MAX_ENDPOINTS) {
+    const count = await queryOne(tx, sql<{ n: number }>`select count(*)::int as n from webhook_endpoints where org_id = ${caller.orgId}`);
+    if (count!.n >= MAX_ENDPOINTS) {
       throw conflict('endpoint_limit', `at most ${MAX_ENDPOINTS} webhook endpoints per org: delete one first`);
     }
     const now = new Date();
     const id = newId();
     const secret = newSecret();
-    const endpoint = tx.create(WebhookEndpoint, {
-      id,
-      orgId: caller.orgId,
-      url: input.url,
-      events: [...new Set(input.events)],
-      description: input.description ?? '',
-      enabled: input.enabled ?? true,
-      secret: null,
-      secretSealed: sealSecret(escrowKey, caller.orgId, id, secret),
-      lastSuccessAt: null,
-      lastFailureAt: null,
-      consecutiveFailures: 0,
-      createdAt: now,
-      updatedAt: now,
-    });
+    const events = [...new Set(input.events)];
+    const row = (await queryOne(
+      tx,
+      sql<EndpointRow>`insert into webhook_endpoints (org_id, id, url, events, description, enabled, secret, secret_sealed,
+          last_success_at, last_failure_at, consecutive_failures, created_at, updated_at)
+        values (${caller.orgId}, ${id}, ${input.url}, ${events}::text[], ${input.description ?? ''}, ${input.enabled ?? true}, null,
+          ${sealSecret(escrowKey, caller.orgId, id, secret)}, null, null, 0, ${at(now)}, ${at(now)})
+        returning ${COLUMNS}`,
+    ))!;
     await recordAudit(tx, {
       orgId: caller.orgId,
       action: 'webhook.create',
-      targetId: endpoint.id,
+      targetId: id,
       actor: actorOf(caller),
-      details: { url: input.url, events: endpoint.events },
+      details: { url: input.url, events },
     });
-    return { endpoint, secret };
+    return { endpoint: endpointView(row), secret };
   });
 }
 
-export async function listEndpoints(em: EntityManager, orgId: string): Promise<WebhookEndpoint[]> {
-  return em.find(WebhookEndpoint, { orgId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+export async function listEndpoints(em: EntityManager, orgId: string): Promise<EndpointView[]> {
+  const rows = await query(em, sql<EndpointRow>`select ${COLUMNS} from webhook_endpoints where org_id = ${orgId} order by created_at, id`);
+  return rows.map(endpointView);
 }
 
-export async function getEndpoint(em: EntityManager, orgId: string, id: string): Promise<WebhookEndpoint> {
-  const endpoint = await em.findOne(WebhookEndpoint, { id, orgId });
-  if (!endpoint) throw notFound('webhook endpoint', id);
-  return endpoint;
+export async function getEndpoint(em: EntityManager, orgId: string, id: string): Promise<EndpointView> {
+  const row = await queryOne(em, sql<EndpointRow>`select ${COLUMNS} from webhook_endpoints where org_id = ${orgId} and id = ${id}`);
+  if (!row) throw notFound('webhook endpoint', id);
+  return endpointView(row);
 }
 
 export async function updateEndpoint(
@@ -92,15 +133,19 @@ export async function updateEndpoint(
   requireRole(caller, 'admin');
   if (patch.url !== undefined) await allowedUrl(patch.url, allowPrivate);
   await em.transactional(async (tx) => {
-    const endpoint = await getEndpoint(tx, caller.orgId, id);
-    if (patch.url !== undefined) endpoint.url = patch.url;
-    if (patch.events !== undefined) endpoint.events = [...new Set(patch.events)];
-    if (patch.description !== undefined) endpoint.description = patch.description;
+    const sets = [sql`updated_at = ${at(new Date())}`];
+    if (patch.url !== undefined) sets.push(sql`url = ${patch.url}`);
+    if (patch.events !== undefined) sets.push(sql`events = ${[...new Set(patch.events)]}::text[]`);
+    if (patch.description !== undefined) sets.push(sql`description = ${patch.description}`);
     if (patch.enabled !== undefined) {
-      endpoint.enabled = patch.enabled;
-      if (patch.enabled) endpoint.consecutiveFailures = 0;
+      sets.push(sql`enabled = ${patch.enabled}`);
+      if (patch.enabled) sets.push(sql`consecutive_failures = 0`);
     }
-    endpoint.updatedAt = new Date();
+    const updated = await queryOne(
+      tx,
+      sql`update webhook_endpoints set ${sql.join(sets)} where org_id = ${caller.orgId} and id = ${id} returning id`,
+    );
+    if (!updated) throw notFound('webhook endpoint', id);
     await recordAudit(tx, {
       orgId: caller.orgId,
       action: 'webhook.update',
@@ -115,8 +160,8 @@ export async function deleteEndpoint(em: EntityManager, caller: Caller, id: stri
   await getEndpoint(em, caller.orgId, id);
   requireRole(caller, 'admin');
   await em.transactional(async (tx) => {
-    const endpoint = await getEndpoint(tx, caller.orgId, id);
-    tx.remove(endpoint);
+    const deleted = await queryOne(tx, sql`delete from webhook_endpoints where org_id = ${caller.orgId} and id = ${id} returning id`);
+    if (!deleted) throw notFound('webhook endpoint', id);
     await recordAudit(tx, { orgId: caller.orgId, action: 'webhook.delete', targetId: id, actor: actorOf(caller) });
   });
 }

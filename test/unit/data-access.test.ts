@@ -35,9 +35,6 @@ function transactionBodies(text: string): string[] {
 const UNIT_OF_WORK = /\b(tx|em)\.(create|persist|flush|find|findOne|findOneOrFail|count|nativeUpdate|nativeDelete|remove|assign|upsert)\(/;
 const RAW = /\b(query|queryOne|recordAudit|enqueueJobs|scheduleOrgErasure|deleteByCtid|bumpCounters|recordEvents|insert[A-Z]\w*)\(/;
 
-// Still mixed (the unit of work writes the endpoint, recordAudit the audit row): to be written in raw SQL.
-const KNOWN_MIXED = new Set(['domain/webhooks/endpoints.ts']);
-
 describe('data access', () => {
   it('finds the transactions it checks', () => {
     const count = sources('domain').reduce((n, file) => n + transactionBodies(readFileSync(file, 'utf8')).length, 0);
@@ -47,18 +44,10 @@ describe('data access', () => {
   it('no transaction in domain/ mixes raw SQL with the unit of work', () => {
     const mixed = sources('domain').flatMap((file) => {
       const name = relative(ROOT, file);
-      if (KNOWN_MIXED.has(name)) return [];
       return transactionBodies(readFileSync(file, 'utf8'))
         .filter((body) => UNIT_OF_WORK.test(body) && RAW.test(body))
         .map((body) => `${name}: ${body.slice(0, 80)}`);
     });
     expect(mixed).toEqual([]);
-  });
-
-  it('the known exceptions are still mixed (drop them from KNOWN_MIXED once converted)', () => {
-    for (const name of KNOWN_MIXED) {
-      const bodies = transactionBodies(readFileSync(join(ROOT, name), 'utf8'));
-      expect(bodies.some((body) => UNIT_OF_WORK.test(body) && RAW.test(body)), name).toBe(true);
-    }
   });
 });
