@@ -4,7 +4,6 @@ import { AuditEvent } from '../domain/audit/tables.ts';
 import { MailMessage } from '../domain/mail/tables.ts';
 import { OutboxMessage } from '../domain/outbox/tables.ts';
 import { Namespace } from '../domain/projects/tables.ts';
-import { WebhookEndpoint } from '../domain/webhooks/tables.ts';
 
 export const entities = [
   User,
@@ -17,5 +16,4 @@ export const entities = [
   MailMessage,
   Namespace,
   PasswordReset,
-  WebhookEndpoint,
 ];

@@ -11,7 +11,7 @@ import {
   updateEndpoint,
   type EndpointView,
 } from '../../domain/webhooks/endpoints.ts';
-import { WEBHOOK_EVENTS } from '../../domain/webhooks/tables.ts';
+import { WEBHOOK_EVENTS } from '../../domain/webhooks/events.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { WEBHOOK_EVENTS } from '../../domain/webhooks/tables.ts';
+import { WEBHOOK_EVENTS } from '../../domain/webhooks/events.ts';
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { Server } from 'node:http';
