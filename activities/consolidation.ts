@@ -1,5 +1,13 @@
 import { findCandidates, type ContradictionCandidate } from '../domain/consolidation/detect.ts';
-import { applyMerge, mergeInput, pairTexts, recordMergeFailure, type MergeArgs, type MergeDraft, type MergeResult } from '../domain/consolidation/merge.ts';
+import {
+  applyMerge,
+  mergeInput,
+  pairTexts,
+  recordMergeFailure,
+  type MergeArgs,
+  type MergeDraft,
+  type MergeResult,
+} from '../domain/consolidation/merge.ts';
 import { recordProposals, type NewProposal } from '../domain/consolidation/proposals.ts';
 import { contradictionTask, mergeTask } from '../domain/consolidation/tasks.ts';
 import { llmError } from '../domain/llm/port.ts';
@@ -23,7 +31,12 @@ export function consolidationActivities(deps: LlmActivityDeps & Pick<CuratorActi
       const em = orm.em.fork();
       const found = await findCandidates(em, input.orgId, input.namespace, input.threshold, deps.embedder);
       const recorded = await recordProposals(em, input.orgId, found.proposals);
-      return { scanned: found.scanned, created: recorded.created, alreadyKnown: found.alreadyKnown + recorded.alreadyKnown, contradictions: found.contradictions };
+      return {
+        scanned: found.scanned,
+        created: recorded.created,
+        alreadyKnown: found.alreadyKnown + recorded.alreadyKnown,
+        contradictions: found.contradictions,
+      };
     },
     // Detection is a paid-plan feature and runs on the server's providers.
     async checkContradiction(input: { orgId: string; candidate: ContradictionCandidate }): Promise<NewProposal | null> {
@@ -34,7 +47,10 @@ export function consolidationActivities(deps: LlmActivityDeps & Pick<CuratorActi
         return value.contradicts ? { ...candidate, kind: 'contradiction', note: value.explanation || null } : null;
       });
     },
-    async recordConsolidationProposals(input: { orgId: string; proposals: NewProposal[] }): Promise<{ created: number; alreadyKnown: number }> {
+    async recordConsolidationProposals(input: {
+      orgId: string;
+      proposals: NewProposal[];
+    }): Promise<{ created: number; alreadyKnown: number }> {
       return recordProposals(orm.em.fork(), input.orgId, input.proposals);
     },
     async draftMerge(input: MergeArgs): Promise<MergeDraft> {

@@ -52,7 +52,9 @@ export function curatorActivities(deps: CuratorActivityDeps) {
     },
     async embedPage(input: { orgId: string; cursor: string | null }): Promise<{ outcome: EmbedOutcome; next: string | null }> {
       const embedder = model();
-      const page = embedder ? await embedPage(deps.orm.em.fork(), embedder, input.orgId, input.cursor, BACKFILL_PAGE) : { outcome: noOutcome(), next: null };
+      const page = embedder
+        ? await embedPage(deps.orm.em.fork(), embedder, input.orgId, input.cursor, BACKFILL_PAGE)
+        : { outcome: noOutcome(), next: null };
       embeddingsComputed.inc(page.outcome.embedded);
       return page;
     },

@@ -12,7 +12,12 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     if (err instanceof AppError) {
-      throw ApplicationFailure.create({ type: err.error, message: err.detail ?? err.error, nonRetryable: PERMANENT.has(err.kind), details: [err.kind] });
+      throw ApplicationFailure.create({
+        type: err.error,
+        message: err.detail ?? err.error,
+        nonRetryable: PERMANENT.has(err.kind),
+        details: [err.kind],
+      });
     }
     throw err;
   }

@@ -46,7 +46,8 @@ export function vectorIndexActivities(deps: VectorIndexActivityDeps) {
     async buildOrgIndex(input: { orgId: string }): Promise<void> {
       let moved: number | null = null;
       await heartbeating(
-        async () => (moved === null ? buildProgress(deps.orm.em.fork(), input.orgId) : { phase: 'moving rows out of the shared index', moved }),
+        async () =>
+          moved === null ? buildProgress(deps.orm.em.fork(), input.orgId) : { phase: 'moving rows out of the shared index', moved },
         () => buildOrgIndex(deps.orm.em.fork(), input.orgId, (n) => (moved = n)),
       );
     },

@@ -10,8 +10,12 @@ const providerKey = z
   .max(1000)
   .regex(/^[\x21-\x7e]+$/, 'a provider key is printable ASCII without spaces');
 export const byokFields = {
-  byok_primary_key: providerKey.optional().meta({ description: "your own key for the default LLM provider; used for this call only, never stored" }),
-  byok_alternate_key: providerKey.optional().meta({ description: 'your own key for the alternate LLM provider; used for this call only, never stored' }),
+  byok_primary_key: providerKey
+    .optional()
+    .meta({ description: 'your own key for the default LLM provider; used for this call only, never stored' }),
+  byok_alternate_key: providerKey
+    .optional()
+    .meta({ description: 'your own key for the alternate LLM provider; used for this call only, never stored' }),
 };
 
 // Where a 402 sends people: the dashboard's billing page (plan, usage, checkout).

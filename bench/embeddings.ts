@@ -49,7 +49,8 @@ interface Result {
 }
 
 // Busy for the given share of every 10 ms.
-const BUSY_LOOP = 'const share = Number(process.argv[1]); (function tick() { const t = Date.now(); while (Date.now() - t < 10 * share); setTimeout(tick, 10 * (1 - share)); })();';
+const BUSY_LOOP =
+  'const share = Number(process.argv[1]); (function tick() { const t = Date.now(); while (Date.now() - t < 10 * share); setTimeout(tick, 10 * (1 - share)); })();';
 
 const modelDir = process.env.EMBEDDING_MODEL_DIR;
 if (!modelDir) throw new Error('set EMBEDDING_MODEL_DIR to the directory holding model.onnx and tokenizer.json');
@@ -57,7 +58,14 @@ const model = localModelId(process.env.EMBEDDING_LOCAL_MODEL);
 const mb = (bytes: number) => Math.round(bytes / 1e6);
 
 async function child(job: Job): Promise<Result> {
-  const options: LocalEmbedderOptions = { modelDir: modelDir!, model, sessions: job.sessions, threads: job.threads, batchSize: job.batchSize, batchTokens: job.passTokens === null ? Infinity : job.passTokens };
+  const options: LocalEmbedderOptions = {
+    modelDir: modelDir!,
+    model,
+    sessions: job.sessions,
+    threads: job.threads,
+    batchSize: job.batchSize,
+    batchTokens: job.passTokens === null ? Infinity : job.passTokens,
+  };
   const embedder = await createLocalEmbedder(options);
   const rssAfterLoadMb = mb(process.memoryUsage().rss);
   await embedder.embedDocuments(job.sets.sentences.slice(0, 8));
@@ -86,7 +94,10 @@ async function child(job: Job): Promise<Result> {
     // Four callers at once, as several search requests of the API would be.
     const concurrent = await closedLoop(4, queries.length, async (i) => void (await embedder.embedQueries([queries[i]!])));
     result.concurrent = { perSecond: concurrent.perSecond, latency: summarize(concurrent.latencies) };
-    result.beside = { inTurn: await besideBulk(embedder, queries, ['bulk-org', 'single-org']), oneLine: await besideBulk(embedder, queries, ['', '']) };
+    result.beside = {
+      inTurn: await besideBulk(embedder, queries, ['bulk-org', 'single-org']),
+      oneLine: await besideBulk(embedder, queries, ['', '']),
+    };
   }
   result.peakRssMb = mb(process.resourceUsage().maxRSS * 1024);
   return result;
@@ -95,10 +106,18 @@ async function child(job: Job): Promise<Result> {
 // One org's single queries, 10 ms apart, while four callers of another org keep asking 25 queries at once (bulk
 // searches): with the orgs named the model takes their passes in turn (infra/embeddings/turns.ts); with the same
 // name for both, in one line, as it did before owners took turns.
-async function besideBulk(embedder: Awaited<ReturnType<typeof createLocalEmbedder>>, queries: string[], [bulkOrg, singleOrg]: [string, string]): Promise<Summary> {
+async function besideBulk(
+  embedder: Awaited<ReturnType<typeof createLocalEmbedder>>,
+  queries: string[],
+  [bulkOrg, singleOrg]: [string, string],
+): Promise<Summary> {
   let asking = true;
   const bulk = Array.from({ length: 4 }, async (_, caller) => {
-    for (let round = 0; asking; round++) await embedder.embedQueries(Array.from({ length: 25 }, (_, i) => queries[(caller * 31 + round * 7 + i) % queries.length]!), bulkOrg);
+    for (let round = 0; asking; round++)
+      await embedder.embedQueries(
+        Array.from({ length: 25 }, (_, i) => queries[(caller * 31 + round * 7 + i) % queries.length]!),
+        bulkOrg,
+      );
   });
   const latencies: number[] = [];
   for (const text of queries.slice(0, 60)) {
@@ -126,7 +145,15 @@ function makeSets(count: number): { sets: Sets; tokens: Record<keyof Sets, numbe
     queries: Array.from({ length: count }, () => agent.query()),
   };
   const mean = (texts: string[]) => Math.round(texts.reduce((sum, t) => sum + tokens(t), 0) / texts.length);
-  return { sets, tokens: { sentences: mean(sets.sentences), memories: mean(sets.memories), long: mean(sets.long), queries: mean(sets.queries.map((q) => LOCAL_MODELS[model].queryPrefix + q)) } };
+  return {
+    sets,
+    tokens: {
+      sentences: mean(sets.sentences),
+      memories: mean(sets.memories),
+      long: mean(sets.long),
+      queries: mean(sets.queries.map((q) => LOCAL_MODELS[model].queryPrefix + q)),
+    },
+  };
 }
 
 function main(): void {
@@ -137,8 +164,25 @@ function main(): void {
   const jobs: Job[] = (process.env.BENCH_LAYOUTS ?? '1x1,1x2,2x1').split(',').flatMap((layout) => {
     const [sessions, threads] = layout.split('x').map(Number) as [number, number];
     return [
-      ...passSizes.map((batchSize): Job => ({ label: `${batchSize}`, sessions, threads, batchSize, passTokens: null, queries: false, rounds, sets })),
-      ...passTokens.map((limit): Job => ({ label: `32, at most ${limit} tokens`, sessions, threads, passTokens: limit, queries: false, rounds, sets })),
+      ...passSizes.map((batchSize): Job => ({
+        label: `${batchSize}`,
+        sessions,
+        threads,
+        batchSize,
+        passTokens: null,
+        queries: false,
+        rounds,
+        sets,
+      })),
+      ...passTokens.map((limit): Job => ({
+        label: `32, at most ${limit} tokens`,
+        sessions,
+        threads,
+        passTokens: limit,
+        queries: false,
+        rounds,
+        sets,
+      })),
       { label: '32, default token limit (256 a thread)', sessions, threads, queries: true, rounds, sets },
     ];
   });
@@ -148,16 +192,27 @@ function main(): void {
   const besideRows: string[] = [];
   for (const job of jobs) {
     const hog = busy > 0 ? spawn(process.execPath, ['-e', BUSY_LOOP, String(busy)], { stdio: 'ignore' }) : null;
-    const run = spawnSync(process.execPath, [new URL(import.meta.url).pathname, 'child'], { input: JSON.stringify(job), encoding: 'utf8', maxBuffer: 1e8 });
+    const run = spawnSync(process.execPath, [new URL(import.meta.url).pathname, 'child'], {
+      input: JSON.stringify(job),
+      encoding: 'utf8',
+      maxBuffer: 1e8,
+    });
     hog?.kill();
     if (run.status !== 0) throw new Error(`the child for ${job.sessions} x ${job.threads}, ${job.label} failed:\n${run.stderr}`);
     const r = JSON.parse(run.stdout) as Result;
-    rows.push(`| ${job.sessions} x ${job.threads} | ${job.label} | ${r.perSecond.sentences} | ${r.perSecond.memories} | ${r.perSecond.long} | ${r.rssAfterLoadMb} | ${r.peakRssMb} |`);
+    rows.push(
+      `| ${job.sessions} x ${job.threads} | ${job.label} | ${r.perSecond.sentences} | ${r.perSecond.memories} | ${r.perSecond.long} | ${r.rssAfterLoadMb} | ${r.peakRssMb} |`,
+    );
     if (r.query && r.concurrent) {
       const c = r.concurrent;
-      queryRows.push(`| ${job.sessions} x ${job.threads} | ${r.query.p50} | ${r.query.p95} | ${c.perSecond} | ${c.latency.p50} | ${c.latency.p95} |`);
+      queryRows.push(
+        `| ${job.sessions} x ${job.threads} | ${r.query.p50} | ${r.query.p95} | ${c.perSecond} | ${c.latency.p50} | ${c.latency.p95} |`,
+      );
     }
-    if (r.beside) besideRows.push(`| ${job.sessions} x ${job.threads} | ${r.beside.inTurn.p50} | ${r.beside.inTurn.p95} | ${r.beside.oneLine.p50} | ${r.beside.oneLine.p95} |`);
+    if (r.beside)
+      besideRows.push(
+        `| ${job.sessions} x ${job.threads} | ${r.beside.inTurn.p50} | ${r.beside.inTurn.p95} | ${r.beside.oneLine.p50} | ${r.beside.oneLine.p95} |`,
+      );
     process.stderr.write('.');
   }
   process.stdout.write(

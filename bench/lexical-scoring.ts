@@ -44,12 +44,16 @@ function best(scored: Scored): string {
 function queriesOf(size: number): [string, number][][] {
   return Array.from({ length: QUERIES }, () => {
     const counts = new Map<string, number>();
-    while (counts.size < size) for (const [term, qtf] of queryTermCounts(analyze(agent.query()))) if (counts.size < size) counts.set(term, (counts.get(term) ?? 0) + qtf);
+    while (counts.size < size)
+      for (const [term, qtf] of queryTermCounts(analyze(agent.query())))
+        if (counts.size < size) counts.set(term, (counts.get(term) ?? 0) + qtf);
     return [...counts];
   });
 }
 
-process.stdout.write(`${N} agent memories, ${postings.size} terms; ms per query (scoring and choosing the best ${K}), ${QUERIES} queries per row\n\n`);
+process.stdout.write(
+  `${N} agent memories, ${postings.size} terms; ms per query (scoring and choosing the best ${K}), ${QUERIES} queries per row\n\n`,
+);
 process.stdout.write('| distinct terms | every posting p50 / p95 | MaxScore p50 / p95 |\n|---|---|---|\n');
 for (const size of [1, 2, 3, 5, 8, 10, 12, 16, 32]) {
   const queries = queriesOf(size);

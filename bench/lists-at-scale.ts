@@ -29,10 +29,22 @@ console.log(`${N} memories written in ${((performance.now() - started) / 1000).t
 const week = createdAt(N - 30_000);
 const cases: [string, () => Promise<unknown>][] = [
   ['list, newest', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest' })],
-  ['list, namespace + tag', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', namespace: 'project-3', tags: ['tag-13'] })],
-  ['list, metadata_filter matching a third', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', metadataFilter: { kind: 'fact' } })],
-  ['list, metadata_filter matching 0.1%', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', metadataFilter: { i: 7 } })],
-  ['list, created_after (the last 30,000)', () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', createdAfter: week })],
+  [
+    'list, namespace + tag',
+    () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', namespace: 'project-3', tags: ['tag-13'] }),
+  ],
+  [
+    'list, metadata_filter matching a third',
+    () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', metadataFilter: { kind: 'fact' } }),
+  ],
+  [
+    'list, metadata_filter matching 0.1%',
+    () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', metadataFilter: { i: 7 } }),
+  ],
+  [
+    'list, created_after (the last 30,000)',
+    () => listMemories(orm.em.fork(), org, { limit: 20, offset: 0, order: 'newest', createdAfter: week }),
+  ],
   ['threads', () => listThreads(orm.em.fork(), org, { limit: 20, offset: 0 })],
   ['threads, offset 1,000', () => listThreads(orm.em.fork(), org, { limit: 20, offset: 1000 })],
   ['threads of a project', () => listThreads(orm.em.fork(), org, { limit: 20, offset: 0, namespace: 'project-3' })],

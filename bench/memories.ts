@@ -67,7 +67,9 @@ async function upgrade(orgId: string) {
 async function settle() {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
-  await db.query('vacuum (analyze) lexical_staged, lexical_blocks, lexical_docs, lexical_tombstones, memories, counters, memory_embeddings');
+  await db.query(
+    'vacuum (analyze) lexical_staged, lexical_blocks, lexical_docs, lexical_tombstones, memories, counters, memory_embeddings',
+  );
   await db.end();
 }
 
@@ -109,7 +111,11 @@ async function embedded(token: string): Promise<{ seconds: number; cpu: number; 
     if (status.model === null || status.embedded >= status.total) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
-  return { seconds: Math.round((performance.now() - started) / 100) / 10, cpu: Math.round(cpuSeconds(process.env.STACK_WORKER_PID) - cpu), count };
+  return {
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+    cpu: Math.round(cpuSeconds(process.env.STACK_WORKER_PID) - cpu),
+    count,
+  };
 }
 
 // Waits until the org's curator has folded every staged posting into blocks (domain/search/fold.ts); returns
@@ -118,7 +124,8 @@ async function folded(orgId: string): Promise<{ seconds: number; staged: number 
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const started = performance.now();
-  const stagedNow = async () => Number((await db.query<{ n: string }>('select count(*) as n from lexical_staged where org_id = $1', [orgId])).rows[0]!.n);
+  const stagedNow = async () =>
+    Number((await db.query<{ n: string }>('select count(*) as n from lexical_staged where org_id = $1', [orgId])).rows[0]!.n);
   const staged = await stagedNow();
   while ((await stagedNow()) > 0) await new Promise((r) => setTimeout(r, 500));
   await db.end();
@@ -132,7 +139,8 @@ async function account() {
   expectOk(res.status, 'signup');
   await upgrade(res.body.org.id);
   const tokens: string[] = [res.body.api_token.raw];
-  for (let i = 0; i < 7; i++) tokens.push((await api.post('/api/auth/tokens', { token: tokens[0], body: { name: `bench-${i}` } })).body.raw);
+  for (let i = 0; i < 7; i++)
+    tokens.push((await api.post('/api/auth/tokens', { token: tokens[0], body: { name: `bench-${i}` } })).body.raw);
   return { orgId: res.body.org.id as string, tokens };
 }
 
@@ -162,7 +170,10 @@ async function measure(tokens: string[], model: boolean) {
   });
   // One namespace, the scope an agent or a user usually searches in (the 20 namespaces hold 1% to 23% each).
   const searchNamespace = await closedLoop(1, 200, async () => {
-    expectOk((await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10, namespace: corpus.pick(NAMESPACES) } })).status, 'namespace search');
+    expectOk(
+      (await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10, namespace: corpus.pick(NAMESPACES) } })).status,
+      'namespace search',
+    );
   });
   const searchFiltered = await closedLoop(1, 200, async () => {
     const body = { query: makeQuery(), k: 10, namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] };
@@ -182,13 +193,16 @@ async function measure(tokens: string[], model: boolean) {
     !model
       ? null
       : summarize(
-      (
-        await closedLoop(1, requests, async () => {
-          const filters = filtered ? { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] } : {};
-          expectOk((await api.post('/api/memories/search', { token, body: { query: ask(), k: 10, mode, ...filters } })).status, `${mode} search`);
-        })
-      ).latencies,
-    );
+          (
+            await closedLoop(1, requests, async () => {
+              const filters = filtered ? { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] } : {};
+              expectOk(
+                (await api.post('/api/memories/search', { token, body: { query: ask(), k: 10, mode, ...filters } })).status,
+                `${mode} search`,
+              );
+            })
+          ).latencies,
+        );
   const semanticQueries: string[] = [];
   const semantic = await byMode('semantic', false, () => {
     const text = newQuery();
@@ -224,7 +238,12 @@ async function measure(tokens: string[], model: boolean) {
         expectOk((await api.post('/api/memories/search/bulk', { token, body: { queries, k: 5, mode: 'hybrid' } })).status, 'bulk hybrid');
       });
   const list = await closedLoop(1, 300, async () => {
-    const body = { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)], order: corpus.pick(['updated_desc', 'newest']), limit: 50 };
+    const body = {
+      namespace: corpus.pick(NAMESPACES),
+      tags: [corpus.pick(TAGS)],
+      order: corpus.pick(['updated_desc', 'newest']),
+      limit: 50,
+    };
     expectOk((await api.post('/api/memories/list', { token, body })).status, 'list');
   });
   const listMeta = await closedLoop(1, 200, async () => {
@@ -275,7 +294,8 @@ async function lastAccount() {
   // An earlier run's tokens are revoked first: a user holds at most 100 live tokens in an org, which repeated runs
   // would otherwise reach.
   const earlier = (await api.get<{ id: string; name: string | null }[]>('/api/auth/tokens', { cookie: session.cookie })).body;
-  for (const t of earlier.filter((t) => t.name?.startsWith('bench-again-'))) expectOk((await api.delete(`/api/auth/tokens/${t.id}`, { cookie: session.cookie })).status, 'revoke token');
+  for (const t of earlier.filter((t) => t.name?.startsWith('bench-again-')))
+    expectOk((await api.delete(`/api/auth/tokens/${t.id}`, { cookie: session.cookie })).status, 'revoke token');
   const tokens: string[] = [];
   for (let i = 0; i < 8; i++) {
     const issued = await api.post('/api/auth/tokens', { cookie: session.cookie, body: { name: `bench-again-${i}` } });
@@ -295,12 +315,15 @@ let seeded = already;
 for (const target of reuse ? [already] : checkpoints) {
   const run = await seed(tokens, target - seeded);
   seeded = target;
-  if (!reuse) process.stdout.write(`\nseeded to ${target} memories: ${run.perSecond} saves/s over ${run.seconds} s (concurrency 32, 8 tokens)\n`);
+  if (!reuse)
+    process.stdout.write(`\nseeded to ${target} memories: ${run.perSecond} saves/s over ${run.seconds} s (concurrency 32, 8 tokens)\n`);
   const fold = await folded(orgId);
   process.stdout.write(`postings folded ${fold.seconds} s after seeding ended (${fold.staged} memories were still staged)\n`);
   if (model) {
     const caughtUp = await embedded(tokens[0]!);
-    process.stdout.write(`embeddings caught up ${caughtUp.seconds} s after seeding ended (${caughtUp.count} vectors; worker CPU meanwhile ${caughtUp.cpu} s)\n`);
+    process.stdout.write(
+      `embeddings caught up ${caughtUp.seconds} s after seeding ended (${caughtUp.count} vectors; worker CPU meanwhile ${caughtUp.cpu} s)\n`,
+    );
   }
   await settle();
   const m = await measure(tokens, model);
@@ -350,10 +373,14 @@ if (model) {
     };
     const fresh = await freshness(orgId, { save, perSecond: 50, count: 1000, pollMs });
     // The CPU each kind of process used over the stream says what competed with the model when the lag grew.
-    process.stdout.write(`from a save's 201 to its vector (found semantically) at 50 saves/s, polled every ${pollMs} ms, to its commit: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves; as the poller saw them: p50 ${fresh.seen.p50}, p95 ${fresh.seen.p95}; CPU seconds meanwhile: ${cpuSpent(before, cpuByKind())})\n`);
+    process.stdout.write(
+      `from a save's 201 to its vector (found semantically) at 50 saves/s, polled every ${pollMs} ms, to its commit: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves; as the poller saw them: p50 ${fresh.seen.p50}, p95 ${fresh.seen.p95}; CPU seconds meanwhile: ${cpuSpent(before, cpuByKind())})\n`,
+    );
   }
   const recall = await recallAgainstExact(tokens[0]!, orgId, true);
-  process.stdout.write(`filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`);
+  process.stdout.write(
+    `filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`,
+  );
   // Unfiltered, the HNSW index answers alone (efSearch: 64 for k 10); the agent corpus is dense, so near-ties abound.
   const unfiltered = await recallAgainstExact(tokens[0]!, orgId, false);
   process.stdout.write(`semantic search (the org alone) against an exact scan: recall@10 ${unfiltered.recall}\n`);
@@ -364,13 +391,23 @@ process.stdout.write(`API ${memoryOf(process.env.STACK_API_PID)}; worker ${memor
 // The API's cache of postings blocks over the whole run (LEXICAL_CACHE_MB), from its /metrics.
 const metrics = (await api.get('/metrics', { token: process.env.METRICS_TOKEN })).text;
 const metric = (pattern: string) => Number(new RegExp(`^${pattern} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
-const [hits, misses] = [metric('memsvc_lexical_cache_blocks_total\\{result="hit"\\}'), metric('memsvc_lexical_cache_blocks_total\\{result="miss"\\}')];
-process.stdout.write(`lexical block cache: ${Math.round(metric('memsvc_lexical_cache_bytes') / 2 ** 20)} MB held, ${hits} blocks from it and ${misses} read (${Math.round((100 * hits) / (hits + misses))}% hits)\n`);
+const [hits, misses] = [
+  metric('memsvc_lexical_cache_blocks_total\\{result="hit"\\}'),
+  metric('memsvc_lexical_cache_blocks_total\\{result="miss"\\}'),
+];
+process.stdout.write(
+  `lexical block cache: ${Math.round(metric('memsvc_lexical_cache_bytes') / 2 ** 20)} MB held, ${hits} blocks from it and ${misses} read (${Math.round((100 * hits) / (hits + misses))}% hits)\n`,
+);
 
 // The semantic route's answers against an exact scan in SQL (no index) of the same filter (namespace + tag, or the
 // org alone), ranked by the same query vector, computed here with the same model.
 // The org's 10 memories nearest to the vector, every one scored (in a namespace, with a tag, when given).
-async function exactTop10(db: pg.Client, orgId: string, vector: Float32Array, only?: { namespace: string; tag: string }): Promise<string[]> {
+async function exactTop10(
+  db: pg.Client,
+  orgId: string,
+  vector: Float32Array,
+  only?: { namespace: string; tag: string },
+): Promise<string[]> {
   const { rows } = await db.query<{ memory_id: string }>(
     `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
       where m.org_id = $4 and ($5 = false or (n.name = $1 and m.tags @> array[$2])) and m.superseded_by is null
@@ -380,8 +417,17 @@ async function exactTop10(db: pg.Client, orgId: string, vector: Float32Array, on
   return rows.map((r) => r.memory_id);
 }
 
-async function recallAgainstExact(token: string, orgId: string, filtered: boolean): Promise<{ recall: number; full: number; queries: number }> {
-  const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: localModelId(process.env.EMBEDDING_LOCAL_MODEL), sessions: 1, threads: 1 });
+async function recallAgainstExact(
+  token: string,
+  orgId: string,
+  filtered: boolean,
+): Promise<{ recall: number; full: number; queries: number }> {
+  const embedder = await createLocalEmbedder({
+    modelDir: process.env.EMBEDDING_MODEL_DIR!,
+    model: localModelId(process.env.EMBEDDING_LOCAL_MODEL),
+    sessions: 1,
+    threads: 1,
+  });
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   let found = 0;
@@ -392,7 +438,10 @@ async function recallAgainstExact(token: string, orgId: string, filtered: boolea
     const namespace = corpus.pick(NAMESPACES);
     const tag = corpus.pick(TAGS);
     const query = makeQuery();
-    const res = await api.post('/api/memories/search', { token, body: { query, k: 10, mode: 'semantic', ...(filtered ? { namespace, tags: [tag] } : {}) } });
+    const res = await api.post('/api/memories/search', {
+      token,
+      body: { query, k: 10, mode: 'semantic', ...(filtered ? { namespace, tags: [tag] } : {}) },
+    });
     expectOk(res.status, 'semantic search');
     const got = new Set((res.body.hits as { id: string }[]).map((h) => h.id));
     const [vector] = await embedder.embedQueries([query]);
@@ -416,7 +465,12 @@ async function paraphrasesAmongTheOrg(token: string, orgId: string) {
   await embedded(token);
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
-  const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: localModelId(process.env.EMBEDDING_LOCAL_MODEL), sessions: 1, threads: 1 });
+  const embedder = await createLocalEmbedder({
+    modelDir: process.env.EMBEDDING_MODEL_DIR!,
+    model: localModelId(process.env.EMBEDDING_LOCAL_MODEL),
+    sessions: 1,
+    threads: 1,
+  });
   const vectors = await embedder.embedQueries(questions.map((q) => q.question));
   const exact: string[][] = [];
   for (const v of vectors) exact.push((await exactTop10(db, orgId, v)).map((id) => refOf.get(id) ?? id));
@@ -455,10 +509,21 @@ async function newOrgBeside() {
     for (const filtered of [false, true]) {
       const run = await closedLoop(1, 100, async () => {
         const filters = filtered ? { namespace: corpus.pick(NAMESPACES), tags: [corpus.pick(TAGS)] } : {};
-        expectOk((await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10, mode, ...filters } })).status, `${mode} search`);
+        expectOk(
+          (await api.post('/api/memories/search', { token, body: { query: makeQuery(), k: 10, mode, ...filters } })).status,
+          `${mode} search`,
+        );
       });
       rows.push(...row(`${mode} search${filtered ? ' with namespace + tag filters' : ''}`, summarize(run.latencies)));
     }
   }
-  process.stdout.write(['\n### a new org of 2,000 memories beside it, before ANALYZE\n', '| operation | p50 ms | p95 ms | p99 ms | requests |', '|---|---|---|---|---|', ...rows, ''].join('\n'));
+  process.stdout.write(
+    [
+      '\n### a new org of 2,000 memories beside it, before ANALYZE\n',
+      '| operation | p50 ms | p95 ms | p99 ms | requests |',
+      '|---|---|---|---|---|',
+      ...rows,
+      '',
+    ].join('\n'),
+  );
 }

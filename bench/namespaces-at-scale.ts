@@ -43,12 +43,18 @@ if (!reuse) {
   await migrate(orm);
   const exec = (statement: string) => orm.em.getConnection().execute(statement);
   let started = performance.now();
-  await exec(`insert into orgs (id, slug, name, plan, created_at, updated_at) values ('${org}', 'ns-scale', 'ns-scale', 'enterprise', now(), now())`);
+  await exec(
+    `insert into orgs (id, slug, name, plan, created_at, updated_at) values ('${org}', 'ns-scale', 'ns-scale', 'enterprise', now(), now())`,
+  );
   await exec(`insert into namespaces (id, org_id, name, created_at, updated_at)
     select ('00000000-0000-0000-0002-' || lpad(j::text, 12, '0'))::uuid, '${org}', 'project-' || j, now(), now() from generate_series(0, ${SHARES.length}) j`);
   const lengths = new Map<number, { n: number; len: number }>();
   for (let at = 0; at < N; at += 5_000) {
-    const ids: string[] = [], namespaces: string[] = [], contents: string[] = [], lens: number[] = [], tfs: string[] = [];
+    const ids: string[] = [],
+      namespaces: string[] = [],
+      contents: string[] = [],
+      lens: number[] = [],
+      tfs: string[] = [];
     for (let i = at; i < Math.min(N, at + 5_000); i++) {
       const content = agent.memory();
       const analyzed = termFrequencies(content);
@@ -77,7 +83,9 @@ if (!reuse) {
   ]);
   const total = [...lengths.values()].reduce((s, x) => s + x.len, 0);
   counters.push(`('${org}', '${ORG_COUNTERS.live}', ${N})`, `('${org}', '${ORG_COUNTERS.docLen}', ${total})`);
-  await exec(`insert into counters (org_id, scope_id, name, shard, value) select '${org}', s::uuid, n, 0, v from (values ${counters.join(', ')}) as c(s, n, v)`);
+  await exec(
+    `insert into counters (org_id, scope_id, name, shard, value) select '${org}', s::uuid, n, 0, v from (values ${counters.join(', ')}) as c(s, n, v)`,
+  );
   console.log(`${N} memories written in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   started = performance.now();
   while ((await foldPostings(orm.em.fork(), org)) > 0);
@@ -91,7 +99,9 @@ console.log('| namespace: memories (share) | k | read whole p50 / p95 ms | MaxSc
 console.log('|---|---|---|---|---|');
 for (let j = 0; j <= SHARES.length; j++) {
   const compiled = await compileFilters(orm.em.fork(), org, { namespace: `project-${j}` });
-  const size = (await query(orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memories where namespace_id = ${namespaceId(j)}`))[0]!.n;
+  const size = (
+    await query(orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memories where namespace_id = ${namespaceId(j)}`)
+  )[0]!.n;
   for (const k of [10, 100]) {
     let times: Record<string, number[]> = {};
     for (let round = 0; round < 2; round++) {
@@ -113,7 +123,9 @@ for (let j = 0; j <= SHARES.length; j++) {
       const s = summarize(times[name]!);
       return `${s.p50} / ${s.p95}`;
     };
-    console.log(`| project-${j}: ${size} (${((100 * size) / N).toFixed(1)}%) | ${k} | ${cell('read whole')} | ${cell('MaxScore')} | ${cell('chosen')} |`);
+    console.log(
+      `| project-${j}: ${size} (${((100 * size) / N).toFixed(1)}%) | ${k} | ${cell('read whole')} | ${cell('MaxScore')} | ${cell('chosen')} |`,
+    );
   }
 }
 await orm.close();

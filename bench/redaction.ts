@@ -21,7 +21,9 @@ for (const s of scores) {
   const pct = ((100 * s.caught) / s.tried).toFixed(1);
   console.log(`| ${s.kind} | ${s.rules.length} | ${s.tried} | ${s.caught} | ${pct} | ${s.falseSamples} | ${s.falsePositives} |`);
 }
-console.log(`| **all ${scores.length} kinds** | ${GITLEAKS_RULES.length} | ${total.tried} | ${total.caught} | ${((100 * total.caught) / total.tried).toFixed(1)} | ${total.falseSamples} | ${total.falsePositives} |`);
+console.log(
+  `| **all ${scores.length} kinds** | ${GITLEAKS_RULES.length} | ${total.tried} | ${total.caught} | ${((100 * total.caught) / total.tried).toFixed(1)} | ${total.falseSamples} | ${total.falsePositives} |`,
+);
 console.log(`\nlowest per-kind rate: ${Math.min(...scores.map((s) => (100 * s.caught) / s.tried)).toFixed(1)}%`);
 
 const perText = (texts: string[]): number => {
@@ -32,8 +34,14 @@ const perText = (texts: string[]): number => {
 };
 const agent = agentMemoryGenerator(new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname, 7));
 const memories = Array.from({ length: 5_000 }, () => agent.memory());
-const prose = Array.from({ length: 5_000 }, (_, i) => `Note ${i}: the API key rotation policy says every token is rotated monthly; the auth service and the password reset flow use it. `.repeat(4));
-console.log(`\n## Cost\n\nagent memories (${Math.round(memories.reduce((n, m) => n + m.length, 0) / memories.length)} chars): ${perText(memories).toFixed(1)} µs each`);
+const prose = Array.from({ length: 5_000 }, (_, i) =>
+  `Note ${i}: the API key rotation policy says every token is rotated monthly; the auth service and the password reset flow use it. `.repeat(
+    4,
+  ),
+);
+console.log(
+  `\n## Cost\n\nagent memories (${Math.round(memories.reduce((n, m) => n + m.length, 0) / memories.length)} chars): ${perText(memories).toFixed(1)} µs each`,
+);
 console.log(`keyword-heavy prose (${prose[0]!.length} chars): ${perText(prose).toFixed(1)} µs each`);
 
 const SIZE = 256 * 1024;
@@ -48,4 +56,6 @@ for (const unit of units) {
   const ms = performance.now() - t;
   if (ms > worst.ms) worst = { ms, unit };
 }
-console.log(`\n256 KB adversarial inputs: ${units.size}, ${((performance.now() - start) / units.size).toFixed(1)} ms each on average, slowest ${worst.ms.toFixed(0)} ms (${JSON.stringify(worst.unit)} repeated)`);
+console.log(
+  `\n256 KB adversarial inputs: ${units.size}, ${((performance.now() - start) / units.size).toFixed(1)} ms each on average, slowest ${worst.ms.toFixed(0)} ms (${JSON.stringify(worst.unit)} repeated)`,
+);

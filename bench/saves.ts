@@ -36,6 +36,9 @@ await closedLoop(32, count, async (i) => {
 const seconds = (performance.now() - started) / 1000;
 const after = cpuByKind();
 // The vectors written while the saves ran (a burst holds embedding back: workflows/curator/lanes.ts, tuning.ts).
-const embedded = (await db.query<{ n: number }>(`select count(*)::int as n from memory_embeddings where org_id = $1`, [signup.body.org.id])).rows[0]!.n;
+const embedded = (await db.query<{ n: number }>(`select count(*)::int as n from memory_embeddings where org_id = $1`, [signup.body.org.id]))
+  .rows[0]!.n;
 await db.end();
-process.stdout.write(`${count} saves in ${seconds.toFixed(1)} s: ${Math.round(count / seconds)} saves/s; CPU seconds meanwhile: ${cpuSpent(before, after)}; memories embedded meanwhile: ${embedded}\n`);
+process.stdout.write(
+  `${count} saves in ${seconds.toFixed(1)} s: ${Math.round(count / seconds)} saves/s; CPU seconds meanwhile: ${cpuSpent(before, after)}; memories embedded meanwhile: ${embedded}\n`,
+);

@@ -54,7 +54,10 @@ export class OneColumn extends Transform {
         }
         if (this.#part === 'end') throw new Error('binary COPY: bytes after the trailer');
         const take = Math.min(this.#want - this.#fixed.length, chunk.length - at);
-        this.#fixed = this.#fixed.length === 0 && take === this.#want ? chunk.subarray(at, at + take) : Buffer.concat([this.#fixed, chunk.subarray(at, at + take)]);
+        this.#fixed =
+          this.#fixed.length === 0 && take === this.#want
+            ? chunk.subarray(at, at + take)
+            : Buffer.concat([this.#fixed, chunk.subarray(at, at + take)]);
         at += take;
         if (this.#fixed.length === this.#want) this.#next(this.#fixed);
       }
@@ -77,7 +80,7 @@ export class OneColumn extends Transform {
     };
     switch (this.#part) {
       case 'header': {
-        if (!bytes.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('binary COPY: not the format\'s signature');
+        if (!bytes.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error("binary COPY: not the format's signature");
         const extension = bytes.readInt32BE(SIGNATURE.length + 4);
         return extension > 0 ? expect('extension', extension) : expect('row', 2);
       }

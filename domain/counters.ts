@@ -48,7 +48,10 @@ export const counterValue = (orgId: string, scopeId: string | null, name: string
 export async function readCounters(em: EntityManager, orgId: string, scopeId = orgId): Promise<Map<string, number>> {
   const rows = await query(
     em,
-    sql<{ name: string; value: string }>`select name, sum(value)::bigint as value from counters where org_id = ${orgId} and scope_id = ${scopeId} group by name`,
+    sql<{
+      name: string;
+      value: string;
+    }>`select name, sum(value)::bigint as value from counters where org_id = ${orgId} and scope_id = ${scopeId} group by name`,
   );
   return new Map(rows.map((r) => [r.name, Number(r.value)]));
 }

@@ -40,6 +40,11 @@ export function databaseTrouble(err: unknown): DatabaseTrouble | null {
 // Deletes the rows of `table` whose ctids `candidates` selects (one bounded batch: the select carries its
 // limit) and returns how many went. Batched deletes (maintenance, erasure) all go through here.
 export async function deleteByCtid(em: EntityManager, table: string, candidates: RawBuilder<unknown>): Promise<number> {
-  const rows = await query(em, sql<{ n: number }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(${candidates})) returning 1) select count(*)::int as n from gone`);
+  const rows = await query(
+    em,
+    sql<{
+      n: number;
+    }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(${candidates})) returning 1) select count(*)::int as n from gone`,
+  );
   return rows[0]!.n;
 }

@@ -20,7 +20,9 @@ export function createCaptchaCheck(secret: string | undefined, verifyUrl: string
       throw new AppError('unavailable', 'captcha_unavailable', 'the captcha could not be checked; try again');
     }
     if (outcome.success !== true) {
-      throw invalid('captcha_failed', 'the captcha was not solved', { codes: Array.isArray(outcome['error-codes']) ? outcome['error-codes'] : [] });
+      throw invalid('captcha_failed', 'the captcha was not solved', {
+        codes: Array.isArray(outcome['error-codes']) ? outcome['error-codes'] : [],
+      });
     }
   };
 }

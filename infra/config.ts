@@ -9,9 +9,7 @@ import { DEFAULT_QUERY_VECTOR_CACHE_ENTRIES } from '../domain/search/query-vecto
 // Every setting the service reads from its environment, parsed once at start.
 // Names are fixed by docs/configuration.md (operators and test harnesses set them).
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const optionalUrl = z.url().optional();
 
@@ -29,7 +27,10 @@ const codecKeys = z.string().transform((value, ctx) => {
     const match = CODEC_KEY.exec(entry);
     const key = match ? Buffer.from(match[2]!, 'base64') : null;
     if (!match || key?.length !== 32 || keys.some((k) => k.id === match[1])) {
-      ctx.addIssue({ code: 'custom', message: 'a comma-separated list of distinct `id:key`, each key 32 bytes in base64 (openssl rand -base64 32)' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a comma-separated list of distinct `id:key`, each key 32 bytes in base64 (openssl rand -base64 32)',
+      });
       return z.NEVER;
     }
     keys.push({ id: match[1]!, key });
@@ -70,7 +71,12 @@ const envSchema = z.object({
   // `name:port`. The default names no page elsewhere can make a browser send: loopback and `localhost`.
   ALLOWED_HOSTS: z
     .string()
-    .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .default(['localhost', '127.0.0.1', '[::1]']),
   TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -128,7 +134,12 @@ const envSchema = z.object({
   // Who may decrypt history through the codec endpoint the Temporal Web UI calls (api/temporal/codec.ts).
   OPERATOR_EMAILS: z
     .string()
-    .transform((v) => v.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .optional(),
   TEMPORAL_UI_ORIGIN: z.url().optional(),
   SMTP_URL: optionalUrl,
@@ -140,7 +151,12 @@ const envSchema = z.object({
   CAPTCHA_VERIFY_URL: z.url().default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
   // A finished export's file travels inline in GET /api/memories/exports/:id only up to this size; a larger
   // one is served by download_url alone, so polling a job stays cheap at any size.
-  EXPORT_INLINE_MAX_BYTES: z.coerce.number().int().min(0).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
+  EXPORT_INLINE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(256 * 1024 * 1024)
+    .default(8 * 1024 * 1024),
   // How long a request waits for a workflow's result (a consolidation detect or merge) before it answers 503
   // `still_running` with Retry-After; the work goes on, and asking again waits for the same run.
   WORKFLOW_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(25_000),
@@ -197,10 +213,21 @@ function temporalEndpoint(env: Env): TemporalEndpoint {
     }
   };
   if ((env.TEMPORAL_TLS_CERT_PATH === undefined) !== (env.TEMPORAL_TLS_KEY_PATH === undefined)) {
-    throw new ConfigError('invalid configuration:\n  TEMPORAL_TLS_CERT_PATH, TEMPORAL_TLS_KEY_PATH: mTLS needs both the client certificate and its key');
+    throw new ConfigError(
+      'invalid configuration:\n  TEMPORAL_TLS_CERT_PATH, TEMPORAL_TLS_KEY_PATH: mTLS needs both the client certificate and its key',
+    );
   }
-  const tlsOn = env.TEMPORAL_TLS || [env.TEMPORAL_TLS_CA_PATH, env.TEMPORAL_TLS_CERT_PATH, env.TEMPORAL_TLS_SERVER_NAME, env.TEMPORAL_API_KEY].some((v) => v !== undefined);
-  const tls = tlsOn ? { ca: file('TEMPORAL_TLS_CA_PATH'), cert: file('TEMPORAL_TLS_CERT_PATH'), key: file('TEMPORAL_TLS_KEY_PATH'), serverName: env.TEMPORAL_TLS_SERVER_NAME } : false;
+  const tlsOn =
+    env.TEMPORAL_TLS ||
+    [env.TEMPORAL_TLS_CA_PATH, env.TEMPORAL_TLS_CERT_PATH, env.TEMPORAL_TLS_SERVER_NAME, env.TEMPORAL_API_KEY].some((v) => v !== undefined);
+  const tls = tlsOn
+    ? {
+        ca: file('TEMPORAL_TLS_CA_PATH'),
+        cert: file('TEMPORAL_TLS_CERT_PATH'),
+        key: file('TEMPORAL_TLS_KEY_PATH'),
+        serverName: env.TEMPORAL_TLS_SERVER_NAME,
+      }
+    : false;
   return { address: env.TEMPORAL_ADDRESS, tls, ...(env.TEMPORAL_API_KEY ? { apiKey: env.TEMPORAL_API_KEY } : {}) };
 }
 
@@ -224,20 +251,36 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const env = parsed.data;
   // A hosted service must not run on keys anybody could derive from its database address, nor show its metrics
   // (route names, tenants' volumes) to whoever reaches the port.
-  const missing = env.SERVICE_MODE === 'hosted' ? (['BYOK_ESCROW_KEY', 'TEMPORAL_CODEC_KEYS', 'METRICS_TOKEN'] as const).filter((name) => env[name] === undefined) : [];
+  const missing =
+    env.SERVICE_MODE === 'hosted'
+      ? (['BYOK_ESCROW_KEY', 'TEMPORAL_CODEC_KEYS', 'METRICS_TOKEN'] as const).filter((name) => env[name] === undefined)
+      : [];
   if (missing.length > 0) {
     throw new ConfigError(
       `invalid configuration:\n${missing.map((name) => `  ${name}="": hosted mode needs its own secret (scripts/start.sh writes development ones to .data/secrets.env; see docs/configuration.md)`).join('\n')}`,
     );
   }
   const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, '');
-  const byokEscrowKey = createHash('sha256').update(env.BYOK_ESCROW_KEY ?? `development:${env.DATABASE_URL}`).digest();
-  const codecKeys = env.TEMPORAL_CODEC_KEYS ?? [{ id: 'local', key: createHash('sha256').update(`temporal-codec:${env.DATABASE_URL}`).digest() }];
+  const byokEscrowKey = createHash('sha256')
+    .update(env.BYOK_ESCROW_KEY ?? `development:${env.DATABASE_URL}`)
+    .digest();
+  const codecKeys = env.TEMPORAL_CODEC_KEYS ?? [
+    { id: 'local', key: createHash('sha256').update(`temporal-codec:${env.DATABASE_URL}`).digest() },
+  ];
   const temporalUiOrigin = env.TEMPORAL_UI_ORIGIN ? new URL(env.TEMPORAL_UI_ORIGIN).origin : 'http://127.0.0.1:8233';
   // Behind HTTPS the API usually sits behind one TLS-terminating proxy; over plain HTTP, nothing is trusted.
   const publicHttps = publicBaseUrl.startsWith('https:');
   const trustedProxies = env.TRUSTED_PROXIES ?? (publicHttps ? 1 : 0);
-  return { ...env, publicBaseUrl, publicHttps, trustedProxies, byokEscrowKey, codecKeys, temporalUiOrigin, temporal: temporalEndpoint(env) };
+  return {
+    ...env,
+    publicBaseUrl,
+    publicHttps,
+    trustedProxies,
+    byokEscrowKey,
+    codecKeys,
+    temporalUiOrigin,
+    temporal: temporalEndpoint(env),
+  };
 }
 
 // The deadlines of the API's or the worker's pooled connections.

@@ -19,7 +19,11 @@ export const httpDuration = new Histogram({
   registers,
 });
 
-export const memoriesSaved = new Counter({ name: 'memsvc_memories_saved_total', help: 'Memories saved (each memory of a batch counts)', registers });
+export const memoriesSaved = new Counter({
+  name: 'memsvc_memories_saved_total',
+  help: 'Memories saved (each memory of a batch counts)',
+  registers,
+});
 
 export const searches = new Counter({
   name: 'memsvc_searches_total',
@@ -42,7 +46,11 @@ export const webhookAttempts = new Counter({
   registers,
 });
 
-export const webhookGaveUp = new Counter({ name: 'memsvc_webhook_deliveries_failed_total', help: 'Webhook deliveries that failed their last attempt', registers });
+export const webhookGaveUp = new Counter({
+  name: 'memsvc_webhook_deliveries_failed_total',
+  help: 'Webhook deliveries that failed their last attempt',
+  registers,
+});
 
 export const webhookLag = new Histogram({
   name: 'memsvc_webhook_delivery_lag_seconds',
@@ -53,12 +61,16 @@ export const webhookLag = new Histogram({
 
 export const queryVectorsServed = new Counter({
   name: 'memsvc_query_vectors_total',
-  help: 'Vectors of search queries by where they came from: the model, or the API\'s cache of recent queries (a text asked twice in one bulk search is embedded once)',
+  help: "Vectors of search queries by where they came from: the model, or the API's cache of recent queries (a text asked twice in one bulk search is embedded once)",
   labelNames: ['source'],
   registers,
 });
 
-export const embeddingsComputed = new Counter({ name: 'memsvc_embeddings_computed_total', help: 'Texts embedded by the worker (reused vectors of identical text not counted)', registers });
+export const embeddingsComputed = new Counter({
+  name: 'memsvc_embeddings_computed_total',
+  help: 'Texts embedded by the worker (reused vectors of identical text not counted)',
+  registers,
+});
 
 // Values read when Prometheus scrapes, from whatever sources this process's stacks registered.
 type Sample = () => Promise<number> | number;
@@ -80,14 +92,23 @@ function sampledGauge(name: string, help: string): (sample: Sample) => () => voi
 }
 
 export const watchOutboxDepth = sampledGauge('memsvc_outbox_pending', 'Outbox rows not dispatched yet (parked rows left out)');
-export const watchOutboxAge = sampledGauge('memsvc_outbox_oldest_pending_age_seconds', 'Age of the oldest outbox row not dispatched yet; 0 when none waits');
+export const watchOutboxAge = sampledGauge(
+  'memsvc_outbox_oldest_pending_age_seconds',
+  'Age of the oldest outbox row not dispatched yet; 0 when none waits',
+);
 export const watchOutboxFailed = sampledGauge('memsvc_outbox_failed', 'Outbox rows parked after their last failed dispatch');
-export const watchEmbeddingBacklog = sampledGauge('memsvc_embedding_backlog', "Memories without a vector of the worker's model, over every org (sampled at most every 30 s)");
+export const watchEmbeddingBacklog = sampledGauge(
+  'memsvc_embedding_backlog',
+  "Memories without a vector of the worker's model, over every org (sampled at most every 30 s)",
+);
 const watchPoolTotal = sampledGauge('memsvc_db_pool_connections', 'Open database connections of this process');
 const watchPoolIdle = sampledGauge('memsvc_db_pool_idle', 'Idle database connections of this process');
 const watchPoolWaiting = sampledGauge('memsvc_db_pool_waiting', 'Queries waiting for a database connection in this process');
 
-const watchLexicalCacheBytes = sampledGauge('memsvc_lexical_cache_bytes', 'Postings blocks kept decoded between lexical searches (LEXICAL_CACHE_MB)');
+const watchLexicalCacheBytes = sampledGauge(
+  'memsvc_lexical_cache_bytes',
+  'Postings blocks kept decoded between lexical searches (LEXICAL_CACHE_MB)',
+);
 
 // Postings blocks lexical searches took from this process's cache (hit) or read from the database (miss).
 export function watchLexicalCache(cache: { bytes: number; hits: number; misses: number }): void {

@@ -23,7 +23,13 @@ export class OidcClient {
     const issuer = new URL(this.#settings.issuer);
     const loopback = issuer.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname);
     this.#config ??= client
-      .discovery(issuer, this.#settings.clientId, this.#settings.clientSecret, undefined, loopback ? { execute: [client.allowInsecureRequests] } : undefined)
+      .discovery(
+        issuer,
+        this.#settings.clientId,
+        this.#settings.clientSecret,
+        undefined,
+        loopback ? { execute: [client.allowInsecureRequests] } : undefined,
+      )
       .catch((err: unknown) => {
         this.#config = undefined;
         throw new AppError('unavailable', 'oauth_unavailable', `the identity provider could not be reached: ${String(err)}`);
@@ -49,11 +55,19 @@ export class OidcClient {
   async finish(callbackUrl: URL, state: string, pending: PendingAuthorization): Promise<Identity> {
     const config = await this.#configuration();
     try {
-      const tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: pending.codeVerifier, expectedState: state, expectedNonce: pending.nonce, idTokenExpected: true });
+      const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+        pkceCodeVerifier: pending.codeVerifier,
+        expectedState: state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
       const idClaims = tokens.claims();
       if (!idClaims) throw new Error('no ID token');
       // Many providers put e-mail and profile claims only in the userinfo response.
-      const claims = typeof idClaims.email === 'string' ? idClaims : { ...(await client.fetchUserInfo(config, tokens.access_token, idClaims.sub)), sub: idClaims.sub };
+      const claims =
+        typeof idClaims.email === 'string'
+          ? idClaims
+          : { ...(await client.fetchUserInfo(config, tokens.access_token, idClaims.sub)), sub: idClaims.sub };
       return {
         issuer: config.serverMetadata().issuer,
         subject: idClaims.sub,
@@ -62,7 +76,11 @@ export class OidcClient {
         name: typeof claims.name === 'string' ? claims.name : null,
       };
     } catch (err) {
-      throw new AppError('invalid', 'oauth_failed', `the identity provider refused the sign-in: ${err instanceof Error ? err.message : String(err)}`);
+      throw new AppError(
+        'invalid',
+        'oauth_failed',
+        `the identity provider refused the sign-in: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 }

@@ -4,5 +4,9 @@ import Stripe from 'stripe';
 export function createStripe(secretKey: string, apiBase: string | undefined): Stripe {
   if (!apiBase) return new Stripe(secretKey);
   const base = new URL(apiBase);
-  return new Stripe(secretKey, { host: base.hostname, port: base.port || (base.protocol === 'https:' ? 443 : 80), protocol: base.protocol.replace(':', '') as 'http' | 'https' });
+  return new Stripe(secretKey, {
+    host: base.hostname,
+    port: base.port || (base.protocol === 'https:' ? 443 : 80),
+    protocol: base.protocol.replace(':', '') as 'http' | 'https',
+  });
 }

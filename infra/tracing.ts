@@ -25,7 +25,11 @@ export function installTracing(serviceName: string, env: NodeJS.ProcessEnv = pro
   const resource = new Resource({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName });
   // Without an exporter, spans are not recorded (attributes, timings): they still get ids, which propagate.
   // With one, OTEL_TRACES_SAMPLER decides (by default every trace the caller did not mark unsampled).
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor], ...(exporting ? {} : { sampler: new AlwaysOffSampler() }) });
+  const provider = new NodeTracerProvider({
+    resource,
+    spanProcessors: [processor],
+    ...(exporting ? {} : { sampler: new AlwaysOffSampler() }),
+  });
   provider.register();
   installed = { processor, resource, shutdown: () => provider.shutdown() };
   return installed;

@@ -36,12 +36,18 @@ function postWebhook(url: string, headers: Record<string, string>, body: string,
   const target = new URL(url);
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
-    const done = (r: { statusCode: number } | { error: string }) => resolve({ ...r, durationMs: performance.now() - started } as AttemptResult);
+    const done = (r: { statusCode: number } | { error: string }) =>
+      resolve({ ...r, durationMs: performance.now() - started } as AttemptResult);
     const req = transport.request(
       target,
       {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString(), 'user-agent': 'memory-service-webhooks/1', ...headers },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body).toString(),
+          'user-agent': 'memory-service-webhooks/1',
+          ...headers,
+        },
         ...(allowPrivate ? {} : { lookup: publicOnlyLookup }),
         signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
       },

@@ -32,7 +32,9 @@ export class Migration0001Foundation extends Migration {
         constraint orgs_slug_format check (slug ~ '^[a-z0-9-]{1,80}$'),
         constraint orgs_name_length check (char_length(name) between 1 and 200)
       )`);
-    this.addSql(`alter table users add constraint users_last_org_fk foreign key (last_org_id) references orgs (id) on delete set null deferrable initially deferred`);
+    this.addSql(
+      `alter table users add constraint users_last_org_fk foreign key (last_org_id) references orgs (id) on delete set null deferrable initially deferred`,
+    );
     this.addSql(`
       create table memberships (
         org_id uuid not null references orgs (id) on delete cascade deferrable initially deferred,

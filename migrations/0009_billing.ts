@@ -3,7 +3,9 @@ import { Migration } from '@mikro-orm/migrations';
 // The payment processor's view of an org, and every processor event received, once per event id.
 export class Migration0009Billing extends Migration {
   override up(): void {
-    this.addSql(`alter table orgs add column stripe_customer_id text, add column stripe_subscription_id text, add column billing_status text`);
+    this.addSql(
+      `alter table orgs add column stripe_customer_id text, add column stripe_subscription_id text, add column billing_status text`,
+    );
     this.addSql(`create index orgs_stripe_customer_idx on orgs (stripe_customer_id) where stripe_customer_id is not null`);
     this.addSql(`
       create table billing_events (

@@ -8,7 +8,9 @@ export class Migration0010Intelligence extends Migration {
     this.addSql(`alter table entities add column normalized_aliases text[] not null default '{}'`);
     this.addSql(`create index entities_aliases_idx on entities using gin (normalized_aliases)`);
     this.addSql(`create index entities_org_seen_idx on entities (org_id, last_seen_at desc, id)`);
-    this.addSql(`alter table memory_entities add constraint memory_entities_org_fk foreign key (org_id) references orgs (id) on delete cascade deferrable initially deferred`);
+    this.addSql(
+      `alter table memory_entities add constraint memory_entities_org_fk foreign key (org_id) references orgs (id) on delete cascade deferrable initially deferred`,
+    );
     this.addSql(`create index memory_entities_org_idx on memory_entities (org_id, entity_id)`);
 
     // A consolidation merge supersedes both originals: they leave search and the default lists but stay

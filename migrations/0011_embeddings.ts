@@ -20,7 +20,9 @@ export class Migration0011Embeddings extends Migration {
       )`);
     // One index for every tenant: pgvector's iterative scan keeps reading it until k rows of the org pass
     // the filters (domain/search/semantic.ts), and an exact scan through the org index covers the rest.
-    this.addSql(`create index memory_embeddings_hnsw_idx on memory_embeddings using hnsw (embedding vector_cosine_ops) with (m = 16, ef_construction = 64)`);
+    this.addSql(
+      `create index memory_embeddings_hnsw_idx on memory_embeddings using hnsw (embedding vector_cosine_ops) with (m = 16, ef_construction = 64)`,
+    );
     // The org's vectors by text: reuse for identical content, counts of what is embedded, exact scans.
     this.addSql(`create index memory_embeddings_org_idx on memory_embeddings (org_id, model, content_hash)`);
   }

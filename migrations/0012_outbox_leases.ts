@@ -6,7 +6,9 @@ import { Migration } from '@mikro-orm/migrations';
 // `last_error`) instead of being retried ahead of the rows behind it forever.
 export class Migration0012OutboxLeases extends Migration {
   override up(): void {
-    this.addSql(`alter table outbox add column claimed_until timestamptz(3), add column next_attempt_at timestamptz(3), add column failed_at timestamptz(3)`);
+    this.addSql(
+      `alter table outbox add column claimed_until timestamptz(3), add column next_attempt_at timestamptz(3), add column failed_at timestamptz(3)`,
+    );
     this.addSql(`drop index outbox_pending_idx`);
     this.addSql(`create index outbox_pending_idx on outbox (created_at, id) where dispatched_at is null and failed_at is null`);
     this.addSql(`create index outbox_failed_idx on outbox (failed_at) where failed_at is not null`);

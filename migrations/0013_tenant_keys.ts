@@ -59,7 +59,9 @@ export class Migration0013TenantKeys extends Migration {
     // A counter's scope is an org or one of its namespaces. Counters of neither (a deleted project's or org's
     // whose delete raced this migration) are read by nothing.
     this.addSql(`alter table counters add column org_id uuid`);
-    this.addSql(`update counters c set org_id = coalesce((select o.id from orgs o where o.id = c.scope_id), (select n.org_id from namespaces n where n.id = c.scope_id))`);
+    this.addSql(
+      `update counters c set org_id = coalesce((select o.id from orgs o where o.id = c.scope_id), (select n.org_id from namespaces n where n.id = c.scope_id))`,
+    );
     this.addSql(`delete from counters where org_id is null`);
     this.addSql(`alter table counters alter column org_id set not null`);
     // A distribution column holds no nulls: the jobs of no org (a password reset mail, a payment event of an
@@ -67,16 +69,25 @@ export class Migration0013TenantKeys extends Migration {
     this.addSql(`update outbox set org_id = '${NO_ORG}' where org_id is null`);
     this.addSql(`alter table outbox alter column org_id set not null`);
 
-    for (const table of BY_ID) this.addSql(`alter table ${table} drop constraint ${table}_pkey, add constraint ${table}_pkey primary key (org_id, id)`);
-    this.addSql(`alter table memory_embeddings drop constraint memory_embeddings_pkey, add constraint memory_embeddings_pkey primary key (org_id, memory_id)`);
-    this.addSql(`alter table memory_entities drop constraint memory_entities_pk, add constraint memory_entities_pk primary key (org_id, entity_id, memory_id)`);
-    this.addSql(`alter table export_chunks drop constraint export_chunks_pk, add constraint export_chunks_pk primary key (org_id, export_id, seq)`);
+    for (const table of BY_ID)
+      this.addSql(`alter table ${table} drop constraint ${table}_pkey, add constraint ${table}_pkey primary key (org_id, id)`);
+    this.addSql(
+      `alter table memory_embeddings drop constraint memory_embeddings_pkey, add constraint memory_embeddings_pkey primary key (org_id, memory_id)`,
+    );
+    this.addSql(
+      `alter table memory_entities drop constraint memory_entities_pk, add constraint memory_entities_pk primary key (org_id, entity_id, memory_id)`,
+    );
+    this.addSql(
+      `alter table export_chunks drop constraint export_chunks_pk, add constraint export_chunks_pk primary key (org_id, export_id, seq)`,
+    );
     this.addSql(`alter table counters drop constraint counters_pk, add constraint counters_pk primary key (org_id, scope_id, name, shard)`);
     // Job keys are made from ids of the org's own rows, so they stay unique within the org.
     this.addSql(`alter table outbox drop constraint outbox_job_key_unique, add constraint outbox_job_key_unique unique (org_id, job_key)`);
 
     for (const fk of TENANT_FKS) {
-      this.addSql(`alter table ${fk.table} add constraint ${fk.name} foreign key (org_id, ${fk.columns}) references ${fk.references} (org_id, id) on delete cascade deferrable initially deferred`);
+      this.addSql(
+        `alter table ${fk.table} add constraint ${fk.name} foreign key (org_id, ${fk.columns}) references ${fk.references} (org_id, id) on delete cascade deferrable initially deferred`,
+      );
     }
 
     // Indexes that find rows by a parent's id, now by org and parent (they also serve the cascades above).

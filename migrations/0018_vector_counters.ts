@@ -33,9 +33,15 @@ export class Migration0018VectorCounters extends Migration {
       end $$`);
     // Creating the triggers locks out writers of the table until this migration commits, so the counts below
     // and the triggers' afterwards add up exactly.
-    this.addSql(`create trigger memory_embeddings_counted_insert after insert on memory_embeddings referencing new table as new_rows for each statement execute function memory_embeddings_count()`);
-    this.addSql(`create trigger memory_embeddings_counted_update after update on memory_embeddings referencing old table as old_rows new table as new_rows for each statement execute function memory_embeddings_count()`);
-    this.addSql(`create trigger memory_embeddings_counted_delete after delete on memory_embeddings referencing old table as old_rows for each statement execute function memory_embeddings_count()`);
+    this.addSql(
+      `create trigger memory_embeddings_counted_insert after insert on memory_embeddings referencing new table as new_rows for each statement execute function memory_embeddings_count()`,
+    );
+    this.addSql(
+      `create trigger memory_embeddings_counted_update after update on memory_embeddings referencing old table as old_rows new table as new_rows for each statement execute function memory_embeddings_count()`,
+    );
+    this.addSql(
+      `create trigger memory_embeddings_counted_delete after delete on memory_embeddings referencing old table as old_rows for each statement execute function memory_embeddings_count()`,
+    );
     this.addSql(`
       insert into counters (org_id, scope_id, name, shard, value)
       select org_id, org_id, 'vectors:' || model, 0, count(*) from memory_embeddings group by org_id, model

@@ -11,10 +11,16 @@ import { Migration } from '@mikro-orm/migrations';
 // migration asks the worker to walk once; domain/embeddings/backfill.ts): it embeds their passages only.
 export class Migration0021Passages extends Migration {
   override up(): void {
-    this.addSql(`create table if not exists embedding_backfills (org_id uuid primary key, requested_at timestamptz(3) not null default now())`);
-    this.addSql(`insert into embedding_backfills (org_id) select distinct org_id from memories where length(content) > 2000 and superseded_by is null on conflict do nothing`);
+    this.addSql(
+      `create table if not exists embedding_backfills (org_id uuid primary key, requested_at timestamptz(3) not null default now())`,
+    );
+    this.addSql(
+      `insert into embedding_backfills (org_id) select distinct org_id from memories where length(content) > 2000 and superseded_by is null on conflict do nothing`,
+    );
     this.addSql(`alter table memory_embeddings add column if not exists passage smallint not null default 0`);
-    this.addSql(`alter table memory_embeddings drop constraint memory_embeddings_pkey, add constraint memory_embeddings_pkey primary key (org_id, memory_id, passage)`);
+    this.addSql(
+      `alter table memory_embeddings drop constraint memory_embeddings_pkey, add constraint memory_embeddings_pkey primary key (org_id, memory_id, passage)`,
+    );
     this.addSql(`
       create or replace function memory_embeddings_count() returns trigger language plpgsql as $$
       declare

@@ -3,7 +3,15 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { onScrape, registry } from '../infra/metrics.ts';
 
-const LEVELS: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
+const LEVELS: Record<string, LogLevel> = {
+  trace: 'TRACE',
+  debug: 'DEBUG',
+  info: 'INFO',
+  warn: 'WARN',
+  error: 'ERROR',
+  fatal: 'ERROR',
+  silent: 'ERROR',
+};
 
 // The SDK's own metrics (workflow and activity task latencies, pollers, sticky cache, ...) are buffered by
 // its core and copied into the process's Prometheus registry, so the worker's /metrics serves them beside
@@ -50,7 +58,16 @@ export function installTemporalRuntime(logger: Logger, level: string): void {
   if (installed) return;
   installed = true;
   const sdkLogger = new DefaultLogger(LEVELS[level] ?? 'INFO', (entry) => {
-    const method = entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error';
+    const method =
+      entry.level === 'TRACE'
+        ? 'trace'
+        : entry.level === 'DEBUG'
+          ? 'debug'
+          : entry.level === 'INFO'
+            ? 'info'
+            : entry.level === 'WARN'
+              ? 'warn'
+              : 'error';
     logger[method]({ temporal: entry.meta }, entry.message);
   });
   Runtime.install({ logger: sdkLogger, telemetryOptions: { metrics: { metricPrefix: 'temporal_', buffer } } });

@@ -17,7 +17,9 @@ import type { CodecKey } from './payload-codec.ts';
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 // OpenTelemetry's workflow interceptors, bundled with the workflows: each workflow and each activity it
 // schedules continues the trace its start or signal carried in its headers.
-export const WORKFLOW_INTERCEPTORS_PATH = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+export const WORKFLOW_INTERCEPTORS_PATH = createRequire(import.meta.url).resolve(
+  '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
+);
 
 export interface WorkerOptions {
   endpoint: TemporalEndpoint;
@@ -55,7 +57,12 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     dataConverter: dataConverter(options.codecKeys),
     activities: { ...createActivities(options.deps), ...options.replaceActivities },
     interceptors: {
-      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      activity: [
+        (ctx) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+      ],
       // A prebuilt bundle carries them already (temporal/workflow-bundle.ts).
       ...(options.workflowBundle ? {} : { workflowModules: [WORKFLOW_INTERCEPTORS_PATH] }),
     },

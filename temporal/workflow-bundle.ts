@@ -35,7 +35,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const out = process.argv[2];
   if (!out) throw new Error('usage: node temporal/workflow-bundle.ts <file>');
   const stamp = `// bundle of ${await fingerprint()}\n`;
-  const current = await readFile(out, 'utf8').then((code) => code.startsWith(stamp), () => false);
+  const current = await readFile(out, 'utf8').then(
+    (code) => code.startsWith(stamp),
+    () => false,
+  );
   if (!current) {
     await writeFile(out, stamp + (await buildWorkflowBundle()));
     console.log(`[workflows] bundled into ${out}`);

@@ -41,7 +41,12 @@ export async function consolidationDetectWorkflow(args: DetectArgs): Promise<Det
     }
   }
   const recorded = await recordConsolidationProposals({ orgId: args.orgId, proposals });
-  return { scanned: scan.scanned, proposalsCreated: scan.created + recorded.created, alreadyKnown: scan.alreadyKnown + recorded.alreadyKnown, contradictionChecksFailed };
+  return {
+    scanned: scan.scanned,
+    proposalsCreated: scan.created + recorded.created,
+    alreadyKnown: scan.alreadyKnown + recorded.alreadyKnown,
+    contradictionChecksFailed,
+  };
 }
 
 // The model drafts the merged text; one transaction then writes it and supersedes both originals. A

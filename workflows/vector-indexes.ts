@@ -28,7 +28,10 @@ export async function vectorIndexesWorkflow(): Promise<VectorIndexRun> {
       await buildOrgIndex({ orgId });
       run.built.push(orgId);
     } catch (err) {
-      run.failed.push({ orgId, error: err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err) });
+      run.failed.push({
+        orgId,
+        error: err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err),
+      });
     }
   }
   return run;

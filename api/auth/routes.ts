@@ -48,7 +48,10 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
         201: { description: 'Account created', schema: signupResponse },
         400: { description: 'Also `captcha_required` or `captcha_failed` when CAPTCHA_SECRET is set' },
         409: { description: '`email_taken`' },
-        429: { description: '`too_many_requests`: SIGNUPS_PER_ADDRESS_PER_HOUR (default 20) sign-ups per client address an hour; Retry-After in seconds' },
+        429: {
+          description:
+            '`too_many_requests`: SIGNUPS_PER_ADDRESS_PER_HOUR (default 20) sign-ups per client address an hour; Retry-After in seconds',
+        },
         503: { description: '`captcha_unavailable`: the captcha service could not be reached' },
       },
       handler: async (ctx, { body }) => {
@@ -75,7 +78,16 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
         ctx.body = {
           ...accountJson(account),
           email_verification_sent: true,
-          api_token: { id: plan.apiToken.id, prefix: apiToken.prefix, raw: apiToken.raw, name: 'default', user_id: plan.userId, created_at: now, last_used_at: null, expires_at: null },
+          api_token: {
+            id: plan.apiToken.id,
+            prefix: apiToken.prefix,
+            raw: apiToken.raw,
+            name: 'default',
+            user_id: plan.userId,
+            created_at: now,
+            last_used_at: null,
+            expires_at: null,
+          },
         };
       },
     }),
@@ -85,15 +97,26 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'Sign in with e-mail and password; sets the session cookie',
-      description: 'Without `org_id` the session acts in the org the user used last. With `org_id` it acts in that org (403 when not a member).',
+      description:
+        'Without `org_id` the session acts in the org the user used last. With `org_id` it acts in that org (403 when not a member).',
       body: z.object({ email, password: z.string().min(1).max(1024), org_id: z.uuid().optional() }),
-      responses: { 200: { description: 'Signed in', schema: accountSchema }, 401: { description: '`invalid_credentials`: no such account, or a wrong password' }, 403: { description: 'Not a member of `org_id`' }, 429: { description: '`too_many_attempts`: 10 failed attempts on one account from one client address, or 50 attempts from one client address, in 15 minutes; Retry-After in seconds' } },
+      responses: {
+        200: { description: 'Signed in', schema: accountSchema },
+        401: { description: '`invalid_credentials`: no such account, or a wrong password' },
+        403: { description: 'Not a member of `org_id`' },
+        429: {
+          description:
+            '`too_many_attempts`: 10 failed attempts on one account from one client address, or 50 attempts from one client address, in 15 minutes; Retry-After in seconds',
+        },
+      },
       handler: async (ctx, { body }) => {
         await guardLogin(ctx.state.em, body.email, ctx.ip);
-        const session = await login(ctx.state.em, { email: body.email, password: body.password, orgId: body.org_id }).catch(async (err: unknown) => {
-          if (err instanceof AppError && err.error === 'invalid_credentials') await recordLoginFailure(ctx.state.em, body.email, ctx.ip);
-          throw err;
-        });
+        const session = await login(ctx.state.em, { email: body.email, password: body.password, orgId: body.org_id }).catch(
+          async (err: unknown) => {
+            if (err instanceof AppError && err.error === 'invalid_credentials') await recordLoginFailure(ctx.state.em, body.email, ctx.ip);
+            throw err;
+          },
+        );
         setSessionCookie(ctx, config, session.sessionSecret, session.expiresAt);
         ctx.body = accountJson(session);
       },
@@ -149,18 +172,34 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       body: z
         .object({
           password: z.string().min(1).max(1024).optional(),
-          confirm_email: z.string().min(1).max(320).optional().meta({ description: "accounts without a password: the account's e-mail, typed out" }),
+          confirm_email: z
+            .string()
+            .min(1)
+            .max(320)
+            .optional()
+            .meta({ description: "accounts without a password: the account's e-mail, typed out" }),
         })
-        .refine((b) => (b.password === undefined) !== (b.confirm_email === undefined), { message: 'send either password or confirm_email' }),
+        .refine((b) => (b.password === undefined) !== (b.confirm_email === undefined), {
+          message: 'send either password or confirm_email',
+        }),
       responses: {
         200: {
           description: 'Deleted; the cookie is cleared',
           schema: z.object({
             ok: z.literal(true),
-            counts: z.object({ orgs_deleted: z.number().int(), memories_deleted: z.number().int(), memberships_removed: z.number().int(), api_tokens_deleted: z.number().int(), sessions_ended: z.number().int() }),
+            counts: z.object({
+              orgs_deleted: z.number().int(),
+              memories_deleted: z.number().int(),
+              memberships_removed: z.number().int(),
+              api_tokens_deleted: z.number().int(),
+              sessions_ended: z.number().int(),
+            }),
           }),
         },
-        403: { description: '`password_mismatch`; for an account without a password `reauthentication_required` (the session is older than 15 minutes, or not a session) or `email_mismatch`' },
+        403: {
+          description:
+            '`password_mismatch`; for an account without a password `reauthentication_required` (the session is older than 15 minutes, or not a session) or `email_mismatch`',
+        },
         409: { description: '`sole_owner`' },
       },
       handler: async (ctx, { body }) => {
@@ -177,7 +216,10 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'Rebind the current cookie session to another org the user belongs to',
       body: z.object({ org_id: z.uuid() }),
-      responses: { 200: { description: 'Session now acts in that org', schema: accountSchema }, 404: { description: 'Not a member of that org' } },
+      responses: {
+        200: { description: 'Session now acts in that org', schema: accountSchema },
+        404: { description: 'Not a member of that org' },
+      },
       handler: async (ctx, { body }) => {
         ctx.body = accountJson(await switchOrg(ctx.state.em, callerOf(ctx), body.org_id));
       },
@@ -192,7 +234,9 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       responses: {
         200: { description: 'Verified', schema: z.object({ ok: z.literal(true), email_verified: z.literal(true) }) },
         400: { description: '`invalid_token`: unknown, used or expired' },
-        429: { description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes' },
+        429: {
+          description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes',
+        },
       },
       handler: async (ctx, { body }) => {
         await throttleTokenUse(ctx.state.em, ctx.ip);
@@ -210,7 +254,10 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       body: z.object({ email }),
       responses: {
         200: { description: 'Accepted', schema: z.object({ ok: z.literal(true) }) },
-        429: { description: '`too_many_requests`: 3 per address per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds' },
+        429: {
+          description:
+            '`too_many_requests`: 3 per address per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds',
+        },
       },
       handler: async (ctx, { body }) => {
         await throttleResetMail(ctx.state.em, body.email, ctx.ip);
@@ -234,11 +281,16 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
             api_tokens_kept: z
               .number()
               .int()
-              .meta({ description: "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the password was leaked with them (our addition)" }),
+              .meta({
+                description:
+                  "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the password was leaked with them (our addition)",
+              }),
           }),
         },
         400: { description: '`invalid_token`: unknown, used or expired' },
-        429: { description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes' },
+        429: {
+          description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes',
+        },
       },
       handler: async (ctx, { body }) => {
         await throttleTokenUse(ctx.state.em, ctx.ip);
@@ -257,7 +309,10 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       responses: {
         202: { description: 'Mail queued', schema: z.object({ ok: z.literal(true), email_verification_sent: z.literal(true) }) },
         409: { description: '`email_already_verified`' },
-        429: { description: '`too_many_requests`: 3 per account per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds' },
+        429: {
+          description:
+            '`too_many_requests`: 3 per account per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds',
+        },
       },
       handler: async (ctx) => {
         await throttleVerificationMail(ctx.state.em, callerOf(ctx).userId, ctx.ip);

@@ -27,7 +27,10 @@ export function tokenRoutes(): AnyRoute[] {
         name: z.string().trim().min(1).max(200).optional(),
         expires_in_days: z.number().int().min(1).max(3650).optional().meta({ description: 'omit for a token that does not expire' }),
       }),
-      responses: { 201: { description: 'Token issued', schema: issuedTokenSchema }, 409: { description: '`token_limit`: the caller holds 100 live API tokens in this org' } },
+      responses: {
+        201: { description: 'Token issued', schema: issuedTokenSchema },
+        409: { description: '`token_limit`: the caller holds 100 live API tokens in this org' },
+      },
       handler: async (ctx, { body }) => {
         const token = await createToken(ctx.state.em, callerOf(ctx), { name: body.name, expiresInDays: body.expires_in_days });
         ctx.status = 201;
@@ -41,7 +44,11 @@ export function tokenRoutes(): AnyRoute[] {
       access: 'caller',
       summary: 'Revoke an API token; the next request with it gets 401',
       params: z.object({ id: z.uuid() }),
-      responses: { 204: { description: 'Revoked' }, 403: { description: "Another member's token, and the caller is not an owner or admin" }, 404: { description: 'No such token in this org' } },
+      responses: {
+        204: { description: 'Revoked' },
+        403: { description: "Another member's token, and the caller is not an owner or admin" },
+        404: { description: 'No such token in this org' },
+      },
       handler: async (ctx, { params }) => {
         await revokeToken(ctx.state.em, callerOf(ctx), params.id);
         ctx.status = 204;

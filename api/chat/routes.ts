@@ -33,7 +33,11 @@ export function chatRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       description:
         "Puts the top 8 memories by BM25 for the last user message (of one project when namespace is given) and up to 4 runbooks whose trigger phrases that message contains (best success ratio first) into the prompt. citations lists what the reply was grounded on. With session_id, the last user message and the reply are appended to that session. Needs a paid plan or a BYOK key; via is `primary`, `alternate` (the server's default provider failed and its alternate answered) or `byok`. Counts toward the write rate limit.",
       body: z.object({
-        messages: z.array(message).min(1).max(100).refine((m) => m.some((x) => x.role === 'user'), 'at least one message must have role user'),
+        messages: z
+          .array(message)
+          .min(1)
+          .max(100)
+          .refine((m) => m.some((x) => x.role === 'user'), 'at least one message must have role user'),
         session_id: z.uuid().optional(),
         namespace: namespaceName.optional(),
         ...byokFields,
@@ -68,7 +72,13 @@ export function chatRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
             { role: 'assistant', content: answer.value.reply, citations },
           ]);
         }
-        ctx.body = { reply: answer.value.reply, citations, runbook_proposal: answer.value.runbook_proposal, session_id: body.session_id ?? null, via: answer.via };
+        ctx.body = {
+          reply: answer.value.reply,
+          citations,
+          runbook_proposal: answer.value.runbook_proposal,
+          session_id: body.session_id ?? null,
+          via: answer.via,
+        };
       },
     }),
   ];

@@ -31,7 +31,9 @@ const rowShape = {
   id: z.uuid(),
   title: z.string(),
   message_count: z.number().int(),
-  last_message_preview: z.string().meta({ description: `first ${CHAT_PREVIEW_CHARS} characters of the newest message; empty when there is none` }),
+  last_message_preview: z
+    .string()
+    .meta({ description: `first ${CHAT_PREVIEW_CHARS} characters of the newest message; empty when there is none` }),
   created_at: epochMs,
   updated_at: epochMs,
 };

@@ -80,13 +80,11 @@ const mem0Memory = (m: MemoryView) => ({
   updated_at: iso(m.updatedAt),
   ...(m.score !== undefined ? { score: m.score } : {}),
 });
-const mem0MemorySchema = z
-  .record(z.string(), z.unknown())
-  .meta({
-    id: 'Mem0Memory',
-    description:
-      "a memory in mem0's shape: id, memory, user_id, agent_id, app_id, run_id, hash, metadata, categories, created_at, updated_at (ISO 8601), score in searches",
-  });
+const mem0MemorySchema = z.record(z.string(), z.unknown()).meta({
+  id: 'Mem0Memory',
+  description:
+    "a memory in mem0's shape: id, memory, user_id, agent_id, app_id, run_id, hash, metadata, categories, created_at, updated_at (ISO 8601), score in searches",
+});
 
 // A conversation's message without its own time: mem0 gives one `timestamp` for the call.
 const message = conversationMessage.omit({ occurred_at: true });
@@ -236,7 +234,12 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlot
         query: z.string().trim().min(1).max(4000),
         filters: mem0Filters.optional(),
         top_k: z.number().int().min(1).max(100).default(10),
-        threshold: z.number().min(0).max(1).optional().meta({ description: 'hits whose relevance (0-1, the score given) is below it are left out' }),
+        threshold: z
+          .number()
+          .min(0)
+          .max(1)
+          .optional()
+          .meta({ description: 'hits whose relevance (0-1, the score given) is below it are left out' }),
       }),
       responses: { 200: { description: 'Hits, best first', schema: z.object({ results: z.array(mem0MemorySchema) }) } },
       handler: async (ctx, { body }) => {

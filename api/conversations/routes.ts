@@ -47,11 +47,9 @@ const capturedConversation = z
     memories: z
       .array(memorySchema)
       .meta({ description: "the messages' memories, in order, each with metadata.chunk_index continuing the thread" }),
-    extraction: extraction
-      .nullable()
-      .meta({
-        description: 'with infer: the extraction, queued (or skipped, with its reason); GET /api/conversations/extractions/{id} follows it',
-      }),
+    extraction: extraction.nullable().meta({
+      description: 'with infer: the extraction, queued (or skipped, with its reason); GET /api/conversations/extractions/{id} follows it',
+    }),
   })
   .meta({ id: 'CapturedConversation' });
 

@@ -26,12 +26,19 @@ let files: Promise<{ index: Buffer; assets: Map<string, Buffer> }> | undefined;
 async function readBuild() {
   const index = await readFile(new URL('index.html', DIST));
   const names = await readdir(new URL('assets/', DIST));
-  return { index, assets: new Map(await Promise.all(names.map(async (name) => [name, await readFile(new URL(`assets/${name}`, DIST))] as const))) };
+  return {
+    index,
+    assets: new Map(await Promise.all(names.map(async (name) => [name, await readFile(new URL(`assets/${name}`, DIST))] as const))),
+  };
 }
 const build = () => {
   files ??= readBuild().catch((err: unknown) => {
     files = undefined;
-    throw new AppError('unavailable', 'dashboard_not_built', `the dashboard is not built (run scripts/start.sh, or node dashboard/build.ts): ${String(err)}`);
+    throw new AppError(
+      'unavailable',
+      'dashboard_not_built',
+      `the dashboard is not built (run scripts/start.sh, or node dashboard/build.ts): ${String(err)}`,
+    );
   });
   return files;
 };

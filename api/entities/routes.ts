@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { deleteEntity, ENTITY_MEMORY_LIMIT, getEntity, listEntities, updateEntity, type EntityView } from '../../domain/entities/entities.ts';
+import {
+  deleteEntity,
+  ENTITY_MEMORY_LIMIT,
+  getEntity,
+  listEntities,
+  updateEntity,
+  type EntityView,
+} from '../../domain/entities/entities.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
@@ -16,7 +23,15 @@ const entitySchema = z
     last_seen_at: epochMs,
     metadata: z.record(z.string(), z.unknown()),
     memories: z
-      .array(z.object({ id: z.uuid(), content: z.string(), namespace: z.string(), created_at: epochMs, linked_via: z.string().meta({ description: '`extraction` for links made by entity extraction' }) }))
+      .array(
+        z.object({
+          id: z.uuid(),
+          content: z.string(),
+          namespace: z.string(),
+          created_at: epochMs,
+          linked_via: z.string().meta({ description: '`extraction` for links made by entity extraction' }),
+        }),
+      )
       .optional()
       .meta({ description: `only with include_memories: up to ${ENTITY_MEMORY_LIMIT} linked memories, newest first` }),
   })
@@ -32,15 +47,33 @@ const entityJson = (e: EntityView) => ({
   last_seen_at: e.lastSeenAt,
   metadata: e.metadata,
   ...(e.memories
-    ? { memories: e.memories.map((m) => ({ id: m.id, content: m.content, namespace: m.namespace, created_at: m.createdAt, linked_via: m.linkedVia })) }
+    ? {
+        memories: e.memories.map((m) => ({
+          id: m.id,
+          content: m.content,
+          namespace: m.namespace,
+          created_at: m.createdAt,
+          linked_via: m.linkedVia,
+        })),
+      }
     : {}),
 });
 
 const idParams = z.object({ id: z.uuid() });
 const patchBody = z.object({
-  display_name: z.string().trim().min(1).max(200).optional().meta({ description: 'renames; 409 `entity_name_taken` when another entity of the org has the same normalized name' }),
+  display_name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: 'renames; 409 `entity_name_taken` when another entity of the org has the same normalized name' }),
   entity_type: z.string().trim().min(1).max(50).optional().meta({ description: 'stored lowercased' }),
-  aliases: z.array(z.string().trim().min(1).max(200)).max(50).optional().meta({ description: 'replaces the array; spellings that normalize alike are kept once' }),
+  aliases: z
+    .array(z.string().trim().min(1).max(200))
+    .max(50)
+    .optional()
+    .meta({ description: 'replaces the array; spellings that normalize alike are kept once' }),
   metadata: metadata.optional().meta({ description: 'merged; a key set to null is removed' }),
 });
 
@@ -52,7 +85,8 @@ export function entityRoutes(): AnyRoute[] {
       tag: 'entities',
       access: 'caller',
       summary: 'Entities of the org, most mentioned first',
-      description: 'Ordered by mention_count, then last_seen_at, both descending. q matches a case-insensitive substring of display_name or of any alias.',
+      description:
+        'Ordered by mention_count, then last_seen_at, both descending. q matches a case-insensitive substring of display_name or of any alias.',
       query: z.object({
         q: z.string().max(200).optional(),
         entity_type: z.string().max(50).optional().meta({ description: 'exact type, case-insensitive' }),
@@ -61,7 +95,12 @@ export function entityRoutes(): AnyRoute[] {
       }),
       responses: { 200: { description: 'Entities', schema: z.object({ entities: z.array(entitySchema) }) } },
       handler: async (ctx, { query }) => {
-        const rows = await listEntities(ctx.state.em, callerOf(ctx).orgId, { q: query.q, entityType: query.entity_type, limit: query.limit, offset: query.offset });
+        const rows = await listEntities(ctx.state.em, callerOf(ctx).orgId, {
+          q: query.q,
+          entityType: query.entity_type,
+          limit: query.limit,
+          offset: query.offset,
+        });
         ctx.body = { entities: rows.map(entityJson) };
       },
     }),
@@ -87,7 +126,11 @@ export function entityRoutes(): AnyRoute[] {
       summary: 'Rename, retype, replace aliases or merge metadata of an entity',
       params: idParams,
       body: patchBody,
-      responses: { 200: { description: 'The updated entity', schema: entitySchema }, 404: { description: 'Not in this org' }, 409: { description: '`entity_name_taken`' } },
+      responses: {
+        200: { description: 'The updated entity', schema: entitySchema },
+        404: { description: 'Not in this org' },
+        409: { description: '`entity_name_taken`' },
+      },
       handler: async (ctx, { params, body }) => {
         patchGuard(patchBody.shape).assert(body);
         const patch = { displayName: body.display_name, entityType: body.entity_type, aliases: body.aliases, metadata: body.metadata };

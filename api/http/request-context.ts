@@ -23,7 +23,11 @@ export function requestContext(orm: MikroORM, logger: Logger): Middleware<AppSta
     const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
     const started = performance.now();
     const parent = withRequestId(propagation.extract(ROOT_CONTEXT, ctx.headers), requestId);
-    const span = tracer().startSpan(`${ctx.method} ${ctx.path}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'memsvc.request_id': requestId } }, parent);
+    const span = tracer().startSpan(
+      `${ctx.method} ${ctx.path}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'memsvc.request_id': requestId } },
+      parent,
+    );
     ctx.set('X-Request-Id', requestId);
     ctx.state.requestId = requestId;
     ctx.state.log = logger;
@@ -39,11 +43,21 @@ export function requestContext(orm: MikroORM, logger: Logger): Middleware<AppSta
         const seconds = (performance.now() - started) / 1000;
         httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
         span.updateName(`${ctx.method} ${route}`);
-        span.setAttributes({ 'http.route': route, 'http.response.status_code': ctx.status, ...(caller ? { 'memsvc.org_id': caller.orgId } : {}) });
+        span.setAttributes({
+          'http.route': route,
+          'http.response.status_code': ctx.status,
+          ...(caller ? { 'memsvc.org_id': caller.orgId } : {}),
+        });
         if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         span.end();
         ctx.state.log.info(
-          { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 10_000) / 10, ...(caller ? { orgId: caller.orgId, userId: caller.userId } : {}) },
+          {
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms: Math.round(seconds * 10_000) / 10,
+            ...(caller ? { orgId: caller.orgId, userId: caller.userId } : {}),
+          },
           'request',
         );
       }

@@ -11,7 +11,9 @@ export function checkResponses(route: AnyRoute): Middleware<AppState> {
     if (!spec?.schema || ctx.status >= 400) return;
     const result = spec.schema.safeParse(ctx.body);
     if (!result.success) {
-      throw new Error(`${route.method.toUpperCase()} ${route.path} answered ${ctx.status} with a body outside its schema: ${result.error.message}`);
+      throw new Error(
+        `${route.method.toUpperCase()} ${route.path} answered ${ctx.status} with a body outside its schema: ${result.error.message}`,
+      );
     }
   };
 }

@@ -54,7 +54,11 @@ export function mcpHandler(app: Koa<AppState>): Middleware<AppState> {
         },
       );
       const retryAfter = res.headers['retry-after'];
-      return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined, retryAfter: retryAfter === undefined ? undefined : String(retryAfter) };
+      return {
+        status: res.statusCode,
+        body: res.body ? JSON.parse(res.body) : undefined,
+        retryAfter: retryAfter === undefined ? undefined : String(retryAfter),
+      };
     };
     const { request, parsedBody } = await webRequestOf(ctx);
     const server = idle.pop() ?? createMcpServer(serverCall);
@@ -77,7 +81,8 @@ export function mcpHandler(app: Koa<AppState>): Middleware<AppState> {
 // the transport, which answers with JSON-RPC's parse error).
 async function webRequestOf(ctx: AppContext): Promise<{ request: Request; parsedBody: unknown }> {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(ctx.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  for (const [name, value] of Object.entries(ctx.headers))
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   const url = `http://${ctx.host || 'localhost'}${ctx.originalUrl}`;
   const text = await readBody(ctx);
   try {

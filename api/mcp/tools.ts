@@ -12,7 +12,6 @@ import { listed } from './listed.ts';
 import { registerResources } from './resources.ts';
 import { agentAnswer, agentSearchAnswer, agentSearchBody } from './search-answer.ts';
 
-
 const id = z.object({ id: z.uuid() });
 // A path segment from a tool's input, which reaches here unchecked when the schema refused it (listed.ts).
 const segment = (value: unknown): string => encodeURIComponent(String(value));

@@ -1,6 +1,14 @@
 import { text } from 'node:stream/consumers';
 import { z } from 'zod';
-import { EXPORT_FORMATS, exportExtent, exportFile, getExport, listExports, requestExport, type ExportView } from '../../domain/exports/exports.ts';
+import {
+  EXPORT_FORMATS,
+  exportExtent,
+  exportFile,
+  getExport,
+  listExports,
+  requestExport,
+  type ExportView,
+} from '../../domain/exports/exports.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
@@ -45,7 +53,8 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'exports',
       access: 'caller',
       summary: 'Start an export of memories (ndjson or csv) with the list filters; answers 202 with the pending job',
-      description: 'Runs as the `export-<id>` workflow, a page of 1,000 rows at a time; poll GET /api/memories/exports/:id (row_count grows while it runs). Counts as a write.',
+      description:
+        'Runs as the `export-<id>` workflow, a page of 1,000 rows at a time; poll GET /api/memories/exports/:id (row_count grows while it runs). Counts as a write.',
       body: z.object({ format: z.enum(EXPORT_FORMATS), filters: z.object(filterFields).optional() }),
       responses: { 202: { description: 'Pending job', schema: exportSchema } },
       handler: async (ctx, { body }) => {
@@ -77,7 +86,10 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         200: {
           description: 'The job',
           schema: exportSchema.extend({
-            payload: z.string().nullable().meta({ description: 'the file inline once completed, or null above the inline limit (see download_url)' }),
+            payload: z
+              .string()
+              .nullable()
+              .meta({ description: 'the file inline once completed, or null above the inline limit (see download_url)' }),
             size_bytes: z.number().int().nullable().meta({ description: "the finished file's size in bytes; null until completed" }),
           }),
         },
@@ -90,7 +102,8 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
         if (job.status === 'completed') {
           const extent = await exportExtent(ctx.state.em, callerOf(ctx).orgId, job.id);
           size = extent.bytes;
-          if (size <= deps.config.EXPORT_INLINE_MAX_BYTES) payload = await text(exportFile(ctx.state.em, callerOf(ctx).orgId, job.id, extent));
+          if (size <= deps.config.EXPORT_INLINE_MAX_BYTES)
+            payload = await text(exportFile(ctx.state.em, callerOf(ctx).orgId, job.id, extent));
         }
         ctx.body = { ...json(job), payload, size_bytes: size };
       },
@@ -102,7 +115,11 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'The finished export as a file, streamed, with its Content-Length',
       params,
-      responses: { 200: { description: 'The file (text/csv or application/x-ndjson)' }, 404: { description: 'Not in this org' }, 409: { description: '`export_not_ready`' } },
+      responses: {
+        200: { description: 'The file (text/csv or application/x-ndjson)' },
+        404: { description: 'Not in this org' },
+        409: { description: '`export_not_ready`' },
+      },
       handler: async (ctx, { params: p }) => {
         const job = await getExport(ctx.state.em, callerOf(ctx).orgId, p.id);
         if (job.status !== 'completed') throw new AppError('conflict', 'export_not_ready', `the export is ${job.status}`);

@@ -42,9 +42,18 @@ export const scopeFields = {
   run_id: scopeId.optional().meta({ description: `${scopeDoc.run_id}; 1-${MAX_SCOPE_ID} characters` }),
 };
 export const scopePatchFields = {
-  user_id: scopeId.nullable().optional().meta({ description: `${scopeDoc.user_id}; null removes it` }),
-  agent_id: scopeId.nullable().optional().meta({ description: `${scopeDoc.agent_id}; null removes it` }),
-  run_id: scopeId.nullable().optional().meta({ description: `${scopeDoc.run_id}; null removes it` }),
+  user_id: scopeId
+    .nullable()
+    .optional()
+    .meta({ description: `${scopeDoc.user_id}; null removes it` }),
+  agent_id: scopeId
+    .nullable()
+    .optional()
+    .meta({ description: `${scopeDoc.agent_id}; null removes it` }),
+  run_id: scopeId
+    .nullable()
+    .optional()
+    .meta({ description: `${scopeDoc.run_id}; null removes it` }),
 };
 const scopeFilterFields = {
   user_id: scopeId.optional().meta({ description: 'only the memories of this end user' }),
@@ -58,12 +67,18 @@ export const tags = z.array(tag).max(64);
 // A thread's key is indexed (threads are read in order through it), and an index entry holds at most about
 // 2,700 bytes: 512 characters of up to 4 bytes each stay under that.
 export const MAX_PARENT_REF = 512;
-const parentRefFits = (ref: unknown) => ref === undefined || ref === null || typeof ref === 'number' || (typeof ref === 'string' && ref.length <= MAX_PARENT_REF);
+const parentRefFits = (ref: unknown) =>
+  ref === undefined || ref === null || typeof ref === 'number' || (typeof ref === 'string' && ref.length <= MAX_PARENT_REF);
 export const metadata = z
   .record(z.string(), z.unknown())
   .refine((m) => JSON.stringify(m).length <= MAX_METADATA_JSON, `metadata is limited to ${MAX_METADATA_JSON} characters of JSON`)
-  .refine((m) => parentRefFits(m.parent_ref), { message: `parent_ref is a string of at most ${MAX_PARENT_REF} characters (or a number)`, path: ['parent_ref'] })
-  .meta({ description: `free JSON object; see the contract for keys with meaning (parent_ref: a string of at most ${MAX_PARENT_REF} characters, or a number)` });
+  .refine((m) => parentRefFits(m.parent_ref), {
+    message: `parent_ref is a string of at most ${MAX_PARENT_REF} characters (or a number)`,
+    path: ['parent_ref'],
+  })
+  .meta({
+    description: `free JSON object; see the contract for keys with meaning (parent_ref: a string of at most ${MAX_PARENT_REF} characters, or a number)`,
+  });
 
 export const memorySchema = z
   .object({
@@ -79,9 +94,18 @@ export const memorySchema = z
     occurred_at: epochMs.meta({
       description: 'when what the memory tells happened (event time), epoch ms: set by the caller, else the time it was saved',
     }),
-    user_id: z.string().optional().meta({ description: `${scopeDoc.user_id}; absent when not set` }),
-    agent_id: z.string().optional().meta({ description: `${scopeDoc.agent_id}; absent when not set` }),
-    run_id: z.string().optional().meta({ description: `${scopeDoc.run_id}; absent when not set` }),
+    user_id: z
+      .string()
+      .optional()
+      .meta({ description: `${scopeDoc.user_id}; absent when not set` }),
+    agent_id: z
+      .string()
+      .optional()
+      .meta({ description: `${scopeDoc.agent_id}; absent when not set` }),
+    run_id: z
+      .string()
+      .optional()
+      .meta({ description: `${scopeDoc.run_id}; absent when not set` }),
     superseded_by: z
       .uuid()
       .optional()
@@ -96,16 +120,40 @@ export const memorySchema = z
 const listPlace = z.object({ rank: z.number().int().min(1).meta({ description: '1-based' }), score: z.number() });
 const hitExplainSchema = z
   .object({
-    lexical: listPlace.optional().meta({ description: "its place in the lexical list: rank and BM25 score (hybrid's list: question words left out, the namespace's statistics)" }),
-    thread_context: z.number().optional().meta({ description: "hybrid: the BM25 it gained from the chunks before it in its thread (its lexical score in fusion is lexical.score plus this)" }),
+    lexical: listPlace
+      .optional()
+      .meta({
+        description:
+          "its place in the lexical list: rank and BM25 score (hybrid's list: question words left out, the namespace's statistics)",
+      }),
+    thread_context: z
+      .number()
+      .optional()
+      .meta({
+        description:
+          'hybrid: the BM25 it gained from the chunks before it in its thread (its lexical score in fusion is lexical.score plus this)',
+      }),
     semantic: listPlace.optional().meta({ description: 'its place in the semantic list: rank and cosine similarity' }),
     passage: z.number().int().optional().meta({ description: 'the passage (1-based) of a long memory its semantic score came from' }),
-    fused: z.number().optional().meta({ description: 'hybrid: the fused score (the hit\'s score)' }),
-    time_window: z.literal(true).optional().meta({ description: "its event time lies in the window the query's time words named, which ranked it ahead of those outside" }),
+    fused: z.number().optional().meta({ description: "hybrid: the fused score (the hit's score)" }),
+    time_window: z
+      .literal(true)
+      .optional()
+      .meta({ description: "its event time lies in the window the query's time words named, which ranked it ahead of those outside" }),
     relevance_inputs: z
       .object({
-        lexical: z.number().meta({ description: "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it" }),
-        semantic: z.number().nullable().meta({ description: "the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode" }),
+        lexical: z
+          .number()
+          .meta({
+            description:
+              "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it",
+          }),
+        semantic: z
+          .number()
+          .nullable()
+          .meta({
+            description: "the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode",
+          }),
       })
       .meta({ description: 'what its relevance was computed from (docs/api-decisions.md, "Relevance")' }),
   })
@@ -113,15 +161,27 @@ const hitExplainSchema = z
 
 export const scoredMemorySchema = memorySchema
   .extend({
-    score: z.number().meta({ description: "lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists" }),
-    relevance: z.number().min(0).max(1).optional().meta({
-      description:
-        `search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (${RECOMMENDED_FLOOR} is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar.`,
-    }),
+    score: z
+      .number()
+      .meta({
+        description:
+          "lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists",
+      }),
+    relevance: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .meta({
+        description: `search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (${RECOMMENDED_FLOOR} is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar.`,
+      }),
     found_by: z.array(z.enum(['lexical', 'semantic'])).meta({ description: 'which lists found this memory (in hybrid, one or both)' }),
     matched_passage: z
       .object({
-        start: z.number().int().meta({ description: 'where the passage starts in content, in UTF-16 code units (as JavaScript indexes strings)' }),
+        start: z
+          .number()
+          .int()
+          .meta({ description: 'where the passage starts in content, in UTF-16 code units (as JavaScript indexes strings)' }),
         end: z.number().int().meta({ description: 'where it ends (exclusive), in the same units' }),
         text: z.string().meta({ description: 'the passage itself: content from start to end' }),
       })
@@ -162,7 +222,9 @@ const expressionChecked = (value: Record<string, unknown>, ctx: z.core.$Refineme
 };
 export const filterExpression = z.record(z.string(), z.unknown()).superRefine(expressionChecked).meta({ description: FILTERS_DOC });
 // The same as a query parameter: URL-encoded JSON.
-export const filterExpressionParam = jsonObjectParam.superRefine(expressionChecked).meta({ description: `URL-encoded JSON: ${FILTERS_DOC}` });
+export const filterExpressionParam = jsonObjectParam
+  .superRefine(expressionChecked)
+  .meta({ description: `URL-encoded JSON: ${FILTERS_DOC}` });
 
 // Filters shared by list, search and export requests.
 export const filterFields = {
@@ -173,7 +235,10 @@ export const filterFields = {
   updated_before: epochMsFilter.optional(),
   occurred_after: epochMsFilter.optional().meta({ description: 'only memories whose event time (occurred_at) is at or after this' }),
   occurred_before: epochMsFilter.optional().meta({ description: 'only memories whose event time (occurred_at) is at or before this' }),
-  metadata_filter: z.record(z.string(), z.unknown()).optional().meta({ description: "JSON containment: the row's metadata must contain this object" }),
+  metadata_filter: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .meta({ description: "JSON containment: the row's metadata must contain this object" }),
   tags: z.array(tag).max(64).optional().meta({ description: 'the memory must carry all of these tags' }),
   entity: z.uuid().optional().meta({ description: 'only memories mentioning this entity' }),
   include_superseded: z.boolean().optional().meta({ description: 'also return memories a consolidation merge superseded (default false)' }),

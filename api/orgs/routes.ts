@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { ROLES } from '../../domain/accounts/tables.ts';
-import { addMember, changeMemberRole, createOrg, getOrg, listMembers, listOwnOrgs, removeMember, updateOrg, type MemberView } from '../../domain/orgs/orgs.ts';
+import {
+  addMember,
+  changeMemberRole,
+  createOrg,
+  getOrg,
+  listMembers,
+  listOwnOrgs,
+  removeMember,
+  updateOrg,
+  type MemberView,
+} from '../../domain/orgs/orgs.ts';
 import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -12,10 +22,24 @@ const orgName = z.string().trim().min(1).max(200);
 const orgParams = z.object({ id: z.uuid() });
 
 const memberSchema = z
-  .object({ id: z.uuid(), email: z.string(), name: z.string(), role: z.enum(ROLES), last_login_at: epochMs.nullable(), created_at: epochMs })
+  .object({
+    id: z.uuid(),
+    email: z.string(),
+    name: z.string(),
+    role: z.enum(ROLES),
+    last_login_at: epochMs.nullable(),
+    created_at: epochMs,
+  })
   .meta({ id: 'Member' });
 
-const memberJson = (m: MemberView) => ({ id: m.id, email: m.email, name: m.name, role: m.role, last_login_at: m.lastLoginAt, created_at: m.createdAt });
+const memberJson = (m: MemberView) => ({
+  id: m.id,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  last_login_at: m.lastLoginAt,
+  created_at: m.createdAt,
+});
 const memberParams = z.object({ id: z.uuid(), userId: z.uuid() });
 
 const orgPatch = z.object({ name: orgName.optional(), slug: slug.optional() });
@@ -39,7 +63,8 @@ export function orgRoutes({ config }: ApiDeps): AnyRoute[] {
       tag: 'orgs',
       access: 'caller',
       summary: 'Create an organization with the caller as its owner',
-      description: 'The caller\'s current credential stays bound to its org; a cookie session moves with POST /api/auth/switch-org, and API tokens for the new org are issued from a session there.',
+      description:
+        "The caller's current credential stays bound to its org; a cookie session moves with POST /api/auth/switch-org, and API tokens for the new org are issued from a session there.",
       body: z.object({ name: orgName, slug: slug.optional() }),
       responses: {
         201: { description: 'Created', schema: orgSchema },
@@ -58,7 +83,7 @@ export function orgRoutes({ config }: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: "The credential's organization (any other id is 404)",
       params: orgParams,
-      responses: { 200: { description: 'The organization', schema: orgSchema }, 404: { description: 'Not the caller\'s org' } },
+      responses: { 200: { description: 'The organization', schema: orgSchema }, 404: { description: "Not the caller's org" } },
       handler: async (ctx, { params }) => {
         ctx.body = orgJson(await getOrg(ctx.state.em, callerOf(ctx), params.id));
       },
@@ -71,7 +96,11 @@ export function orgRoutes({ config }: ApiDeps): AnyRoute[] {
       summary: 'Rename the organization or change its slug (owners only)',
       params: orgParams,
       body: orgPatch,
-      responses: { 200: { description: 'The updated organization', schema: orgSchema }, 403: { description: 'Not an owner' }, 409: { description: '`slug_taken`' } },
+      responses: {
+        200: { description: 'The updated organization', schema: orgSchema },
+        403: { description: 'Not an owner' },
+        409: { description: '`slug_taken`' },
+      },
       handler: async (ctx, { params, body }) => {
         patchGuard(orgPatch.shape).assert(body);
         ctx.body = orgJson(await updateOrg(ctx.state.em, callerOf(ctx), params.id, body));
@@ -135,7 +164,12 @@ export function orgRoutes({ config }: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'Remove a member (owners only); their credentials for this org stop working at once',
       params: memberParams,
-      responses: { 204: { description: 'Removed' }, 403: { description: 'Not an owner' }, 404: { description: 'Not a member' }, 409: { description: '`last_owner`' } },
+      responses: {
+        204: { description: 'Removed' },
+        403: { description: 'Not an owner' },
+        404: { description: 'Not a member' },
+        409: { description: '`last_owner`' },
+      },
       handler: async (ctx, { params }) => {
         await removeMember(ctx.state.em, callerOf(ctx), params.id, params.userId);
         ctx.status = 204;

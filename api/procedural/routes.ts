@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { createRunbook, deleteRunbook, getRunbook, listRunbooks, recordOutcome, updateRunbook, type RunbookView } from '../../domain/runbooks/runbooks.ts';
+import {
+  createRunbook,
+  deleteRunbook,
+  getRunbook,
+  listRunbooks,
+  recordOutcome,
+  updateRunbook,
+  type RunbookView,
+} from '../../domain/runbooks/runbooks.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, patchGuard } from '../http/schemas.ts';
@@ -105,7 +113,13 @@ export function runbookRoutes(): AnyRoute[] {
       body: createBody,
       responses: { 201: { description: 'The new runbook', schema: runbookSchema }, 409: titleTaken },
       handler: async (ctx, { body }) => {
-        const input = { title: body.title, summary: body.summary, triggerPhrases: body.trigger_phrases, steps: body.steps, metadata: body.metadata };
+        const input = {
+          title: body.title,
+          summary: body.summary,
+          triggerPhrases: body.trigger_phrases,
+          steps: body.steps,
+          metadata: body.metadata,
+        };
         ctx.body = runbookJson(await createRunbook(ctx.state.em, callerOf(ctx), input));
         ctx.status = 201;
       },
@@ -133,7 +147,13 @@ export function runbookRoutes(): AnyRoute[] {
       responses: { 200: { description: 'The updated runbook', schema: runbookSchema }, 404: notInOrg, 409: titleTaken },
       handler: async (ctx, { params, body }) => {
         patchGuard(patchBody.shape).assert(body);
-        const patch = { title: body.title, summary: body.summary, triggerPhrases: body.trigger_phrases, steps: body.steps, metadata: body.metadata };
+        const patch = {
+          title: body.title,
+          summary: body.summary,
+          triggerPhrases: body.trigger_phrases,
+          steps: body.steps,
+          metadata: body.metadata,
+        };
         ctx.body = runbookJson(await updateRunbook(ctx.state.em, callerOf(ctx), params.id, patch));
       },
     }),
@@ -156,7 +176,8 @@ export function runbookRoutes(): AnyRoute[] {
       tag: 'runbooks',
       access: 'caller',
       summary: 'Report the outcome of following a runbook',
-      description: 'Increments success_count or failure_count and sets last_used_at; updated_at is unchanged. The success ratio ranks runbook suggestions.',
+      description:
+        'Increments success_count or failure_count and sets last_used_at; updated_at is unchanged. The success ratio ranks runbook suggestions.',
       params: idParams,
       body: outcomeBody,
       responses: { 200: { description: 'The updated runbook', schema: runbookSchema }, 404: notInOrg },

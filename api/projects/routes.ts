@@ -50,7 +50,9 @@ export function projectRoutes(): AnyRoute[] {
       access: 'caller',
       summary: 'Projects (namespaces) of the org, most recently active first; every one unless `limit` is given',
       query: z.object({
-        limit: intParam(1, MAX_PROJECTS_PER_ORG).default(MAX_PROJECTS_PER_ORG).meta({ description: `page size; an org holds at most ${MAX_PROJECTS_PER_ORG} projects` }),
+        limit: intParam(1, MAX_PROJECTS_PER_ORG)
+          .default(MAX_PROJECTS_PER_ORG)
+          .meta({ description: `page size; an org holds at most ${MAX_PROJECTS_PER_ORG} projects` }),
         offset: intParam(0, MAX_PROJECTS_PER_ORG).default(0),
       }),
       responses: { 200: { description: 'Projects', schema: z.object({ projects: z.array(projectSchema) }) } },
@@ -78,7 +80,12 @@ export function projectRoutes(): AnyRoute[] {
       summary: 'Rename, describe, merge metadata, archive or unarchive a project',
       params: idParams,
       body: patchBody,
-      responses: { 200: { description: 'The updated project', schema: projectSchema }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' }, 409: { description: '`project_name_taken`' } },
+      responses: {
+        200: { description: 'The updated project', schema: projectSchema },
+        403: { description: 'Needs the admin or owner role' },
+        404: { description: 'Not in this org' },
+        409: { description: '`project_name_taken`' },
+      },
       handler: async (ctx, { params, body }) => {
         patchGuard(patchBody.shape).assert(body);
         ctx.body = projectJson(await updateProject(ctx.state.em, callerOf(ctx), params.id, body));
@@ -93,7 +100,11 @@ export function projectRoutes(): AnyRoute[] {
       description:
         'Answers as soon as the project is deleted: its memories leave every read at once and are erased in the background by the `project-erase-<id>` workflow, with one `memory.deleted` event each.',
       params: idParams,
-      responses: { 204: { description: 'Deleted' }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' } },
+      responses: {
+        204: { description: 'Deleted' },
+        403: { description: 'Needs the admin or owner role' },
+        404: { description: 'Not in this org' },
+      },
       handler: async (ctx, { params }) => {
         await deleteProject(ctx.state.em, callerOf(ctx), params.id);
         ctx.status = 204;

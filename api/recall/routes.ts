@@ -15,7 +15,8 @@ export function recallRoutes(): AnyRoute[] {
       tag: 'recall',
       access: 'caller',
       summary: 'Log that memories were recalled',
-      description: 'logged counts recorded rows (one per distinct id); skipped counts the other ids sent: duplicates and ids that could not be linked (deleted, another org).',
+      description:
+        'logged counts recorded rows (one per distinct id); skipped counts the other ids sent: duplicates and ids that could not be linked (deleted, another org).',
       body: recallBody,
       responses: { 200: { description: 'Outcome', schema: recallOutcome } },
       handler: async (ctx, { body }) => {
@@ -33,13 +34,31 @@ export function recallRoutes(): AnyRoute[] {
         200: {
           description: 'Entries',
           schema: z.object({
-            recalls: z.array(z.object({ id: z.uuid(), memory_id: z.uuid(), source: z.string().nullable(), query: z.string().nullable(), recalled_at: epochMs, recalled_by: z.uuid().nullable() })),
+            recalls: z.array(
+              z.object({
+                id: z.uuid(),
+                memory_id: z.uuid(),
+                source: z.string().nullable(),
+                query: z.string().nullable(),
+                recalled_at: epochMs,
+                recalled_by: z.uuid().nullable(),
+              }),
+            ),
           }),
         },
       },
       handler: async (ctx, { query }) => {
         const rows = await listRecalls(ctx.state.em, callerOf(ctx).orgId, { memoryId: query.memory_id, limit: query.limit });
-        ctx.body = { recalls: rows.map((r) => ({ id: r.id, memory_id: r.memoryId, source: r.source, query: r.query, recalled_at: r.recalledAt, recalled_by: r.recalledBy })) };
+        ctx.body = {
+          recalls: rows.map((r) => ({
+            id: r.id,
+            memory_id: r.memoryId,
+            source: r.source,
+            query: r.query,
+            recalled_at: r.recalledAt,
+            recalled_by: r.recalledBy,
+          })),
+        };
       },
     }),
   ];

@@ -13,7 +13,10 @@ export function metricsRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'system',
       access: 'public',
       summary: "The process's Prometheus metrics (a bearer METRICS_TOKEN when one is configured)",
-      responses: { 200: { description: 'Prometheus text exposition', contentType: registry.contentType }, 401: { description: 'METRICS_TOKEN missing or wrong' } },
+      responses: {
+        200: { description: 'Prometheus text exposition', contentType: registry.contentType },
+        401: { description: 'METRICS_TOKEN missing or wrong' },
+      },
       handler: async (ctx) => {
         if (!scrapeAllowed(ctx.get('authorization') || undefined, deps.config.METRICS_TOKEN)) {
           ctx.set('WWW-Authenticate', 'Bearer');

@@ -29,10 +29,17 @@ export function systemRoutes(deps: ApiDeps): AnyRoute[] {
         503: { description: 'A dependency is down', schema: z.object({ ok: z.boolean(), database: check, temporal: check }) },
       },
       handler: async (ctx) => {
-        const within = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000))]);
+        const within = <T>(p: Promise<T>) =>
+          Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000))]);
         const [database, temporal] = await Promise.all([
-          within(query(ctx.state.em, sql`select 1`)).then(() => 'ok' as const, () => 'down' as const),
-          within(deps.temporal.workflowService.getSystemInfo({})).then(() => 'ok' as const, () => 'down' as const),
+          within(query(ctx.state.em, sql`select 1`)).then(
+            () => 'ok' as const,
+            () => 'down' as const,
+          ),
+          within(deps.temporal.workflowService.getSystemInfo({})).then(
+            () => 'ok' as const,
+            () => 'down' as const,
+          ),
         ]);
         const ok = database === 'ok' && temporal === 'ok';
         ctx.status = ok ? 200 : 503;

@@ -35,7 +35,13 @@ const toJson = (p: Payload): PayloadJson => ({
 // The Web UI runs on its own origin and calls from the browser: only that origin may read the answers,
 // with the operator's cookie when the UI is set to include credentials.
 export function codecCors(uiOrigin: string): Middleware<AppState> {
-  const allow = cors({ origin: uiOrigin, credentials: true, allowMethods: 'POST', allowHeaders: ['content-type', 'x-namespace', 'authorization'], maxAge: 600 });
+  const allow = cors({
+    origin: uiOrigin,
+    credentials: true,
+    allowMethods: 'POST',
+    allowHeaders: ['content-type', 'x-namespace', 'authorization'],
+    maxAge: 600,
+  });
   return (ctx, next) => (ctx.path.startsWith(`${CODEC_PATH}/`) ? (allow(ctx as never, next) as Promise<void>) : next());
 }
 
@@ -49,7 +55,10 @@ export function codecRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'system',
       access: 'caller',
       write: false,
-      summary: direction === 'decode' ? "Decrypt payloads of Temporal's history (operators only)" : 'Encrypt payloads for Temporal (operators only)',
+      summary:
+        direction === 'decode'
+          ? "Decrypt payloads of Temporal's history (operators only)"
+          : 'Encrypt payloads for Temporal (operators only)',
       description:
         'Remote codec endpoint for the Temporal Web UI. Callers must be operators: a verified e-mail listed in OPERATOR_EMAILS (anyone in local mode). Payloads with an unknown key or broken ciphertext are 400 `payload_undecryptable`.',
       body: codecBody,
@@ -60,7 +69,11 @@ export function codecRoutes(deps: ApiDeps): AnyRoute[] {
       },
       guard: async (ctx) => {
         if (!(await isOperator(ctx.state.em, callerOf(ctx), operatorEmails))) {
-          throw new AppError('forbidden', 'operator_required', 'only operators of the service (OPERATOR_EMAILS, verified e-mail) may read or write Temporal payloads');
+          throw new AppError(
+            'forbidden',
+            'operator_required',
+            'only operators of the service (OPERATOR_EMAILS, verified e-mail) may read or write Temporal payloads',
+          );
         }
       },
       handler: async (ctx, { body }) => {

@@ -30,13 +30,9 @@ export function threadRoutes(): AnyRoute[] {
         'whatever their number. A memory without `parent_ref` is listed as a thread of its own keyed by its id, unless `solo=exclude`.',
       query: z.object({
         namespace: namespaceName.optional(),
-        solo: z
-          .enum(['include', 'exclude'])
-          .default('include')
-          .meta({
-            description:
-              '`exclude`: conversations only, leaving out the memories saved outside any thread (still read at /api/threads/{id})',
-          }),
+        solo: z.enum(['include', 'exclude']).default('include').meta({
+          description: '`exclude`: conversations only, leaving out the memories saved outside any thread (still read at /api/threads/{id})',
+        }),
         limit: intParam(1, 500).default(100),
         offset: intParam(0, 100_000).default(0),
       }),

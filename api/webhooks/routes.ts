@@ -26,7 +26,15 @@ const deliverySchema = z
     attempt_count: z.number().int(),
     created_at: epochMs,
     completed_at: epochMs.nullable(),
-    attempts: z.array(z.object({ attempt: z.number().int(), status_code: z.number().int().nullable(), error: z.string().nullable(), duration_ms: z.number().int(), at: epochMs })),
+    attempts: z.array(
+      z.object({
+        attempt: z.number().int(),
+        status_code: z.number().int().nullable(),
+        error: z.string().nullable(),
+        duration_ms: z.number().int(),
+        at: epochMs,
+      }),
+    ),
   })
   .meta({ id: 'WebhookDelivery' });
 
@@ -72,7 +80,8 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'webhooks',
       access: 'caller',
       summary: 'Register a webhook endpoint; the signing secret is shown only in this answer',
-      description: 'Targets resolving to loopback, private, link-local or other non-public addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS.',
+      description:
+        'Targets resolving to loopback, private, link-local or other non-public addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS.',
       body: z.object({ url, events, description: description.optional(), enabled: z.boolean().optional() }),
       responses: {
         201: { description: 'Registered', schema: endpointSchema.extend({ secret: z.string().startsWith('whsec_') }) },
@@ -116,10 +125,20 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'Change url, events (replaced), enabled or description',
       params: idParams,
-      body: z.object({ url: url.optional(), events: events.optional(), description: description.optional(), enabled: z.boolean().optional() }),
-      responses: { 200: { description: 'Updated', schema: z.object({ id: z.uuid(), updated: z.literal(true) }) }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' } },
+      body: z.object({
+        url: url.optional(),
+        events: events.optional(),
+        description: description.optional(),
+        enabled: z.boolean().optional(),
+      }),
+      responses: {
+        200: { description: 'Updated', schema: z.object({ id: z.uuid(), updated: z.literal(true) }) },
+        403: { description: 'Needs the admin or owner role' },
+        404: { description: 'Not in this org' },
+      },
       handler: async (ctx, { params, body }) => {
-        if (Object.values(body).every((v) => v === undefined)) throw invalid('no patchable fields supplied', 'send at least one of url, events, description, enabled');
+        if (Object.values(body).every((v) => v === undefined))
+          throw invalid('no patchable fields supplied', 'send at least one of url, events, description, enabled');
         await updateEndpoint(ctx.state.em, callerOf(ctx), params.id, body, allowPrivate);
         ctx.body = { id: params.id, updated: true };
       },
@@ -132,7 +151,10 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
       summary: "The endpoint's deliveries, newest first, each with its attempts",
       params: idParams,
       query: z.object({ limit: intParam(1, 500).default(50) }),
-      responses: { 200: { description: 'Deliveries', schema: z.object({ deliveries: z.array(deliverySchema) }) }, 404: { description: 'Not in this org' } },
+      responses: {
+        200: { description: 'Deliveries', schema: z.object({ deliveries: z.array(deliverySchema) }) },
+        404: { description: 'Not in this org' },
+      },
       handler: async (ctx, { params, query }) => {
         const { orgId } = callerOf(ctx);
         await getEndpoint(ctx.state.em, orgId, params.id);
@@ -146,7 +168,13 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
             attempt_count: d.attemptCount,
             created_at: d.createdAt,
             completed_at: d.completedAt,
-            attempts: d.attempts.map((a) => ({ attempt: a.attempt, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs, at: a.at })),
+            attempts: d.attempts.map((a) => ({
+              attempt: a.attempt,
+              status_code: a.statusCode,
+              error: a.error,
+              duration_ms: a.durationMs,
+              at: a.at,
+            })),
           })),
         };
       },
@@ -158,7 +186,10 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'Send a finished (failed, cancelled or succeeded) delivery again, as a new delivery',
       params: z.object({ id: z.uuid(), deliveryId: z.uuid() }),
-      responses: { 202: { description: 'Queued', schema: z.object({ delivery_id: z.uuid() }) }, 404: { description: 'No such finished delivery of this endpoint' } },
+      responses: {
+        202: { description: 'Queued', schema: z.object({ delivery_id: z.uuid() }) },
+        404: { description: 'No such finished delivery of this endpoint' },
+      },
       handler: async (ctx, { params }) => {
         const caller = callerOf(ctx);
         await getEndpoint(ctx.state.em, caller.orgId, params.id);
@@ -176,7 +207,11 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'Remove a webhook endpoint',
       params: idParams,
-      responses: { 204: { description: 'Removed' }, 403: { description: 'Needs the admin or owner role' }, 404: { description: 'Not in this org' } },
+      responses: {
+        204: { description: 'Removed' },
+        403: { description: 'Needs the admin or owner role' },
+        404: { description: 'Not in this org' },
+      },
       handler: async (ctx, { params }) => {
         await deleteEndpoint(ctx.state.em, callerOf(ctx), params.id);
         ctx.status = 204;

@@ -9,7 +9,14 @@ export class Corpus {
 
   constructor(dataDir: string, seed = 42) {
     const collections = [loadCranfield(dataDir), loadCisi(dataDir)];
-    this.sentences = collections.flatMap((c) => c.docs.flatMap((d) => d.text.split(/(?<=[.?!])\s+/).map((s) => s.replace(/\s+/g, ' ').trim()).filter((s) => s.length > 30)));
+    this.sentences = collections.flatMap((c) =>
+      c.docs.flatMap((d) =>
+        d.text
+          .split(/(?<=[.?!])\s+/)
+          .map((s) => s.replace(/\s+/g, ' ').trim())
+          .filter((s) => s.length > 30),
+      ),
+    );
     this.queries = collections.flatMap((c) => c.queries.map((q) => q.text.replace(/\s+/g, ' ').trim()));
     this.#state = seed;
   }
@@ -40,7 +47,9 @@ export class Corpus {
 
   // A short agent-style query: two or three words of a real query.
   shortQuery(): string {
-    const words = this.pick(this.queries).split(' ').filter((w) => /^[a-z]{4,}$/i.test(w));
+    const words = this.pick(this.queries)
+      .split(' ')
+      .filter((w) => /^[a-z]{4,}$/i.test(w));
     const start = Math.floor(this.random() * Math.max(1, words.length - 3));
     return words.slice(start, start + 2 + Math.floor(this.random() * 2)).join(' ') || 'pressure';
   }

@@ -18,7 +18,10 @@ export interface FreshnessRun {
 // every `pollMs`, in one query, and reads each found row's commit time (track_commit_timestamp, which
 // scripts/lib.sh turns on in the project's cluster; PostgreSQL refuses the query without it). The poller's own load
 // takes CPU the model needs: 10 ms costs about 0.05 cores, 250 ms little.
-export async function freshness(orgId: string, { save, perSecond, count, pollMs }: FreshnessRun): Promise<Summary & { seen: Summary; inOrder: number[] }> {
+export async function freshness(
+  orgId: string,
+  { save, perSecond, count, pollMs }: FreshnessRun,
+): Promise<Summary & { seen: Summary; inOrder: number[] }> {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   // Each waiting save's 201 time and its place in the stream.

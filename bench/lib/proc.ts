@@ -25,13 +25,17 @@ export function cpuByKind(): Record<string, number> {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const kind =
-        command.includes('worker-main') ? 'worker'
-        : command.includes('api/main') ? 'api'
-        : name.startsWith('postgres') ? 'postgres'
-        : name.startsWith('temporal') ? 'temporal'
-        : Number(pid) === process.pid ? 'client'
-        : 'other';
+      const kind = command.includes('worker-main')
+        ? 'worker'
+        : command.includes('api/main')
+          ? 'api'
+          : name.startsWith('postgres')
+            ? 'postgres'
+            : name.startsWith('temporal')
+              ? 'temporal'
+              : Number(pid) === process.pid
+                ? 'client'
+                : 'other';
       kinds[kind] = (kinds[kind] ?? 0) + statSeconds(stat);
     } catch {
       // The process ended while being read.

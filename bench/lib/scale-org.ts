@@ -6,7 +6,10 @@ import pg from 'pg';
 
 // A scratch database beside the project's (ADMIN_DATABASE_URL names a database to connect to for creating it),
 // created anew unless `reuse`; `close` drops it unless `keep`.
-export async function scratchDatabase(name: string, { reuse = false } = {}): Promise<{ url: string; close: (keep?: boolean) => Promise<void> }> {
+export async function scratchDatabase(
+  name: string,
+  { reuse = false } = {},
+): Promise<{ url: string; close: (keep?: boolean) => Promise<void> }> {
   const admin = new URL(process.env.ADMIN_DATABASE_URL ?? 'postgres://memsvc:memsvc@127.0.0.1:5433/postgres');
   const scratch = new URL(admin);
   scratch.pathname = `/${name}`;
@@ -37,7 +40,10 @@ export const PROJECTS = 20;
 // When memory i was created.
 export const createdAt = (i: number): number => Date.parse('2026-01-01') + i * 20_000;
 
-export async function writeScaleOrg(exec: (statement: string) => Promise<unknown>, { org, slug, n, content, metadata }: ScaleOrg): Promise<void> {
+export async function writeScaleOrg(
+  exec: (statement: string) => Promise<unknown>,
+  { org, slug, n, content, metadata }: ScaleOrg,
+): Promise<void> {
   const project = (i: string) => `('00000000-0000-0000-0001-' || lpad(${i}::text, 12, '0'))::uuid`;
   for (const statement of [
     `insert into orgs (id, slug, name, plan, created_at, updated_at) values ('${org}', '${slug}', '${slug}', 'enterprise', now(), now())`,

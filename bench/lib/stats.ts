@@ -22,7 +22,11 @@ export function summarize(samplesMs: number[]): Summary {
 }
 
 // Runs `task` with `concurrency` workers until `total` tasks ran; returns each task's latency and the rate.
-export async function closedLoop(concurrency: number, total: number, task: (i: number) => Promise<void>): Promise<{ latencies: number[]; perSecond: number; seconds: number }> {
+export async function closedLoop(
+  concurrency: number,
+  total: number,
+  task: (i: number) => Promise<void>,
+): Promise<{ latencies: number[]; perSecond: number; seconds: number }> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();

@@ -13,7 +13,10 @@ import { analyze } from '../../domain/store/analyzer.ts';
 import { loadCisi, loadCranfield, type Collection } from './collections.ts';
 import { evaluate, recallAt } from './metrics.ts';
 
-const embedder = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: localModelId(process.env.EMBEDDING_LOCAL_MODEL) });
+const embedder = await createLocalEmbedder({
+  modelDir: process.env.EMBEDDING_MODEL_DIR!,
+  model: localModelId(process.env.EMBEDDING_LOCAL_MODEL),
+});
 const dataDir = resolve(import.meta.dirname, '../../../shared/data');
 
 async function vectors(name: string, texts: string[], query: boolean): Promise<Float32Array[]> {
@@ -27,47 +30,64 @@ async function vectors(name: string, texts: string[], query: boolean): Promise<F
 type List = { id: string; score: number }[];
 type Fusion = (lexical: List, semantic: List) => string[];
 
-const rrf = (k: number, depth: number, wSem = 1): Fusion => (lexical, semantic) => {
-  const score = new Map<string, number>();
-  lexical.slice(0, depth).forEach((h, i) => score.set(h.id, (score.get(h.id) ?? 0) + 1 / (k + i + 1)));
-  semantic.slice(0, depth).forEach((h, i) => score.set(h.id, (score.get(h.id) ?? 0) + wSem / (k + i + 1)));
-  return [...score].sort((a, b) => b[1] - a[1]).map(([id]) => id);
-};
+const rrf =
+  (k: number, depth: number, wSem = 1): Fusion =>
+  (lexical, semantic) => {
+    const score = new Map<string, number>();
+    lexical.slice(0, depth).forEach((h, i) => score.set(h.id, (score.get(h.id) ?? 0) + 1 / (k + i + 1)));
+    semantic.slice(0, depth).forEach((h, i) => score.set(h.id, (score.get(h.id) ?? 0) + wSem / (k + i + 1)));
+    return [...score].sort((a, b) => b[1] - a[1]).map(([id]) => id);
+  };
 
 // Convex combination of scores scaled to [0, 1] within each list's top `depth`.
-const convex = (alpha: number, depth: number): Fusion => (lexical, semantic) => {
-  const norm = (l: List) => {
-    const top = l.slice(0, depth);
-    const max = top[0]?.score ?? 0;
-    const min = top.at(-1)?.score ?? 0;
-    return new Map(top.map((h) => [h.id, max > min ? (h.score - min) / (max - min) : 1]));
+const convex =
+  (alpha: number, depth: number): Fusion =>
+  (lexical, semantic) => {
+    const norm = (l: List) => {
+      const top = l.slice(0, depth);
+      const max = top[0]?.score ?? 0;
+      const min = top.at(-1)?.score ?? 0;
+      return new Map(top.map((h) => [h.id, max > min ? (h.score - min) / (max - min) : 1]));
+    };
+    const [nl, ns] = [norm(lexical), norm(semantic)];
+    const ids = new Set([...nl.keys(), ...ns.keys()]);
+    return [...ids]
+      .map((id) => [id, (1 - alpha) * (nl.get(id) ?? 0) + alpha * (ns.get(id) ?? 0)] as const)
+      .sort((a, b) => b[1] - a[1])
+      .map(([id]) => id);
   };
-  const [nl, ns] = [norm(lexical), norm(semantic)];
-  const ids = new Set([...nl.keys(), ...ns.keys()]);
-  return [...ids].map((id) => [id, (1 - alpha) * (nl.get(id) ?? 0) + alpha * (ns.get(id) ?? 0)] as const).sort((a, b) => b[1] - a[1]).map(([id]) => id);
-};
 
 // Scores divided by the list's best score (no shift), then combined.
-const scaled = (alpha: number, depth: number): Fusion => (lexical, semantic) => {
-  const norm = (l: List) => new Map(l.slice(0, depth).map((h) => [h.id, l[0]!.score > 0 ? h.score / l[0]!.score : 0]));
-  const [nl, ns] = [norm(lexical), norm(semantic)];
-  const ids = new Set([...nl.keys(), ...ns.keys()]);
-  return [...ids].map((id) => [id, (1 - alpha) * (nl.get(id) ?? 0) + alpha * (ns.get(id) ?? 0)] as const).sort((a, b) => b[1] - a[1]).map(([id]) => id);
-};
+const scaled =
+  (alpha: number, depth: number): Fusion =>
+  (lexical, semantic) => {
+    const norm = (l: List) => new Map(l.slice(0, depth).map((h) => [h.id, l[0]!.score > 0 ? h.score / l[0]!.score : 0]));
+    const [nl, ns] = [norm(lexical), norm(semantic)];
+    const ids = new Set([...nl.keys(), ...ns.keys()]);
+    return [...ids]
+      .map((id) => [id, (1 - alpha) * (nl.get(id) ?? 0) + alpha * (ns.get(id) ?? 0)] as const)
+      .sort((a, b) => b[1] - a[1])
+      .map(([id]) => id);
+  };
 
 // Lexical scores divided by the best score the query could reach (every term, tf -> infinity: sum of
 // qtf * idf * (k1 + 1)), so a hit that matches only the query's common words stays low; semantic min-max.
 let bounds = new Map<List, number>();
-const bounded = (alpha: number, depth: number): Fusion => (lexical, semantic) => {
-  const bound = bounds.get(lexical)!;
-  const nl = new Map(lexical.slice(0, depth).map((h) => [h.id, h.score / bound]));
-  const top = semantic.slice(0, depth);
-  const max = top[0]?.score ?? 0;
-  const min = top.at(-1)?.score ?? 0;
-  const ns = new Map(top.map((h) => [h.id, max > min ? (h.score - min) / (max - min) : 1]));
-  const ids = new Set([...nl.keys(), ...ns.keys()]);
-  return [...ids].map((id) => [id, (1 - alpha) * (nl.get(id) ?? 0) + alpha * (ns.get(id) ?? 0)] as const).sort((a, b) => b[1] - a[1]).map(([id]) => id);
-};
+const bounded =
+  (alpha: number, depth: number): Fusion =>
+  (lexical, semantic) => {
+    const bound = bounds.get(lexical)!;
+    const nl = new Map(lexical.slice(0, depth).map((h) => [h.id, h.score / bound]));
+    const top = semantic.slice(0, depth);
+    const max = top[0]?.score ?? 0;
+    const min = top.at(-1)?.score ?? 0;
+    const ns = new Map(top.map((h) => [h.id, max > min ? (h.score - min) / (max - min) : 1]));
+    const ids = new Set([...nl.keys(), ...ns.keys()]);
+    return [...ids]
+      .map((id) => [id, (1 - alpha) * (nl.get(id) ?? 0) + alpha * (ns.get(id) ?? 0)] as const)
+      .sort((a, b) => b[1] - a[1])
+      .map(([id]) => id);
+  };
 
 const FUSIONS: Record<string, Fusion> = {
   'convex 0.65 d100': convex(0.65, 100),
@@ -111,33 +131,74 @@ function rank(docIds: string[], docVectors: Float32Array[], q: Float32Array, dep
   return scored.sort((a, b) => b.score - a.score).slice(0, depth);
 }
 
-async function prepare(name: string, docs: { id: string; text: string }[], queries: { id: string; text: string }[], score: Prepared['score']): Promise<Prepared> {
+async function prepare(
+  name: string,
+  docs: { id: string; text: string }[],
+  queries: { id: string; text: string }[],
+  score: Prepared['score'],
+): Promise<Prepared> {
   const index = new Bm25Reference();
   for (const d of docs) index.add(d.id, d.text);
-  const dv = await vectors(name, docs.map((d) => d.text), false);
-  const qv = await vectors(name, queries.map((q) => q.text), true);
+  const dv = await vectors(
+    name,
+    docs.map((d) => d.text),
+    false,
+  );
+  const qv = await vectors(
+    name,
+    queries.map((q) => q.text),
+    true,
+  );
   return {
     queries: queries.map((q, i) => {
       const lexical = index.search(q.text, 100);
       let bound = 0;
       for (const [term, qtf] of queryTermCounts(analyze(q.text))) bound += qtf * idf(index.size, index.df(term)) * (K1 + 1);
       bounds.set(lexical, bound || 1);
-      return { id: q.id, lexical, semantic: rank(docs.map((d) => d.id), dv, qv[i]!, 100) };
+      return {
+        id: q.id,
+        lexical,
+        semantic: rank(
+          docs.map((d) => d.id),
+          dv,
+          qv[i]!,
+          100,
+        ),
+      };
     }),
     score,
   };
 }
 
-const collection = (c: Collection) => prepare(c.name, c.docs.filter((d) => d.text.trim() !== ''), c.queries, (r) => evaluate(r, c.qrels).ndcg10);
-const lines = (file: string) => readFileSync(resolve(import.meta.dirname, 'paraphrase', file), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const collection = (c: Collection) =>
+  prepare(
+    c.name,
+    c.docs.filter((d) => d.text.trim() !== ''),
+    c.queries,
+    (r) => evaluate(r, c.qrels).ndcg10,
+  );
+const lines = (file: string) =>
+  readFileSync(resolve(import.meta.dirname, 'paraphrase', file), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
 const memories = lines('memories.jsonl') as { id: string; content: string }[];
 const questions = lines('questions.jsonl') as { id: string; question: string; evidence: string[] }[];
-const paraphrase = await prepare('paraphrase', memories.map((m) => ({ id: m.id, text: m.content })), questions.map((q) => ({ id: q.id, text: q.question })), (r) => {
-  let sum = 0;
-  for (const q of questions) sum += recallAt(r.get(q.id) ?? [], new Map(q.evidence.map((e) => [e, 1])), 10);
-  return sum / questions.length;
-});
-const sets: [string, Prepared][] = [['Cranfield nDCG@10', await collection(loadCranfield(dataDir))], ['CISI nDCG@10', await collection(loadCisi(dataDir))], ['paraphrase recall@10', paraphrase]];
+const paraphrase = await prepare(
+  'paraphrase',
+  memories.map((m) => ({ id: m.id, text: m.content })),
+  questions.map((q) => ({ id: q.id, text: q.question })),
+  (r) => {
+    let sum = 0;
+    for (const q of questions) sum += recallAt(r.get(q.id) ?? [], new Map(q.evidence.map((e) => [e, 1])), 10);
+    return sum / questions.length;
+  },
+);
+const sets: [string, Prepared][] = [
+  ['Cranfield nDCG@10', await collection(loadCranfield(dataDir))],
+  ['CISI nDCG@10', await collection(loadCisi(dataDir))],
+  ['paraphrase recall@10', paraphrase],
+];
 
 console.log(`| fusion | ${sets.map(([n]) => n).join(' | ')} |`);
 console.log(`|---|${sets.map(() => '---').join('|')}|`);

@@ -14,7 +14,12 @@ function distinct(ranking: readonly string[], depth: number): string[] {
 /** nDCG@k with linear gains and the log2(rank + 1) discount; the ideal ranking orders every judged gain. */
 export function ndcgAt(ranking: readonly string[], judgments: ReadonlyMap<string, number>, k = 10): number {
   const dcg = (gains: number[]): number => gains.reduce((sum, g, i) => sum + g / Math.log2(i + 2), 0);
-  const ideal = dcg([...judgments.values()].filter((g) => g > 0).sort((a, b) => b - a).slice(0, k));
+  const ideal = dcg(
+    [...judgments.values()]
+      .filter((g) => g > 0)
+      .sort((a, b) => b - a)
+      .slice(0, k),
+  );
   if (ideal === 0) return 0;
   return dcg(distinct(ranking, k).map((id) => Math.max(0, judgments.get(id) ?? 0))) / ideal;
 }

@@ -70,7 +70,9 @@ function check(memories: Memory[], questions: Question[]): boolean {
   }
   const byKind = KINDS.map((k) => `${k} ${pct(questions.filter((q) => q.kind === k).length, questions.length)}`);
   console.log(`questions: ${questions.length}: ${byKind.join(', ')}`);
-  console.log(`evidence per question: ${[1, 2, 3].map((n) => `${n}: ${questions.filter((q) => q.evidence.length === n).length}`).join(', ')}`);
+  console.log(
+    `evidence per question: ${[1, 2, 3].map((n) => `${n}: ${questions.filter((q) => q.evidence.length === n).length}`).join(', ')}`,
+  );
   console.log(`sharing no content word with their evidence: ${pct(noShared, questions.length)}`);
   console.log(`sharing no BM25 term at all (function words included): ${pct(noBm25Term, questions.length)}`);
   return ok;
@@ -121,8 +123,13 @@ function asDocuments(memories: Memory[], questions: Question[], size: number): {
     }
   }
   const lengths = documents.map((d) => d.content.length).sort((x, y) => x - y);
-  console.log(`${documents.length} long memories of ${size}: ${lengths[0]} to ${lengths.at(-1)} characters, median ${lengths[lengths.length >> 1]}`);
-  return { memories: documents, questions: questions.map((q) => ({ ...q, evidence: [...new Set(q.evidence.map((e) => documentOf.get(e)!))] })) };
+  console.log(
+    `${documents.length} long memories of ${size}: ${lengths[0]} to ${lengths.at(-1)} characters, median ${lengths[lengths.length >> 1]}`,
+  );
+  return {
+    memories: documents,
+    questions: questions.map((q) => ({ ...q, evidence: [...new Set(q.evidence.map((e) => documentOf.get(e)!))] })),
+  };
 }
 
 const data = loadParaphraseSet();

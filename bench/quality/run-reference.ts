@@ -16,7 +16,11 @@ function run(collection: Collection): Evaluation & { ms: number } {
   const index = new Bm25Reference();
   for (const doc of collection.docs) index.add(doc.id, doc.text);
   const rankings = new Map<string, string[]>();
-  for (const q of collection.queries) rankings.set(q.id, index.search(q.text, DEPTH).map((h) => h.id));
+  for (const q of collection.queries)
+    rankings.set(
+      q.id,
+      index.search(q.text, DEPTH).map((h) => h.id),
+    );
   const result = evaluate(rankings, collection.qrels);
   return { ...result, ms: performance.now() - started };
 }

@@ -30,14 +30,20 @@ async function run(collection: Collection) {
   const lexical = new Map<string, string[]>();
   for (const q of collection.queries) {
     const res = await api.get(`/api/memories?q=${encodeURIComponent(q.text.slice(0, 4000))}&limit=${DEPTH}`, { token });
-    lexical.set(q.id, (res.body as { id: string }[]).map((m) => docOf.get(m.id)!));
+    lexical.set(
+      q.id,
+      (res.body as { id: string }[]).map((m) => docOf.get(m.id)!),
+    );
   }
   const byMode = async (mode: string) => {
     const rankings = new Map<string, string[]>();
     for (const q of collection.queries) {
       const res = await api.post('/api/memories/search', { token, body: { query: q.text.slice(0, 4000), k: 50, mode } });
       if (res.status !== 200) throw new Error(`${mode} search answered ${res.status}`);
-      rankings.set(q.id, (res.body.hits as { id: string }[]).map((m) => docOf.get(m.id)!));
+      rankings.set(
+        q.id,
+        (res.body.hits as { id: string }[]).map((m) => docOf.get(m.id)!),
+      );
     }
     return evaluate(rankings, collection.qrels);
   };
@@ -48,5 +54,7 @@ console.log('| collection | docs | judged queries | nDCG@10 lexical | recall@100
 console.log('|---|---|---|---|---|---|---|');
 for (const collection of [loadCranfield(dataDir), loadCisi(dataDir)]) {
   const r = await run(collection);
-  console.log(`| ${collection.name} | ${collection.docs.length} | ${r.lexical.queries} | ${f3(r.lexical.ndcg10)} | ${f3(r.lexical.recall100)} | ${f3(r.semantic.ndcg10)} | ${f3(r.hybrid.ndcg10)} |`);
+  console.log(
+    `| ${collection.name} | ${collection.docs.length} | ${r.lexical.queries} | ${f3(r.lexical.ndcg10)} | ${f3(r.lexical.recall100)} | ${f3(r.semantic.ndcg10)} | ${f3(r.hybrid.ndcg10)} |`,
+  );
 }

@@ -14,7 +14,9 @@ export type Account = components['schemas']['Account'];
 export function messageOf(err: unknown): string {
   if (err instanceof MemoryServiceError) {
     const message = typeof err.body.message === 'string' ? err.body.message : err.error;
-    const issues = Array.isArray(err.body.issues) ? (err.body.issues as { path: string; message: string }[]).map((i) => `${i.path}: ${i.message}`).join('; ') : '';
+    const issues = Array.isArray(err.body.issues)
+      ? (err.body.issues as { path: string; message: string }[]).map((i) => `${i.path}: ${i.message}`).join('; ')
+      : '';
     return issues ? `${message} (${issues})` : message;
   }
   return err instanceof Error ? err.message : String(err);

@@ -77,7 +77,19 @@ export function SecretOnce({ label, value }: { label: string; value: string }) {
 export const when = (ms: number): string => new Date(ms).toLocaleString();
 
 /** Previous and Next over a list read `page` rows at a time; a page shorter than that is the last. */
-export function Pager({ offset, page, shown, onOffset, children }: { offset: number; page: number; shown: number; onOffset: (offset: number) => void; children?: ComponentChildren }) {
+export function Pager({
+  offset,
+  page,
+  shown,
+  onOffset,
+  children,
+}: {
+  offset: number;
+  page: number;
+  shown: number;
+  onOffset: (offset: number) => void;
+  children?: ComponentChildren;
+}) {
   return (
     <nav class="pager" aria-label="Pages">
       <button type="button" disabled={offset === 0} onClick={() => onOffset(Math.max(0, offset - page))}>

@@ -39,7 +39,11 @@ export class CredentialLookups {
     const row = await this.#groups.call({ hash: hashSecret(raw), kind });
     if (!row) return null;
     // last_used_at is kept to the minute so that reads do not turn into a write each.
-    if (row.stale) await query(this.#fork(), sql`update credentials set last_used_at = now() where id = ${row.id} and (last_used_at is null or last_used_at < now() - interval '60 seconds')`);
+    if (row.stale)
+      await query(
+        this.#fork(),
+        sql`update credentials set last_used_at = now() where id = ${row.id} and (last_used_at is null or last_used_at < now() - interval '60 seconds')`,
+      );
     return { userId: row.user_id, orgId: row.org_id, role: row.role, plan: row.plan, credentialId: row.id, credentialKind: kind };
   }
 

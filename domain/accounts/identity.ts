@@ -29,7 +29,10 @@ export async function rememberAuthorization(em: EntityManager, state: string, pe
 export async function takeAuthorization(em: EntityManager, state: string): Promise<PendingAuthorization> {
   const row = await queryOne(
     em,
-    sql<{ nonce: string; code_verifier: string }>`delete from oauth_requests where state_hash = ${hashSecret(state)} and expires_at > now() returning nonce, code_verifier`,
+    sql<{
+      nonce: string;
+      code_verifier: string;
+    }>`delete from oauth_requests where state_hash = ${hashSecret(state)} and expires_at > now() returning nonce, code_verifier`,
   );
   if (!row) throw invalid('invalid_state', 'this sign-in attempt is unknown, used or expired; start again');
   return { nonce: row.nonce, codeVerifier: row.code_verifier };
@@ -47,7 +50,10 @@ export interface Identity {
 // their own. An unverified e-mail never links to an existing account.
 export async function signInWithIdentity(em: EntityManager, identity: Identity): Promise<SessionIssued> {
   const { user, membership } = await em.transactional(async (tx) => {
-    const linked = await queryOne(tx, sql<{ user_id: string }>`select user_id from user_identities where issuer = ${identity.issuer} and subject = ${identity.subject}`);
+    const linked = await queryOne(
+      tx,
+      sql<{ user_id: string }>`select user_id from user_identities where issuer = ${identity.issuer} and subject = ${identity.subject}`,
+    );
     let user = linked ? (await queryOne(tx, sql<UserRow>`select ${USER_COLUMNS} from users where id = ${linked.user_id}`))! : null;
     const email = identity.email ? normalizeEmail(identity.email) : null;
     if (!user && email && identity.emailVerified)
@@ -55,7 +61,8 @@ export async function signInWithIdentity(em: EntityManager, identity: Identity):
     const now = new Date();
     if (!user) {
       if (!email) throw invalid('email_missing', 'the identity provider did not share an e-mail address');
-      if (await emailInUse(tx, email)) throw invalid('email_unverified', 'an account with this e-mail exists; the identity provider has not verified the address');
+      if (await emailInUse(tx, email))
+        throw invalid('email_unverified', 'an account with this e-mail exists; the identity provider has not verified the address');
       const name = identity.name?.trim() || email.split('@')[0]!;
       let slug = slugify(`${name} org`);
       if (await slugTaken(tx, slug)) slug = withSuffix(slug.slice(0, 71));
@@ -72,11 +79,26 @@ export async function signInWithIdentity(em: EntityManager, identity: Identity):
         now,
       });
       await insertMembership(tx, { orgId: org.id, userId: user.id, role: 'owner', now });
-      await recordAudit(tx, { orgId: org.id, action: 'user.signup', targetId: user.id, actor: { userId: user.id, credentialId: null }, details: { via: 'oidc' } });
-      await recordAudit(tx, { orgId: org.id, action: 'org.create', targetId: org.id, actor: { userId: user.id, credentialId: null }, details: { slug } });
+      await recordAudit(tx, {
+        orgId: org.id,
+        action: 'user.signup',
+        targetId: user.id,
+        actor: { userId: user.id, credentialId: null },
+        details: { via: 'oidc' },
+      });
+      await recordAudit(tx, {
+        orgId: org.id,
+        action: 'org.create',
+        targetId: org.id,
+        actor: { userId: user.id, credentialId: null },
+        details: { slug },
+      });
     }
     if (!linked) {
-      await query(tx, sql`insert into user_identities (issuer, subject, user_id, created_at) values (${identity.issuer}, ${identity.subject}, ${user.id}, now())`);
+      await query(
+        tx,
+        sql`insert into user_identities (issuer, subject, user_id, created_at) values (${identity.issuer}, ${identity.subject}, ${user.id}, now())`,
+      );
       if (identity.emailVerified && !user.email_verified_at) {
         // A local account whose e-mail was never verified may have been made by someone else in the owner's
         // name (sign up as victim@corp, keep the password, wait). The provider has just proved who owns the
@@ -85,7 +107,14 @@ export async function signInWithIdentity(em: EntityManager, identity: Identity):
         if (user.password_hash) {
           await query(tx, sql`update users set password_hash = null where id = ${user.id}`);
           await query(tx, sql`update credentials set revoked_at = ${timestamp(now)} where user_id = ${user.id} and revoked_at is null`);
-          if (user.last_org_id) await recordAudit(tx, { orgId: user.last_org_id, action: 'user.claimed_by_identity', targetId: user.id, actor: { userId: user.id, credentialId: null }, details: { issuer: identity.issuer } });
+          if (user.last_org_id)
+            await recordAudit(tx, {
+              orgId: user.last_org_id,
+              action: 'user.claimed_by_identity',
+              targetId: user.id,
+              actor: { userId: user.id, credentialId: null },
+              details: { issuer: identity.issuer },
+            });
         }
         await query(tx, sql`update users set email_verified_at = ${timestamp(now)} where id = ${user.id}`);
       }

@@ -8,6 +8,9 @@ import type { Caller } from './caller.ts';
 export async function isOperator(em: EntityManager, caller: Caller, operatorEmails: readonly string[]): Promise<boolean> {
   if (caller.credentialKind === 'local') return true;
   if (operatorEmails.length === 0) return false;
-  const row = await queryOne(em, sql<{ email: string }>`select lower(email) as email from users where id = ${caller.userId} and email_verified_at is not null`);
+  const row = await queryOne(
+    em,
+    sql<{ email: string }>`select lower(email) as email from users where id = ${caller.userId} and email_verified_at is not null`,
+  );
   return row !== undefined && operatorEmails.includes(row.email);
 }

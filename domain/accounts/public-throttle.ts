@@ -35,7 +35,9 @@ async function spend(em: EntityManager, what: string, slots: [key: string, limit
   for (const [key, limit, windowSeconds] of slots) {
     const slot = await takeSlot(em, key, limit, windowSeconds);
     if (!slot.allowed) {
-      throw new AppError('rate_limited', 'too_many_requests', `too many ${what}; retry in ${slot.retryAfterSeconds} s`, { retry_after: slot.retryAfterSeconds });
+      throw new AppError('rate_limited', 'too_many_requests', `too many ${what}; retry in ${slot.retryAfterSeconds} s`, {
+        retry_after: slot.retryAfterSeconds,
+      });
     }
   }
 }
@@ -56,11 +58,15 @@ export const throttleIdentityProviderStart = (em: EntityManager, clientAddress: 
   spend(em, 'sign-ins started from this address', [[`idp:client:${clientAddress}`, IDP_STARTS_PER_CLIENT, IDP_START_WINDOW_SECONDS]]);
 
 export const throttleClientRegistration = (em: EntityManager, clientAddress: string): Promise<void> =>
-  spend(em, 'client registrations from this address', [[`oauth-register:client:${clientAddress}`, CLIENT_REGISTRATIONS_PER_CLIENT, CLIENT_REGISTRATION_WINDOW_SECONDS]]);
+  spend(em, 'client registrations from this address', [
+    [`oauth-register:client:${clientAddress}`, CLIENT_REGISTRATIONS_PER_CLIENT, CLIENT_REGISTRATION_WINDOW_SECONDS],
+  ]);
 
 export const throttleTokenUse = (em: EntityManager, clientAddress: string): Promise<void> =>
   spend(em, 'token attempts', [[`token:client:${clientAddress}`, TOKEN_TRIES_PER_CLIENT, TOKEN_WINDOW_SECONDS]]);
 
 // A limit of 0 turns the sign-up limit off (load tests, the test suite: every test signs up from one address).
 export const throttleSignup = (em: EntityManager, clientAddress: string, perHour: number): Promise<void> =>
-  perHour === 0 ? Promise.resolve() : spend(em, 'sign-ups from this address', [[`signup:client:${clientAddress}`, perHour, SIGNUP_WINDOW_SECONDS]]);
+  perHour === 0
+    ? Promise.resolve()
+    : spend(em, 'sign-ups from this address', [[`signup:client:${clientAddress}`, perHour, SIGNUP_WINDOW_SECONDS]]);

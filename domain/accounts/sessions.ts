@@ -80,7 +80,12 @@ export async function logout(em: EntityManager, caller: Caller): Promise<void> {
   await em.transactional(async (tx) => {
     const now = timestamp(new Date());
     await query(tx, sql`update credentials set revoked_at = ${now} where id = ${caller.credentialId} and revoked_at is null`);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'auth.logout', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'auth.logout',
+      targetId: caller.userId,
+      actor: { userId: caller.userId, credentialId: caller.credentialId },
+    });
   });
 }
 
@@ -108,7 +113,12 @@ export async function switchOrg(em: EntityManager, caller: Caller, orgId: string
       sql<UserRow>`update users set last_org_id = ${orgId} where id = ${caller.userId} returning ${USER_COLUMNS}`,
     ))!;
     const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${orgId}`))!;
-    await recordAudit(tx, { orgId, action: 'auth.switch_org', targetId: orgId, actor: { userId: caller.userId, credentialId: caller.credentialId } });
+    await recordAudit(tx, {
+      orgId,
+      action: 'auth.switch_org',
+      targetId: orgId,
+      actor: { userId: caller.userId, credentialId: caller.credentialId },
+    });
     return { user: userRowView(user), org: orgRowView(org, membership.role) };
   });
 }
@@ -127,7 +137,13 @@ export async function renameUser(em: EntityManager, caller: Caller, name: string
         where id = ${caller.userId} returning ${USER_COLUMNS}`,
     ))!;
     const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${caller.orgId}`))!;
-    await recordAudit(tx, { orgId: caller.orgId, action: 'user.update', targetId: caller.userId, actor: { userId: caller.userId, credentialId: caller.credentialId }, details: { fields: ['name'] } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'user.update',
+      targetId: caller.userId,
+      actor: { userId: caller.userId, credentialId: caller.credentialId },
+      details: { fields: ['name'] },
+    });
     return { user: userRowView(user), org: orgRowView(org, caller.role) };
   });
 }

@@ -46,7 +46,11 @@ export async function listTokens(em: EntityManager, caller: Caller): Promise<Tok
 // tokens in a loop stops here.
 export const MAX_LIVE_TOKENS = 100;
 
-export async function createToken(em: EntityManager, caller: Caller, input: { name?: string | undefined; expiresInDays?: number | undefined }): Promise<IssuedToken> {
+export async function createToken(
+  em: EntityManager,
+  caller: Caller,
+  input: { name?: string | undefined; expiresInDays?: number | undefined },
+): Promise<IssuedToken> {
   const secret = issueSecret();
   const now = new Date();
   return em.transactional(async (tx) => {
@@ -55,7 +59,8 @@ export async function createToken(em: EntityManager, caller: Caller, input: { na
       sql<{ n: number }>`select count(*)::int as n from credentials
         where org_id = ${caller.orgId} and user_id = ${caller.userId} and kind = 'api' and revoked_at is null`,
     ))!.n;
-    if (live >= MAX_LIVE_TOKENS) throw conflict('token_limit', `at most ${MAX_LIVE_TOKENS} live API tokens per user in an org: revoke unused ones first`);
+    if (live >= MAX_LIVE_TOKENS)
+      throw conflict('token_limit', `at most ${MAX_LIVE_TOKENS} live API tokens per user in an org: revoke unused ones first`);
     const token = {
       id: newId(),
       kind: 'api' as const,
@@ -69,7 +74,13 @@ export async function createToken(em: EntityManager, caller: Caller, input: { na
       expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : null,
     };
     await insertCredential(tx, token);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'token.create', targetId: token.id, actor: actorOf(caller), details: { name: token.name ?? null } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'token.create',
+      targetId: token.id,
+      actor: actorOf(caller),
+      details: { name: token.name ?? null },
+    });
     return { ...view(token), raw: secret.raw };
   });
 }

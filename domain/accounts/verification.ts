@@ -71,8 +71,13 @@ export async function verifyEmail(em: EntityManager, rawToken: string): Promise<
         select id, user_id, email, used_at, expires_at from email_verifications where token_hash = ${hashSecret(rawToken)} for update`,
     );
     const row = found && { id: found.id, email: found.email, usedAt: found.used_at, expiresAt: toDate(found.expires_at) };
-    const user = found ? await queryOne(tx, sql<{ id: string; email: string; lastOrgId: string | null }>`
-        select id, email, last_org_id as "lastOrgId" from users where id = ${found.user_id}`) : null;
+    const user = found
+      ? await queryOne(
+          tx,
+          sql<{ id: string; email: string; lastOrgId: string | null }>`
+        select id, email, last_org_id as "lastOrgId" from users where id = ${found.user_id}`,
+        )
+      : null;
     if (!row || !user || row.usedAt || row.expiresAt.getTime() < Date.now() || user.email !== row.email) {
       throw invalid('invalid_token', 'this verification link is invalid, used or expired');
     }

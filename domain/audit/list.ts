@@ -13,7 +13,6 @@ export interface AuditQuery {
   offset: number;
 }
 
-
 export async function listAuditEvents(em: EntityManager, orgId: string, q: AuditQuery): Promise<AuditEvent[]> {
   const where: FilterQuery<AuditEvent> = { orgId };
   if (q.action !== undefined) where.action = { $like: `${escapeLike(q.action)}%` };

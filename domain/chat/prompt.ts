@@ -40,10 +40,19 @@ export type ChatReply = z.infer<typeof chatReplySchema>;
 
 export const lastUserMessage = (messages: ChatMessage[]): string => [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
-export async function chatContext(em: EntityManager, queries: QueryVectors, orgId: string, messages: ChatMessage[], namespace: string | undefined): Promise<ChatContext> {
+export async function chatContext(
+  em: EntityManager,
+  queries: QueryVectors,
+  orgId: string,
+  messages: ChatMessage[],
+  namespace: string | undefined,
+): Promise<ChatContext> {
   const text = lastUserMessage(messages);
   // A chat answers from what lexical search finds rather than not at all when the embedding model is down.
-  const vector = await queries.of(orgId, [text]).then(([v]) => v!, () => undefined);
+  const vector = await queries.of(orgId, [text]).then(
+    ([v]) => v!,
+    () => undefined,
+  );
   const request = { text, k: CHAT_MEMORIES, mode: vector ? ('hybrid' as const) : ('lexical' as const), filters: { namespace } };
   const [memories, runbooks] = await Promise.all([
     searchMemories(em, orgId, request, vector && Promise.resolve(vector)).then((answer) => answer.hits),
@@ -71,9 +80,12 @@ function promptText(m: SearchHit): string {
 }
 
 function contextBlock(context: ChatContext): string {
-  const memories = context.memories.map((m) => `<memory id="${m.id}" namespace="${m.namespace}" updated="${new Date(m.updatedAt).toISOString()}">\n${promptText(m)}\n</memory>`);
+  const memories = context.memories.map(
+    (m) => `<memory id="${m.id}" namespace="${m.namespace}" updated="${new Date(m.updatedAt).toISOString()}">\n${promptText(m)}\n</memory>`,
+  );
   const runbooks = context.runbooks.map(
-    (r) => `<runbook id="${r.id}" title="${r.title}" successes="${r.successCount}" failures="${r.failureCount}">\n${r.summary}\n${r.steps.map((s, i) => `${i + 1}. ${s.description}${s.command ? ` (\`${s.command}\`)` : ''}`).join('\n')}\n</runbook>`,
+    (r) =>
+      `<runbook id="${r.id}" title="${r.title}" successes="${r.successCount}" failures="${r.failureCount}">\n${r.summary}\n${r.steps.map((s, i) => `${i + 1}. ${s.description}${s.command ? ` (\`${s.command}\`)` : ''}`).join('\n')}\n</runbook>`,
   );
   return [...memories, ...runbooks].join('\n') || '(nothing relevant was found)';
 }

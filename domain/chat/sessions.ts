@@ -90,7 +90,11 @@ export async function listSessions(em: EntityManager, caller: Caller, limit: num
   }));
 }
 
-export async function createSession(em: EntityManager, caller: Caller, title: string = DEFAULT_CHAT_TITLE): Promise<ChatSessionSummary & { metadata: Record<string, unknown> }> {
+export async function createSession(
+  em: EntityManager,
+  caller: Caller,
+  title: string = DEFAULT_CHAT_TITLE,
+): Promise<ChatSessionSummary & { metadata: Record<string, unknown> }> {
   return em.transactional(async (tx) => {
     const row = (await queryOne(
       tx,
@@ -98,13 +102,30 @@ export async function createSession(em: EntityManager, caller: Caller, title: st
           values (${newId()}, ${caller.orgId}, ${caller.userId}, ${title}, '{}'::jsonb, now(), now())
           returning id, title, metadata, created_at, updated_at`,
     ))!;
-    await recordAudit(tx, { orgId: caller.orgId, action: 'chat.session.create', targetId: row.id, actor: actorOf(caller), details: { title } });
-    return { id: row.id, title: row.title, metadata: row.metadata, messageCount: 0, lastMessagePreview: '', createdAt: ms(row.created_at), updatedAt: ms(row.updated_at) };
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'chat.session.create',
+      targetId: row.id,
+      actor: actorOf(caller),
+      details: { title },
+    });
+    return {
+      id: row.id,
+      title: row.title,
+      metadata: row.metadata,
+      messageCount: 0,
+      lastMessagePreview: '',
+      createdAt: ms(row.created_at),
+      updatedAt: ms(row.updated_at),
+    };
   });
 }
 
 export async function getSession(em: EntityManager, caller: Caller, id: string): Promise<ChatSessionView> {
-  const session = await queryOne(em, sql<SessionRow>`select id, title, metadata, created_at, updated_at from chat_sessions where id = ${id} and ${owned(caller)}`);
+  const session = await queryOne(
+    em,
+    sql<SessionRow>`select id, title, metadata, created_at, updated_at from chat_sessions where id = ${id} and ${owned(caller)}`,
+  );
   if (!session) throw notFound('chat session', id);
   const messages = await query(
     em,
@@ -123,7 +144,13 @@ export async function getSession(em: EntityManager, caller: Caller, id: string):
 
 export async function renameSession(em: EntityManager, caller: Caller, id: string, title: string): Promise<{ id: string; title: string }> {
   return em.transactional(async (tx) => {
-    const row = await queryOne(tx, sql<{ id: string; title: string }>`update chat_sessions set title = ${title}, ${bumped} where id = ${id} and ${owned(caller)} returning id, title`);
+    const row = await queryOne(
+      tx,
+      sql<{
+        id: string;
+        title: string;
+      }>`update chat_sessions set title = ${title}, ${bumped} where id = ${id} and ${owned(caller)} returning id, title`,
+    );
     if (!row) throw notFound('chat session', id);
     await recordAudit(tx, { orgId: caller.orgId, action: 'chat.session.update', targetId: id, actor: actorOf(caller), details: { title } });
     return row;
@@ -134,7 +161,13 @@ export async function deleteSession(em: EntityManager, caller: Caller, id: strin
   await em.transactional(async (tx) => {
     const row = await queryOne(tx, sql<{ title: string }>`delete from chat_sessions where id = ${id} and ${owned(caller)} returning title`);
     if (!row) throw notFound('chat session', id);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'chat.session.delete', targetId: id, actor: actorOf(caller), details: { title: row.title } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'chat.session.delete',
+      targetId: id,
+      actor: actorOf(caller),
+      details: { title: row.title },
+    });
   });
 }
 
@@ -151,9 +184,17 @@ function titleFromMessage(content: string): string {
 
 // Appends turns in order. The row lock serializes concurrent appends to one session, so neither the message
 // order nor the automatic title can interleave.
-export async function appendTurns(em: EntityManager, caller: Caller, sessionId: string, turns: ChatTurn[]): Promise<{ id: string; title: string }> {
+export async function appendTurns(
+  em: EntityManager,
+  caller: Caller,
+  sessionId: string,
+  turns: ChatTurn[],
+): Promise<{ id: string; title: string }> {
   return em.transactional(async (tx) => {
-    const session = await queryOne(tx, sql<{ title: string }>`select title from chat_sessions where id = ${sessionId} and ${owned(caller)} for update`);
+    const session = await queryOne(
+      tx,
+      sql<{ title: string }>`select title from chat_sessions where id = ${sessionId} and ${owned(caller)} for update`,
+    );
     if (!session) throw notFound('chat session', sessionId);
     if (turns.length > 0) {
       await query(

@@ -108,7 +108,10 @@ function exactDuplicates(items: Scanned[]): { representatives: Scanned[]; pairs:
 async function vectorsOf(em: EntityManager, orgId: string, ids: string[], model: string): Promise<Map<string, Float32Array>> {
   const rows = await query(
     em,
-    sql<{ memory_id: string; embedding: string }>`select memory_id, coalesce(text_embedding, embedding)::text as embedding from memory_embeddings
+    sql<{
+      memory_id: string;
+      embedding: string;
+    }>`select memory_id, coalesce(text_embedding, embedding)::text as embedding from memory_embeddings
       where org_id = ${orgId} and memory_id = any(${ids}::uuid[]) and passage = 0 and model = ${model}`,
   );
   return new Map(rows.map((r) => [r.memory_id, parseVector(r.embedding)]));
@@ -134,7 +137,13 @@ function similarPairs(items: Scanned[], vectors: Map<string, Float32Array>, min:
   return out;
 }
 
-export async function findCandidates(em: EntityManager, orgId: string, namespace: string | undefined, threshold: number, embedder: Pick<Embedder, 'model' | 'nearDuplicate'> | null = null): Promise<Candidates> {
+export async function findCandidates(
+  em: EntityManager,
+  orgId: string,
+  namespace: string | undefined,
+  threshold: number,
+  embedder: Pick<Embedder, 'model' | 'nearDuplicate'> | null = null,
+): Promise<Candidates> {
   let namespaceId: string | null = null;
   if (namespace !== undefined) {
     namespaceId = await namespaceIdOf(em, orgId, namespace);
@@ -149,9 +158,18 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
        order by updated_at desc, id desc limit ${DETECT_SCAN_LIMIT}`,
   );
   const items: Scanned[] = rows
-    .map((r) => ({ id: r.id, namespaceId: r.namespace_id, createdAt: toDate(r.created_at).getTime(), terms: new Set(termFrequencies(r.text).terms.keys()) }))
+    .map((r) => ({
+      id: r.id,
+      namespaceId: r.namespace_id,
+      createdAt: toDate(r.created_at).getTime(),
+      terms: new Set(termFrequencies(r.text).terms.keys()),
+    }))
     .filter((s) => s.terms.size > 0);
-  const known = await knownPairs(em, orgId, items.map((s) => s.id));
+  const known = await knownPairs(
+    em,
+    orgId,
+    items.map((s) => s.id),
+  );
   const proposals: NewProposal[] = [];
   const contradictions: ContradictionCandidate[] = [];
   let alreadyKnown = 0;
@@ -161,7 +179,14 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
     const jaccard = shared / (a.terms.size + b.terms.size - shared);
     const [older, newer] = a.createdAt <= b.createdAt ? [a, b] : [b, a];
     const containment = shared / older.terms.size;
-    const kind = jaccard >= threshold ? 'duplicate' : containment >= threshold && newer.terms.size > older.terms.size ? 'stale' : jaccard >= threshold / 2 ? 'contradiction' : null;
+    const kind =
+      jaccard >= threshold
+        ? 'duplicate'
+        : containment >= threshold && newer.terms.size > older.terms.size
+          ? 'stale'
+          : jaccard >= threshold / 2
+            ? 'contradiction'
+            : null;
     if (!kind) return;
     if (known.has(`${a.id}/${b.id}`)) {
       alreadyKnown++;
@@ -169,7 +194,8 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
     }
     const pair = { memoryAId: a.id, memoryBId: b.id, namespaceId: a.namespaceId };
     if (kind === 'duplicate') proposals.push({ ...pair, kind, score: round(jaccard), note: null });
-    else if (kind === 'stale') proposals.push({ ...pair, kind, score: round(containment), note: `older memory ${older.id} is restated by the newer ${newer.id}` });
+    else if (kind === 'stale')
+      proposals.push({ ...pair, kind, score: round(containment), note: `older memory ${older.id} is restated by the newer ${newer.id}` });
     else contradictions.push({ ...pair, score: round(jaccard) });
   };
   const exact = exactDuplicates(items);
@@ -178,7 +204,16 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
   if (embedder) {
     const { model, nearDuplicate = SEMANTIC_DUPLICATE_MIN } = embedder;
     const judged = new Set([...proposals, ...contradictions].map((p) => `${p.memoryAId}/${p.memoryBId}`));
-    for (const { x, y, cosine } of similarPairs(exact.representatives, await vectorsOf(em, orgId, exact.representatives.map((s) => s.id), model), Math.max(threshold, nearDuplicate))) {
+    for (const { x, y, cosine } of similarPairs(
+      exact.representatives,
+      await vectorsOf(
+        em,
+        orgId,
+        exact.representatives.map((s) => s.id),
+        model,
+      ),
+      Math.max(threshold, nearDuplicate),
+    )) {
       const [a, b] = ordered(x, y);
       const key = `${a.id}/${b.id}`;
       if (judged.has(key)) continue;
@@ -186,13 +221,25 @@ export async function findCandidates(em: EntityManager, orgId: string, namespace
         alreadyKnown++;
         continue;
       }
-      proposals.push({ memoryAId: a.id, memoryBId: b.id, namespaceId: a.namespaceId, kind: 'duplicate', score: round(cosine), note: `similar in meaning (cosine similarity ${round(cosine)}), not in words` });
+      proposals.push({
+        memoryAId: a.id,
+        memoryBId: b.id,
+        namespaceId: a.namespaceId,
+        kind: 'duplicate',
+        score: round(cosine),
+        note: `similar in meaning (cosine similarity ${round(cosine)}), not in words`,
+      });
     }
   }
   // The strongest pairs first; the rest are found again by the next run.
   proposals.sort((x, y) => y.score - x.score);
   contradictions.sort((x, y) => y.score - x.score);
-  return { scanned: rows.length, proposals: proposals.slice(0, PROPOSALS_PER_RUN_MAX), contradictions: contradictions.slice(0, CONTRADICTION_CHECKS_MAX), alreadyKnown };
+  return {
+    scanned: rows.length,
+    proposals: proposals.slice(0, PROPOSALS_PER_RUN_MAX),
+    contradictions: contradictions.slice(0, CONTRADICTION_CHECKS_MAX),
+    alreadyKnown,
+  };
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;

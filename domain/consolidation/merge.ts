@@ -39,7 +39,13 @@ export interface MergeDraft {
 export type MergeStart = { done: MergeResult } | { job: JobRequest };
 
 async function resultOf(em: EntityManager, orgId: string, proposalId: string, mergedMemoryId: string): Promise<MergeResult> {
-  const row = await queryOne(em, sql<{ content: string; metadata: { consolidation?: { had_conflict?: boolean } } }>`select content, metadata from memories where id = ${mergedMemoryId} and org_id = ${orgId}`);
+  const row = await queryOne(
+    em,
+    sql<{
+      content: string;
+      metadata: { consolidation?: { had_conflict?: boolean } };
+    }>`select content, metadata from memories where id = ${mergedMemoryId} and org_id = ${orgId}`,
+  );
   if (!row) throw notFound('memory', mergedMemoryId);
   return { proposalId, mergedMemoryId, mergedContent: row.content, hadConflict: row.metadata.consolidation?.had_conflict === true };
 }
@@ -47,29 +53,58 @@ async function resultOf(em: EntityManager, orgId: string, proposalId: string, me
 // Marks an approved proposal as merging and queues the merge in the same transaction (with the caller's
 // sealed keys when BYOK). A merged proposal answers its result again, so the request is safe to repeat; a
 // merge already running is joined rather than started twice.
-export async function startMerge(em: EntityManager, caller: Caller, proposalId: string, byok: ByokKeys | undefined, escrowKey: Buffer): Promise<MergeStart> {
+export async function startMerge(
+  em: EntityManager,
+  caller: Caller,
+  proposalId: string,
+  byok: ByokKeys | undefined,
+  escrowKey: Buffer,
+): Promise<MergeStart> {
   return em.transactional(async (tx) => {
     const row = await proposalRow(tx, caller.orgId, proposalId, true);
-    if (row.status === 'merged' && row.merged_memory_id) return { done: await resultOf(tx, caller.orgId, proposalId, row.merged_memory_id) };
-    if (row.status !== 'approved') throw conflict('proposal_not_approved', `only an approved proposal can be merged; this one is ${row.status}`);
+    if (row.status === 'merged' && row.merged_memory_id)
+      return { done: await resultOf(tx, caller.orgId, proposalId, row.merged_memory_id) };
+    if (row.status !== 'approved')
+      throw conflict('proposal_not_approved', `only an approved proposal can be merged; this one is ${row.status}`);
     if (row.merge_state === 'running') {
       // Joins the attempt an earlier request queued, even if that request died before starting it.
       const workflowId = mergeWorkflowId(proposalId, row.merge_attempts);
-      const queued = await queryOne(tx, sql<{ args: unknown[]; description: string }>`select args, description from outbox where org_id = ${caller.orgId} and job_key = ${workflowId}`);
-      if (queued) return { job: { orgId: caller.orgId, jobType: MERGE_JOB, jobKey: workflowId, args: queued.args, description: queued.description } };
+      const queued = await queryOne(
+        tx,
+        sql<{
+          args: unknown[];
+          description: string;
+        }>`select args, description from outbox where org_id = ${caller.orgId} and job_key = ${workflowId}`,
+      );
+      if (queued)
+        return { job: { orgId: caller.orgId, jobType: MERGE_JOB, jobKey: workflowId, args: queued.args, description: queued.description } };
     }
     const updated = await queryOne(
       tx,
-      sql<{ merge_attempts: number }>`update consolidation_proposals set merge_state = 'running', merge_error = null, merge_attempts = merge_attempts + 1
+      sql<{
+        merge_attempts: number;
+      }>`update consolidation_proposals set merge_state = 'running', merge_error = null, merge_attempts = merge_attempts + 1
         where org_id = ${caller.orgId} and id = ${proposalId} returning merge_attempts`,
     );
     const escrow = byok ? seal(escrowKey, newId(), caller.orgId, byok) : null;
     if (escrow) await query(tx, escrowInsert([escrow]));
     const workflowId = mergeWorkflowId(proposalId, updated!.merge_attempts);
     const args: MergeArgs = { caller, proposalId, escrowId: escrow?.id ?? null };
-    const job: JobRequest = { orgId: caller.orgId, jobType: MERGE_JOB, jobKey: workflowId, args: [args], description: `merge the memories of consolidation proposal ${proposalId}` };
+    const job: JobRequest = {
+      orgId: caller.orgId,
+      jobType: MERGE_JOB,
+      jobKey: workflowId,
+      args: [args],
+      description: `merge the memories of consolidation proposal ${proposalId}`,
+    };
     await enqueueJobs(tx, [job]);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.merge.start', targetId: proposalId, actor: actorOf(caller), details: { attempt: updated!.merge_attempts } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'consolidation.merge.start',
+      targetId: proposalId,
+      actor: actorOf(caller),
+      details: { attempt: updated!.merge_attempts },
+    });
     return { job };
   });
 }
@@ -77,16 +112,30 @@ export async function startMerge(em: EntityManager, caller: Caller, proposalId: 
 // Each attempt is its own execution, so a failed merge can be asked for again.
 const mergeWorkflowId = (proposalId: string, attempt: number): string => `consolidation-merge-${proposalId}-${attempt}`;
 
-async function pairRows(em: EntityManager, orgId: string, a: string, b: string, lock: boolean): Promise<[MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number }, MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number }]> {
+async function pairRows(
+  em: EntityManager,
+  orgId: string,
+  a: string,
+  b: string,
+  lock: boolean,
+): Promise<
+  [
+    MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number },
+    MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number },
+  ]
+> {
   const rows = await query(
     em,
-    sql<MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number }>`select ${MEMORY_COLUMNS}, m.namespace_id, m.stored_bytes, m.doc_len
+    sql<
+      MemoryRow & { namespace_id: string; stored_bytes: number; doc_len: number }
+    >`select ${MEMORY_COLUMNS}, m.namespace_id, m.stored_bytes, m.doc_len
       from ${MEMORIES_IN_NAMESPACES} where m.org_id = ${orgId} and m.id in (${a}, ${b}) ${lock ? sql`for update of m` : sql``}`,
   );
   const first = rows.find((r) => r.id === a);
   const second = rows.find((r) => r.id === b);
   if (!first || !second) throw notFound('memory', first ? b : a);
-  for (const r of [first, second]) if (r.superseded_by) throw conflict('memory_superseded', `memory ${r.id} was already merged into ${r.superseded_by}`);
+  for (const r of [first, second])
+    if (r.superseded_by) throw conflict('memory_superseded', `memory ${r.id} was already merged into ${r.superseded_by}`);
   return [first, second];
 }
 
@@ -97,7 +146,11 @@ export async function pairTexts(em: EntityManager, orgId: string, memoryAId: str
   return [a!, b!];
 }
 
-export async function mergeInput(em: EntityManager, orgId: string, proposalId: string): Promise<{ kind: string; a: PairText; b: PairText }> {
+export async function mergeInput(
+  em: EntityManager,
+  orgId: string,
+  proposalId: string,
+): Promise<{ kind: string; a: PairText; b: PairText }> {
   const p = await proposalRow(em, orgId, proposalId);
   const [a, b] = await pairTexts(em, orgId, p.memory_a_id, p.memory_b_id);
   return { kind: p.kind, a, b };
@@ -121,7 +174,10 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
       tags: [...new Set([...a.tags, ...b.tags, MERGED_TAG])],
       source: 'consolidation',
       sourceRef: null,
-      metadata: withRedaction({ consolidation: { proposal_id: proposalId, kind: p.kind, merged_from: [a.id, b.id], had_conflict: draft.hadConflict } }, prepared),
+      metadata: withRedaction(
+        { consolidation: { proposal_id: proposalId, kind: p.kind, merged_from: [a.id, b.id], had_conflict: draft.hadConflict } },
+        prepared,
+      ),
       createdAt: now,
       updatedAt: now,
       // The merged memory tells things as of the later of the two.
@@ -133,13 +189,25 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
     };
     await writeSaves(tx, [{ caller, memory, bytes: storedBytes(prepared.bytes, memory.metadata) }]);
     await supersedeMemories(tx, caller.orgId, new Map([a.id, b.id].map((id) => [id, memory.id])));
-    await query(tx, sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.merge', targetId: proposalId, actor: actorOf(caller), details: { merged_memory_id: memory.id, merged_from: [a.id, b.id] } });
+    await query(
+      tx,
+      sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`,
+    );
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'consolidation.merge',
+      targetId: proposalId,
+      actor: actorOf(caller),
+      details: { merged_memory_id: memory.id, merged_from: [a.id, b.id] },
+    });
     return { proposalId, mergedMemoryId: memory.id, mergedContent: memory.content, hadConflict: draft.hadConflict };
   });
 }
 
 // The dashboard sees why the last attempt failed; the proposal stays approved, ready for another attempt.
 export async function recordMergeFailure(em: EntityManager, orgId: string, proposalId: string, error: string): Promise<void> {
-  await query(em, sql`update consolidation_proposals set merge_state = 'failed', merge_error = ${error} where id = ${proposalId} and org_id = ${orgId} and status <> 'merged'`);
+  await query(
+    em,
+    sql`update consolidation_proposals set merge_state = 'failed', merge_error = ${error} where id = ${proposalId} and org_id = ${orgId} and status <> 'merged'`,
+  );
 }

@@ -76,15 +76,25 @@ export async function listProposals(em: EntityManager, orgId: string, q: Proposa
 }
 
 export async function proposalRow(em: EntityManager, orgId: string, id: string, lock = false): Promise<ProposalRow> {
-  const row = await queryOne(em, sql<ProposalRow>`select * from consolidation_proposals where id = ${id} and org_id = ${orgId} ${lock ? sql`for update` : sql``}`);
+  const row = await queryOne(
+    em,
+    sql<ProposalRow>`select * from consolidation_proposals where id = ${id} and org_id = ${orgId} ${lock ? sql`for update` : sql``}`,
+  );
   if (!row) throw notFound('consolidation proposal', id);
   return row;
 }
 
-export const getProposal = async (em: EntityManager, orgId: string, id: string): Promise<ProposalView> => proposalView(await proposalRow(em, orgId, id));
+export const getProposal = async (em: EntityManager, orgId: string, id: string): Promise<ProposalView> =>
+  proposalView(await proposalRow(em, orgId, id));
 
 // A decision can be changed until the proposal is merged; each decision stamps reviewed_at.
-export async function reviewProposal(em: EntityManager, caller: Caller, id: string, decision: ReviewDecision, note: string | undefined): Promise<ProposalView> {
+export async function reviewProposal(
+  em: EntityManager,
+  caller: Caller,
+  id: string,
+  decision: ReviewDecision,
+  note: string | undefined,
+): Promise<ProposalView> {
   return em.transactional(async (tx) => {
     const row = await proposalRow(tx, caller.orgId, id, true);
     if (row.status === 'merged') throw conflict('proposal_already_merged', 'a merged proposal cannot be reviewed again');
@@ -94,7 +104,13 @@ export async function reviewProposal(em: EntityManager, caller: Caller, id: stri
       sql<ProposalRow>`update consolidation_proposals set status = ${decision}, reviewed_at = now(), reviewed_by = ${caller.userId},
           note = coalesce(${note ?? null}, note) where org_id = ${caller.orgId} and id = ${id} returning *`,
     );
-    await recordAudit(tx, { orgId: caller.orgId, action: 'consolidation.review', targetId: id, actor: actorOf(caller), details: { decision } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'consolidation.review',
+      targetId: id,
+      actor: actorOf(caller),
+      details: { decision },
+    });
     return proposalView(updated!);
   });
 }
@@ -109,11 +125,17 @@ export interface NewProposal {
 }
 
 // Inserts the pairs not yet known; a pair that already has a proposal (of any kind or status) counts as known.
-export async function recordProposals(em: EntityManager, orgId: string, proposals: NewProposal[]): Promise<{ created: number; alreadyKnown: number }> {
+export async function recordProposals(
+  em: EntityManager,
+  orgId: string,
+  proposals: NewProposal[],
+): Promise<{ created: number; alreadyKnown: number }> {
   if (proposals.length === 0) return { created: 0, alreadyKnown: 0 };
   const inserted = await query(
     em,
-    sql<{ id: string }>`insert into consolidation_proposals (id, org_id, namespace_id, kind, memory_a_id, memory_b_id, score, note, proposed_at)
+    sql<{
+      id: string;
+    }>`insert into consolidation_proposals (id, org_id, namespace_id, kind, memory_a_id, memory_b_id, score, note, proposed_at)
       select gen_random_uuid(), ${orgId}, n, k, a, b, s, t, now()
         from unnest(${proposals.map((p) => p.namespaceId)}::uuid[], ${proposals.map((p) => p.kind)}::text[], ${proposals.map((p) => p.memoryAId)}::uuid[],
                     ${proposals.map((p) => p.memoryBId)}::uuid[], ${proposals.map((p) => p.score)}::float8[], ${proposals.map((p) => p.note)}::text[]) as u(n, k, a, b, s, t)

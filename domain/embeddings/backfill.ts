@@ -31,7 +31,10 @@ export async function backfillLagging(em: EntityManager, model: string): Promise
         select live.org_id from live left join have using (org_id) where coalesce(have.n, 0) < live.n
         union select org_id from requested`,
     );
-    await enqueueJobs(tx, rows.map(({ org_id }) => curateJob(org_id, [], [], true)));
+    await enqueueJobs(
+      tx,
+      rows.map(({ org_id }) => curateJob(org_id, [], [], true)),
+    );
     return rows.length;
   });
 }

@@ -52,5 +52,8 @@ export function scheduleEnrichment(access: LlmAccess | undefined, s: EnrichmentS
   const tasks = requestedEnrichments(s.content, s.metadata);
   if (tasks.length === 0) return null;
   const escrow = s.byok ? seal(access.escrowKey, newId(), s.orgId, s.byok) : null;
-  return { args: { orgId: s.orgId, memoryId: s.memoryId, tasks, contentHash: contentHash(s.content), escrowId: escrow?.id ?? null }, escrow };
+  return {
+    args: { orgId: s.orgId, memoryId: s.memoryId, tasks, contentHash: contentHash(s.content), escrowId: escrow?.id ?? null },
+    escrow,
+  };
 }

@@ -13,13 +13,22 @@ const SYSTEM = { userId: null, credentialId: null };
 export async function enrichmentSubject(em: EntityManager, orgId: string, memoryId: string, contentHash: string): Promise<string | null> {
   const row = await queryOne(
     em,
-    sql<{ content: string }>`select content from memories where id = ${memoryId} and org_id = ${orgId} and superseded_by is null and md5(content) = ${contentHash}`,
+    sql<{
+      content: string;
+    }>`select content from memories where id = ${memoryId} and org_id = ${orgId} and superseded_by is null and md5(content) = ${contentHash}`,
   );
   return row?.content ?? null;
 }
 
 // metadata.synopsis (a string) or metadata.facts (an array of strings), merged without touching other keys.
-async function annotate(em: EntityManager, orgId: string, memoryId: string, contentHash: string, key: 'synopsis' | 'facts', value: unknown): Promise<boolean> {
+async function annotate(
+  em: EntityManager,
+  orgId: string,
+  memoryId: string,
+  contentHash: string,
+  key: 'synopsis' | 'facts',
+  value: unknown,
+): Promise<boolean> {
   return em.transactional(async (tx) => {
     const row = await queryOne(
       tx,
@@ -31,13 +40,20 @@ async function annotate(em: EntityManager, orgId: string, memoryId: string, cont
   });
 }
 
-export const storeSynopsis = (em: EntityManager, orgId: string, memoryId: string, contentHash: string, synopsis: string) => annotate(em, orgId, memoryId, contentHash, 'synopsis', synopsis);
+export const storeSynopsis = (em: EntityManager, orgId: string, memoryId: string, contentHash: string, synopsis: string) =>
+  annotate(em, orgId, memoryId, contentHash, 'synopsis', synopsis);
 
-export const storeFacts = (em: EntityManager, orgId: string, memoryId: string, contentHash: string, facts: string[]) => annotate(em, orgId, memoryId, contentHash, 'facts', facts);
+export const storeFacts = (em: EntityManager, orgId: string, memoryId: string, contentHash: string, facts: string[]) =>
+  annotate(em, orgId, memoryId, contentHash, 'facts', facts);
 
 // Replaces the links an earlier extraction made (the content changed since) with the ones found now;
 // linking is idempotent per memory, so a retried activity counts nothing twice.
-export async function storeEntities(em: EntityManager, orgId: string, memoryId: string, mentions: { name: string; type: string; aliases: string[] }[]): Promise<void> {
+export async function storeEntities(
+  em: EntityManager,
+  orgId: string,
+  memoryId: string,
+  mentions: { name: string; type: string; aliases: string[] }[],
+): Promise<void> {
   await unlinkExtraction(em, orgId, memoryId);
   await recordMentions(em, orgId, memoryId, mentions, new Date());
 }

@@ -88,7 +88,13 @@ async function entityMemories(em: EntityManager, orgId: string, entityId: string
        order by m.created_at desc, m.id desc
        limit ${ENTITY_MEMORY_LIMIT}`,
   );
-  return rows.map((r) => ({ id: r.id, content: r.content, namespace: r.namespace, createdAt: toDate(r.created_at).getTime(), linkedVia: r.linked_via }));
+  return rows.map((r) => ({
+    id: r.id,
+    content: r.content,
+    namespace: r.namespace,
+    createdAt: toDate(r.created_at).getTime(),
+    linkedVia: r.linked_via,
+  }));
 }
 
 export async function getEntity(em: EntityManager, orgId: string, id: string, includeMemories = false): Promise<EntityView> {
@@ -119,14 +125,22 @@ function aliasPair(aliases: string[]): { aliases: string[]; normalized: string[]
 }
 
 // Audit details name the fields as the API does.
-const AUDIT_FIELDS: Record<keyof EntityPatch, string> = { displayName: 'display_name', entityType: 'entity_type', aliases: 'aliases', metadata: 'metadata' };
+const AUDIT_FIELDS: Record<keyof EntityPatch, string> = {
+  displayName: 'display_name',
+  entityType: 'entity_type',
+  aliases: 'aliases',
+  metadata: 'metadata',
+};
 
 export async function updateEntity(em: EntityManager, caller: Caller, id: string, patch: EntityPatch): Promise<EntityView> {
   const normalizedName = patch.displayName === undefined ? undefined : normalizeEntityName(patch.displayName);
   if (normalizedName === '') throw invalid('invalid_display_name', 'display_name needs at least one letter or digit');
   try {
     return await em.transactional(async (tx) => {
-      const current = await queryOne(tx, sql<{ metadata: Record<string, unknown> }>`select metadata from entities where id = ${id} and org_id = ${caller.orgId} for update`);
+      const current = await queryOne(
+        tx,
+        sql<{ metadata: Record<string, unknown> }>`select metadata from entities where id = ${id} and org_id = ${caller.orgId} for update`,
+      );
       if (!current) throw notFound('entity', id);
       const aliases = patch.aliases === undefined ? undefined : aliasPair(patch.aliases);
       const row = await queryOne(
@@ -155,10 +169,22 @@ export async function updateEntity(em: EntityManager, caller: Caller, id: string
 // Removes the entity and its links; the memories stay.
 export async function deleteEntity(em: EntityManager, caller: Caller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
-    const entity = await queryOne(tx, sql<{ display_name: string }>`select display_name from entities where id = ${id} and org_id = ${caller.orgId} for update`);
+    const entity = await queryOne(
+      tx,
+      sql<{ display_name: string }>`select display_name from entities where id = ${id} and org_id = ${caller.orgId} for update`,
+    );
     if (!entity) throw notFound('entity', id);
-    const links = await query(tx, sql<{ memory_id: string }>`delete from memory_entities where org_id = ${caller.orgId} and entity_id = ${id} returning memory_id`);
+    const links = await query(
+      tx,
+      sql<{ memory_id: string }>`delete from memory_entities where org_id = ${caller.orgId} and entity_id = ${id} returning memory_id`,
+    );
     await query(tx, sql`delete from entities where org_id = ${caller.orgId} and id = ${id}`);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'entity.delete', targetId: id, actor: actorOf(caller), details: { display_name: entity.display_name, unlinked: links.length } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'entity.delete',
+      targetId: id,
+      actor: actorOf(caller),
+      details: { display_name: entity.display_name, unlinked: links.length },
+    });
   });
 }

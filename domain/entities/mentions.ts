@@ -76,7 +76,10 @@ async function findEntity(em: EntityManager, orgId: string, r: Resolved): Promis
 async function lockNames(em: EntityManager, orgId: string, resolved: Resolved[]): Promise<void> {
   const keys = [...new Set(resolved.flatMap((r) => r.names.normalized))].sort().map((name) => `entity:${orgId}:${name}`);
   if (keys.length === 0) return;
-  await query(em, sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) with ordinality as u(k, i) order by i`);
+  await query(
+    em,
+    sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) with ordinality as u(k, i) order by i`,
+  );
 }
 
 // Finds or creates the entity of a mention. A concurrent call inserting the same name makes this insert
@@ -129,11 +132,20 @@ const merge = (into: Names, from: Names): void => from.display.forEach((d) => ad
 
 // Records the entities an extraction found in a memory. Idempotent per memory: running it again for the
 // same memory and mentions changes nothing. A memory that is gone (or another org's) records nothing.
-export async function recordMentions(em: EntityManager, orgId: string, memoryId: string, mentions: Mention[], seenAt: Date): Promise<MentionOutcome> {
+export async function recordMentions(
+  em: EntityManager,
+  orgId: string,
+  memoryId: string,
+  mentions: Mention[],
+  seenAt: Date,
+): Promise<MentionOutcome> {
   const seen = seenAt.toISOString();
   return em.transactional(async (tx) => {
     // Holds off a concurrent delete of the memory until the links are in.
-    const memory = await queryOne(tx, sql<{ id: string }>`select id from memories where id = ${memoryId} and org_id = ${orgId} for key share`);
+    const memory = await queryOne(
+      tx,
+      sql<{ id: string }>`select id from memories where id = ${memoryId} and org_id = ${orgId} for key share`,
+    );
     if (!memory) return { entityIds: [], created: 0, linked: 0 };
     const resolved = dedupe(mentions);
     await lockNames(tx, orgId, resolved);

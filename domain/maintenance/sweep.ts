@@ -57,7 +57,10 @@ const RULES: Record<string, RawBuilder<unknown>> = {
   ),
   mail_messages: where('mail_messages', sql`created_at < now() - make_interval(days => ${RETENTION_DAYS.mail})`),
   // Write-limit windows of credentials idle for over an hour hold nothing the 60-second window needs.
-  rate_limit_windows: where('rate_limit_windows', sql`coalesce((select max(h) from unnest(hits) h), '-infinity') < now() - interval '1 hour'`),
+  rate_limit_windows: where(
+    'rate_limit_windows',
+    sql`coalesce((select max(h) from unnest(hits) h), '-infinity') < now() - interval '1 hour'`,
+  ),
 };
 
 export type SweepCounts = Record<string, number>;

@@ -7,7 +7,6 @@ import { LIST_COUNT_MAX_ORG_MEMORIES } from './limits.ts';
 import type { ListOrder } from './orders.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 
-
 const ORDER_BY = {
   newest: sql`m.created_at desc, m.id desc`,
   oldest: sql`m.created_at asc, m.id asc`,
@@ -31,11 +30,13 @@ export async function listMemories(em: EntityManager, orgId: string, q: ListQuer
   if (!filters.satisfiable) return { memories: [], total: 0 };
   // A filtered list of a large org takes other paths (below); the org's size comes from its counters.
   const orgSize = filters.trivial ? 0 : ((await readCounters(em, orgId)).get(ORG_COUNTERS.live) ?? 0);
-  const rows = (orgSize > LIST_WINDOWS[0]! ? await windowedPage(em, orgId, filters, q) : null) ?? (await query(
-    em,
-    sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES}
+  const rows =
+    (orgSize > LIST_WINDOWS[0]! ? await windowedPage(em, orgId, filters, q) : null) ??
+    (await query(
+      em,
+      sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES}
         where ${filters.where} order by ${ORDER_BY[q.order]} limit ${q.limit} offset ${q.offset}`,
-  ));
+    ));
   return { memories: rows.map(memoryView), total: await countMatching(em, orgId, filters, orgSize) };
 }
 

@@ -160,7 +160,8 @@ async function applyPatch(
 
   // What it will occupy, content and metadata: growth counts against a free org's storage.
   const bytes = storedBytes(byteLength(content), metadata);
-  if (bytes > current.stored_bytes) await checkStorageGrowth(tx, caller.orgId, caller.plan, bytes - current.stored_bytes, context.upgradeUrl);
+  if (bytes > current.stored_bytes)
+    await checkStorageGrowth(tx, caller.orgId, caller.plan, bytes - current.stored_bytes, context.upgradeUrl);
   const updated = await queryOne(
     tx,
     sql<{

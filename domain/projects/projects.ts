@@ -59,7 +59,8 @@ async function projects(em: EntityManager, orgId: string, page: { id?: string; l
   }));
 }
 
-export const listProjects = (em: EntityManager, orgId: string, page: { limit: number; offset: number }): Promise<ProjectView[]> => projects(em, orgId, page);
+export const listProjects = (em: EntityManager, orgId: string, page: { limit: number; offset: number }): Promise<ProjectView[]> =>
+  projects(em, orgId, page);
 
 export async function getProject(em: EntityManager, orgId: string, id: string): Promise<ProjectView> {
   const [project] = await projects(em, orgId, { id });
@@ -93,7 +94,13 @@ export async function updateProject(em: EntityManager, caller: Caller, id: strin
       if (patch.archived === true && project.archived_at === null) sets.push(sql`archived_at = ${now}`);
       if (patch.archived === false) sets.push(sql`archived_at = null`);
       await query(tx, sql`update namespaces set ${sql.join(sets)} where org_id = ${caller.orgId} and id = ${id}`);
-      await recordAudit(tx, { orgId: caller.orgId, action: 'project.update', targetId: id, actor: actorOf(caller), details: { fields: Object.keys(patch) } });
+      await recordAudit(tx, {
+        orgId: caller.orgId,
+        action: 'project.update',
+        targetId: id,
+        actor: actorOf(caller),
+        details: { fields: Object.keys(patch) },
+      });
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('project_name_taken', 'another project of this org has that name');

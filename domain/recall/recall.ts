@@ -20,7 +20,13 @@ export async function logRecall(em: EntityManager, caller: Caller, input: Recall
             from memories m where m.org_id = ${caller.orgId} and m.id = any(${ids}::uuid[])
           returning id`,
     );
-    await recordAudit(tx, { orgId: caller.orgId, action: 'recall.log', targetId: null, actor: actorOf(caller), details: { logged: inserted.length } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'recall.log',
+      targetId: null,
+      actor: actorOf(caller),
+      details: { logged: inserted.length },
+    });
     return { logged: inserted.length, skipped: input.memoryIds.length - inserted.length };
   });
 }
@@ -34,7 +40,11 @@ export interface RecallEntry {
   recalledBy: string | null;
 }
 
-export async function listRecalls(em: EntityManager, orgId: string, q: { memoryId?: string | undefined; limit: number }): Promise<RecallEntry[]> {
+export async function listRecalls(
+  em: EntityManager,
+  orgId: string,
+  q: { memoryId?: string | undefined; limit: number },
+): Promise<RecallEntry[]> {
   const rows = await query(
     em,
     sql<{ id: string; memory_id: string; source: string | null; query: string | null; recalled_at: string; recalled_by: string | null }>`
@@ -42,5 +52,12 @@ export async function listRecalls(em: EntityManager, orgId: string, q: { memoryI
        where org_id = ${orgId} ${q.memoryId ? sql`and memory_id = ${q.memoryId}` : sql``}
        order by recalled_at desc, id desc limit ${q.limit}`,
   );
-  return rows.map((r) => ({ id: r.id, memoryId: r.memory_id, source: r.source, query: r.query, recalledAt: toDate(r.recalled_at).getTime(), recalledBy: r.recalled_by }));
+  return rows.map((r) => ({
+    id: r.id,
+    memoryId: r.memory_id,
+    source: r.source,
+    query: r.query,
+    recalledAt: toDate(r.recalled_at).getTime(),
+    recalledBy: r.recalled_by,
+  }));
 }

@@ -93,7 +93,13 @@ export async function createRunbook(em: EntityManager, caller: Caller, input: Ru
                     ${JSON.stringify(input.steps ?? [])}::jsonb, ${JSON.stringify(input.metadata ?? {})}::jsonb, now(), now())
             returning ${COLUMNS}`,
       );
-      await recordAudit(tx, { orgId: caller.orgId, action: 'runbook.create', targetId: row!.id, actor: actorOf(caller), details: { title: input.title } });
+      await recordAudit(tx, {
+        orgId: caller.orgId,
+        action: 'runbook.create',
+        targetId: row!.id,
+        actor: actorOf(caller),
+        details: { title: input.title },
+      });
       return view(row!);
     }),
   );
@@ -130,7 +136,10 @@ export async function listRunbooks(em: EntityManager, orgId: string, q: RunbookL
 export async function updateRunbook(em: EntityManager, caller: Caller, id: string, patch: RunbookPatch): Promise<RunbookView> {
   return uniqueTitle(() =>
     em.transactional(async (tx) => {
-      const current = await queryOne(tx, sql<RunbookRow>`select ${COLUMNS} from runbooks where id = ${id} and org_id = ${caller.orgId} for update`);
+      const current = await queryOne(
+        tx,
+        sql<RunbookRow>`select ${COLUMNS} from runbooks where id = ${id} and org_id = ${caller.orgId} for update`,
+      );
       if (!current) throw notFound('runbook', id);
       const metadata = patch.metadata !== undefined ? patchObject(current.metadata, patch.metadata) : current.metadata;
       const row = await queryOne(
@@ -149,9 +158,18 @@ export async function updateRunbook(em: EntityManager, caller: Caller, id: strin
 
 export async function deleteRunbook(em: EntityManager, caller: Caller, id: string): Promise<void> {
   await em.transactional(async (tx) => {
-    const row = await queryOne(tx, sql<{ title: string }>`delete from runbooks where id = ${id} and org_id = ${caller.orgId} returning title`);
+    const row = await queryOne(
+      tx,
+      sql<{ title: string }>`delete from runbooks where id = ${id} and org_id = ${caller.orgId} returning title`,
+    );
     if (!row) throw notFound('runbook', id);
-    await recordAudit(tx, { orgId: caller.orgId, action: 'runbook.delete', targetId: id, actor: actorOf(caller), details: { title: row.title } });
+    await recordAudit(tx, {
+      orgId: caller.orgId,
+      action: 'runbook.delete',
+      targetId: id,
+      actor: actorOf(caller),
+      details: { title: row.title },
+    });
   });
 }
 

@@ -21,7 +21,10 @@ export interface CachedBlock extends IndexBlock {
 // peaks (a few pairs).
 const BLOCK_OVERHEAD = 384;
 const sizeOf = (blocks: CachedBlock[]): number =>
-  blocks.reduce((sum, b) => sum + BLOCK_OVERHEAD + b.postings.docnums.byteLength + b.postings.lens.byteLength + b.postings.tfs.byteLength, 0);
+  blocks.reduce(
+    (sum, b) => sum + BLOCK_OVERHEAD + b.postings.docnums.byteLength + b.postings.lens.byteLength + b.postings.tfs.byteLength,
+    0,
+  );
 
 export class BlockCache {
   // Keyed by org and term; none at size 0.

@@ -20,7 +20,8 @@ const MERGE_RATIO = 2;
 // The org's next document number, with its row locked for the transaction: the one-folder-per-org lock.
 async function lockState(tx: EntityManager, orgId: string): Promise<number> {
   await query(tx, sql`insert into lexical_state (org_id) values (${orgId}) on conflict do nothing`);
-  return (await queryOne(tx, sql<{ next_docnum: number }>`select next_docnum from lexical_state where org_id = ${orgId} for update`))!.next_docnum;
+  return (await queryOne(tx, sql<{ next_docnum: number }>`select next_docnum from lexical_state where org_id = ${orgId} for update`))!
+    .next_docnum;
 }
 
 // One fold of at most FOLD_MEMORIES memories, in one transaction. Each memory is locked FOR SHARE, SKIP LOCKED:
@@ -31,7 +32,10 @@ async function lockState(tx: EntityManager, orgId: string): Promise<number> {
 export async function foldPostings(em: EntityManager, orgId: string): Promise<number> {
   return em.transactional(async (tx) => {
     let next = await lockState(tx, orgId);
-    const staged = await query(tx, sql<{ memory_id: string }>`select memory_id from lexical_staged where org_id = ${orgId} limit ${FOLD_MEMORIES}`);
+    const staged = await query(
+      tx,
+      sql<{ memory_id: string }>`select memory_id from lexical_staged where org_id = ${orgId} limit ${FOLD_MEMORIES}`,
+    );
     if (staged.length === 0) return 0;
     const memories = await query(
       tx,
@@ -88,7 +92,11 @@ async function appendBlocks(tx: EntityManager, orgId: string, fresh: Map<string,
   // a hash join over all of the org's blocks, which it did: that costs in proportion to the org, not the fold).
   const small = await query(
     tx,
-    sql<{ term: string; first_docnum: number; docs: number }>`select u.t as term, b.first_docnum, b.docs from unnest(${terms}::text[]) as u(t)
+    sql<{
+      term: string;
+      first_docnum: number;
+      docs: number;
+    }>`select u.t as term, b.first_docnum, b.docs from unnest(${terms}::text[]) as u(t)
       cross join lateral (select first_docnum, docs from lexical_blocks
                            where org_id = ${orgId} and term = u.t and docs < ${BLOCK_FULL} order by first_docnum offset 0) b`,
   );
@@ -144,7 +152,12 @@ async function deleteBlocks(tx: EntityManager, orgId: string, keys: BlockKey[]) 
 
 // Inserts blocks; with `replace`, a block at the same key is overwritten (a compaction's rewrite). A fold's merged
 // block takes the key of a block it deleted in the same transaction, which a plain insert allows.
-async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey & { block: StoredBlock })[], replace = false): Promise<void> {
+async function writeBlocks(
+  tx: EntityManager,
+  orgId: string,
+  blocks: (BlockKey & { block: StoredBlock })[],
+  replace = false,
+): Promise<void> {
   if (blocks.length === 0) return;
   await query(
     tx,
@@ -158,9 +171,15 @@ async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey &
 // At worker start: every org with postings not folded yet gets its curator signalled, which folds them (a new
 // deployment, whose orgs' postings are all staged, or an org whose curator ended before folding).
 export async function scheduleFolds(em: EntityManager): Promise<number> {
-  const rows = await query(em, sql<{ id: string }>`select o.id from orgs o where exists (select 1 from lexical_staged s where s.org_id = o.id)`);
+  const rows = await query(
+    em,
+    sql<{ id: string }>`select o.id from orgs o where exists (select 1 from lexical_staged s where s.org_id = o.id)`,
+  );
   if (rows.length === 0) return 0;
-  await enqueueJobs(em, rows.map(({ id }) => curateJob(id, [])));
+  await enqueueJobs(
+    em,
+    rows.map(({ id }) => curateJob(id, [])),
+  );
   return rows.length;
 }
 
@@ -175,7 +194,9 @@ const COMPACT_PAGE = 500;
 export async function compactPostings(em: EntityManager, orgId: string, force = false): Promise<number> {
   return em.transactional(async (tx) => {
     const next = await lockState(tx, orgId);
-    const tombstones = (await query(tx, sql<{ docnum: number }>`select docnum from lexical_tombstones where org_id = ${orgId}`)).map((t) => t.docnum);
+    const tombstones = (await query(tx, sql<{ docnum: number }>`select docnum from lexical_tombstones where org_id = ${orgId}`)).map(
+      (t) => t.docnum,
+    );
     if (tombstones.length === 0 || (!force && tombstones.length <= Math.max(TOMBSTONES_MIN, TOMBSTONES_SHARE * next))) return 0;
     const dead = new Uint8Array(next);
     for (const d of tombstones) dead[d] = 1;
@@ -183,14 +204,31 @@ export async function compactPostings(em: EntityManager, orgId: string, force = 
     for (;;) {
       const page = await query(
         tx,
-        sql<{ term: string; first_docnum: number; docs: number; wide: boolean; data: Buffer }>`select term, first_docnum, docs, wide, data from lexical_blocks
+        sql<{
+          term: string;
+          first_docnum: number;
+          docs: number;
+          wide: boolean;
+          data: Buffer;
+        }>`select term, first_docnum, docs, wide, data from lexical_blocks
           where org_id = ${orgId} and (term, first_docnum) > (${after.term}, ${after.first}) order by term, first_docnum limit ${COMPACT_PAGE}`,
       );
       if (page.length === 0) break;
       after = { term: page.at(-1)!.term, first: page.at(-1)!.first_docnum };
-      const kept = page.map((b) => ({ term: b.term, first: b.first_docnum, was: b.docs, block: mergeBlocks([b], (d) => dead[d] === 0) })).filter((b) => b.block.docs < b.was);
-      await deleteBlocks(tx, orgId, kept.filter((b) => b.block.docs === 0));
-      await writeBlocks(tx, orgId, kept.filter((b) => b.block.docs > 0), true);
+      const kept = page
+        .map((b) => ({ term: b.term, first: b.first_docnum, was: b.docs, block: mergeBlocks([b], (d) => dead[d] === 0) }))
+        .filter((b) => b.block.docs < b.was);
+      await deleteBlocks(
+        tx,
+        orgId,
+        kept.filter((b) => b.block.docs === 0),
+      );
+      await writeBlocks(
+        tx,
+        orgId,
+        kept.filter((b) => b.block.docs > 0),
+        true,
+      );
     }
     await query(tx, sql`delete from lexical_tombstones where org_id = ${orgId} and docnum = any(${tombstones}::int[])`);
     return tombstones.length;

@@ -51,11 +51,23 @@ export async function lexicalRanking(
   terms: readonly string[],
   n: number,
   compiled: CompiledFilters,
-  { statistics = 'org', namespaceRead = 'chosen', rarest }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead; rarest?: number } = {},
+  {
+    statistics = 'org',
+    namespaceRead = 'chosen',
+    rarest,
+  }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead; rarest?: number } = {},
 ): Promise<LexicalList> {
   const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
   if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0 };
-  const { index, inNamespace, exact } = await readIndex(em, orgId, asked.map(([t]) => t), compiled, statistics, namespaceRead, n);
+  const { index, inNamespace, exact } = await readIndex(
+    em,
+    orgId,
+    asked.map(([t]) => t),
+    compiled,
+    statistics,
+    namespaceRead,
+    n,
+  );
   const counts = rarest !== undefined && asked.length > rarest ? rarestOf(index, asked, rarest) : asked;
   const filter = compiled.trivial && compiled.namespaceId === null ? null : compiled;
   // How many of the best candidates MaxScore keeps, checked before anything else: n without a filter, for a
@@ -81,7 +93,12 @@ export async function lexicalRanking(
 // The `keep` terms of the query with the fewest postings read (folded, tombstoned ones included, and staged; ties by
 // term), in the query's order, and the terms the org does not hold: they score nothing but count in the ceiling.
 function rarestOf(index: IndexRead, counts: [string, number][], keep: number): [string, number][] {
-  const postings = new Map(counts.map(([term]) => [term, (index.blocks.get(term) ?? []).reduce((sum, b) => sum + b.postings.docnums.length, 0) + (index.staged.get(term)?.length ?? 0)]));
+  const postings = new Map(
+    counts.map(([term]) => [
+      term,
+      (index.blocks.get(term) ?? []).reduce((sum, b) => sum + b.postings.docnums.length, 0) + (index.staged.get(term)?.length ?? 0),
+    ]),
+  );
   const absent = [...postings].filter(([, count]) => count === 0).map(([term]) => term);
   const kept = new Set(
     [...postings]
@@ -123,7 +140,12 @@ async function pick(
   while (found.length < n && !order.done) {
     // A selective filter: if the candidates checked so far say that the memories matching it are fewer
     // than the candidates the next round would check, reading those memories is the cheaper way to finish.
-    if (compiled && !candidates.pruned && checked > 0 && ((found.length + 1) / (checked + 1)) * (index.scope?.docnums.length ?? index.n) < want) {
+    if (
+      compiled &&
+      !candidates.pruned &&
+      checked > 0 &&
+      ((found.length + 1) / (checked + 1)) * (index.scope?.docnums.length ?? index.n) < want
+    ) {
       const rest = order.rest();
       collect(rest, await matchingRest(em, orgId, compiled, index, keysAt(candidates.keys, rest)));
       break;
@@ -169,7 +191,8 @@ export async function readIndex(
   n: number,
 ): Promise<{ index: IndexRead; inNamespace: number; exact: boolean }> {
   const { namespaceId } = compiled;
-  const scoped = compiled.documents && namespaceRead === 'chosen' && !(statistics === 'namespace' && namespaceId !== null) ? compiled.documents : null;
+  const scoped =
+    compiled.documents && namespaceRead === 'chosen' && !(statistics === 'namespace' && namespaceId !== null) ? compiled.documents : null;
   // Decided once, from the counters the statement reads first, and read where the statement needs it.
   const decide = scoped ? null : namespaceId ? wholeNamespace(namespaceRead, n) : null;
   const readWhole = scoped || decide ? sql`(select whole from read_whole)` : null;
@@ -213,7 +236,15 @@ export async function readIndex(
   );
   const meta = rows.find((r) => r.kind === 2)!;
   const base = meta.docs ?? 0;
-  const index: IndexRead = { blocks: new Map(), staged: new Map(), base, stagedIds: [], tombstones: new Int32Array(0), n: meta.n ?? 0, total: meta.total ?? 0 };
+  const index: IndexRead = {
+    blocks: new Map(),
+    staged: new Map(),
+    base,
+    stagedIds: [],
+    tombstones: new Int32Array(0),
+    n: meta.n ?? 0,
+    total: meta.total ?? 0,
+  };
   if (meta.data) index.tombstones = int4s(meta.data);
   const stagedKey = new Map<string, number>();
   const read = new Map<string, CachedBlock[]>();
@@ -326,7 +357,13 @@ function keysAt(keys: Int32Array, positions: Int32Array): number[] {
 
 // The memory ids of the candidate `keys` that match the filter, found from the filter's side: every folded
 // memory matching it (one statement, as long as the filter is selective), and the staged candidates by id.
-async function matchingRest(em: EntityManager, orgId: string, compiled: CompiledFilters, index: IndexRead, keys: number[]): Promise<Map<number, string>> {
+async function matchingRest(
+  em: EntityManager,
+  orgId: string,
+  compiled: CompiledFilters,
+  index: IndexRead,
+  keys: number[],
+): Promise<Map<number, string>> {
   const rows = await query(
     em,
     // Each memory's document by its key (OFFSET 0 keeps the join from following statistics: memoryPasses).
@@ -334,20 +371,38 @@ async function matchingRest(em: EntityManager, orgId: string, compiled: Compiled
         select d.docnum from lexical_docs d where d.org_id = m.org_id and d.memory_id = m.id offset 0) d
       where ${compiled.where}`,
   );
-  const ids = await resolve(em, orgId, index, keys.filter((key) => key >= index.base), compiled);
+  const ids = await resolve(
+    em,
+    orgId,
+    index,
+    keys.filter((key) => key >= index.base),
+    compiled,
+  );
   for (const r of rows) ids.set(r.docnum, r.memory_id);
   return ids;
 }
 
 // The memory ids of candidate keys: a document number through lexical_docs (gone if the memory was deleted or
 // edited since), a staged memory as it is; with a filter, only those whose rows match it.
-async function resolve(em: EntityManager, orgId: string, index: IndexRead, keys: number[], compiled: CompiledFilters | null): Promise<Map<number, string>> {
+async function resolve(
+  em: EntityManager,
+  orgId: string,
+  index: IndexRead,
+  keys: number[],
+  compiled: CompiledFilters | null,
+): Promise<Map<number, string>> {
   const docnums = keys.filter((key) => key < index.base);
   const stagedKeys = new Map(keys.filter((key) => key >= index.base).map((key) => [index.stagedIds[key - index.base]!, key]));
   const ids = new Map<number, string>();
   if (!compiled) {
     if (docnums.length > 0) {
-      const rows = await query(em, sql<{ docnum: number; memory_id: string }>`select docnum, memory_id from lexical_docs where org_id = ${orgId} and docnum = any(${docnums}::int[])`);
+      const rows = await query(
+        em,
+        sql<{
+          docnum: number;
+          memory_id: string;
+        }>`select docnum, memory_id from lexical_docs where org_id = ${orgId} and docnum = any(${docnums}::int[])`,
+      );
       for (const r of rows) ids.set(r.docnum, r.memory_id);
     }
     for (const [id, key] of stagedKeys) ids.set(key, id);

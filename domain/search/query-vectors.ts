@@ -46,7 +46,11 @@ export class QueryVectors {
     }
     const missing = [...textOf.keys()].filter((key) => !vectors.has(key));
     if (missing.length > 0) {
-      const computed = await embed(embedder, orgId, missing.map((key) => textOf.get(key)!));
+      const computed = await embed(
+        embedder,
+        orgId,
+        missing.map((key) => textOf.get(key)!),
+      );
       missing.forEach((key, i) => {
         vectors.set(key, computed[i]!);
         this.#cache?.set(key, computed[i]!);

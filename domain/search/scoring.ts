@@ -89,10 +89,14 @@ function prepare(index: IndexRead, counts: [string, number][]) {
   const { scope } = index;
   const blocksOf = (term: string) => index.blocks.get(term) ?? [];
   // Each term's staged postings that are scored: a scope's own, or all.
-  const staged = new Map(counts.map(([term]) => [term, (index.staged.get(term) ?? []).filter((p) => !scope || scope.stagedKeys.has(p.key))]));
+  const staged = new Map(
+    counts.map(([term]) => [term, (index.staged.get(term) ?? []).filter((p) => !scope || scope.stagedKeys.has(p.key))]),
+  );
   // df counts live postings only: first the org's, then, the marks turned to the scope's, its own.
   const dfs = new Map<string, number>();
-  if (!scope?.statistics) for (const [term] of counts) dfs.set(term, (index.staged.get(term)?.length ?? 0) + live(blocksOf(term), dead, index.tombstones.length > 0));
+  if (!scope?.statistics)
+    for (const [term] of counts)
+      dfs.set(term, (index.staged.get(term)?.length ?? 0) + live(blocksOf(term), dead, index.tombstones.length > 0));
   if (scope) {
     dead.fill(1, 0, index.base);
     const { docnums } = scope;
@@ -279,7 +283,11 @@ class Cursor {
     this.#c1 = c1;
     this.#lists = term.blocks.map((b) => b.postings);
     if (staged.length > 0) {
-      this.#lists.push({ docnums: Int32Array.from(staged, (p) => p.key), lens: Uint32Array.from(staged, (p) => p.len), tfs: Uint32Array.from(staged, (p) => p.tf) });
+      this.#lists.push({
+        docnums: Int32Array.from(staged, (p) => p.key),
+        lens: Uint32Array.from(staged, (p) => p.len),
+        tfs: Uint32Array.from(staged, (p) => p.tf),
+      });
     }
     this.#docnums = this.#lists[0]?.docnums ?? new Int32Array(0);
     this.doc = this.#docnums.length > 0 ? this.#docnums[0]! : NO_DOC;

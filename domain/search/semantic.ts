@@ -9,7 +9,6 @@ import { HALFVEC, orgIndexReady } from '../store/vector-indexes.ts';
 import { vectorLiteral } from '../store/vectors.ts';
 import type { ModelRelevance } from '../store/embedder.ts';
 
-
 // A query's embedding, the model that made it, and that model's relevance curves when it has its own.
 export interface QueryVector {
   vector: Float32Array;
@@ -19,7 +18,8 @@ export interface QueryVector {
 
 // The cosine distance of a row `e` of memory_embeddings to the query vector `q` (a vectorLiteral), a passage's
 // counting PASSAGE_HANDICAP more.
-const rowDistance = (q: string) => sql`(e.embedding <=> ${q}::vector) + case when e.passage > 0 then ${PASSAGE_HANDICAP}::float8 else 0 end`;
+const rowDistance = (q: string) =>
+  sql`(e.embedding <=> ${q}::vector) + case when e.passage > 0 then ${PASSAGE_HANDICAP}::float8 else 0 end`;
 
 // How the candidates are read: scored exactly (from the memories that pass the filters, or from all the org's
 // vectors), or through the org's own HNSW index or the shared one.
@@ -87,18 +87,25 @@ export const efSearch = (n: number): number => Math.min(EF_SEARCH_MAX, Math.max(
 // (bench/semantic-at-scale.ts measures both ways).
 const EXACT_SCAN_MAX = 2000;
 const EXACT_OVER_INDEX = 6;
-export const exactScanMax = (n: number, orgMemories: number): number => Math.max(EXACT_SCAN_MAX, Math.floor(Math.sqrt(EXACT_OVER_INDEX * n * orgMemories)));
+export const exactScanMax = (n: number, orgMemories: number): number =>
+  Math.max(EXACT_SCAN_MAX, Math.floor(Math.sqrt(EXACT_OVER_INDEX * n * orgMemories)));
 
 // Whether the best n of the memories that pass the filters are found by scoring each of them (exactScanMax). Without
 // filters, or with a namespace alone, the counters know how many pass; otherwise they are counted, stopping past
 // the bound.
 async function scoredExactly(em: EntityManager, orgId: string, compiled: CompiledFilters, n: number): Promise<boolean> {
   const inNamespace = compiled.trivial && compiled.namespaceId !== null;
-  const [org, namespace] = await Promise.all([readCounters(em.fork(), orgId), inNamespace ? readCounters(em.fork(), orgId, compiled.namespaceId!) : null]);
+  const [org, namespace] = await Promise.all([
+    readCounters(em.fork(), orgId),
+    inNamespace ? readCounters(em.fork(), orgId, compiled.namespaceId!) : null,
+  ]);
   const total = org.get(ORG_COUNTERS.live) ?? 0;
   const limit = exactScanMax(n, total);
   if (compiled.trivial) return (namespace ? (namespace.get(NAMESPACE_COUNTERS.live) ?? 0) : total) <= limit;
-  const row = await queryOne(em, sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${limit + 1}) passing`);
+  const row = await queryOne(
+    em,
+    sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${limit + 1}) passing`,
+  );
   return (row?.n ?? 0) <= limit;
 }
 
@@ -111,8 +118,18 @@ async function scoredExactly(em: EntityManager, orgId: string, compiled: Compile
 // may fill several of those rows, and the scan is then made deeper, up to DEEPEN_MAX times n rows. When the index
 // still yields fewer than n memories, because the org's rows are too sparse in it (vectors of an older model, say),
 // an exact scan decides, so k rows come back whenever k exist.
-export async function semanticRanking(em: EntityManager, orgId: string, vector: Promise<QueryVector>, n: number, compiled: CompiledFilters): Promise<Ranked[]> {
-  const [exactly, own, { vector: v, model }] = await Promise.all([scoredExactly(em.fork(), orgId, compiled, n), orgIndexReady(em.fork(), orgId), vector]);
+export async function semanticRanking(
+  em: EntityManager,
+  orgId: string,
+  vector: Promise<QueryVector>,
+  n: number,
+  compiled: CompiledFilters,
+): Promise<Ranked[]> {
+  const [exactly, own, { vector: v, model }] = await Promise.all([
+    scoredExactly(em.fork(), orgId, compiled, n),
+    orgIndexReady(em.fork(), orgId),
+    vector,
+  ]);
   const q = vectorLiteral(v);
   const exact = async () => nearestFirst(await query(em, semanticCandidates(orgId, q, model, n, compiled, 'exact')));
   if (exactly && compiled.trivial && compiled.namespaceId === null) {
@@ -129,7 +146,15 @@ const DEEPEN_MAX = 8;
 
 // The best n memories through an HNSW index (fewer if the scan ends before), each by its nearest row: read n rows,
 // then twice as many while passages of the same memories leave fewer than n, up to DEEPEN_MAX times n.
-export async function indexRanking(em: EntityManager, orgId: string, q: string, model: string, n: number, compiled: CompiledFilters, scan: 'own' | 'shared'): Promise<Ranked[]> {
+export async function indexRanking(
+  em: EntityManager,
+  orgId: string,
+  q: string,
+  model: string,
+  n: number,
+  compiled: CompiledFilters,
+  scan: 'own' | 'shared',
+): Promise<Ranked[]> {
   for (let rows = n; ; rows *= 2) {
     const read = await query(em, semanticCandidates(orgId, q, model, rows, compiled, scan));
     const found = nearestFirst(read);
@@ -141,9 +166,7 @@ export async function indexRanking(em: EntityManager, orgId: string, q: string, 
 function nearestFirst(rows: { id: string; distance: number | string }[]): Ranked[] {
   const best = new Map<string, number>();
   for (const r of rows) best.set(r.id, Math.max(best.get(r.id) ?? -Infinity, 1 - Number(r.distance)));
-  return [...best]
-    .map(([id, score]) => ({ id, score }))
-    .sort(byRank);
+  return [...best].map(([id, score]) => ({ id, score })).sort(byRank);
 }
 
 // Of memories found by meaning, those whose nearest vector to the query is one of their passages (handicap

@@ -41,7 +41,11 @@ export function curateJob(orgId: string, ids: string[], enrich: EnrichmentArgs[]
     jobType: CURATE_JOB,
     jobKey: `curate-${newId()}`,
     args: [request],
-    description: backfill ? 'embed every memory of the org that lacks a current vector' : ids.length + enrich.length === 0 ? 'fold the postings staged' : `embed ${ids.length} changed memories, enrich ${enrich.length}`,
+    description: backfill
+      ? 'embed every memory of the org that lacks a current vector'
+      : ids.length + enrich.length === 0
+        ? 'fold the postings staged'
+        : `embed ${ids.length} changed memories, enrich ${enrich.length}`,
   };
 }
 

@@ -26,7 +26,9 @@ export const namespaceKey = (orgId: string, name: string): string => `${orgId}/$
 // Every namespace a batch of writes names, locked (or created) in one statement, by `namespaceKey`.
 export async function ensureNamespaces(em: EntityManager, wanted: { orgId: string; name: string }[]): Promise<Map<string, string>> {
   // Sorted, so that two batches creating namespaces take the orgs' project locks in the same order.
-  const keys = [...new Map(wanted.map((w) => [namespaceKey(w.orgId, w.name), w])).entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, w]) => w);
+  const keys = [...new Map(wanted.map((w) => [namespaceKey(w.orgId, w.name), w])).entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([, w]) => w);
   const rows = await query(
     em,
     sql<{ id: string; org_id: string; name: string }>`select n.id, n.org_id, n.name from namespaces n

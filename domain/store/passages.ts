@@ -38,7 +38,10 @@ export function passagesOf(text: string): Passage[] {
   const passages: Passage[] = [];
   let start = 0;
   while (start < text.length && passages.length < MAX_PASSAGES) {
-    const end = start + PASSAGE_CHARS >= text.length ? text.length : breakBefore(text, start + Math.floor(PASSAGE_CHARS * MIN_SHARE), start + PASSAGE_CHARS);
+    const end =
+      start + PASSAGE_CHARS >= text.length
+        ? text.length
+        : breakBefore(text, start + Math.floor(PASSAGE_CHARS * MIN_SHARE), start + PASSAGE_CHARS);
     const window = text.slice(start, end);
     const passage = window.trim();
     if (passage.length > 0) {

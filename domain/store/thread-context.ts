@@ -37,10 +37,24 @@ export interface ChunkContext {
 // For each of `ids` that is a chunk of a thread, its context; memories outside threads are absent from the map.
 // The vectors of the memories in `known` (those the caller has just computed) are not read: null in their place.
 // Vectors travel as text, and a batch of chunks saved in order would otherwise read each one up to four times.
-export async function contextsOf(em: EntityManager, orgId: string, model: string, ids: string[], known: string[] = []): Promise<Map<string, ChunkContext>> {
+export async function contextsOf(
+  em: EntityManager,
+  orgId: string,
+  model: string,
+  ids: string[],
+  known: string[] = [],
+): Promise<Map<string, ChunkContext>> {
   const rows = await query(
     em,
-    sql<{ id: string; hash: string; own: string | null; searched: string | null; before_id: string | null; before_hash: string | null; before_vector: string | null }>`
+    sql<{
+      id: string;
+      hash: string;
+      own: string | null;
+      searched: string | null;
+      before_id: string | null;
+      before_hash: string | null;
+      before_vector: string | null;
+    }>`
       select x.id, md5(x.content) as hash,
              case when k.x is null then coalesce(ex.text_embedding, ex.embedding)::text end as own, case when k.x is null then ex.embedding::text end as searched,
              p.id as before_id, md5(p.content) as before_hash, case when kp.x is null then coalesce(ep.text_embedding, ep.embedding)::text end as before_vector
@@ -67,7 +81,11 @@ export async function contextsOf(em: EntityManager, orgId: string, model: string
 // The chunks whose context includes one of `ids`: the CONTEXT_CHUNKS live chunks after each in its thread, with
 // the memory they follow (`source`) and their place after it (1, 2); with `where` (a condition on memories `m`),
 // only those it passes.
-export const chunksAfterNamed = (orgId: string, ids: string[], where?: RawBuilder<unknown>) => sql<{ source: string; id: string; place: number }>`
+export const chunksAfterNamed = (orgId: string, ids: string[], where?: RawBuilder<unknown>) => sql<{
+  source: string;
+  id: string;
+  place: number;
+}>`
   select x.id as source, s.id, s.place from ${memoriesNamed(orgId, ids)}
    cross join lateral (
      select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m

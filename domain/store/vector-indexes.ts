@@ -43,7 +43,10 @@ export interface VectorIndexPlan {
 export async function planVectorIndexes(em: EntityManager, minVectors: number): Promise<VectorIndexPlan> {
   const present = await query(
     em,
-    sql<{ name: string; valid: boolean }>`select i.relname as name, x.indisvalid as valid from pg_index x join pg_class i on i.oid = x.indexrelid
+    sql<{
+      name: string;
+      valid: boolean;
+    }>`select i.relname as name, x.indisvalid as valid from pg_index x join pg_class i on i.oid = x.indexrelid
       where x.indrelid = 'memory_embeddings'::regclass and starts_with(i.relname, ${PREFIX})`,
   ).then((rows) => rows.filter((r) => ORG_INDEX.test(r.name)));
   const indexed = present.map((p) => orgOfIndex(p.name));
@@ -56,8 +59,13 @@ export async function planVectorIndexes(em: EntityManager, minVectors: number): 
   const valid = new Set(present.filter((p) => p.valid).map((p) => p.name));
   // Orgs with their own index and rows still in the shared one: a move cut short (retries exhausted) is finished.
   const unmoved = new Set(
-    (await query(em, sql<{ org_id: string }>`select o as org_id from unnest(${indexed}::uuid[]) o
-      where exists (select 1 from memory_embeddings e where e.org_id = o and not e.own_index)`)).map((r) => orgIndexName(r.org_id)),
+    (
+      await query(
+        em,
+        sql<{ org_id: string }>`select o as org_id from unnest(${indexed}::uuid[]) o
+      where exists (select 1 from memory_embeddings e where e.org_id = o and not e.own_index)`,
+      )
+    ).map((r) => orgIndexName(r.org_id)),
   );
   return {
     build: sizes
@@ -80,19 +88,22 @@ const orgOfIndex = (name: string): string => {
 export async function buildOrgIndex(em: EntityManager, orgId: string, onBatch: (moved: number) => void = () => {}): Promise<void> {
   if (!isUuid(orgId)) throw new Error(`not an org id: ${orgId}`);
   const name = orgIndexName(orgId);
-  await em.getKysely().connection().execute(async (db) => {
-    await sql`set maintenance_work_mem = ${sql.lit(BUILD_MEMORY)}`.execute(db);
-    // A large org's build takes minutes, past the worker's statement deadline: the activity's heartbeat bounds it.
-    await sql`set statement_timeout = 0`.execute(db);
-    try {
-      await sql`create index concurrently if not exists ${sql.id(name)} on memory_embeddings
+  await em
+    .getKysely()
+    .connection()
+    .execute(async (db) => {
+      await sql`set maintenance_work_mem = ${sql.lit(BUILD_MEMORY)}`.execute(db);
+      // A large org's build takes minutes, past the worker's statement deadline: the activity's heartbeat bounds it.
+      await sql`set statement_timeout = 0`.execute(db);
+      try {
+        await sql`create index concurrently if not exists ${sql.id(name)} on memory_embeddings
         using hnsw ((embedding::${HALFVEC}) halfvec_cosine_ops) with (m = 16, ef_construction = 64)
         where org_id = ${sql.lit(orgId.toLowerCase())}::uuid`.execute(db);
-    } finally {
-      await sql`reset maintenance_work_mem`.execute(db);
-      await sql`reset statement_timeout`.execute(db);
-    }
-  });
+      } finally {
+        await sql`reset maintenance_work_mem`.execute(db);
+        await sql`reset statement_timeout`.execute(db);
+      }
+    });
   if (!(await orgIndexReady(em, orgId))) throw new Error(`index ${name} exists but is not valid: the next plan drops and rebuilds it`);
   await markOwnIndex(em, orgId, true, onBatch);
 }

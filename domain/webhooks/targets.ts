@@ -21,7 +21,8 @@ export async function checkTarget(url: string, allowPrivate: boolean): Promise<T
   } catch {
     return { ok: false, reason: 'not a URL' };
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return { ok: false, reason: 'only http and https URLs can receive webhooks' };
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    return { ok: false, reason: 'only http and https URLs can receive webhooks' };
   if (parsed.username || parsed.password) return { ok: false, reason: 'credentials in the URL are not allowed' };
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];

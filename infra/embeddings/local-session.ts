@@ -25,7 +25,8 @@ type PassReply = ThreadReply<Float32Array>;
 // Each row's first token, [CLS].
 function clsPooling(hidden: Float32Array, rows: number, width: number, dimensions: number): Float32Array<ArrayBuffer> {
   const vectors = new Float32Array(rows * dimensions);
-  for (let row = 0; row < rows; row++) vectors.set(hidden.subarray(row * width * dimensions, (row * width + 1) * dimensions), row * dimensions);
+  for (let row = 0; row < rows; row++)
+    vectors.set(hidden.subarray(row * width * dimensions, (row * width + 1) * dimensions), row * dimensions);
   return vectors;
 }
 
@@ -66,7 +67,10 @@ try {
         token_type_ids: new Tensor('int64', new BigInt64Array(ids.length), shape),
       });
       const hidden = output.last_hidden_state!.data as Float32Array;
-      const vectors = setup.pooling === 'cls' ? clsPooling(hidden, rows, width, setup.dimensions) : meanPooling(hidden, ids, rows, width, setup.dimensions);
+      const vectors =
+        setup.pooling === 'cls'
+          ? clsPooling(hidden, rows, width, setup.dimensions)
+          : meanPooling(hidden, ids, rows, width, setup.dimensions);
       port.postMessage({ value: vectors } satisfies PassReply, [vectors.buffer]);
     } catch (err) {
       port.postMessage({ error: String(err) } satisfies PassReply);

@@ -53,7 +53,9 @@ export type EmbeddingPurpose = 'queries' | 'documents';
 const QUERY_PASS_TEXTS = 8;
 export function localEmbedderDefaults(purpose: EmbeddingPurpose): { sessions: number; threads: number; batchSize: number } {
   const cores = Math.min(2, availableParallelism());
-  return purpose === 'queries' ? { sessions: 1, threads: cores, batchSize: QUERY_PASS_TEXTS } : { sessions: cores, threads: 1, batchSize: 32 };
+  return purpose === 'queries'
+    ? { sessions: 1, threads: cores, batchSize: QUERY_PASS_TEXTS }
+    : { sessions: cores, threads: 1, batchSize: 32 };
 }
 
 // A local model (local-models.ts, bge-small-en-v1.5 by default) in this process: onnxruntime on the CPU in worker
@@ -85,7 +87,10 @@ export async function createLocalEmbedder({
   const modelPath = join(modelDir, 'model.onnx');
   // A directory holding another model (or a damaged file) would embed silently wrong vectors under this name.
   const digest = await sha256Of(modelPath);
-  if (digest !== spec.onnxSha256) throw new Error(`${modelPath} is not ${model} (its sha256 is ${digest}, not ${spec.onnxSha256}): check EMBEDDING_LOCAL_MODEL and EMBEDDING_MODEL_DIR`);
+  if (digest !== spec.onnxSha256)
+    throw new Error(
+      `${modelPath} is not ${model} (its sha256 is ${digest}, not ${spec.onnxSha256}): check EMBEDDING_LOCAL_MODEL and EMBEDDING_MODEL_DIR`,
+    );
   // The tokenizer needs no tokenizer_config.json: the models' settings are all in tokenizer.json.
   const tokenizer = new Tokenizer(JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8')), {});
   // Sessions in threads of their own (local-session.ts), each org's passes in its turn.
@@ -102,7 +107,8 @@ export async function createLocalEmbedder({
   // question its first and last tokens.
   function encode(text: string, query: boolean): number[] {
     const { ids } = tokenizer.encode(text);
-    if (query && ids.length > MAX_QUERY_TOKENS) return [...ids.slice(0, MAX_QUERY_TOKENS / 2), ...ids.slice(ids.length - MAX_QUERY_TOKENS / 2)];
+    if (query && ids.length > MAX_QUERY_TOKENS)
+      return [...ids.slice(0, MAX_QUERY_TOKENS / 2), ...ids.slice(ids.length - MAX_QUERY_TOKENS / 2)];
     return ids.length <= MAX_TOKENS ? ids : [...ids.slice(0, MAX_TOKENS - 1), ids.at(-1)!];
   }
 
@@ -134,7 +140,16 @@ export async function createLocalEmbedder({
     }
     // The passes queue for the sessions, which take them as they come free, each org's in its turn.
     const vectors: Float32Array[] = new Array(texts.length);
-    await Promise.all(batches.map(async (batch) => (await run(batch.map((i) => encoded[i]!), owner)).forEach((vector, row) => (vectors[batch[row]!] = vector))));
+    await Promise.all(
+      batches.map(async (batch) =>
+        (
+          await run(
+            batch.map((i) => encoded[i]!),
+            owner,
+          )
+        ).forEach((vector, row) => (vectors[batch[row]!] = vector)),
+      ),
+    );
     return vectors;
   }
 
@@ -143,7 +158,12 @@ export async function createLocalEmbedder({
     ...(spec.nearDuplicate === undefined ? {} : { nearDuplicate: spec.nearDuplicate }),
     ...(spec.relevance === undefined ? {} : { relevance: spec.relevance }),
     embedDocuments: (texts, orgId = '') => embed(documentPrefix ? texts.map((text) => documentPrefix + text) : texts, false, orgId),
-    embedQueries: (texts, orgId = '') => embed(texts.map((text) => queryPrefix + text), true, orgId),
+    embedQueries: (texts, orgId = '') =>
+      embed(
+        texts.map((text) => queryPrefix + text),
+        true,
+        orgId,
+      ),
     close: pool.close,
   };
 }

@@ -28,7 +28,12 @@ function jsonSchema(task: LlmTask<unknown>): Record<string, unknown> {
 
 // Structured output through one forced tool: the answer is the tool call's input.
 function anthropicCaller(options: ClientOptions): Caller {
-  const client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseUrl, timeout: options.timeoutMs, maxRetries: options.maxRetries });
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    baseURL: options.baseUrl,
+    timeout: options.timeoutMs,
+    maxRetries: options.maxRetries,
+  });
   return async (task, model) => {
     const message = await client.messages.create({
       model,
@@ -46,13 +51,21 @@ function anthropicCaller(options: ClientOptions): Caller {
 
 // Structured output through a strict JSON schema response format: the answer is the message text as JSON.
 function openaiCaller(options: ClientOptions): Caller {
-  const client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, timeout: options.timeoutMs, maxRetries: options.maxRetries });
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: options.baseUrl,
+    timeout: options.timeoutMs,
+    maxRetries: options.maxRetries,
+  });
   return async (task, model) => {
     const completion = await client.chat.completions.create({
       model,
       max_completion_tokens: task.maxTokens,
       messages: [{ role: 'system', content: task.system }, ...task.messages],
-      response_format: { type: 'json_schema', json_schema: { name: task.name, description: task.description, schema: jsonSchema(task), strict: true } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: task.name, description: task.description, schema: jsonSchema(task), strict: true },
+      },
     });
     const text = completion.choices[0]?.message.content;
     const usage = { input: completion.usage?.prompt_tokens ?? 0, output: completion.usage?.completion_tokens ?? 0 };

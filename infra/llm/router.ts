@@ -1,5 +1,14 @@
 import type { Logger } from 'pino';
-import { hasByok, llmError, type ByokKeys, type Llm, type LlmAnswer, type LlmFailure, type LlmTask, type Via } from '../../domain/llm/port.ts';
+import {
+  hasByok,
+  llmError,
+  type ByokKeys,
+  type Llm,
+  type LlmAnswer,
+  type LlmFailure,
+  type LlmTask,
+  type Via,
+} from '../../domain/llm/port.ts';
 import type { Config } from '../config.ts';
 import { protocolCaller, type Protocol } from './protocols.ts';
 
@@ -48,9 +57,17 @@ export class LlmRouter implements Llm {
   #routes(byok: ByokKeys | undefined): Route[] {
     const { primary, alternate } = this.#settings;
     const candidates: [Via, ProviderSettings, string | undefined][] = hasByok(byok)
-      ? [['byok', primary, byok.primary], ['byok', alternate, byok.alternate]]
-      : [['primary', primary, primary.apiKey], ['alternate', alternate, alternate.apiKey]];
-    return candidates.filter((c): c is [Via, ProviderSettings, string] => Boolean(c[2])).map(([via, provider, apiKey]) => ({ via, provider, apiKey }));
+      ? [
+          ['byok', primary, byok.primary],
+          ['byok', alternate, byok.alternate],
+        ]
+      : [
+          ['primary', primary, primary.apiKey],
+          ['alternate', alternate, alternate.apiKey],
+        ];
+    return candidates
+      .filter((c): c is [Via, ProviderSettings, string] => Boolean(c[2]))
+      .map(([via, provider, apiKey]) => ({ via, provider, apiKey }));
   }
 
   configured(byok?: ByokKeys): boolean {
@@ -77,11 +94,18 @@ export class LlmRouter implements Llm {
       } catch (err) {
         const failure = classify(err);
         failures.push(failure);
-        this.#logger.warn({ task: task.name, protocol: route.provider.protocol, via: route.via, failure, status: (err as { status?: unknown }).status }, 'LLM call failed');
+        this.#logger.warn(
+          { task: task.name, protocol: route.provider.protocol, via: route.via, failure, status: (err as { status?: unknown }).status },
+          'LLM call failed',
+        );
       }
     }
     // Worth retrying later if any provider was merely unavailable.
-    const failure: LlmFailure = failures.includes('unavailable') ? 'unavailable' : failures.includes('malformed') ? 'malformed' : 'rejected';
+    const failure: LlmFailure = failures.includes('unavailable')
+      ? 'unavailable'
+      : failures.includes('malformed')
+        ? 'malformed'
+        : 'rejected';
     throw llmError(failure, `no provider answered ${task.name} (${failures.join(', ')})`);
   }
 }
@@ -90,8 +114,18 @@ export class LlmRouter implements Llm {
 export function createLlm(config: Config, logger: Logger): LlmRouter {
   return new LlmRouter(
     {
-      primary: { protocol: config.LLM_PRIMARY_PROVIDER, baseUrl: config.LLM_PRIMARY_BASE_URL, apiKey: config.LLM_PRIMARY_API_KEY, model: config.LLM_PRIMARY_MODEL },
-      alternate: { protocol: config.LLM_ALTERNATE_PROVIDER, baseUrl: config.LLM_ALTERNATE_BASE_URL, apiKey: config.LLM_ALTERNATE_API_KEY, model: config.LLM_ALTERNATE_MODEL },
+      primary: {
+        protocol: config.LLM_PRIMARY_PROVIDER,
+        baseUrl: config.LLM_PRIMARY_BASE_URL,
+        apiKey: config.LLM_PRIMARY_API_KEY,
+        model: config.LLM_PRIMARY_MODEL,
+      },
+      alternate: {
+        protocol: config.LLM_ALTERNATE_PROVIDER,
+        baseUrl: config.LLM_ALTERNATE_BASE_URL,
+        apiKey: config.LLM_ALTERNATE_API_KEY,
+        model: config.LLM_ALTERNATE_MODEL,
+      },
       timeoutMs: config.LLM_TIMEOUT_MS,
       maxRetries: config.LLM_MAX_RETRIES,
     },

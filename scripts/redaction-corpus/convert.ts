@@ -26,7 +26,10 @@ interface RecordedRule {
 const [recordPath, version] = process.argv.slice(2);
 if (!recordPath || !version) throw new Error('usage: convert.ts <record.jsonl> <gitleaks version>');
 const root = new URL('../../', import.meta.url);
-const lines = readFileSync(recordPath, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+const lines = readFileSync(recordPath, 'utf8')
+  .trim()
+  .split('\n')
+  .map((line) => JSON.parse(line));
 const global = lines[0].global as RecordedAllowlist[];
 const recorded = lines.slice(1) as RecordedRule[];
 
@@ -52,7 +55,8 @@ const SAME_KIND: [RegExp, string][] = [
   [/^1password-/, 'onepassword_'],
 ];
 const kindOf = (id: string): string => {
-  for (const [pattern, kind] of SAME_KIND) if (pattern.test(id)) return kind.endsWith('_') ? kind + id.replace(pattern, '').replaceAll('-', '_') : kind;
+  for (const [pattern, kind] of SAME_KIND)
+    if (pattern.test(id)) return kind.endsWith('_') ? kind + id.replace(pattern, '').replaceAll('-', '_') : kind;
   return id.replaceAll('-', '_');
 };
 
@@ -72,8 +76,10 @@ const notRun = (rule: RecordedRule): string | null => {
 const IDENTIFIER = String.raw`[\w.-]{0,50}?`;
 const CURL = [String.raw`\bcurl\b(?:.*?|.*?(?:[\r\n]{1,2}.*?){1,5})`, String.raw`\bcurl\b(?:.*|.*(?:[\r\n]{1,2}.*){1,5})`];
 function withoutContext(regex: string): { regex: string; context: string } {
-  if (regex.startsWith(`(?i)${IDENTIFIER}`)) return { regex: '(?i)' + regex.slice(4 + IDENTIFIER.length), context: `{ identifierChars: 50 }` };
-  if (regex.startsWith(`${IDENTIFIER}(?i:${IDENTIFIER}`)) return { regex: '(?i:' + regex.slice(2 * IDENTIFIER.length + 4), context: `{ identifierChars: 100 }` };
+  if (regex.startsWith(`(?i)${IDENTIFIER}`))
+    return { regex: '(?i)' + regex.slice(4 + IDENTIFIER.length), context: `{ identifierChars: 50 }` };
+  if (regex.startsWith(`${IDENTIFIER}(?i:${IDENTIFIER}`))
+    return { regex: '(?i:' + regex.slice(2 * IDENTIFIER.length + 4), context: `{ identifierChars: 100 }` };
   const curl = CURL.find((prefix) => regex.startsWith(prefix));
   if (curl) return { regex: regex.slice(curl.length), context: `{ curlWithinLines: 5 }` };
   if (regex.includes(IDENTIFIER) || regex.includes(String.raw`\bcurl\b`)) throw new Error(`unexpected shape: ${regex}`);
@@ -134,4 +140,6 @@ const corpus = {
 };
 mkdirSync(new URL('test/fixtures/redaction/', root), { recursive: true });
 writeFileSync(new URL('test/fixtures/redaction/gitleaks-samples.json', root), JSON.stringify(corpus, null, 1) + '\n');
-console.log(`${run.length} of ${recorded.length} gitleaks rules written; corpus of ${recorded.reduce((n, r) => n + r.truePositives.length, 0)} true and ${recorded.reduce((n, r) => n + r.falsePositives.length, 0)} false positives`);
+console.log(
+  `${run.length} of ${recorded.length} gitleaks rules written; corpus of ${recorded.reduce((n, r) => n + r.truePositives.length, 0)} true and ${recorded.reduce((n, r) => n + r.falsePositives.length, 0)} false positives`,
+);

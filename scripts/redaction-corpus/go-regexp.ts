@@ -101,7 +101,10 @@ export function goRegexpToJs(pattern: string): string {
 function applyFlags(current: Flags, spec: string, pattern: string): Flags {
   if (/[^is-]/.test(spec)) throw new Error(`unsupported flags (?${spec}) in ${pattern}`);
   const [on, off = ''] = spec.split('-');
-  return { i: on!.includes('i') ? true : off.includes('i') ? false : current.i, s: on!.includes('s') ? true : off.includes('s') ? false : current.s };
+  return {
+    i: on!.includes('i') ? true : off.includes('i') ? false : current.i,
+    s: on!.includes('s') ? true : off.includes('s') ? false : current.s,
+  };
 }
 
 // Index of the `]` closing the class that opens at `start` (a `]` first in the class is a literal).
@@ -120,13 +123,11 @@ function classEnd(pattern: string, start: number): number {
 
 // A class, with POSIX names spelt out and, when case-insensitive, the other case of every letter in it.
 function translateClass(cls: string, caseless: boolean): string {
-  const body = cls
-    .slice(1, -1)
-    .replace(/\[:(\^?)([a-z]+):\]/g, (_m, negated: string, name: string) => {
-      const set = POSIX[name];
-      if (set === undefined || negated) throw new Error(`unsupported POSIX class [:${negated}${name}:]`);
-      return set;
-    });
+  const body = cls.slice(1, -1).replace(/\[:(\^?)([a-z]+):\]/g, (_m, negated: string, name: string) => {
+    const set = POSIX[name];
+    if (set === undefined || negated) throw new Error(`unsupported POSIX class [:${negated}${name}:]`);
+    return set;
+  });
   const negated = body.startsWith('^');
   // A `]` first in a class is a literal in RE2 and ends an empty class in JavaScript.
   const items = (negated ? body.slice(1) : body).replace(/^\]/, '\\]');

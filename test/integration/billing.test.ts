@@ -24,13 +24,31 @@ afterAll(async () => {
 function send(event: object, opts: { header?: string; secret?: string; target?: Stack } = {}) {
   const payload = JSON.stringify(event);
   const signature = signer.webhooks.generateTestHeaderString({ payload, secret: opts.secret ?? WEBHOOK_SECRET });
-  return (opts.target ?? stack).api.post('/api/billing/webhook', { rawBody: payload, headers: { [opts.header ?? 'payment-signature']: signature } });
+  return (opts.target ?? stack).api.post('/api/billing/webhook', {
+    rawBody: payload,
+    headers: { [opts.header ?? 'payment-signature']: signature },
+  });
 }
 
 const orgRow = async (id: string) =>
-  (await query(stack.orm.em.fork(), sql<{ plan: string; stripe_customer_id: string | null; stripe_subscription_id: string | null; billing_status: string | null }>`select plan, stripe_customer_id, stripe_subscription_id, billing_status from orgs where id = ${id}`))[0]!;
+  (
+    await query(
+      stack.orm.em.fork(),
+      sql<{
+        plan: string;
+        stripe_customer_id: string | null;
+        stripe_subscription_id: string | null;
+        billing_status: string | null;
+      }>`select plan, stripe_customer_id, stripe_subscription_id, billing_status from orgs where id = ${id}`,
+    )
+  )[0]!;
 
-const evt = (type: string, object: Record<string, unknown>) => ({ id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, object: 'event', type, data: { object } });
+const evt = (type: string, object: Record<string, unknown>) => ({
+  id: `evt_${crypto.randomUUID().replaceAll('-', '')}`,
+  object: 'event',
+  type,
+  data: { object },
+});
 
 describe('billing', () => {
   it('creates a checkout session for a free org, 400 once paid, 403 for non-owners', async () => {
@@ -44,7 +62,8 @@ describe('billing', () => {
     expect(paid.body.error).toBe('already_paid');
     const b = await signUp(stack.api);
     await stack.api.post(`/api/orgs/${b.org.id}/members`, { token: b.token, body: { email: a.user.email, role: 'admin' } });
-    const admin = (await stack.api.post('/api/auth/login', { body: { email: a.user.email, password: a.password, org_id: b.org.id } })).cookie!;
+    const admin = (await stack.api.post('/api/auth/login', { body: { email: a.user.email, password: a.password, org_id: b.org.id } }))
+      .cookie!;
     expect((await stack.api.post('/api/billing/checkout', { cookie: admin })).status).toBe(403);
     expect((await bare.api.post('/api/billing/checkout', { token: b.token })).body.error).toBe('billing_not_configured');
   });
@@ -65,7 +84,11 @@ describe('billing', () => {
       upgrade_url: expect.stringMatching(/\/dashboard\/billing$/),
     });
     await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${a.org.id}`);
-    expect((await stack.api.get('/api/billing', { token: a.token })).body).toMatchObject({ plan: 'team', memory_limit: null, storage_limit_bytes: null });
+    expect((await stack.api.get('/api/billing', { token: a.token })).body).toMatchObject({
+      plan: 'team',
+      memory_limit: null,
+      storage_limit_bytes: null,
+    });
     // The same org seen by an API process without the processor's keys.
     expect((await bare.api.get('/api/billing', { token: a.token })).body.billing_configured).toBe(false);
   });
@@ -83,7 +106,12 @@ describe('billing', () => {
 
   it('verifies signatures over the raw body and records each event once', async () => {
     const a = await signUp(stack.api);
-    const checkout = evt('checkout.session.completed', { id: 'cs_1', customer: `cus_${a.org.id.slice(0, 8)}`, subscription: 'sub_1', metadata: { service_org_id: a.org.id, plan: 'personal' } });
+    const checkout = evt('checkout.session.completed', {
+      id: 'cs_1',
+      customer: `cus_${a.org.id.slice(0, 8)}`,
+      subscription: 'sub_1',
+      metadata: { service_org_id: a.org.id, plan: 'personal' },
+    });
     const bad = await send(checkout, { secret: 'whsec_wrong' });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('invalid_signature');
@@ -98,7 +126,12 @@ describe('billing', () => {
     expect((await send(evt('customer.created', { id: 'cus_x' }))).body).toEqual({ ok: true, recorded: false });
 
     await eventually(async () => (await orgRow(a.org.id)).plan === 'personal');
-    expect(await orgRow(a.org.id)).toEqual({ plan: 'personal', stripe_customer_id: `cus_${a.org.id.slice(0, 8)}`, stripe_subscription_id: 'sub_1', billing_status: 'active' });
+    expect(await orgRow(a.org.id)).toEqual({
+      plan: 'personal',
+      stripe_customer_id: `cus_${a.org.id.slice(0, 8)}`,
+      stripe_subscription_id: 'sub_1',
+      billing_status: 'active',
+    });
     const description = await stack.temporal.workflow.getHandle(`billing-event-${checkout.id}`).describe();
     expect(description.type).toBe('billingEventWorkflow');
     // The plan takes effect on quotas at once: a paid org has no memory quota.
@@ -117,7 +150,11 @@ describe('billing', () => {
     await send(evt('charge.refunded', { id: 'ch_1', customer }));
     await send(evt('customer.subscription.deleted', { id: 'sub_2', customer, status: 'canceled' }));
     await eventually(async () => (await orgRow(a.org.id)).plan === 'free');
-    expect(await orgRow(a.org.id)).toMatchObject({ billing_status: 'canceled', stripe_subscription_id: null, stripe_customer_id: customer });
+    expect(await orgRow(a.org.id)).toMatchObject({
+      billing_status: 'canceled',
+      stripe_subscription_id: null,
+      stripe_customer_id: customer,
+    });
     const audit = await eventually(async () => {
       const events = (await stack.api.get('/api/events?action=billing.', { token: a.token })).body.events;
       return events.length === 5 ? events : undefined;

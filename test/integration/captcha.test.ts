@@ -16,7 +16,10 @@ beforeAll(async () => {
     req.on('end', () => {
       const form = new URLSearchParams(body);
       seen.push(form);
-      const ok = req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') && form.get('secret') === 'captcha-secret' && form.get('response') === 'pass';
+      const ok =
+        req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') &&
+        form.get('secret') === 'captcha-secret' &&
+        form.get('response') === 'pass';
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify(ok ? { success: true } : { success: false, 'error-codes': ['invalid-input-response'] }));
     });
@@ -24,7 +27,12 @@ beforeAll(async () => {
   await new Promise<void>((r) => verifier.listen(port, '127.0.0.1', () => r()));
   const env = { CAPTCHA_SECRET: 'captcha-secret', CAPTCHA_VERIFY_URL: `http://127.0.0.1:${port}/siteverify` };
   stack = await startStack({ relay: false, env });
-  down = await startStack({ relay: false, worker: false, env: { ...env, CAPTCHA_VERIFY_URL: `http://127.0.0.1:${await freePort()}/siteverify` }, databaseUrl: stack.config.DATABASE_URL });
+  down = await startStack({
+    relay: false,
+    worker: false,
+    env: { ...env, CAPTCHA_VERIFY_URL: `http://127.0.0.1:${await freePort()}/siteverify` },
+    databaseUrl: stack.config.DATABASE_URL,
+  });
 });
 afterAll(async () => {
   await stack?.close();
@@ -32,7 +40,13 @@ afterAll(async () => {
   verifier?.close();
 });
 
-const body = (captchaToken?: string) => ({ email: uniqueEmail('captcha'), password: 'long enough pw', name: 'C', org_name: 'Captcha Co', ...(captchaToken ? { captchaToken } : {}) });
+const body = (captchaToken?: string) => ({
+  email: uniqueEmail('captcha'),
+  password: 'long enough pw',
+  name: 'C',
+  org_name: 'Captcha Co',
+  ...(captchaToken ? { captchaToken } : {}),
+});
 
 describe('captcha at signup', () => {
   it('requires a captcha token when CAPTCHA_SECRET is set', async () => {

@@ -12,7 +12,14 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-const callerOf = (s: SignedUp): Caller => ({ userId: s.user.id, orgId: s.org.id, role: 'owner', plan: 'free', credentialId: s.tokenId, credentialKind: 'api' });
+const callerOf = (s: SignedUp): Caller => ({
+  userId: s.user.id,
+  orgId: s.org.id,
+  role: 'owner',
+  plan: 'free',
+  credentialId: s.tokenId,
+  credentialKind: 'api',
+});
 const append = (sessionId: string, turns: ChatTurn[], who = a) => appendTurns(stack.orm.em.fork(), callerOf(who), sessionId, turns);
 const create = async (body: Record<string, unknown> = {}, token = a.token) => {
   const res = await stack.api.post('/api/chat/sessions', { token, body });
@@ -29,7 +36,15 @@ describe('/api/chat/sessions', () => {
   it('creates with and without a title', async () => {
     const res = await stack.api.post('/api/chat/sessions', { token: a.token, body: {} });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(String), title: 'New chat', message_count: 0, last_message_preview: '', metadata: {}, created_at: expect.any(Number), updated_at: res.body.created_at });
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      title: 'New chat',
+      message_count: 0,
+      last_message_preview: '',
+      metadata: {},
+      created_at: expect.any(Number),
+      updated_at: res.body.created_at,
+    });
     expect((await create({ title: '  Trip planning  ' })).title).toBe('Trip planning');
     expect((await create({ title: 'x'.repeat(200) })).title).toHaveLength(200);
   });
@@ -41,7 +56,8 @@ describe('/api/chat/sessions', () => {
       expect(res.body.error).toEqual(expect.any(String));
       expect(res.body.issues).toEqual(expect.any(Array));
     }
-    for (const limit of ['0', '201', 'x', '1.5']) expect((await stack.api.get(`/api/chat/sessions?limit=${limit}`, { token: a.token })).status).toBe(400);
+    for (const limit of ['0', '201', 'x', '1.5'])
+      expect((await stack.api.get(`/api/chat/sessions?limit=${limit}`, { token: a.token })).status).toBe(400);
     expect((await stack.api.get('/api/chat/sessions?limit=200', { token: a.token })).status).toBe(200);
     expect((await stack.api.get('/api/chat/sessions/not-a-uuid', { token: a.token })).status).toBe(400);
   });
@@ -51,8 +67,22 @@ describe('/api/chat/sessions', () => {
     const first = await create({ title: 'first' }, b.token);
     const second = await create({ title: 'second' }, b.token);
     await create({ title: 'empty' }, b.token);
-    await append(second.id, [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'y'.repeat(250) }], b);
-    await append(first.id, [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'latest question' }], b);
+    await append(
+      second.id,
+      [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'y'.repeat(250) },
+      ],
+      b,
+    );
+    await append(
+      first.id,
+      [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'latest question' },
+      ],
+      b,
+    );
     await append(first.id, [{ role: 'assistant', content: 'the answer' }], b);
     expect((await list(b.token)).map((s) => [s.title, s.message_count, s.last_message_preview])).toEqual([
       ['first', 3, 'the answer'],
@@ -73,7 +103,14 @@ describe('/api/chat/sessions', () => {
     ]);
     const res = await stack.api.get(`/api/chat/sessions/${s.id}`, { token: a.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: s.id, title: 'with messages', metadata: {}, messages: expect.any(Array), created_at: expect.any(Number), updated_at: expect.any(Number) });
+    expect(res.body).toEqual({
+      id: s.id,
+      title: 'with messages',
+      metadata: {},
+      messages: expect.any(Array),
+      created_at: expect.any(Number),
+      updated_at: expect.any(Number),
+    });
     expect(res.body.updated_at).toBeGreaterThan(res.body.created_at);
     expect(res.body.messages).toEqual([
       { role: 'system', content: 'context', citations: [], created_at: expect.any(Number) },
@@ -89,7 +126,8 @@ describe('/api/chat/sessions', () => {
     expect(renamed.status).toBe(200);
     expect(renamed.body).toEqual({ id: s.id, title: 'Renamed' });
     expect((await stack.api.get(`/api/chat/sessions/${s.id}`, { token: a.token })).body.title).toBe('Renamed');
-    for (const body of [{}, { title: '' }, { title: 'x'.repeat(201) }]) expect((await stack.api.patch(`/api/chat/sessions/${s.id}`, { token: a.token, body })).status).toBe(400);
+    for (const body of [{}, { title: '' }, { title: 'x'.repeat(201) }])
+      expect((await stack.api.patch(`/api/chat/sessions/${s.id}`, { token: a.token, body })).status).toBe(400);
     expect((await stack.api.patch(`/api/chat/sessions/${crypto.randomUUID()}`, { token: a.token, body: { title: 't' } })).status).toBe(404);
 
     await append(s.id, [{ role: 'user', content: 'doomed' }]);
@@ -103,7 +141,9 @@ describe('/api/chat/sessions', () => {
     expect((await list()).map((x) => x.id)).not.toContain(s.id);
     await expect(append(s.id, [{ role: 'user', content: 'too late' }])).rejects.toMatchObject({ kind: 'not_found' });
 
-    const actions = (await stack.api.get(`/api/events?action=chat.session.&target=${s.id}`, { token: a.token })).body.events.map((e: { action: string }) => e.action);
+    const actions = (await stack.api.get(`/api/events?action=chat.session.&target=${s.id}`, { token: a.token })).body.events.map(
+      (e: { action: string }) => e.action,
+    );
     expect(actions.sort()).toEqual(['chat.session.create', 'chat.session.delete', 'chat.session.update']);
   });
 
@@ -111,8 +151,12 @@ describe('/api/chat/sessions', () => {
     const owner = await signUp(stack.api);
     const bob = await signUp(stack.api);
     const outsider = await signUp(stack.api);
-    expect((await stack.api.post(`/api/orgs/${owner.org.id}/members`, { token: owner.token, body: { email: bob.user.email } })).status).toBe(201);
-    const login = await stack.api.post('/api/auth/login', { body: { email: bob.user.email, password: bob.password, org_id: owner.org.id } });
+    expect(
+      (await stack.api.post(`/api/orgs/${owner.org.id}/members`, { token: owner.token, body: { email: bob.user.email } })).status,
+    ).toBe(201);
+    const login = await stack.api.post('/api/auth/login', {
+      body: { email: bob.user.email, password: bob.password, org_id: owner.org.id },
+    });
     expect(login.status).toBe(200);
     const s = await create({ title: 'private' }, owner.token);
 
@@ -147,7 +191,10 @@ describe('appendTurns', () => {
     const long = `  How do I\n\trotate   the keys?  ${'x'.repeat(100)}`;
     const expected = `How do I rotate the keys? ${'x'.repeat(54)}`;
     expect(expected).toHaveLength(80);
-    const result = await append(s.id, [{ role: 'user', content: long }, { role: 'assistant', content: 'carefully' }]);
+    const result = await append(s.id, [
+      { role: 'user', content: long },
+      { role: 'assistant', content: 'carefully' },
+    ]);
     expect(result).toEqual({ id: s.id, title: expected });
     await append(s.id, [{ role: 'user', content: 'a later question' }]);
     expect((await stack.api.get(`/api/chat/sessions/${s.id}`, { token: a.token })).body.title).toBe(expected);

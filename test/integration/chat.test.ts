@@ -21,7 +21,12 @@ beforeAll(async () => {
   await save('Lunch is at noon.', 'infra');
   await stack.api.post('/api/procedural', {
     token: paid.token,
-    body: { title: 'Restart staging database', summary: 'When staging is down', trigger_phrases: ['staging database'], steps: [{ description: 'restart it', command: 'systemctl restart postgresql' }] },
+    body: {
+      title: 'Restart staging database',
+      summary: 'When staging is down',
+      trigger_phrases: ['staging database'],
+      steps: [{ description: 'restart it', command: 'systemctl restart postgresql' }],
+    },
   });
 });
 afterAll(async () => {
@@ -44,7 +49,9 @@ describe('POST /api/chat', () => {
     const memoryTitles = res.body.citations.filter((c: { type: string }) => c.type === 'memory').map((c: { title: string }) => c.title);
     expect(memoryTitles[0]).toBe('The staging database runs PostgreSQL 15 on port 5433.');
     expect(memoryTitles).not.toContain('Lunch is at noon.');
-    expect(res.body.citations.filter((c: { type: string }) => c.type === 'procedural').map((c: { title: string }) => c.title)).toEqual(['Restart staging database']);
+    expect(res.body.citations.filter((c: { type: string }) => c.type === 'procedural').map((c: { title: string }) => c.title)).toEqual([
+      'Restart staging database',
+    ]);
     const call = llm.calls[0]!;
     expect(call).toMatchObject({ protocol: 'anthropic', apiKey: SERVER_PRIMARY_KEY, model: 'claude-test', tool: { name: 'chat_reply' } });
     expect(call.system).toContain('PostgreSQL 15 on port 5433');
@@ -52,7 +59,13 @@ describe('POST /api/chat', () => {
   });
 
   it('limits memory retrieval to one project and passes caller system messages as instructions', async () => {
-    const res = await chat({ messages: [{ role: 'system', content: 'Answer in French.' }, { role: 'user', content: 'staging database password' }], namespace: 'infra' });
+    const res = await chat({
+      messages: [
+        { role: 'system', content: 'Answer in French.' },
+        { role: 'user', content: 'staging database password' },
+      ],
+      namespace: 'infra',
+    });
     expect(res.status).toBe(200);
     const titles = res.body.citations.filter((c: { type: string }) => c.type === 'memory').map((c: { title: string }) => c.title);
     expect(titles).not.toContain('The staging database password rotates monthly.');
@@ -73,12 +86,23 @@ describe('POST /api/chat', () => {
     ]);
     const other = await signUp(stack.api);
     await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${other.org.id}`);
-    expect((await ask('hi', { session_id: session.id }).then(() => chat({ messages: [{ role: 'user', content: 'hi' }], session_id: session.id }, other.token))).status).toBe(404);
+    expect(
+      (
+        await ask('hi', { session_id: session.id }).then(() =>
+          chat({ messages: [{ role: 'user', content: 'hi' }], session_id: session.id }, other.token),
+        )
+      ).status,
+    ).toBe(404);
     expect((await ask('hi', { session_id: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
   });
 
   it('passes a runbook the model offers through', async () => {
-    const proposal = { title: 'Rotate keys', summary: 'monthly', trigger_phrases: ['rotate keys'], steps: [{ description: 'run the script', command: './rotate.sh' }] };
+    const proposal = {
+      title: 'Rotate keys',
+      summary: 'monthly',
+      trigger_phrases: ['rotate keys'],
+      steps: [{ description: 'run the script', command: './rotate.sh' }],
+    };
     llm.respond(() => ({ reply: 'Here is how.', runbook_proposal: proposal }));
     const res = await ask('How do we rotate keys?');
     expect(res.body).toMatchObject({ reply: 'Here is how.', runbook_proposal: proposal });
@@ -93,10 +117,16 @@ describe('POST /api/chat', () => {
     expect(byok.status).toBe(200);
     expect(byok.body.via).toBe('byok');
     expect(llm.calls.map((c) => [c.protocol, c.apiKey])).toEqual([['anthropic', 'sk-ant-callers-own']]);
-    const alternateOnly = await chat({ messages: [{ role: 'user', content: 'hello' }], byok_alternate_key: 'sk-callers-openai' }, free.token);
+    const alternateOnly = await chat(
+      { messages: [{ role: 'user', content: 'hello' }], byok_alternate_key: 'sk-callers-openai' },
+      free.token,
+    );
     expect(alternateOnly.body.via).toBe('byok');
     expect(llm.calls.at(-1)).toMatchObject({ protocol: 'openai', apiKey: 'sk-callers-openai' });
-    const audit = await query(stack.orm.em.fork(), sql<{ n: string }>`select count(*) as n from audit_events where details::text like '%callers-own%'`);
+    const audit = await query(
+      stack.orm.em.fork(),
+      sql<{ n: string }>`select count(*) as n from audit_events where details::text like '%callers-own%'`,
+    );
     expect(Number(audit[0]!.n)).toBe(0);
   });
 

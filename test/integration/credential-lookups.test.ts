@@ -18,10 +18,14 @@ describe('credential lookups in groups', () => {
 
     // One statement in flight: the first lookup goes alone, the others queue behind it and share the next one.
     let statements = 0;
-    const lookups = new CredentialLookups(() => {
-      statements += 1;
-      return stack.orm.em.fork();
-    }, 1, 64);
+    const lookups = new CredentialLookups(
+      () => {
+        statements += 1;
+        return stack.orm.em.fork();
+      },
+      1,
+      64,
+    );
     const asked = [
       [a.token, 'api'],
       [b.token, 'api'],
@@ -65,7 +69,9 @@ describe('credential lookups in groups', () => {
     const revoked = (await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: 'revoked' } })).body;
     expect((await stack.api.delete(`/api/auth/tokens/${revoked.id}`, { token: a.token })).status).toBe(204);
     const tokens = [a.token, b.token, revoked.raw, `svc_${'y'.repeat(43)}`];
-    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => stack.api.get('/api/auth/me', { token: tokens[i % tokens.length] })));
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => stack.api.get('/api/auth/me', { token: tokens[i % tokens.length] })),
+    );
     expect(answers.map((res) => (res.status === 200 ? res.body.org.id : res.status))).toEqual(
       Array.from({ length: 60 }, (_, i) => [a.org.id, b.org.id, 401, 401][i % tokens.length]),
     );

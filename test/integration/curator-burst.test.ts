@@ -52,13 +52,18 @@ describe("the curator's burst of saves", () => {
     });
     // More ids than the 200 of two seconds that make a burst, saved 30 at a time.
     for (let start = 0; start < BURST; start += 30) {
-      await Promise.all(Array.from({ length: 30 }, (_, i) => save(user, `Burst note ${start + i}: the build cache lives on volume ${start + i}.`)));
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) => save(user, `Burst note ${start + i}: the build cache lives on volume ${start + i}.`)),
+      );
     }
     const relay = newRelay(stack, { batchSize: 1_000 });
     const delivered = Date.now();
     await relay.start();
     try {
-      await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === BURST, 60_000);
+      await eventually(
+        async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === BURST,
+        60_000,
+      );
     } finally {
       await relay.stop();
     }

@@ -22,7 +22,9 @@ let user: SignedUp;
 beforeAll(async () => {
   await provider.start();
   dir = await mkdtemp(join(tmpdir(), 'memsvc-curator-can-'));
-  temporal = await TemporalDevServer.create(inject('temporalBin'), join(dir, 'temporal.db'), { 'limit.historyCount.suggestContinueAsNew': 30 });
+  temporal = await TemporalDevServer.create(inject('temporalBin'), join(dir, 'temporal.db'), {
+    'limit.historyCount.suggestContinueAsNew': 30,
+  });
   await temporal.start();
   stack = await startStack({
     env: {
@@ -45,7 +47,10 @@ afterAll(async () => {
 // Waits until the relay has passed all of the org's outbox rows to Temporal.
 const signalled = (orgId: string) =>
   eventually(async () => {
-    const [row] = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from outbox where org_id = ${orgId} and dispatched_at is null`);
+    const [row] = await query(
+      stack.orm.em.fork(),
+      sql<{ n: number }>`select count(*)::int as n from outbox where org_id = ${orgId} and dispatched_at is null`,
+    );
     return row!.n === 0;
   });
 
@@ -75,8 +80,14 @@ describe("the org's curator", () => {
 
     // Nothing but the carried state can bring the first memory's id to the new run (no backfill runs).
     provider.down('embeddings', false);
-    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === ids.length, 60_000);
-    const found = await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'first memory in flight', mode: 'semantic', k: ids.length } });
+    await eventually(
+      async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === ids.length,
+      60_000,
+    );
+    const found = await stack.api.post('/api/memories/search', {
+      token: user.token,
+      body: { query: 'first memory in flight', mode: 'semantic', k: ids.length },
+    });
     expect(found.body.hits.map((h: { id: string }) => h.id)).toContain(first);
   });
 
@@ -97,11 +108,18 @@ describe("the org's curator", () => {
       firstRun ??= run;
       if (run !== firstRun) break;
     }
-    await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: owner.token })).body.embedded === texts.length, 60_000);
+    await eventually(
+      async () => (await stack.api.get('/api/memories/embeddings', { token: owner.token })).body.embedded === texts.length,
+      60_000,
+    );
     provider.slow('embeddings', 0);
     expect((await handle.describe()).runId).not.toBe(firstRun);
     const sent = provider.calls.flatMap((c) => c.embeddings?.input ?? []);
-    for (const text of texts) expect(sent.filter((t) => t === text), text).toHaveLength(1);
+    for (const text of texts)
+      expect(
+        sent.filter((t) => t === text),
+        text,
+      ).toHaveLength(1);
   }, 120_000);
 
   it('lets its fold in flight finish before it continues as new, so no completion fails the handover', async () => {
@@ -130,8 +148,14 @@ describe("the org's curator", () => {
       const db = stack.orm.em.fork();
       await eventually(
         async () =>
-          (await query(db, sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%lexical_state%'`))[0]!
-            .n > 0,
+          (
+            await query(
+              db,
+              sql<{
+                n: number;
+              }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%lexical_state%'`,
+            )
+          )[0]!.n > 0,
       );
       firstRun = (await handle.describe()).runId;
       // Saves (each a signal and an embedding batch) until Temporal suggests a handover (30 events).
@@ -152,8 +176,14 @@ describe("the org's curator", () => {
 
     // The first run saw every fold it started complete, and no workflow task of its failed.
     const events = (await stack.temporal.workflow.getHandle(curatorWorkflowId(owner.org.id), firstRun).fetchHistory()).events ?? [];
-    const folds = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'foldPostings').map((e) => Number(e.eventId));
-    const completed = new Set(events.flatMap((e) => (e.activityTaskCompletedEventAttributes ? [Number(e.activityTaskCompletedEventAttributes.scheduledEventId)] : [])));
+    const folds = events
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'foldPostings')
+      .map((e) => Number(e.eventId));
+    const completed = new Set(
+      events.flatMap((e) =>
+        e.activityTaskCompletedEventAttributes ? [Number(e.activityTaskCompletedEventAttributes.scheduledEventId)] : [],
+      ),
+    );
     expect(folds.length).toBeGreaterThan(0);
     for (const fold of folds) expect(completed.has(fold), `fold scheduled at event ${fold}`).toBe(true);
     expect(events.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);

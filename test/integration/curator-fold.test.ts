@@ -16,7 +16,8 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 const count = async (table: string) =>
-  (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where org_id = ${a.org.id}`))[0]!.n;
+  (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where org_id = ${a.org.id}`))[0]!
+    .n;
 
 describe("the curator's folding", () => {
   it('folds every saved memory into blocks, and search ranks the same as the oracle throughout', async () => {
@@ -28,7 +29,10 @@ describe("the curator's folding", () => {
     }
     await eventually(async () => (await count('lexical_staged')) === 0 && (await count('lexical_docs')) === 60, 30_000);
     for (const q of ['rocket launch', 'nozzle thrust engine', 'payload']) {
-      const hits = (await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 15 } })).body.hits as { id: string; score: number }[];
+      const hits = (await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 15 } })).body.hits as {
+        id: string;
+        score: number;
+      }[];
       const expected = reference.search(q, 15);
       expect(hits.map((h) => h.id)).toEqual(expected.map((e) => e.id));
     }

@@ -15,7 +15,16 @@ beforeAll(async () => {
   const base = `http://127.0.0.1:${apiPort}`;
   idp = await startOidcProvider(idpPort, `${base}/api/auth/oauth/idp/callback`);
   [stack, browser] = await Promise.all([
-    startStack({ relay: false, port: apiPort, env: { PUBLIC_BASE_URL: base, OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: 'memory-service', OIDC_CLIENT_SECRET: 'memory-service-secret' } }),
+    startStack({
+      relay: false,
+      port: apiPort,
+      env: {
+        PUBLIC_BASE_URL: base,
+        OIDC_ISSUER: idp.issuer,
+        OIDC_CLIENT_ID: 'memory-service',
+        OIDC_CLIENT_SECRET: 'memory-service-secret',
+      },
+    }),
     launchChromium(),
   ]);
 });

@@ -60,16 +60,23 @@ describe('the dashboard with a language model', () => {
     await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${me.org.id}`);
     llm.reset();
     await page.evaluate(async () => {
-      await fetch('/api/memories', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'Meeting with Grace Hopper about the compiler.', metadata: { extract_entities: true } }) });
+      await fetch('/api/memories', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ content: 'Meeting with Grace Hopper about the compiler.', metadata: { extract_entities: true } }),
+      });
     });
     await page.getByRole('link', { name: 'Entities', exact: true }).click();
     // Extraction runs in the background: the page shows the entity once it is there.
     await expect
-      .poll(async () => {
-        await page.reload();
-        await page.getByRole('heading', { name: 'Entities' }).waitFor();
-        return page.getByRole('heading', { name: 'Grace Hopper' }).count();
-      }, { timeout: 30_000, interval: 500 })
+      .poll(
+        async () => {
+          await page.reload();
+          await page.getByRole('heading', { name: 'Entities' }).waitFor();
+          return page.getByRole('heading', { name: 'Grace Hopper' }).count();
+        },
+        { timeout: 30_000, interval: 500 },
+      )
       .toBe(1);
     const grace = page.getByRole('listitem', { name: 'Grace Hopper' });
     await grace.getByRole('button', { name: 'Memories' }).click();
@@ -108,7 +115,10 @@ describe('the dashboard with a language model', () => {
     await page.getByRole('region', { name: 'Sessions' }).getByRole('button').nth(1).click();
     const turns = page.getByRole('region', { name: 'Conversation' }).locator('.message .content');
     await turns.nth(1).waitFor();
-    expect(await turns.allTextContents()).toEqual(['Which port does the staging database use?', 'Echo: Which port does the staging database use?']);
+    expect(await turns.allTextContents()).toEqual([
+      'Which port does the staging database use?',
+      'Echo: Which port does the staging database use?',
+    ]);
     await page.close();
   });
 });

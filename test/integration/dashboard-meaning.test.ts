@@ -51,7 +51,10 @@ describe('search by meaning in the dashboard', () => {
     const page = await context.newPage();
     await signUp(page, stack.baseUrl);
     // Past the first 2,000 characters, which the memory's own vector covers.
-    const filler = Array.from({ length: 12 }, (_, i) => `Section ${i} of the office handbook lists the rooms, desks and lockers of floor ${i} and who books them.`).join('\n\n');
+    const filler = Array.from(
+      { length: 12 },
+      (_, i) => `Section ${i} of the office handbook lists the rooms, desks and lockers of floor ${i} and who books them.`,
+    ).join('\n\n');
     const handbook = `${filler}\n\n${filler}\n\nThe diesel generator in the basement is started under load on the first Monday of every month.\n`;
     await page.getByLabel('New memory').fill(handbook);
     await page.getByRole('button', { name: 'Save' }).click();
@@ -74,7 +77,11 @@ describe('search by meaning in the dashboard', () => {
     const page = await context.newPage();
     const { token } = await signUp(page, stack.baseUrl);
     const ids: string[] = [];
-    for (const content of ['Deploys to production happen on Tuesdays', 'We ship a new release to our customers every Tuesday.', "Ivan's cat is called Pixel and sleeps on the office printer."]) {
+    for (const content of [
+      'Deploys to production happen on Tuesdays',
+      'We ship a new release to our customers every Tuesday.',
+      "Ivan's cat is called Pixel and sleeps on the office printer.",
+    ]) {
       const res = await stack.api.post('/api/memories', { token, body: { content } });
       expect(res.status).toBe(201);
       ids.push(res.body.id);

@@ -92,7 +92,9 @@ describe('the dashboard', () => {
       // Search by meaning needs an embedding provider, which this stack has not: the page says so, and searches by
       // words, its modes by meaning not offered.
       await page.getByRole('status', { name: 'Meaning search coverage' }).waitFor();
-      expect(await page.getByRole('status', { name: 'Meaning search coverage' }).textContent()).toBe('Search by meaning is off on this server: memories are found by their words.');
+      expect(await page.getByRole('status', { name: 'Meaning search coverage' }).textContent()).toBe(
+        'Search by meaning is off on this server: memories are found by their words.',
+      );
       expect(await page.getByLabel('By').inputValue()).toBe('lexical');
       expect(await page.getByRole('option', { name: 'meaning', exact: true }).isDisabled()).toBe(true);
       await page.getByRole('searchbox', { name: 'Search' }).fill('production tuesdays');
@@ -129,7 +131,11 @@ describe('the dashboard', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();
     const owner = await signUp(page, stack.baseUrl);
-    for (const [content, project] of [['the billing service retries twice', 'billing'], ['invoices go out monthly', 'billing'], ['the search index rebuilds nightly', 'search']] as const) {
+    for (const [content, project] of [
+      ['the billing service retries twice', 'billing'],
+      ['invoices go out monthly', 'billing'],
+      ['the search index rebuilds nightly', 'search'],
+    ] as const) {
       await page.getByLabel('New memory').fill(content);
       await page.getByRole('form', { name: 'Add a memory' }).getByLabel('Project').fill(project);
       await page.getByRole('button', { name: 'Save' }).click();
@@ -154,10 +160,24 @@ describe('the dashboard', () => {
     const memberPage = await member.newPage();
     const { email } = await signUp(memberPage, stack.baseUrl);
     const ownerToken = owner.token;
-    const me = (await (await fetch(`${stack.baseUrl}/api/auth/me`, { headers: { authorization: `Bearer ${ownerToken}` } })).json()) as { org: { id: string } };
-    expect((await fetch(`${stack.baseUrl}/api/orgs/${me.org.id}/members`, { method: 'POST', headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ email, role: 'member' }) })).status).toBe(201);
+    const me = (await (await fetch(`${stack.baseUrl}/api/auth/me`, { headers: { authorization: `Bearer ${ownerToken}` } })).json()) as {
+      org: { id: string };
+    };
+    expect(
+      (
+        await fetch(`${stack.baseUrl}/api/orgs/${me.org.id}/members`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ email, role: 'member' }),
+        })
+      ).status,
+    ).toBe(201);
     await memberPage.evaluate(async (orgId) => {
-      await fetch('/api/auth/switch-org', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ org_id: orgId }) });
+      await fetch('/api/auth/switch-org', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ org_id: orgId }),
+      });
     }, me.org.id);
     await memberPage.goto(`${stack.baseUrl}/dashboard/projects`);
     await memberPage.getByRole('heading', { name: 'payments' }).waitFor();
@@ -170,7 +190,9 @@ describe('the dashboard', () => {
     await search.getByRole('button', { name: 'Delete…' }).click();
     await search.getByLabel('Project name').fill('wrong name');
     // The browser refuses to send the form: the field must match the name.
-    expect(await search.getByLabel('Project name').evaluate((field) => (field as unknown as { validity: { valid: boolean } }).validity.valid)).toBe(false);
+    expect(
+      await search.getByLabel('Project name').evaluate((field) => (field as unknown as { validity: { valid: boolean } }).validity.valid),
+    ).toBe(false);
     await search.getByLabel('Project name').fill('search');
     await search.getByRole('button', { name: 'Delete for good' }).click();
     await page.getByRole('heading', { name: 'search' }).waitFor({ state: 'detached' });
@@ -213,7 +235,10 @@ describe('the dashboard', () => {
     await member.locator('header').getByText('Difference Engines (admin)').waitFor();
     // The only owner cannot step down: the API's message shows, and the owner's role stays.
     owner.once('dialog', (dialog) => void dialog.accept());
-    await owner.getByRole('combobox', { name: /^Role of /, exact: false }).first().selectOption('member');
+    await owner
+      .getByRole('combobox', { name: /^Role of /, exact: false })
+      .first()
+      .selectOption('member');
     expect(await owner.getByRole('alert').first().textContent()).toMatch(/at least one owner/);
     await owner.locator('header').getByText('Difference Engines (owner)').waitFor();
 
@@ -252,7 +277,7 @@ describe('the dashboard', () => {
     await context.close();
   });
 
-  it("renames the person, and deletes the account only with the right password", async () => {
+  it('renames the person, and deletes the account only with the right password', async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 860 } });
     const page = await context.newPage();
     const { email } = await signUp(page, stack.baseUrl);
@@ -354,7 +379,10 @@ describe('the dashboard', () => {
 
     // The conversation's thread shows what extraction learnt from it (recorded here as the curator would: this
     // stack has no model; test/integration/extraction.test.ts runs the real thing).
-    const fact = await stack.api.post('/api/memories', { token, body: { content: 'Riley walks Biscuit before eight', user_id: 'riley', source: 'extraction' } });
+    const fact = await stack.api.post('/api/memories', {
+      token,
+      body: { content: 'Riley walks Biscuit before eight', user_id: 'riley', source: 'extraction' },
+    });
     const [org] = await query(stack.orm.em.fork(), sql<{ org_id: string }>`select org_id from memories where id = ${fact.body.id}`);
     const decisions = [
       { action: 'ADD', fact: 'Riley walks Biscuit before eight', memoryId: fact.body.id, targetId: null },
@@ -368,7 +396,10 @@ describe('the dashboard', () => {
     await page.goto(`${stack.baseUrl}/dashboard/threads/walk-9`);
     const learnt = page.getByRole('region', { name: 'What was learnt' });
     await learnt.getByRole('link', { name: 'Riley walks Biscuit before eight' }).waitFor();
-    expect(await learnt.getByRole('listitem').allTextContents()).toEqual(['Learnt Riley walks Biscuit before eight', 'Already known Biscuit is a dog']);
+    expect(await learnt.getByRole('listitem').allTextContents()).toEqual([
+      'Learnt Riley walks Biscuit before eight',
+      'Already known Biscuit is a dog',
+    ]);
     await shot(page, 'thread-learnt-1280');
     await context.close();
   });
@@ -379,8 +410,15 @@ describe('the dashboard', () => {
     await signUp(page, stack.baseUrl);
     // An agent's chunks of one conversation (saved out of order), through the API with the page's session.
     await page.evaluate(async () => {
-      for (const [content, chunk] of [['second: the user prefers dark mode', 1], ['first: the user asked about themes', 0]] as const) {
-        await fetch('/api/memories', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content, metadata: { parent_ref: 'conv:42', chunk_index: chunk, title: 'Themes chat' } }) });
+      for (const [content, chunk] of [
+        ['second: the user prefers dark mode', 1],
+        ['first: the user asked about themes', 0],
+      ] as const) {
+        await fetch('/api/memories', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ content, metadata: { parent_ref: 'conv:42', chunk_index: chunk, title: 'Themes chat' } }),
+        });
       }
     });
     await page.getByLabel('New memory').fill('A memory saved on its own');
@@ -399,7 +437,10 @@ describe('the dashboard', () => {
     await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
     // The heading shows before the chunks have loaded: the list is read once both are there.
     await page.getByRole('listitem').nth(1).waitFor();
-    expect(await page.getByRole('listitem').allTextContents()).toEqual(['first: the user asked about themes', 'second: the user prefers dark mode']);
+    expect(await page.getByRole('listitem').allTextContents()).toEqual([
+      'first: the user asked about themes',
+      'second: the user prefers dark mode',
+    ]);
     await page.reload();
     await page.getByRole('heading', { name: 'Thread conv:42' }).waitFor();
     await context.close();
@@ -453,8 +494,15 @@ describe('the dashboard', () => {
     await shot(page, 'exports-1280');
     expect(await page.getByRole('cell', { name: '3', exact: true }).count()).toBe(1);
     const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
-    const lines = (await readFile(await file.path(), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { content: string });
-    expect(lines.map((l) => l.content).sort()).toEqual(['alpha: the staging database is Postgres 18', 'beta: backups run nightly', 'gamma: on-call rotates weekly']);
+    const lines = (await readFile(await file.path(), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { content: string });
+    expect(lines.map((l) => l.content).sort()).toEqual([
+      'alpha: the staging database is Postgres 18',
+      'beta: backups run nightly',
+      'gamma: on-call rotates weekly',
+    ]);
     await context.close();
   });
 

@@ -32,7 +32,11 @@ const memory = async (id: string, token = paid.token) => (await stack.api.get(`/
 const CURATOR_WAIT_MS = 60_000;
 // The org's curator runs the enrichment shortly after the save commits and keeps its latest outcomes; the
 // n-th report of a memory (0: after its save, 1: after its first edit, ...).
-async function report(memoryId: string, nth = 0, orgId = paid.org.id): Promise<{ stored: string[]; skipped: string[]; failed: { task: string; error: string }[] }> {
+async function report(
+  memoryId: string,
+  nth = 0,
+  orgId = paid.org.id,
+): Promise<{ stored: string[]; skipped: string[]; failed: { task: string; error: string }[] }> {
   const handle = stack.temporal.workflow.getHandle(curatorWorkflowId(orgId));
   const reports = await eventually(async () => {
     const backlog = await handle.query(backlogQuery).catch(() => null);
@@ -44,25 +48,45 @@ async function report(memoryId: string, nth = 0, orgId = paid.org.id): Promise<{
 }
 // Outbox jobs asking for the memory's enrichment (they are the org's curate signals).
 const jobs = async (memoryId: string) =>
-  Number((await queryOne(stack.orm.em.fork(), sql<{ n: string }>`select count(*) as n from outbox where job_type = 'curate' and args -> 0 -> 'enrich' @> ${JSON.stringify([{ memoryId }])}::jsonb`))!.n);
+  Number(
+    (await queryOne(
+      stack.orm.em.fork(),
+      sql<{
+        n: string;
+      }>`select count(*) as n from outbox where job_type = 'curate' and args -> 0 -> 'enrich' @> ${JSON.stringify([{ memoryId }])}::jsonb`,
+    ))!.n,
+  );
 
-const LONG = 'Grace Hopper and Ada Lovelace reviewed the Kubernetes migration plan with the Acme Corp platform team. ' +
+const LONG =
+  'Grace Hopper and Ada Lovelace reviewed the Kubernetes migration plan with the Acme Corp platform team. ' +
   'They agreed to move the billing service first, keep PostgreSQL as the primary store, and revisit the queue choice in March after the load tests.';
 
 describe('background enrichment after a save', { timeout: 2 * CURATOR_WAIT_MS }, () => {
   it('extracts entities from long content on a paid plan, links them, and leaves the memory as saved', async () => {
     const saved = await save({ content: LONG });
     expect(await report(saved.id)).toEqual({ stored: ['entities'], skipped: [], failed: [] });
-    const entities = (await stack.api.get('/api/entities?limit=100', { token: paid.token })).body.entities as { id: string; display_name: string; mention_count: number }[];
+    const entities = (await stack.api.get('/api/entities?limit=100', { token: paid.token })).body.entities as {
+      id: string;
+      display_name: string;
+      mention_count: number;
+    }[];
     const names = entities.map((e) => e.display_name);
     expect(names).toEqual(expect.arrayContaining(['Grace Hopper', 'Ada Lovelace', 'Kubernetes']));
     const grace = entities.find((e) => e.display_name === 'Grace Hopper')!;
     const detail = (await stack.api.get(`/api/entities/${grace.id}?include_memories=1`, { token: paid.token })).body;
     expect(detail.memories).toEqual([expect.objectContaining({ id: saved.id, linked_via: 'extraction' })]);
-    const listed = (await stack.api.post('/api/memories/list', { token: paid.token, body: { entity: grace.id } })).body.memories as { id: string }[];
+    const listed = (await stack.api.post('/api/memories/list', { token: paid.token, body: { entity: grace.id } })).body.memories as {
+      id: string;
+    }[];
     expect(listed.map((m) => m.id)).toEqual([saved.id]);
     expect(await memory(saved.id)).toMatchObject({ content: saved.content, metadata: saved.metadata, updated_at: saved.updated_at });
-    expect(llm.calls).toEqual([expect.objectContaining({ protocol: 'anthropic', apiKey: SERVER_PRIMARY_KEY, tool: expect.objectContaining({ name: 'extract_entities' }) })]);
+    expect(llm.calls).toEqual([
+      expect.objectContaining({
+        protocol: 'anthropic',
+        apiKey: SERVER_PRIMARY_KEY,
+        tool: expect.objectContaining({ name: 'extract_entities' }),
+      }),
+    ]);
 
     const again = await save({ content: `${LONG} Grace Hopper signed off.` });
     await report(again.id);
@@ -77,7 +101,12 @@ describe('background enrichment after a save', { timeout: 2 * CURATOR_WAIT_MS },
     const short = await save({ content: 'Short note. Second fact here.', metadata: { summarize: true, extract_facts: true } });
     expect(await report(short.id)).toEqual({ stored: ['synopsis', 'facts'], skipped: [], failed: [] });
     const got = await memory(short.id);
-    expect(got.metadata).toMatchObject({ summarize: true, extract_facts: true, synopsis: 'Short note.', facts: ['Short note.', 'Second fact here.'] });
+    expect(got.metadata).toMatchObject({
+      summarize: true,
+      extract_facts: true,
+      synopsis: 'Short note.',
+      facts: ['Short note.', 'Second fact here.'],
+    });
     expect(got.updated_at).toBe(short.updated_at);
 
     const tiny = await save({ content: 'Tiny note without enrichment.' });
@@ -87,19 +116,28 @@ describe('background enrichment after a save', { timeout: 2 * CURATOR_WAIT_MS },
   });
 
   it('redoes the work for new content, and ignores callers writing server keys', async () => {
-    const saved = await save({ content: 'Meeting with Marie Curie. One sentence to summarize.', metadata: { summarize: true, extract_entities: true, synopsis: 'forged' } });
+    const saved = await save({
+      content: 'Meeting with Marie Curie. One sentence to summarize.',
+      metadata: { summarize: true, extract_entities: true, synopsis: 'forged' },
+    });
     await report(saved.id);
     expect((await memory(saved.id)).metadata.synopsis).toBe('Meeting with Marie Curie.');
-    const curie = async () => ((await stack.api.get('/api/entities?q=curie', { token: paid.token })).body.entities as { id: string; mention_count: number }[])[0];
+    const curie = async () =>
+      ((await stack.api.get('/api/entities?q=curie', { token: paid.token })).body.entities as { id: string; mention_count: number }[])[0];
     const before = (await curie())!.mention_count;
 
-    const edited = await stack.api.patch(`/api/memories/${saved.id}`, { token: paid.token, body: { content: 'Call with Linus Torvalds. Different words now.' } });
+    const edited = await stack.api.patch(`/api/memories/${saved.id}`, {
+      token: paid.token,
+      body: { content: 'Call with Linus Torvalds. Different words now.' },
+    });
     expect(edited.body.metadata.synopsis).toBeUndefined();
     expect(await report(saved.id, 1)).toEqual({ stored: ['entities', 'synopsis'], skipped: [], failed: [] });
     expect((await memory(saved.id)).metadata.synopsis).toBe('Call with Linus Torvalds.');
     expect((await curie())!.mention_count).toBe(before - 1);
     const linus = ((await stack.api.get('/api/entities?q=torvalds', { token: paid.token })).body.entities as { id: string }[])[0]!;
-    const linked = (await stack.api.post('/api/memories/list', { token: paid.token, body: { entity: linus.id } })).body.memories as { id: string }[];
+    const linked = (await stack.api.post('/api/memories/list', { token: paid.token, body: { entity: linus.id } })).body.memories as {
+      id: string;
+    }[];
     expect(linked.map((m) => m.id)).toEqual([saved.id]);
 
     const tagsOnly = await stack.api.patch(`/api/memories/${saved.id}`, { token: paid.token, body: { tags: ['x'] } });
@@ -118,7 +156,9 @@ describe('background enrichment after a save', { timeout: 2 * CURATOR_WAIT_MS },
     expect(await report(withKey.id, 0, free.org.id)).toEqual({ stored: ['entities', 'synopsis'], skipped: [], failed: [] });
     expect(llm.calls.map((c) => c.apiKey)).toEqual([key, key]);
     const db = stack.orm.em.fork();
-    expect(Number((await queryOne(db, sql<{ n: string }>`select count(*) as n from llm_key_escrow where org_id = ${free.org.id}`))!.n)).toBe(0);
+    expect(
+      Number((await queryOne(db, sql<{ n: string }>`select count(*) as n from llm_key_escrow where org_id = ${free.org.id}`))!.n),
+    ).toBe(0);
     for (const table of ['memories', 'outbox', 'audit_events', 'events']) {
       const hits = await query(db, sql<{ n: string }>`select count(*) as n from ${sql.table(table)} t where t::text like ${`%${key}%`}`);
       expect(Number(hits[0]!.n), table).toBe(0);
@@ -131,7 +171,10 @@ describe('background enrichment after a save', { timeout: 2 * CURATOR_WAIT_MS },
     llm.failNext('anthropic', 1, 500);
     const first = await save({ content: 'Failover note.', metadata: { summarize: true } });
     expect(await report(first.id)).toMatchObject({ stored: ['synopsis'] });
-    expect(llm.calls.map((c) => [c.protocol, c.status])).toEqual([['anthropic', 500], ['openai', 200]]);
+    expect(llm.calls.map((c) => [c.protocol, c.status])).toEqual([
+      ['anthropic', 500],
+      ['openai', 200],
+    ]);
 
     llm.reset();
     llm.down('anthropic', true);

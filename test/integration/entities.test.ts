@@ -38,7 +38,8 @@ const entity = async (id: string, who: SignedUp = a, suffix = ''): Promise<Entit
 };
 const list = (qs: string, who: SignedUp = a) => stack.api.get(`/api/entities${qs}`, { token: who.token });
 const linkCount = async (memoryId: string) =>
-  (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_entities where memory_id = ${memoryId}`))[0]!.n;
+  (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_entities where memory_id = ${memoryId}`))[0]!
+    .n;
 
 describe('recordMentions', () => {
   it('gives one entity to a name that one extraction writes as a name and a concurrent one as an alias', async () => {
@@ -57,7 +58,9 @@ describe('recordMentions', () => {
       expect(byName.created + byAlias.created).toBe(1);
       const rows = await query(
         stack.orm.em.fork(),
-        sql<{ n: number }>`select count(*)::int as n from entities where org_id = ${b.org.id} and (normalized_name like ${`racer ${i}%`} or ${`racer ${i} incorporated`} = any(normalized_aliases))`,
+        sql<{
+          n: number;
+        }>`select count(*)::int as n from entities where org_id = ${b.org.id} and (normalized_name like ${`racer ${i}%`} or ${`racer ${i} incorporated`} = any(normalized_aliases))`,
       );
       expect(rows[0]!.n).toBe(1);
       expect((await entity(byName.entityIds[0]!, b)).mention_count).toBe(2);
@@ -74,12 +77,22 @@ describe('recordMentions', () => {
     expect(await record(m2, [{ name: 'postgresql', type: 'product' }], t0)).toEqual({ entityIds: first.entityIds, created: 0, linked: 1 });
     expect(await record(m3, [{ name: '"PostgreSQL".', type: 'x' }], t2)).toEqual({ entityIds: first.entityIds, created: 0, linked: 1 });
     const e = await entity(first.entityIds[0]!);
-    expect(e).toMatchObject({ display_name: 'The  PostgreSQL', entity_type: 'technology', aliases: [], mention_count: 3, first_seen_at: t0.getTime(), last_seen_at: t2.getTime(), metadata: {} });
+    expect(e).toMatchObject({
+      display_name: 'The  PostgreSQL',
+      entity_type: 'technology',
+      aliases: [],
+      mention_count: 3,
+      first_seen_at: t0.getTime(),
+      last_seen_at: t2.getTime(),
+      metadata: {},
+    });
   });
 
   it('merges by alias both ways and adds the new names as aliases', async () => {
     const [m1, m2, m3] = [await save('k one'), await save('k two'), await save('k three')];
-    const { entityIds: [id] } = await record(m1, [{ name: 'Kubernetes', type: 'tool', aliases: [' k8s ', 'K8S', 'kubernetes'] }]);
+    const {
+      entityIds: [id],
+    } = await record(m1, [{ name: 'Kubernetes', type: 'tool', aliases: [' k8s ', 'K8S', 'kubernetes'] }]);
     expect((await entity(id!)).aliases).toEqual(['k8s']);
     expect((await record(m2, [{ name: 'K8s', type: 'tool' }])).entityIds).toEqual([id]);
     expect((await record(m3, [{ name: 'Kube', type: 'tool', aliases: ['The Kubernetes', 'kates'] }])).entityIds).toEqual([id]);
@@ -87,13 +100,20 @@ describe('recordMentions', () => {
     expect(e.display_name).toBe('Kubernetes');
     expect(e.aliases).toEqual(['k8s', 'Kube', 'kates']);
     expect(e.mention_count).toBe(3);
-    const [row] = await query(stack.orm.em.fork(), sql<{ normalized_aliases: string[] }>`select normalized_aliases from entities where id = ${id}`);
+    const [row] = await query(
+      stack.orm.em.fork(),
+      sql<{ normalized_aliases: string[] }>`select normalized_aliases from entities where id = ${id}`,
+    );
     expect(row!.normalized_aliases).toEqual(['k8s', 'kube', 'kates']);
   });
 
   it('is idempotent per memory and dedupes mentions within a call', async () => {
     const m = await save('redis and friends');
-    const mentions = [{ name: 'Redis', type: 'db' }, { name: 'the redis', type: 'db', aliases: ['RDS'] }, { name: 'Valkey', type: 'db' }];
+    const mentions = [
+      { name: 'Redis', type: 'db' },
+      { name: 'the redis', type: 'db', aliases: ['RDS'] },
+      { name: 'Valkey', type: 'db' },
+    ];
     const first = await record(m, mentions, new Date('2024-05-01T00:00:00Z'));
     expect(first).toMatchObject({ created: 2, linked: 2 });
     const before = await Promise.all(first.entityIds.map((id) => entity(id)));
@@ -102,7 +122,10 @@ describe('recordMentions', () => {
     expect(again).toEqual({ entityIds: first.entityIds, created: 0, linked: 0 });
     expect(await Promise.all(first.entityIds.map((id) => entity(id)))).toEqual(before);
     expect(await linkCount(m)).toBe(2);
-    const untyped = await record(await save('untyped'), [{ name: 'Mystery', type: '  ' }, { name: ' ... ', type: 'x' }]);
+    const untyped = await record(await save('untyped'), [
+      { name: 'Mystery', type: '  ' },
+      { name: ' ... ', type: 'x' },
+    ]);
     expect(untyped.entityIds).toHaveLength(1);
     expect((await entity(untyped.entityIds[0]!)).entity_type).toBe('other');
   });
@@ -111,7 +134,12 @@ describe('recordMentions', () => {
     const ids = await Promise.all(Array.from({ length: 6 }, (_, i) => save(`concurrent ${i}`)));
     const names = ['Alpha Corp', 'Beta Corp', 'Gamma Corp'];
     const outcomes = await Promise.all(
-      ids.map((id, i) => record(id, (i % 2 ? [...names].reverse() : names).map((name) => ({ name, type: 'org' })))),
+      ids.map((id, i) =>
+        record(
+          id,
+          (i % 2 ? [...names].reverse() : names).map((name) => ({ name, type: 'org' })),
+        ),
+      ),
     );
     expect(outcomes.reduce((n, o) => n + o.created, 0)).toBe(3);
     expect(outcomes.every((o) => o.linked === 3)).toBe(true);
@@ -144,8 +172,24 @@ describe('GET /api/entities', () => {
     const ms = await Promise.all([1, 2, 3, 4].map((i) => save(`list ${i}`, b)));
     const at = (d: number) => new Date(Date.UTC(2024, 0, d));
     for (const m of ms) await record(m, [{ name: 'Ubiquitous', type: 'Concept' }], at(1), b);
-    await record(ms[0]!, [{ name: 'Old Friend', type: 'person' }, { name: 'New Friend', type: 'person', aliases: ['100%_match'] }], at(2), b);
-    await record(ms[1]!, [{ name: 'Old Friend', type: 'person' }, { name: 'New Friend', type: 'person' }], at(3), b);
+    await record(
+      ms[0]!,
+      [
+        { name: 'Old Friend', type: 'person' },
+        { name: 'New Friend', type: 'person', aliases: ['100%_match'] },
+      ],
+      at(2),
+      b,
+    );
+    await record(
+      ms[1]!,
+      [
+        { name: 'Old Friend', type: 'person' },
+        { name: 'New Friend', type: 'person' },
+      ],
+      at(3),
+      b,
+    );
     await record(ms[2]!, [{ name: 'New Friend', type: 'person' }], at(5), b);
     await record(ms[3]!, [{ name: 'Old Friend', type: 'person' }], at(4), b);
     const names = (res: { body: { entities: EntityJson[] } }) => res.body.entities.map((e) => e.display_name);
@@ -158,7 +202,16 @@ describe('GET /api/entities', () => {
     expect(names(await list('?limit=1&offset=1', b))).toEqual(['New Friend']);
     expect(names(await list('?offset=3', b))).toEqual([]);
     const first = (await list('?limit=1', b)).body.entities[0] as EntityJson;
-    expect(first).toEqual({ id: expect.any(String), display_name: 'Ubiquitous', entity_type: 'concept', aliases: [], mention_count: 4, first_seen_at: at(1).getTime(), last_seen_at: at(1).getTime(), metadata: {} });
+    expect(first).toEqual({
+      id: expect.any(String),
+      display_name: 'Ubiquitous',
+      entity_type: 'concept',
+      aliases: [],
+      mention_count: 4,
+      first_seen_at: at(1).getTime(),
+      last_seen_at: at(1).getTime(),
+      metadata: {},
+    });
     for (const bad of ['?limit=0', '?limit=501', '?offset=-1', '?offset=100001', '?limit=abc', `?q=${'x'.repeat(201)}`]) {
       expect((await list(bad, b)).status, bad).toBe(400);
     }
@@ -180,7 +233,13 @@ describe('GET /api/entities/:id', () => {
       expect(full.mention_count).toBe(102);
       expect(full.memories).toHaveLength(100);
       expect(full.memories!.map((m) => m.id)).toEqual(ids.slice(2).reverse());
-      expect(full.memories![0]).toEqual({ id: ids[101], content: 'linked memory 101', namespace: 'odd', created_at: expect.any(Number), linked_via: 'extraction' });
+      expect(full.memories![0]).toEqual({
+        id: ids[101],
+        content: 'linked memory 101',
+        namespace: 'odd',
+        created_at: expect.any(Number),
+        linked_via: 'extraction',
+      });
     }
     expect((await stack.api.get(`/api/entities/${entityId}?include_memories=yes`, { token: a.token })).status).toBe(400);
     expect((await stack.api.get('/api/entities/not-a-uuid', { token: a.token })).status).toBe(400);
@@ -191,11 +250,23 @@ describe('GET /api/entities/:id', () => {
 describe('PATCH /api/entities/:id', () => {
   it('replaces aliases, merges metadata, renames, and refuses a taken name or an empty body', async () => {
     const m = await save('patch target');
-    const { entityIds: [id, otherId] } = await record(m, [{ name: 'Patchable', type: 'thing', aliases: ['p1'] }, { name: 'Taken Name', type: 'thing' }]);
+    const {
+      entityIds: [id, otherId],
+    } = await record(m, [
+      { name: 'Patchable', type: 'thing', aliases: ['p1'] },
+      { name: 'Taken Name', type: 'thing' },
+    ]);
     const patch = (body: unknown, who: SignedUp = a) => stack.api.patch(`/api/entities/${id}`, { token: who.token, body });
     let res = await patch({ aliases: ['P2', 'p2', 'P3'], metadata: { a: 1, b: { c: 2 } }, entity_type: 'Project' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id, display_name: 'Patchable', entity_type: 'project', aliases: ['P2', 'P3'], metadata: { a: 1, b: { c: 2 } }, mention_count: 1 });
+    expect(res.body).toMatchObject({
+      id,
+      display_name: 'Patchable',
+      entity_type: 'project',
+      aliases: ['P2', 'P3'],
+      metadata: { a: 1, b: { c: 2 } },
+      mention_count: 1,
+    });
     res = await patch({ metadata: { a: null, d: 'x' } });
     expect(res.body.metadata).toEqual({ b: { c: 2 }, d: 'x' });
     expect(res.body.aliases).toEqual(['P2', 'P3']);
@@ -216,11 +287,22 @@ describe('PATCH /api/entities/:id', () => {
     const empty = await patch({});
     expect(empty.status).toBe(400);
     expect(empty.body.error).toBe('no patchable fields supplied');
-    for (const bad of [{ display_name: '' }, { display_name: 'x'.repeat(201) }, { entity_type: 'x'.repeat(51) }, { aliases: Array.from({ length: 51 }, (_, i) => `a${i}`) }, { aliases: 'p' }, { metadata: [] }, { display_name: '!!!' }]) {
+    for (const bad of [
+      { display_name: '' },
+      { display_name: 'x'.repeat(201) },
+      { entity_type: 'x'.repeat(51) },
+      { aliases: Array.from({ length: 51 }, (_, i) => `a${i}`) },
+      { aliases: 'p' },
+      { metadata: [] },
+      { display_name: '!!!' },
+    ]) {
       expect((await patch(bad)).status, JSON.stringify(bad)).toBe(400);
     }
 
-    const events = (await stack.api.get(`/api/events?action=entity.&target=${id}`, { token: a.token })).body.events as { action: string; actor_user_id: string }[];
+    const events = (await stack.api.get(`/api/events?action=entity.&target=${id}`, { token: a.token })).body.events as {
+      action: string;
+      actor_user_id: string;
+    }[];
     expect(events.length).toBeGreaterThanOrEqual(4);
     expect(events.every((e) => e.action === 'entity.update' && e.actor_user_id === a.user.id)).toBe(true);
   });
@@ -229,8 +311,13 @@ describe('PATCH /api/entities/:id', () => {
 describe('DELETE /api/entities/:id and the entity filter of memory lists', () => {
   it('lists only linked memories, and deleting removes the links but keeps the memories', async () => {
     const [m1, m2, m3] = [await save('del one'), await save('del two'), await save('del three')];
-    const { entityIds: [id] } = await record(m1, [{ name: 'Doomed Entity', type: 'thing' }]);
-    await record(m2, [{ name: 'doomed entity', type: 'thing' }, { name: 'Survivor', type: 'thing' }]);
+    const {
+      entityIds: [id],
+    } = await record(m1, [{ name: 'Doomed Entity', type: 'thing' }]);
+    await record(m2, [
+      { name: 'doomed entity', type: 'thing' },
+      { name: 'Survivor', type: 'thing' },
+    ]);
     await record(m3, [{ name: 'Survivor', type: 'thing' }]);
     const listed = await stack.api.post('/api/memories/list', { token: a.token, body: { entity: id } });
     expect(listed.status).toBe(200);
@@ -261,7 +348,9 @@ describe('DELETE /api/entities/:id and the entity filter of memory lists', () =>
 describe('tenancy and authentication', () => {
   it('answers 404 for another org and 401 without a token', async () => {
     const m = await save('private');
-    const { entityIds: [id] } = await record(m, [{ name: 'Secret Project', type: 'project' }]);
+    const {
+      entityIds: [id],
+    } = await record(m, [{ name: 'Secret Project', type: 'project' }]);
     const b = await signUp(stack.api);
     expect((await stack.api.get(`/api/entities/${id}`, { token: b.token })).status).toBe(404);
     expect((await stack.api.get(`/api/entities/${id}?include_memories=1`, { token: b.token })).status).toBe(404);

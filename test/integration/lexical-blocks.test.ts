@@ -25,7 +25,10 @@ const docs = loadCranfield(DATA).docs.slice(0, 160);
 const save = async (doc: (typeof docs)[number]) => {
   const namespace = Number(doc.id) % 2 ? 'odd' : 'even';
   const tags = [`d${Number(doc.id) % 3}`];
-  const res = await stack.api.post('/api/memories', { token: a.token, body: { content: doc.text, namespace, tags, metadata: { doc: Number(doc.id) } } });
+  const res = await stack.api.post('/api/memories', {
+    token: a.token,
+    body: { content: doc.text, namespace, tags, metadata: { doc: Number(doc.id) } },
+  });
   expect(res.status).toBe(201);
   reference.add(res.body.id, res.body.content);
   memories.set(res.body.id, { namespace, tags, doc: Number(doc.id), content: res.body.content });
@@ -33,7 +36,8 @@ const save = async (doc: (typeof docs)[number]) => {
 };
 const fold = () => foldPostings(stack.orm.em.fork(), a.org.id);
 const count = async (from: string) =>
-  (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from ${sql.table(from)} where org_id = ${a.org.id}`))[0]!.n;
+  (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from ${sql.table(from)} where org_id = ${a.org.id}`))[0]!
+    .n;
 
 beforeAll(async () => {
   stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
@@ -46,14 +50,23 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => stack?.close());
 
-const QUERIES = ['boundary layer transition', 'supersonic flow over a flat plate with heat transfer', 'shock wave shock', 'pressure', 'the effect of viscosity on lift'];
+const QUERIES = [
+  'boundary layer transition',
+  'supersonic flow over a flat plate with heat transfer',
+  'shock wave shock',
+  'pressure',
+  'the effect of viscosity on lift',
+];
 
 async function expectAsOracle(label: string) {
   for (const q of QUERIES) {
     const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 20 } });
     expect(res.status, label).toBe(200);
     const expected = reference.search(q, 20);
-    expect(res.body.hits.map((h: { id: string }) => h.id), `${label}: ${q}`).toEqual(expected.map((e) => e.id));
+    expect(
+      res.body.hits.map((h: { id: string }) => h.id),
+      `${label}: ${q}`,
+    ).toEqual(expected.map((e) => e.id));
     res.body.hits.forEach((h: { score: number }, i: number) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
   }
   // Filters, checked on the candidates in score order: the best k of those that match.
@@ -68,7 +81,10 @@ async function expectAsOracle(label: string) {
   for (const [filter, keep] of filters) {
     const expected = all.filter((h) => keep(memories.get(h.id)!)).slice(0, 5);
     const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 5, ...filter } });
-    expect(res.body.hits.map((h: { id: string }) => h.id), `${label}: ${JSON.stringify(filter)}`).toEqual(expected.map((e) => e.id));
+    expect(
+      res.body.hits.map((h: { id: string }) => h.id),
+      `${label}: ${JSON.stringify(filter)}`,
+    ).toEqual(expected.map((e) => e.id));
   }
   // Hybrid's lexical list in a namespace: BM25 with the namespace's statistics, as an index of its memories alone.
   for (const namespace of ['odd', 'even']) {
@@ -78,7 +94,10 @@ async function expectAsOracle(label: string) {
     for (const q of QUERIES) {
       const ranked = (await lexicalRanking(stack.orm.em.fork(), a.org.id, analyze(q), 20, compiled, { statistics: 'namespace' })).ranked;
       const expected = oracle.search(q, 20);
-      expect(ranked.map((r) => r.id), `${label}: ${namespace}'s statistics, ${q}`).toEqual(expected.map((e) => e.id));
+      expect(
+        ranked.map((r) => r.id),
+        `${label}: ${namespace}'s statistics, ${q}`,
+      ).toEqual(expected.map((e) => e.id));
       ranked.forEach((r, i) => expect(r.score).toBeCloseTo(expected[i]!.score, 9));
     }
   }
@@ -99,34 +118,65 @@ describe('lexical search over postings blocks', () => {
     const rarest = new Set([...distinct].sort((x, y) => reference.df(x) - reference.df(y) || (x < y ? -1 : x > y ? 1 : 0)).slice(0, 12));
     const compiled = await compileFilters(stack.orm.em.fork(), a.org.id, {});
     const kept = (await lexicalRanking(stack.orm.em.fork(), a.org.id, terms, 20, compiled, { rarest: 12 })).ranked;
-    const alone = (await lexicalRanking(stack.orm.em.fork(), a.org.id, terms.filter((t) => rarest.has(t)), 20, compiled)).ranked;
+    const alone = (
+      await lexicalRanking(
+        stack.orm.em.fork(),
+        a.org.id,
+        terms.filter((t) => rarest.has(t)),
+        20,
+        compiled,
+      )
+    ).ranked;
     expect(kept).toEqual(alone);
     expect(kept).not.toEqual((await lexicalRanking(stack.orm.em.fork(), a.org.id, terms, 20, compiled)).ranked);
     // A question of no more terms than that is read whole.
     const short = analyze(QUERIES[1]!);
-    expect((await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled, { rarest: 12 })).ranked).toEqual((await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled)).ranked);
+    expect((await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled, { rarest: 12 })).ranked).toEqual(
+      (await lexicalRanking(stack.orm.em.fork(), a.org.id, short, 20, compiled)).ranked,
+    );
   });
 
   it("has the worker's start signal the curator of an org with postings staged, and no other", async () => {
     const idle = await signUp(stack.api);
     const curateRows = async (orgId: string) =>
-      (await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from outbox where org_id = ${orgId} and description = 'fold the postings staged'`))[0]!.n;
+      (
+        await query(
+          stack.orm.em.fork(),
+          sql<{ n: number }>`select count(*)::int as n from outbox where org_id = ${orgId} and description = 'fold the postings staged'`,
+        )
+      )[0]!.n;
     expect(await scheduleFolds(stack.orm.em.fork())).toBeGreaterThanOrEqual(1);
     expect(await curateRows(a.org.id)).toBe(1);
     expect(await curateRows(idle.org.id)).toBe(0);
   });
 
   it('keeps blocks small in number as folds merge them', async () => {
-    const perTerm = await query(stack.orm.em.fork(), sql<{ n: number }>`select max(c)::int as n from (select count(*) as c from lexical_blocks where org_id = ${a.org.id} group by term) s`);
+    const perTerm = await query(
+      stack.orm.em.fork(),
+      sql<{
+        n: number;
+      }>`select max(c)::int as n from (select count(*) as c from lexical_blocks where org_id = ${a.org.id} group by term) s`,
+    );
     // Three folds of 40 memories: each new block merges with the ones before it while they are at most twice its size.
     expect(perTerm[0]!.n).toBeLessThanOrEqual(3);
-    const blocks = await query(stack.orm.em.fork(), sql<{ docs: number; wide: boolean; data: Buffer }>`select docs, wide, data from lexical_blocks where org_id = ${a.org.id}`);
+    const blocks = await query(
+      stack.orm.em.fork(),
+      sql<{ docs: number; wide: boolean; data: Buffer }>`select docs, wide, data from lexical_blocks where org_id = ${a.org.id}`,
+    );
     const postings = blocks.reduce((sum, b) => sum + decodeBlock(b).docnums.length, 0);
-    expect(postings).toBe((await query(stack.orm.em.fork(), sql<{ n: number }>`select sum(docs)::int as n from lexical_blocks where org_id = ${a.org.id}`))[0]!.n);
+    expect(postings).toBe(
+      (await query(stack.orm.em.fork(), sql<{ n: number }>`select sum(docs)::int as n from lexical_blocks where org_id = ${a.org.id}`))[0]!
+        .n,
+    );
   });
 
   it('tombstones folded memories that are edited, moved or deleted, and compacts them away', async () => {
-    const folded = (await query(stack.orm.em.fork(), sql<{ memory_id: string }>`select memory_id from lexical_docs where org_id = ${a.org.id} order by docnum limit 3`)).map((r) => r.memory_id);
+    const folded = (
+      await query(
+        stack.orm.em.fork(),
+        sql<{ memory_id: string }>`select memory_id from lexical_docs where org_id = ${a.org.id} order by docnum limit 3`,
+      )
+    ).map((r) => r.memory_id);
     const [edited, moved, deleted] = folded as [string, string, string];
     const content = 'pressure distribution over a swept wing in supersonic flow, measured again';
     expect((await stack.api.patch(`/api/memories/${edited}`, { token: a.token, body: { content } })).status).toBe(200);
@@ -149,8 +199,15 @@ describe('lexical search over postings blocks', () => {
     expect(await compactPostings(stack.orm.em.fork(), a.org.id)).toBe(0); // under the limit: left alone
     expect(await compactPostings(stack.orm.em.fork(), a.org.id, true)).toBe(2);
     expect(await count('lexical_tombstones')).toBe(0);
-    const blocks = await query(stack.orm.em.fork(), sql<{ docs: number; wide: boolean; data: Buffer }>`select docs, wide, data from lexical_blocks where org_id = ${a.org.id}`);
-    const live = new Set((await query(stack.orm.em.fork(), sql<{ docnum: number }>`select docnum from lexical_docs where org_id = ${a.org.id}`)).map((r) => r.docnum));
+    const blocks = await query(
+      stack.orm.em.fork(),
+      sql<{ docs: number; wide: boolean; data: Buffer }>`select docs, wide, data from lexical_blocks where org_id = ${a.org.id}`,
+    );
+    const live = new Set(
+      (await query(stack.orm.em.fork(), sql<{ docnum: number }>`select docnum from lexical_docs where org_id = ${a.org.id}`)).map(
+        (r) => r.docnum,
+      ),
+    );
     for (const b of blocks) for (const d of decodeBlock(b).docnums) expect(live.has(d)).toBe(true);
     await expectAsOracle('compacted');
   });
@@ -198,15 +255,30 @@ describe('lexical search over postings blocks', () => {
     // removing the document's row alone, then putting it back.
     const q = 'boundary layer transition';
     const ranked = reference.search(q, 4);
-    const docsOf = await query(stack.orm.em.fork(), sql<{ docnum: number; memory_id: string; namespace_id: string }>`select docnum, memory_id, namespace_id from lexical_docs where org_id = ${a.org.id} and memory_id = any(${ranked.map((r) => r.id)}::uuid[])`);
+    const docsOf = await query(
+      stack.orm.em.fork(),
+      sql<{
+        docnum: number;
+        memory_id: string;
+        namespace_id: string;
+      }>`select docnum, memory_id, namespace_id from lexical_docs where org_id = ${a.org.id} and memory_id = any(${ranked.map((r) => r.id)}::uuid[])`,
+    );
     // One of the best 3 that is folded (every memory is by now).
     const gone = ranked.slice(0, 3).flatMap((r) => docsOf.filter((d) => d.memory_id === r.id))[0]!;
     await query(stack.orm.em.fork(), sql`delete from lexical_docs where org_id = ${a.org.id} and docnum = ${gone.docnum}`);
     try {
       const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: q, k: 3 } });
-      expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual(ranked.filter((r) => r.id !== gone.memory_id).slice(0, 3).map((r) => r.id));
+      expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual(
+        ranked
+          .filter((r) => r.id !== gone.memory_id)
+          .slice(0, 3)
+          .map((r) => r.id),
+      );
     } finally {
-      await query(stack.orm.em.fork(), sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id) values (${a.org.id}, ${gone.docnum}, ${gone.memory_id}, ${gone.namespace_id})`);
+      await query(
+        stack.orm.em.fork(),
+        sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id) values (${a.org.id}, ${gone.docnum}, ${gone.memory_id}, ${gone.namespace_id})`,
+      );
     }
     await expectAsOracle('with the document row back');
   });
@@ -233,7 +305,10 @@ describe('lexical search over postings blocks', () => {
     }
     for (const k of [1, 3, 10]) {
       const res = await stack.api.post('/api/memories/search', { token: b.token, body: { query: 'comet coma', k, tags: ['rare'] } });
-      const expected = oracle.search('comet coma', 400).filter((h) => tagged.has(h.id)).slice(0, k);
+      const expected = oracle
+        .search('comet coma', 400)
+        .filter((h) => tagged.has(h.id))
+        .slice(0, k);
       expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual(expected.map((e) => e.id));
     }
   });
@@ -250,7 +325,9 @@ describe('lexical search over postings blocks', () => {
         Array.from({ length: 10 }, async (_, j) => {
           const i = start + j;
           const near = i % 2 === 0;
-          const content = near ? `glacier glacier melt ${i}` : `glacier survey notes ${i} ${'with many other words about the field season '.repeat(1 + (i % 4))}`;
+          const content = near
+            ? `glacier glacier melt ${i}`
+            : `glacier survey notes ${i} ${'with many other words about the field season '.repeat(1 + (i % 4))}`;
           const namespace = near ? 'near' : 'far';
           const res = await stack.api.post('/api/memories', { token: c.token, body: { content, namespace } });
           expect(res.status).toBe(201);
@@ -264,11 +341,22 @@ describe('lexical search over postings blocks', () => {
       const compiled = await compileFilters(stack.orm.em.fork(), c.org.id, { namespace });
       for (const k of [1, 5]) {
         const res = await stack.api.post('/api/memories/search', { token: c.token, body: { query: 'glacier', k, namespace } });
-        const expected = oracle.search('glacier', 300).filter((h) => namespaceOf.get(h.id) === namespace).slice(0, k);
-        expect(res.body.hits.map((h: { id: string }) => h.id), `${namespace}, k ${k}`).toEqual(expected.map((e) => e.id));
+        const expected = oracle
+          .search('glacier', 300)
+          .filter((h) => namespaceOf.get(h.id) === namespace)
+          .slice(0, k);
+        expect(
+          res.body.hits.map((h: { id: string }) => h.id),
+          `${namespace}, k ${k}`,
+        ).toEqual(expected.map((e) => e.id));
         // The same search as for a namespace too large to be read whole.
-        const large = (await lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('glacier'), k, compiled, { namespaceRead: 'candidates' })).ranked;
-        expect(large.map((r) => r.id), `${namespace} not read whole, k ${k}`).toEqual(expected.map((e) => e.id));
+        const large = (
+          await lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('glacier'), k, compiled, { namespaceRead: 'candidates' })
+        ).ranked;
+        expect(
+          large.map((r) => r.id),
+          `${namespace} not read whole, k ${k}`,
+        ).toEqual(expected.map((e) => e.id));
       }
     }
   });
@@ -280,22 +368,46 @@ describe('lexical search over postings blocks', () => {
     const c = await signUp(stack.api);
     for (let i = 0; i < 40; i++) {
       const namespace = i % 4 === 0 ? 'small' : 'large';
-      expect((await stack.api.post('/api/memories', { token: c.token, body: { content: `lantern ${i % 3 === 0 ? 'lantern ' : ''}harbour ${i}`, namespace } })).status).toBe(201);
+      expect(
+        (
+          await stack.api.post('/api/memories', {
+            token: c.token,
+            body: { content: `lantern ${i % 3 === 0 ? 'lantern ' : ''}harbour ${i}`, namespace },
+          })
+        ).status,
+      ).toBe(201);
     }
     await foldPostings(stack.orm.em.fork(), c.org.id);
-    const ids = new Map((await query(stack.orm.em.fork(), sql<{ name: string; id: string }>`select name, id from namespaces where org_id = ${c.org.id}`)).map((r) => [r.name, r.id]));
-    const raise = (scopeId: string, name: string, by: number) => bumpCounters(stack.orm.em.fork(), [{ orgId: c.org.id, scopeId, name, delta: by }]);
+    const ids = new Map(
+      (await query(stack.orm.em.fork(), sql<{ name: string; id: string }>`select name, id from namespaces where org_id = ${c.org.id}`)).map(
+        (r) => [r.name, r.id],
+      ),
+    );
+    const raise = (scopeId: string, name: string, by: number) =>
+      bumpCounters(stack.orm.em.fork(), [{ orgId: c.org.id, scopeId, name, delta: by }]);
     await raise(c.org.id, ORG_COUNTERS.live, 1_000_000);
     // `small` stands for 30,000 (3%): read whole for k 10 (up to about 42,000) and for k 100. `large` stands for
     // 100,000 (10%): read whole for k 100 only (up to about 115,000).
     await raise(ids.get('small')!, NAMESPACE_COUNTERS.live, 30_000 - 10);
     await raise(ids.get('large')!, NAMESPACE_COUNTERS.live, 100_000 - 30);
     const ranking = async (namespace: string, k: number, namespaceRead?: 'whole' | 'candidates') =>
-      lexicalRanking(stack.orm.em.fork(), c.org.id, analyze('lantern harbour'), k, await compileFilters(stack.orm.em.fork(), c.org.id, { namespace }), {
-        statistics: 'namespace',
-        ...(namespaceRead ? { namespaceRead } : {}),
-      });
-    for (const [namespace, k, way] of [['small', 10, 'whole'], ['small', 100, 'whole'], ['large', 10, 'candidates'], ['large', 100, 'whole']] as const) {
+      lexicalRanking(
+        stack.orm.em.fork(),
+        c.org.id,
+        analyze('lantern harbour'),
+        k,
+        await compileFilters(stack.orm.em.fork(), c.org.id, { namespace }),
+        {
+          statistics: 'namespace',
+          ...(namespaceRead ? { namespaceRead } : {}),
+        },
+      );
+    for (const [namespace, k, way] of [
+      ['small', 10, 'whole'],
+      ['small', 100, 'whole'],
+      ['large', 10, 'candidates'],
+      ['large', 100, 'whole'],
+    ] as const) {
       const chosen = await ranking(namespace, k);
       expect(chosen, `${namespace}, k ${k}`).toEqual(await ranking(namespace, k, way));
       expect(chosen, `${namespace}, k ${k}`).not.toEqual(await ranking(namespace, k, way === 'whole' ? 'candidates' : 'whole'));
@@ -335,13 +447,29 @@ describe('lexical search over postings blocks', () => {
       [{ agent_id: 'critic' }, (o: { agent: string }) => o.agent === 'critic'],
       [{ run_id: 'none' }, () => false],
     ] as const) {
-      const compiled = await compileFilters(stack.orm.em.fork(), d.org.id, { userId: filter.user_id, agentId: 'agent_id' in filter ? filter.agent_id : undefined, runId: 'run_id' in filter ? filter.run_id : undefined });
+      const compiled = await compileFilters(stack.orm.em.fork(), d.org.id, {
+        userId: filter.user_id,
+        agentId: 'agent_id' in filter ? filter.agent_id : undefined,
+        runId: 'run_id' in filter ? filter.run_id : undefined,
+      });
       for (const k of [1, 5]) {
-        const expected = oracle.search('glacier melt', 60).filter((h) => passes(owner.get(h.id)! as never)).slice(0, k).map((h) => h.id);
+        const expected = oracle
+          .search('glacier melt', 60)
+          .filter((h) => passes(owner.get(h.id)! as never))
+          .slice(0, k)
+          .map((h) => h.id);
         const res = await stack.api.post('/api/memories/search', { token: d.token, body: { query: 'glacier melt', k, ...filter } });
-        expect(res.body.hits.map((h: { id: string }) => h.id), `${JSON.stringify(filter)}, k ${k}`).toEqual(expected);
-        const candidates = (await lexicalRanking(stack.orm.em.fork(), d.org.id, analyze('glacier melt'), k, compiled, { namespaceRead: 'candidates' })).ranked;
-        expect(candidates.map((r) => r.id), `${JSON.stringify(filter)} from the candidates, k ${k}`).toEqual(expected);
+        expect(
+          res.body.hits.map((h: { id: string }) => h.id),
+          `${JSON.stringify(filter)}, k ${k}`,
+        ).toEqual(expected);
+        const candidates = (
+          await lexicalRanking(stack.orm.em.fork(), d.org.id, analyze('glacier melt'), k, compiled, { namespaceRead: 'candidates' })
+        ).ranked;
+        expect(
+          candidates.map((r) => r.id),
+          `${JSON.stringify(filter)} from the candidates, k ${k}`,
+        ).toEqual(expected);
       }
     }
   });

@@ -50,7 +50,13 @@ describe('mail over SMTP', () => {
     expect(reset.raw).toMatch(/reset-consume/);
     // Both reset workflows have run to their end; the one for the unknown address sent nothing.
     const jobs = await eventually(async () => {
-      const rows = await query(stack.orm.em.fork(), sql<{ job_key: string; dispatched: boolean }>`select job_key, dispatched_at is not null as dispatched from outbox where job_type = ${PASSWORD_RESET_MAIL_JOB} and created_at > now() - interval '1 minute'`);
+      const rows = await query(
+        stack.orm.em.fork(),
+        sql<{
+          job_key: string;
+          dispatched: boolean;
+        }>`select job_key, dispatched_at is not null as dispatched from outbox where job_type = ${PASSWORD_RESET_MAIL_JOB} and created_at > now() - interval '1 minute'`,
+      );
       return rows.length >= 2 && rows.every((r) => r.dispatched) ? rows : undefined;
     });
     for (const job of jobs) await stack.temporal.workflow.getHandle(job.job_key).result();

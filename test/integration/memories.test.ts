@@ -12,19 +12,33 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
-const save = (body: unknown, token = a.token, headers?: Record<string, string>) => stack.api.post('/api/memories', { token, body, headers });
+const save = (body: unknown, token = a.token, headers?: Record<string, string>) =>
+  stack.api.post('/api/memories', { token, body, headers });
 
 describe('POST /api/memories', () => {
   it('creates a memory with defaults, an audit row and a memory.saved event', async () => {
     const res = await save({ content: 'The deploy key lives in the vault.' });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ content: 'The deploy key lives in the vault.', namespace: 'default', tags: [], source: 'agent', source_ref: null, metadata: {} });
+    expect(res.body).toMatchObject({
+      content: 'The deploy key lives in the vault.',
+      namespace: 'default',
+      tags: [],
+      source: 'agent',
+      source_ref: null,
+      metadata: {},
+    });
     expect(res.body.created_at).toBe(res.body.updated_at);
     const got = await stack.api.get(`/api/memories/${res.body.id}`, { token: a.token });
     expect(got.body).toEqual(res.body);
     const events = await stack.api.get(`/api/events?target=${res.body.id}`, { token: a.token });
     expect(events.body.events.map((e: { action: string }) => e.action)).toEqual(['memory.save']);
-    const rows = await query(stack.orm.em.fork(), sql<{ type: string; data: { id: string } }>`select type, data from events where org_id = ${a.org.id} and data->>'id' = ${res.body.id}`);
+    const rows = await query(
+      stack.orm.em.fork(),
+      sql<{
+        type: string;
+        data: { id: string };
+      }>`select type, data from events where org_id = ${a.org.id} and data->>'id' = ${res.body.id}`,
+    );
     expect(rows).toEqual([{ type: 'memory.saved', data: expect.objectContaining({ id: res.body.id, content: res.body.content }) }]);
   });
 
@@ -47,8 +61,17 @@ describe('POST /api/memories', () => {
     });
     expect(res.status).toBe(201);
     // Trimmed and de-duplicated, and the answer says so: it is the row as stored.
-    expect(res.body).toMatchObject({ namespace: 'proj-1', tags: ['a', 'b'], source: 'cli', source_ref: 'conv-9', metadata: { k: 1, nested: { z: true } } });
-    expect((await stack.api.get(`/api/memories/${res.body.id}`, { token: a.token })).body).toMatchObject({ namespace: 'proj-1', tags: ['a', 'b'] });
+    expect(res.body).toMatchObject({
+      namespace: 'proj-1',
+      tags: ['a', 'b'],
+      source: 'cli',
+      source_ref: 'conv-9',
+      metadata: { k: 1, nested: { z: true } },
+    });
+    expect((await stack.api.get(`/api/memories/${res.body.id}`, { token: a.token })).body).toMatchObject({
+      namespace: 'proj-1',
+      tags: ['a', 'b'],
+    });
     expect(res.text).not.toContain('sk-secret');
     expect(res.body.metadata.history).toBeUndefined();
   });
@@ -82,8 +105,17 @@ describe('POST /api/memories', () => {
     const cjk = Array.from({ length: MAX_PARENT_REF }, () => String.fromCodePoint(0x4e00 + Math.floor(Math.random() * 20_000))).join('');
     const longest = await save({ content: 'x', metadata: { parent_ref: cjk } });
     expect(longest.status).toBe(201);
-    expect((await stack.api.patch(`/api/memories/${longest.body.id}`, { token: a.token, body: { metadata: { parent_ref: { nested: 'r'.repeat(3000) } } } })).status).toBe(400);
-    expect((await stack.api.patch(`/api/memories/${longest.body.id}`, { token: a.token, body: { metadata: { parent_ref: null } } })).status).toBe(200);
+    expect(
+      (
+        await stack.api.patch(`/api/memories/${longest.body.id}`, {
+          token: a.token,
+          body: { metadata: { parent_ref: { nested: 'r'.repeat(3000) } } },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await stack.api.patch(`/api/memories/${longest.body.id}`, { token: a.token, body: { metadata: { parent_ref: null } } })).status,
+    ).toBe(200);
   });
 
   it('accepts exactly 256 KiB of content and answers 413 memory_too_large above', async () => {
@@ -120,14 +152,21 @@ describe('GET/PUT/PATCH/DELETE /api/memories/:id', () => {
     const created = (await save({ content: 'first text', tags: ['x'], metadata: { keep: 1, drop: 2 } })).body;
     const patched = await stack.api.patch(`/api/memories/${created.id}`, {
       token: a.token,
-      body: { content: 'second text', tags: ['y', 'z'], namespace: 'moved-here', metadata: { drop: null, added: 'yes', byok_primary_key: 'nope' } },
+      body: {
+        content: 'second text',
+        tags: ['y', 'z'],
+        namespace: 'moved-here',
+        metadata: { drop: null, added: 'yes', byok_primary_key: 'nope' },
+      },
     });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ content: 'second text', tags: ['y', 'z'], namespace: 'moved-here' });
     expect(patched.body.metadata).toMatchObject({ keep: 1, added: 'yes' });
     expect(patched.body.metadata.drop).toBeUndefined();
     expect(patched.body.metadata.byok_primary_key).toBeUndefined();
-    expect(patched.body.metadata.history).toEqual([{ at: expect.any(Number), prev_content_len: 10, by_user: a.user.id, by_token: a.tokenId }]);
+    expect(patched.body.metadata.history).toEqual([
+      { at: expect.any(Number), prev_content_len: 10, by_user: a.user.id, by_token: a.tokenId },
+    ]);
     expect(patched.body.updated_at).toBeGreaterThan(created.updated_at);
     expect(JSON.stringify(patched.body)).not.toContain('first text');
 
@@ -139,8 +178,16 @@ describe('GET/PUT/PATCH/DELETE /api/memories/:id', () => {
 
     const history = await stack.api.get(`/api/memories/${created.id}/history`, { token: a.token });
     expect(history.body.edits).toHaveLength(1);
-    expect(history.body.events.map((e: { action: string }) => e.action)).toEqual(['memory.save', 'memory.update', 'memory.update', 'memory.update']);
-    const projects = await query(stack.orm.em.fork(), sql<{ name: string }>`select name from namespaces where org_id = ${a.org.id} and name = 'moved-here'`);
+    expect(history.body.events.map((e: { action: string }) => e.action)).toEqual([
+      'memory.save',
+      'memory.update',
+      'memory.update',
+      'memory.update',
+    ]);
+    const projects = await query(
+      stack.orm.em.fork(),
+      sql<{ name: string }>`select name from namespaces where org_id = ${a.org.id} and name = 'moved-here'`,
+    );
     expect(projects).toHaveLength(1);
   });
 
@@ -173,7 +220,10 @@ describe('GET/PUT/PATCH/DELETE /api/memories/:id', () => {
     expect((await stack.api.delete(`/api/memories/${created.id}`, { token: a.token })).status).toBe(204);
     expect((await stack.api.get(`/api/memories/${created.id}`, { token: a.token })).status).toBe(404);
     expect((await stack.api.delete(`/api/memories/${created.id}`, { token: a.token })).status).toBe(204);
-    const rows = await query(stack.orm.em.fork(), sql<{ data: unknown }>`select data from events where type = 'memory.deleted' and data->>'id' = ${created.id}`);
+    const rows = await query(
+      stack.orm.em.fork(),
+      sql<{ data: unknown }>`select data from events where type = 'memory.deleted' and data->>'id' = ${created.id}`,
+    );
     expect(rows).toEqual([{ data: { id: created.id, namespace: 'trash' } }]);
     const search = await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'deleted' } });
     expect(search.body.hits.map((h: { id: string }) => h.id)).not.toContain(created.id);

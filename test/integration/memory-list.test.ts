@@ -4,7 +4,14 @@ import { signUp, startStack, subscribeToMemoryEvents, type SignedUp, type Stack 
 
 let stack: Stack;
 let a: SignedUp;
-const created: { id: string; created_at: number; updated_at: number; namespace: string; tags: string[]; metadata: Record<string, unknown> }[] = [];
+const created: {
+  id: string;
+  created_at: number;
+  updated_at: number;
+  namespace: string;
+  tags: string[];
+  metadata: Record<string, unknown>;
+}[] = [];
 beforeAll(async () => {
   stack = await startStack({ relay: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
   a = await signUp(stack.api);
@@ -12,7 +19,12 @@ beforeAll(async () => {
   for (let i = 0; i < 30; i++) {
     const res = await stack.api.post('/api/memories', {
       token: a.token,
-      body: { content: `note ${i}`, namespace: i % 3 === 0 ? 'alpha' : 'beta', tags: i % 2 ? ['odd', 'x'] : ['even'], metadata: { i, group: { g: i % 5 } } },
+      body: {
+        content: `note ${i}`,
+        namespace: i % 3 === 0 ? 'alpha' : 'beta',
+        tags: i % 2 ? ['odd', 'x'] : ['even'],
+        metadata: { i, group: { g: i % 5 } },
+      },
     });
     created.push(res.body);
   }
@@ -62,18 +74,24 @@ describe('POST /api/memories/list', () => {
     expect(touched.body.memories.map((m: { id: string }) => m.id).sort()).toEqual([created[3]!.id, created[7]!.id].sort());
     expect((await list({ updated_before: created[3]!.updated_at - 1 })).body.total).toBe(28);
     const combined = await list({ namespace: 'beta', tags: ['even'], metadata_filter: { group: { g: 4 } } });
-    expect(combined.body.total).toBe(created.filter((m) => m.namespace === 'beta' && m.tags.includes('even') && (m.metadata.group as { g: number }).g === 4).length);
+    expect(combined.body.total).toBe(
+      created.filter((m) => m.namespace === 'beta' && m.tags.includes('even') && (m.metadata.group as { g: number }).g === 4).length,
+    );
     expect((await list({ namespace: 'nope' })).body).toMatchObject({ memories: [], total: 0 });
   });
 
   it('skips the count of a filtered list in an org of more than 100,000 memories (total null), never the page', async () => {
     const b = await signUp(stack.api);
-    for (let i = 0; i < 3; i++) await stack.api.post('/api/memories', { token: b.token, body: { content: `big org note ${i}`, metadata: { i } } });
+    for (let i = 0; i < 3; i++)
+      await stack.api.post('/api/memories', { token: b.token, body: { content: `big org note ${i}`, metadata: { i } } });
     const filtered = { metadata_filter: { i: 1 } };
     const listB = (body: Record<string, unknown>) => stack.api.post('/api/memories/list', { token: b.token, body });
     expect((await listB(filtered)).body.total).toBe(1);
     // The org's live-memory counter says 100,003, as if it held that many.
-    await query(stack.orm.em.fork(), sql`insert into counters (org_id, scope_id, name, shard, value) values (${b.org.id}, ${b.org.id}, 'memories', 99, 100000)`);
+    await query(
+      stack.orm.em.fork(),
+      sql`insert into counters (org_id, scope_id, name, shard, value) values (${b.org.id}, ${b.org.id}, 'memories', 99, 100000)`,
+    );
     const big = await listB(filtered);
     expect(big.body.total).toBeNull();
     expect(big.body.memories.map((m: { content: string }) => m.content)).toEqual(['big org note 1']);
@@ -84,7 +102,10 @@ describe('POST /api/memories/list', () => {
     const c = await signUp(stack.api);
     const mine: { id: string; created_at: number; updated_at: number; tags: string[]; metadata: { k: string } }[] = [];
     for (let i = 0; i < 24; i++) {
-      const res = await stack.api.post('/api/memories', { token: c.token, body: { content: `window note ${i}`, tags: i % 3 ? ['t'] : ['u'], metadata: { k: i % 2 ? 'odd' : 'even' } } });
+      const res = await stack.api.post('/api/memories', {
+        token: c.token,
+        body: { content: `window note ${i}`, tags: i % 3 ? ['t'] : ['u'], metadata: { k: i % 2 ? 'odd' : 'even' } },
+      });
       mine.push(res.body);
     }
     const listC = (body: Record<string, unknown>) => stack.api.post('/api/memories/list', { token: c.token, body });
@@ -110,7 +131,10 @@ describe('POST /api/memories/list', () => {
       before.push(res.body.memories);
     }
     // The org's counter now says 5,024 memories, so its filtered lists look in windows first.
-    await query(stack.orm.em.fork(), sql`insert into counters (org_id, scope_id, name, shard, value) values (${c.org.id}, ${c.org.id}, 'memories', 99, 5000)`);
+    await query(
+      stack.orm.em.fork(),
+      sql`insert into counters (org_id, scope_id, name, shard, value) values (${c.org.id}, ${c.org.id}, 'memories', 99, 5000)`,
+    );
     for (const [i, [filter]] of cases.entries()) expect((await listC(filter)).body.memories).toEqual(before[i]);
   });
 
@@ -123,7 +147,16 @@ describe('POST /api/memories/list', () => {
   });
 
   it('rejects values outside the documented ranges', async () => {
-    for (const body of [{ limit: 0 }, { limit: 501 }, { offset: -1 }, { offset: 100_001 }, { order: 'random' }, { tags: 'x' }, { metadata_filter: 'x' }, { created_after: 'today' }]) {
+    for (const body of [
+      { limit: 0 },
+      { limit: 501 },
+      { offset: -1 },
+      { offset: 100_001 },
+      { order: 'random' },
+      { tags: 'x' },
+      { metadata_filter: 'x' },
+      { created_after: 'today' },
+    ]) {
       const res = await list(body);
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -131,7 +164,12 @@ describe('POST /api/memories/list', () => {
   });
 
   it('is a read: not counted by the write limit', async () => {
-    const limited = await startStack({ relay: false, worker: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '1' }, databaseUrl: stack.config.DATABASE_URL });
+    const limited = await startStack({
+      relay: false,
+      worker: false,
+      env: { WRITE_RATE_LIMIT_PER_MINUTE: '1' },
+      databaseUrl: stack.config.DATABASE_URL,
+    });
     try {
       for (let i = 0; i < 5; i++) {
         expect((await limited.api.post('/api/memories/list', { token: a.token, body: {} })).status).toBe(200);
@@ -147,17 +185,25 @@ describe('POST /api/memories/list', () => {
 
 describe('GET /api/memories (legacy)', () => {
   it('returns a plain array with query-string filters', async () => {
-    const res = await stack.api.get(`/api/memories?namespace=alpha&limit=3&order=oldest&metadata_filter=${encodeURIComponent('{"group":{"g":0}}')}`, { token: a.token });
+    const res = await stack.api.get(
+      `/api/memories?namespace=alpha&limit=3&order=oldest&metadata_filter=${encodeURIComponent('{"group":{"g":0}}')}`,
+      { token: a.token },
+    );
     expect(res.status).toBe(200);
     expect(Array.isArray(res.body)).toBe(true);
-    expect(res.body.every((m: { namespace: string; metadata: { group: { g: number } } }) => m.namespace === 'alpha' && m.metadata.group.g === 0)).toBe(true);
+    expect(
+      res.body.every((m: { namespace: string; metadata: { group: { g: number } } }) => m.namespace === 'alpha' && m.metadata.group.g === 0),
+    ).toBe(true);
     expect((await stack.api.get('/api/memories?metadata_filter=nope', { token: a.token })).status).toBe(400);
     expect((await stack.api.get('/api/memories?limit=501', { token: a.token })).status).toBe(400);
   });
 
   it('filters by tags given as repeated parameters (with or without brackets), all of them required', async () => {
     const ids = (res: { body: { id: string }[] }) => res.body.map((m) => m.id).sort();
-    const odd = created.filter((_, i) => i % 2).map((m) => m.id).sort();
+    const odd = created
+      .filter((_, i) => i % 2)
+      .map((m) => m.id)
+      .sort();
     expect(ids(await stack.api.get('/api/memories?tags=odd&limit=500', { token: a.token }))).toEqual(odd);
     expect(ids(await stack.api.get('/api/memories?tags=odd&tags=x&limit=500', { token: a.token }))).toEqual(odd);
     expect((await stack.api.get('/api/memories?tags=odd&tags=even', { token: a.token })).body).toEqual([]);
@@ -166,7 +212,12 @@ describe('GET /api/memories (legacy)', () => {
     expect(ids(await stack.api.get(`/api/memories?${encodeURIComponent('tags[]')}=odd&limit=500`, { token: a.token }))).toEqual(odd);
     expect((await stack.api.get('/api/memories?tags=odd&tags[]=even', { token: a.token })).body).toEqual([]);
     const searched = await stack.api.get('/api/memories?q=note&tags=even&limit=500', { token: a.token });
-    expect(ids(searched)).toEqual(created.filter((_, i) => i % 2 === 0).map((m) => m.id).sort());
+    expect(ids(searched)).toEqual(
+      created
+        .filter((_, i) => i % 2 === 0)
+        .map((m) => m.id)
+        .sort(),
+    );
     const empty = await stack.api.get('/api/memories?tags=', { token: a.token });
     expect(empty.status).toBe(400);
     expect(empty.body.issues[0].path).toBe('query.tags.0');
@@ -202,12 +253,22 @@ describe('PUT /api/memories/batch', () => {
       ]),
     );
     expect(res.body.failed).toHaveLength(4);
-    const events = await stack.orm.em.fork().getConnection().execute(`select count(*)::int as n from events where type = 'memory.updated' and data->>'id' in ('${ids[0]}', '${ids[1]}', '${ids[2]}')`);
+    const events = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `select count(*)::int as n from events where type = 'memory.updated' and data->>'id' in ('${ids[0]}', '${ids[1]}', '${ids[2]}')`,
+      );
     expect(events[0]!.n).toBe(2);
   });
 
   it('costs one write slot whatever its size, and caps at 200 rows', async () => {
-    const limited = await startStack({ relay: false, worker: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '2' }, databaseUrl: stack.config.DATABASE_URL });
+    const limited = await startStack({
+      relay: false,
+      worker: false,
+      env: { WRITE_RATE_LIMIT_PER_MINUTE: '2' },
+      databaseUrl: stack.config.DATABASE_URL,
+    });
     try {
       const b = await signUp(stack.api);
       const m = (await limited.api.post('/api/memories', { token: b.token, body: { content: 'x' } })).body;
@@ -230,16 +291,24 @@ describe('entity filter', () => {
   it('lists only memories linked to the entity, within the org', async () => {
     const em = stack.orm.em.fork();
     const entityId = crypto.randomUUID();
-    await query(em, sql`insert into entities (id, org_id, display_name, normalized_name, entity_type, first_seen_at, last_seen_at, created_at, updated_at)
-                        values (${entityId}, ${a.org.id}, 'Ada', 'ada', 'person', now(), now(), now(), now())`);
+    await query(
+      em,
+      sql`insert into entities (id, org_id, display_name, normalized_name, entity_type, first_seen_at, last_seen_at, created_at, updated_at)
+                        values (${entityId}, ${a.org.id}, 'Ada', 'ada', 'person', now(), now(), now(), now())`,
+    );
     const linked = [created[1]!.id, created[4]!.id];
     for (const id of linked) {
-      await query(em, sql`insert into memory_entities (entity_id, memory_id, org_id, linked_via, created_at) values (${entityId}, ${id}, ${a.org.id}, 'extraction', now())`);
+      await query(
+        em,
+        sql`insert into memory_entities (entity_id, memory_id, org_id, linked_via, created_at) values (${entityId}, ${id}, ${a.org.id}, 'extraction', now())`,
+      );
     }
     const res = await list({ entity: entityId });
     expect(res.body.total).toBe(2);
     expect(res.body.memories.map((m: { id: string }) => m.id).sort()).toEqual([...linked].sort());
-    expect((await list({ entity: entityId, namespace: created[1]!.namespace })).body.total).toBe(linked.filter((id) => created.find((m) => m.id === id)!.namespace === created[1]!.namespace).length);
+    expect((await list({ entity: entityId, namespace: created[1]!.namespace })).body.total).toBe(
+      linked.filter((id) => created.find((m) => m.id === id)!.namespace === created[1]!.namespace).length,
+    );
     const legacy = await stack.api.get(`/api/memories?entity=${entityId}`, { token: a.token });
     expect(legacy.body.map((m: { id: string }) => m.id).sort()).toEqual([...linked].sort());
     const b = await signUp(stack.api);

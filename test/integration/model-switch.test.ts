@@ -26,7 +26,12 @@ async function stopAll(): Promise<void> {
 
 beforeAll(async () => {
   if (!process.env.TEST_E5_MODEL_DIR) throw new Error('TEST_E5_MODEL_DIR is not set: run the tests with `bash scripts/test.sh`');
-  env = { DATABASE_URL: await createTestDatabase(), TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`, LOG_LEVEL: 'warn', EMBEDDING_PROVIDER: 'local' };
+  env = {
+    DATABASE_URL: await createTestDatabase(),
+    TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
+    LOG_LEVEL: 'warn',
+    EMBEDDING_PROVIDER: 'local',
+  };
   db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
 }, 60_000);
@@ -38,19 +43,26 @@ afterAll(async () => {
 const call = async (api: ServiceProcess, method: 'GET' | 'POST', path: string, token?: string, body?: unknown) => {
   const res = await fetch(`${api.url}${path}`, {
     method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, body: (await res.json()) as any };
 };
 const status = async (api: ServiceProcess, token: string) => (await call(api, 'GET', '/api/memories/embeddings', token)).body;
-const models = async () => (await db.query<{ model: string; n: number }>('select model, count(*)::int as n from memory_embeddings group by model order by model')).rows;
+const models = async () =>
+  (await db.query<{ model: string; n: number }>('select model, count(*)::int as n from memory_embeddings group by model order by model'))
+    .rows;
 // Whether the second chunk of a thread is searched mixed with the first, both by `model`.
 async function inContext(first: string, second: string, model: string): Promise<boolean> {
-  const rows = (await db.query<{ memory_id: string; model: string; embedding: string; text_embedding: string }>(
-    'select memory_id, model, embedding::text as embedding, text_embedding::text as text_embedding from memory_embeddings where memory_id = any($1::uuid[])',
-    [[first, second]],
-  )).rows;
+  const rows = (
+    await db.query<{ memory_id: string; model: string; embedding: string; text_embedding: string }>(
+      'select memory_id, model, embedding::text as embedding, text_embedding::text as text_embedding from memory_embeddings where memory_id = any($1::uuid[])',
+      [[first, second]],
+    )
+  ).rows;
   const [a, b] = [rows.find((r) => r.memory_id === first), rows.find((r) => r.memory_id === second)];
   if (!a || !b || a.model !== model || b.model !== model) return false;
   const expected = withContext(parseVector(b.text_embedding), [parseVector(a.text_embedding)]);
@@ -60,10 +72,20 @@ async function inContext(first: string, second: string, model: string): Promise<
 describe('a switch of the local model', () => {
   it('re-embeds the org in the background, and semantic search answers by the new model', async () => {
     let api = await start({});
-    const signup = await call(api, 'POST', '/api/auth/signup', undefined, { email: `switch-${randomUUID()}@example.com`, password: 'correct horse battery', name: 'Ada', org_name: 'Switch' });
+    const signup = await call(api, 'POST', '/api/auth/signup', undefined, {
+      email: `switch-${randomUUID()}@example.com`,
+      password: 'correct horse battery',
+      name: 'Ada',
+      org_name: 'Switch',
+    });
     expect(signup.status).toBe(201);
     const token: string = signup.body.api_token.raw;
-    const contents = ['Deploys to production happen on Tuesdays', 'Alice prefers tea over coffee', 'Our invoices are due within 30 days', 'The office plants are watered by Bob'];
+    const contents = [
+      'Deploys to production happen on Tuesdays',
+      'Alice prefers tea over coffee',
+      'Our invoices are due within 30 days',
+      'The office plants are watered by Bob',
+    ];
     const ids: string[] = [];
     for (const content of contents) {
       const res = await call(api, 'POST', '/api/memories', token, { content });

@@ -72,23 +72,40 @@ describe('traces', () => {
 
     const spans = await eventually(async () => {
       const mine = otlp.spans.filter((s) => s.traceId === traceId);
-      return ['POST /api/memories/exports', 'RunWorkflow:exportWorkflow', 'RunActivity:exportPage'].every((name) => mine.some((s) => s.name === name)) ? mine : undefined;
+      return ['POST /api/memories/exports', 'RunWorkflow:exportWorkflow', 'RunActivity:exportPage'].every((name) =>
+        mine.some((s) => s.name === name),
+      )
+        ? mine
+        : undefined;
     }, 60_000);
     const named = (name: string) => spans.find((s) => s.name === name)!;
     // One trace, each span the child of the one before: the request, the relay's start of the workflow (from
     // the outbox row, in the worker process), the workflow run, its scheduling of an activity, the activity.
     const server = named('POST /api/memories/exports');
-    expect(server).toMatchObject({ service: 'memsvc-api', attributes: { 'http.route': '/api/memories/exports', 'http.response.status_code': 202, 'memsvc.request_id': requestId } });
+    expect(server).toMatchObject({
+      service: 'memsvc-api',
+      attributes: { 'http.route': '/api/memories/exports', 'http.response.status_code': 202, 'memsvc.request_id': requestId },
+    });
     expect(named('StartWorkflow:exportWorkflow')).toMatchObject({ service: 'memsvc-worker', parentSpanId: server.spanId });
-    expect(named('RunWorkflow:exportWorkflow')).toMatchObject({ service: 'memsvc-worker', parentSpanId: named('StartWorkflow:exportWorkflow').spanId });
+    expect(named('RunWorkflow:exportWorkflow')).toMatchObject({
+      service: 'memsvc-worker',
+      parentSpanId: named('StartWorkflow:exportWorkflow').spanId,
+    });
     const activity = named('RunActivity:exportPage');
     const scheduled = spans.find((s) => s.spanId === activity.parentSpanId)!;
     expect(scheduled).toMatchObject({ name: 'StartActivity:exportPage', parentSpanId: named('RunWorkflow:exportWorkflow').spanId });
 
     // Log lines name the trace and the request: the API's request line, and the worker's line about the
     // outbox row it turned into this workflow (the relay runs in the worker process).
-    expect(api.logs.find((l) => l.msg === 'request' && l.request_id === requestId)).toMatchObject({ trace_id: traceId, path: '/api/memories/exports', status: 202 });
-    expect(worker.logs.find((l) => l.msg === 'outbox row dispatched' && l.workflowId === `export-${started.body.id}`)).toMatchObject({ trace_id: traceId, request_id: requestId });
+    expect(api.logs.find((l) => l.msg === 'request' && l.request_id === requestId)).toMatchObject({
+      trace_id: traceId,
+      path: '/api/memories/exports',
+      status: 202,
+    });
+    expect(worker.logs.find((l) => l.msg === 'outbox row dispatched' && l.workflowId === `export-${started.body.id}`)).toMatchObject({
+      trace_id: traceId,
+      request_id: requestId,
+    });
   });
 });
 
@@ -114,7 +131,8 @@ describe('metrics', () => {
     await eventually(async () => hooks.received.length >= 3, 30_000);
 
     const after = { api: await scrape(api), worker: await scrape(worker) };
-    const delta = (side: 'api' | 'worker', name: string, labels: Record<string, string> = {}) => sampleSum(after[side], name, labels) - sampleSum(before[side], name, labels);
+    const delta = (side: 'api' | 'worker', name: string, labels: Record<string, string> = {}) =>
+      sampleSum(after[side], name, labels) - sampleSum(before[side], name, labels);
     expect(delta('api', 'memsvc_memories_saved_total')).toBe(3);
     expect(delta('api', 'memsvc_http_request_duration_seconds_count', { route: '/api/memories', method: 'POST', status: '201' })).toBe(3);
     expect(delta('api', 'memsvc_searches_total', { mode: 'lexical' })).toBe(3);
@@ -123,10 +141,17 @@ describe('metrics', () => {
 
     await eventually(async () => {
       const now = await scrape(worker);
-      return sampleSum(now, 'memsvc_webhook_delivery_attempts_total', { outcome: 'delivered' }) - sampleSum(before.worker, 'memsvc_webhook_delivery_attempts_total', { outcome: 'delivered' }) >= 3;
+      return (
+        sampleSum(now, 'memsvc_webhook_delivery_attempts_total', { outcome: 'delivered' }) -
+          sampleSum(before.worker, 'memsvc_webhook_delivery_attempts_total', { outcome: 'delivered' }) >=
+        3
+      );
     }, 30_000);
     const worker2 = await scrape(worker);
-    expect(sampleSum(worker2, 'memsvc_webhook_delivery_lag_seconds_count') - sampleSum(before.worker, 'memsvc_webhook_delivery_lag_seconds_count')).toBeGreaterThanOrEqual(3);
+    expect(
+      sampleSum(worker2, 'memsvc_webhook_delivery_lag_seconds_count') -
+        sampleSum(before.worker, 'memsvc_webhook_delivery_lag_seconds_count'),
+    ).toBeGreaterThanOrEqual(3);
     expect(worker2).toMatch(/^memsvc_outbox_pending \d+$/m);
     expect(worker2).toMatch(/^memsvc_outbox_oldest_pending_age_seconds [\d.e+-]+$/m);
     // The Temporal SDK's own metrics, from the worker's core.
@@ -142,13 +167,22 @@ describe('logs', () => {
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
     try {
-      await db.query(`insert into export_jobs (id, org_id, format, filters, status, row_count, created_at, completed_at) values ($1, $2, 'ndjson', '{}', 'completed', 32000, now(), now())`, [exportId, a.org.id]);
-      await db.query(`insert into export_chunks (org_id, export_id, seq, data) select $1, $2, seq, repeat('{"content":"a line of an export"}' || chr(10), 30000) from generate_series(0, 31) seq`, [a.org.id, exportId]);
+      await db.query(
+        `insert into export_jobs (id, org_id, format, filters, status, row_count, created_at, completed_at) values ($1, $2, 'ndjson', '{}', 'completed', 32000, now(), now())`,
+        [exportId, a.org.id],
+      );
+      await db.query(
+        `insert into export_chunks (org_id, export_id, seq, data) select $1, $2, seq, repeat('{"content":"a line of an export"}' || chr(10), 30000) from generate_series(0, 31) seq`,
+        [a.org.id, exportId],
+      );
     } finally {
       await db.end();
     }
     const leave = new AbortController();
-    const file = await fetch(`${api.url}/api/memories/exports/${exportId}/download`, { headers: { authorization: `Bearer ${a.token}` }, signal: leave.signal });
+    const file = await fetch(`${api.url}/api/memories/exports/${exportId}/download`, {
+      headers: { authorization: `Bearer ${a.token}` },
+      signal: leave.signal,
+    });
     expect((await file.body!.getReader().read()).done).toBe(false);
     leave.abort();
     const line = await eventually(async () => api.logs.find((l) => l.msg === 'the client left before its response ended'));

@@ -65,7 +65,10 @@ async function signInAtProvider(browser: Browser, startUrl: string, accountId: s
     if (interaction) {
       const page = await (await browser.request(url)).text();
       const prompt = page.includes('name="login"') ? 'login' : 'consent';
-      res = await browser.request(url, { method: 'POST', form: prompt === 'login' ? { prompt, login: accountId, password: 'any' } : { prompt } });
+      res = await browser.request(url, {
+        method: 'POST',
+        form: prompt === 'login' ? { prompt, login: accountId, password: 'any' } : { prompt },
+      });
     } else {
       res = await browser.request(url);
     }
@@ -106,10 +109,18 @@ describe('sign-in through the identity provider', () => {
 
   it('goes back to the OAuth authorization the sign-in began on, and nowhere else', async () => {
     const authorization = '/oauth/authorize?client_id=c&state=a%3Bb';
-    const back = await fullSignIn({ email: uniqueEmail('oidc-next'), email_verified: true, name: 'Back' }, undefined, `?next=${encodeURIComponent(authorization)}`);
+    const back = await fullSignIn(
+      { email: uniqueEmail('oidc-next'), email_verified: true, name: 'Back' },
+      undefined,
+      `?next=${encodeURIComponent(authorization)}`,
+    );
     expect(back.done.headers.get('location')).toBe(`${stack.baseUrl}${authorization}`);
     expect(back.browser.cookie(new URL(stack.baseUrl).host, 'svc_oauth_return')).toBeUndefined();
-    const elsewhere = await fullSignIn({ email: uniqueEmail('oidc-next'), email_verified: true, name: 'Elsewhere' }, undefined, `?next=${encodeURIComponent('https://evil.example/')}`);
+    const elsewhere = await fullSignIn(
+      { email: uniqueEmail('oidc-next'), email_verified: true, name: 'Elsewhere' },
+      undefined,
+      `?next=${encodeURIComponent('https://evil.example/')}`,
+    );
     expect(elsewhere.done.headers.get('location')).toBe(`${stack.baseUrl}/dashboard`);
   });
 
@@ -133,11 +144,20 @@ describe('sign-in through the identity provider', () => {
     expect((await del({})).status).toBe(400);
     // A session older than 15 minutes must sign in again first.
     const em = stack.orm.em.fork();
-    await em.getConnection().execute(`update credentials set created_at = now() - interval '20 minutes' where kind = 'session' and user_id = (select id from users where email = ?)`, [email]);
+    await em
+      .getConnection()
+      .execute(
+        `update credentials set created_at = now() - interval '20 minutes' where kind = 'session' and user_id = (select id from users where email = ?)`,
+        [email],
+      );
     const stale = await del({ confirm_email: email });
     expect(stale.status).toBe(403);
     expect(stale.body.error).toBe('reauthentication_required');
-    await em.getConnection().execute(`update credentials set created_at = now() where kind = 'session' and user_id = (select id from users where email = ?)`, [email]);
+    await em
+      .getConnection()
+      .execute(`update credentials set created_at = now() where kind = 'session' and user_id = (select id from users where email = ?)`, [
+        email,
+      ]);
     const deleted = await del({ confirm_email: email.toUpperCase() });
     expect(deleted.status).toBe(200);
     expect(deleted.body.counts.orgs_deleted).toBe(1);
@@ -147,20 +167,30 @@ describe('sign-in through the identity provider', () => {
   it("takes an account whose e-mail was never verified away from whoever made it, when the address's owner signs in", async () => {
     // Someone signs up in the owner's name first, keeps the password, a session and an API token.
     const squatter = await signUp(stack.api);
-    const [before] = await stack.orm.em.fork().getConnection().execute<{ email_verified_at: Date | null }[]>(`select email_verified_at from users where id = ?`, [squatter.user.id]);
+    const [before] = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ email_verified_at: Date | null }[]>(`select email_verified_at from users where id = ?`, [squatter.user.id]);
     expect(before!.email_verified_at).toBeNull();
     const { browser } = await fullSignIn({ email: squatter.user.email, email_verified: true, name: 'The Owner' });
     const owner = decodeURIComponent(browser.cookie(new URL(stack.baseUrl).host, 'svc_session')!);
-    expect((await stack.api.get('/api/auth/me', { cookie: owner })).body.user).toMatchObject({ id: squatter.user.id, email_verified: true });
+    expect((await stack.api.get('/api/auth/me', { cookie: owner })).body.user).toMatchObject({
+      id: squatter.user.id,
+      email_verified: true,
+    });
     // Every way in the squatter held is closed.
-    expect((await stack.api.post('/api/auth/login', { body: { email: squatter.user.email, password: squatter.password } })).status).toBe(401);
+    expect((await stack.api.post('/api/auth/login', { body: { email: squatter.user.email, password: squatter.password } })).status).toBe(
+      401,
+    );
     expect((await stack.api.get('/api/auth/me', { token: squatter.token })).status).toBe(401);
     expect((await stack.api.get('/api/auth/me', { cookie: squatter.cookie })).status).toBe(401);
     // A verified local account keeps its password when the same person links the provider.
     const verified = await signUp(stack.api);
     await stack.orm.em.fork().getConnection().execute(`update users set email_verified_at = now() where id = ?`, [verified.user.id]);
     await fullSignIn({ email: verified.user.email, email_verified: true, name: 'Verified' });
-    expect((await stack.api.post('/api/auth/login', { body: { email: verified.user.email, password: verified.password } })).status).toBe(200);
+    expect((await stack.api.post('/api/auth/login', { body: { email: verified.user.email, password: verified.password } })).status).toBe(
+      200,
+    );
     expect((await stack.api.get('/api/auth/me', { token: verified.token })).status).toBe(200);
   });
 
@@ -226,7 +256,8 @@ describe('starting a sign-in at the identity provider', () => {
         req.on('error', reject);
         req.end();
       });
-    const pending = async () => Number((await stack.orm.em.fork().getConnection().execute<{ n: string }[]>('select count(*) as n from oauth_requests'))[0]!.n);
+    const pending = async () =>
+      Number((await stack.orm.em.fork().getConnection().execute<{ n: string }[]>('select count(*) as n from oauth_requests'))[0]!.n);
     const before = await pending();
     for (let i = 0; i < IDP_STARTS_PER_CLIENT; i++) expect((await startFrom('127.0.0.77')).status).toBe(302);
     const refused = await startFrom('127.0.0.77');

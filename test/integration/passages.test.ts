@@ -61,7 +61,10 @@ const allEmbedded = () =>
 const rowsOf = async (id: string) =>
   query(
     stack.orm.em.fork(),
-    sql<{ passage: number; embedding: string }>`select passage, embedding::text as embedding from memory_embeddings where org_id = ${a.org.id} and memory_id = ${id} order by passage`,
+    sql<{
+      passage: number;
+      embedding: string;
+    }>`select passage, embedding::text as embedding from memory_embeddings where org_id = ${a.org.id} and memory_id = ${id} order by passage`,
   );
 
 beforeAll(async () => {
@@ -104,7 +107,11 @@ describe('long memories searched in passages', () => {
     expect((await search({ query: 'generator first Monday', k: 3 }))[0]!.matched_passage).toBeUndefined();
     // An agent over MCP gets the same passage.
     const client = new Client({ name: 'passages-tests', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers: { authorization: `Bearer ${a.token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), {
+        requestInit: { headers: { authorization: `Bearer ${a.token}` } },
+      }),
+    );
     const asked = await client.callTool({ name: 'search_memories', arguments: { query: question, k: 3 } });
     const [first] = (asked.structuredContent as { hits: { id: string; matched_passage?: string }[] }).hits;
     expect(first!.id).toBe(handbook);
@@ -128,7 +135,10 @@ describe('long memories searched in passages', () => {
     await allEmbedded();
     await query(stack.orm.em.fork(), sql`update orgs set plan = 'team' where id = ${a.org.id}`);
     llm.reset();
-    const res = await stack.api.post('/api/chat', { token: a.token, body: { messages: [{ role: 'user', content: 'how often is the backup power tested?' }], namespace: 'chat' } });
+    const res = await stack.api.post('/api/chat', {
+      token: a.token,
+      body: { messages: [{ role: 'user', content: 'how often is the backup power tested?' }], namespace: 'chat' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.citations.map((c: { id: string }) => c.id)).toContain(id);
     expect(llm.calls[0]!.system).toContain('Facilities start it under load for half an hour on the first Monday of every month');

@@ -12,7 +12,10 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 async function outboxRows(jobType: string): Promise<number> {
-  const [row] = await stack.orm.em.fork().getConnection().execute<{ n: string }[]>(`select count(*) as n from outbox where job_type = ?`, [jobType]);
+  const [row] = await stack.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ n: string }[]>(`select count(*) as n from outbox where job_type = ?`, [jobType]);
   return Number(row!.n);
 }
 
@@ -65,7 +68,10 @@ describe('sign-ups and single-use tokens', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error).toBe('too_many_requests');
     expect(refused.retryAfter).toBeGreaterThan(3500);
-    const [row] = await stack.orm.em.fork().getConnection().execute<{ n: string }[]>(`select count(*) as n from users where email = ?`, [refusedBody.email]);
+    const [row] = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ n: string }[]>(`select count(*) as n from users where email = ?`, [refusedBody.email]);
     expect(Number(row!.n)).toBe(0);
     expect((await postFrom('127.0.0.62', url, body())).status).toBe(201);
   });
@@ -75,9 +81,14 @@ describe('sign-ups and single-use tokens', () => {
     const reset = new URL('/api/auth/reset-consume', stack.baseUrl).href;
     for (let i = 0; i < 15; i++) {
       expect((await postFrom('127.0.0.71', verify, { token: `svc_guess${i}` })).body.error).toBe('invalid_token');
-      expect((await postFrom('127.0.0.71', reset, { token: `svc_guess${i}`, password: 'another long password' })).body.error).toBe('invalid_token');
+      expect((await postFrom('127.0.0.71', reset, { token: `svc_guess${i}`, password: 'another long password' })).body.error).toBe(
+        'invalid_token',
+      );
     }
-    for (const [url, body] of [[verify, { token: 'svc_guess' }], [reset, { token: 'svc_guess', password: 'another long password' }]] as const) {
+    for (const [url, body] of [
+      [verify, { token: 'svc_guess' }],
+      [reset, { token: 'svc_guess', password: 'another long password' }],
+    ] as const) {
       const refused = await postFrom('127.0.0.71', url, body);
       expect(refused.status).toBe(429);
       expect(refused.body.error).toBe('too_many_requests');

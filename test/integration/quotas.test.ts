@@ -9,7 +9,8 @@ beforeAll(async () => {
 afterAll(async () => stack?.close());
 
 const save = (token: string, content = 'x') => stack.api.post('/api/memories', { token, body: { content } });
-const setPlan = (orgId: string, plan: string) => stack.orm.em.fork().getConnection().execute(`update orgs set plan = ? where id = ?`, [plan, orgId]);
+const setPlan = (orgId: string, plan: string) =>
+  stack.orm.em.fork().getConnection().execute(`update orgs set plan = ? where id = ?`, [plan, orgId]);
 
 describe('free plan quotas', () => {
   it('allows 500 memories over the lifetime of the org: deleting gives none back', async () => {

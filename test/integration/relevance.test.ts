@@ -141,7 +141,8 @@ describe('time words', () => {
   it('ranks the memories whose event time lies in the window a question names first, in every mode', async () => {
     const longer = 'Camping in the mountains with the whole family and three friends from work';
     const inJune = (await save({ content: longer, namespace: 'trips', occurred_at: june })).body.id;
-    const inAugust = (await save({ content: 'We went camping by the lake: camping, camping.', namespace: 'trips', occurred_at: august })).body.id;
+    const inAugust = (await save({ content: 'We went camping by the lake: camping, camping.', namespace: 'trips', occurred_at: august }))
+      .body.id;
     const question = { query: 'where did we go camping in June?', namespace: 'trips', reference_time: asked };
     // As words only, the August memory ranks first (short, and it says camping three times).
     expect((await search({ ...question, resolve_time: false })).body.hits.map((h: Hit) => h.id)).toEqual([inAugust, inJune]);

@@ -134,26 +134,54 @@ describe('/api/procedural', () => {
   });
 
   it('patches sparsely, replaces lists, merges metadata with null removing a key', async () => {
-    const rb = (await create({ title: 'Patch me', summary: 'before', trigger_phrases: ['one'], steps: [{ description: 'a' }], metadata: { a: 1, b: 2 } })).body;
+    const rb = (
+      await create({
+        title: 'Patch me',
+        summary: 'before',
+        trigger_phrases: ['one'],
+        steps: [{ description: 'a' }],
+        metadata: { a: 1, b: 2 },
+      })
+    ).body;
     const patch = (body: unknown) => stack.api.patch(`/api/procedural/${rb.id}`, { token: a.token, body });
     let res = await patch({ metadata: { a: null, c: 3 } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ title: 'Patch me', summary: 'before', trigger_phrases: ['one'], steps: [{ description: 'a' }], metadata: { b: 2, c: 3 } });
+    expect(res.body).toMatchObject({
+      title: 'Patch me',
+      summary: 'before',
+      trigger_phrases: ['one'],
+      steps: [{ description: 'a' }],
+      metadata: { b: 2, c: 3 },
+    });
     expect(res.body.metadata).not.toHaveProperty('a');
     expect(res.body.updated_at).toBeGreaterThan(rb.updated_at);
     expect(res.body.created_at).toBe(rb.created_at);
     res = await patch({ summary: '', trigger_phrases: ['two', 'three'], steps: [{ description: 'b', command: 'run' }] });
-    expect(res.body).toMatchObject({ title: 'Patch me', summary: '', trigger_phrases: ['two', 'three'], steps: [{ description: 'b', command: 'run' }], metadata: { b: 2, c: 3 } });
+    expect(res.body).toMatchObject({
+      title: 'Patch me',
+      summary: '',
+      trigger_phrases: ['two', 'three'],
+      steps: [{ description: 'b', command: 'run' }],
+      metadata: { b: 2, c: 3 },
+    });
     res = await patch({ title: 'Patched' });
     expect(res.body.title).toBe('Patched');
     expect((await stack.api.get(`/api/procedural/${rb.id}`, { token: a.token })).body).toEqual(res.body);
     const empty = await patch({});
     expect(empty.status).toBe(400);
     expect(empty.body.error).toBe('no patchable fields supplied');
-    for (const body of [{ title: '' }, { title: 'x'.repeat(201) }, { trigger_phrases: Array.from({ length: 51 }, () => 'p') }, { steps: [{}] }, { summary: null }]) {
+    for (const body of [
+      { title: '' },
+      { title: 'x'.repeat(201) },
+      { trigger_phrases: Array.from({ length: 51 }, () => 'p') },
+      { steps: [{}] },
+      { summary: null },
+    ]) {
       expect((await patch(body)).status, JSON.stringify(body).slice(0, 60)).toBe(400);
     }
-    expect((await stack.api.patch(`/api/procedural/${crypto.randomUUID()}`, { token: a.token, body: { title: 'ghost' } })).status).toBe(404);
+    expect((await stack.api.patch(`/api/procedural/${crypto.randomUUID()}`, { token: a.token, body: { title: 'ghost' } })).status).toBe(
+      404,
+    );
   });
 
   it('counts outcomes and stamps last_used_at without touching updated_at', async () => {
@@ -169,7 +197,9 @@ describe('/api/procedural', () => {
     expect(res.body).toMatchObject({ success_count: 2, failure_count: 1 });
     expect((await stack.api.get(`/api/procedural/${rb.id}`, { token: a.token })).body).toEqual(res.body);
     for (const outcome of ['maybe', 'SUCCESS', undefined]) expect((await report(outcome)).status).toBe(400);
-    expect((await stack.api.post(`/api/procedural/${crypto.randomUUID()}`, { token: a.token, body: { outcome: 'success' } })).status).toBe(404);
+    expect((await stack.api.post(`/api/procedural/${crypto.randomUUID()}`, { token: a.token, body: { outcome: 'success' } })).status).toBe(
+      404,
+    );
   });
 
   it('deletes, then 404', async () => {
@@ -202,8 +232,17 @@ describe('/api/procedural', () => {
     await stack.api.delete(`/api/procedural/${rb.id}`, { token: d.token });
     await create({ title: 'audited' }, d.token);
     const res = await stack.api.get(`/api/events?action=runbook.&target=${rb.id}`, { token: d.token });
-    expect(res.body.events.map((e: { action: string }) => e.action).sort()).toEqual(['runbook.create', 'runbook.delete', 'runbook.outcome', 'runbook.update']);
-    expect(res.body.events.every((e: { actor_user_id: string; actor_token: string }) => e.actor_user_id === d.user.id && e.actor_token === d.tokenId)).toBe(true);
+    expect(res.body.events.map((e: { action: string }) => e.action).sort()).toEqual([
+      'runbook.create',
+      'runbook.delete',
+      'runbook.outcome',
+      'runbook.update',
+    ]);
+    expect(
+      res.body.events.every(
+        (e: { actor_user_id: string; actor_token: string }) => e.actor_user_id === d.user.id && e.actor_token === d.tokenId,
+      ),
+    ).toBe(true);
     expect((await stack.api.get('/api/events?action=runbook.', { token: d.token })).body.events).toHaveLength(5);
   });
 
@@ -214,10 +253,14 @@ describe('/api/procedural', () => {
     const em = stack.orm.em.fork();
     em.create(Membership, { orgId: owner.org.id, userId: member.user.id, role: 'member', createdAt: new Date() });
     await em.flush();
-    const session = (await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: owner.org.id } })).cookie!;
+    const session = (
+      await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: owner.org.id } })
+    ).cookie!;
     const rb = (await create({ title: 'Team runbook' }, owner.token)).body;
     expect((await stack.api.get(`/api/procedural/${rb.id}`, { cookie: session })).status).toBe(200);
-    expect((await stack.api.patch(`/api/procedural/${rb.id}`, { cookie: session, body: { summary: 'edited by a member' } })).status).toBe(200);
+    expect((await stack.api.patch(`/api/procedural/${rb.id}`, { cookie: session, body: { summary: 'edited by a member' } })).status).toBe(
+      200,
+    );
     expect((await stack.api.post(`/api/procedural/${rb.id}`, { cookie: session, body: { outcome: 'success' } })).status).toBe(200);
     expect((await stack.api.post('/api/procedural', { cookie: session, body: { title: 'Member runbook' } })).status).toBe(201);
     expect((await stack.api.delete(`/api/procedural/${rb.id}`, { cookie: session })).body).toEqual({ deleted: true });
@@ -242,7 +285,9 @@ describe('/api/procedural', () => {
     const res = await stack.api.get('/api/openapi.json');
     expect(res.status, res.text).toBe(200);
     const doc = res.body;
-    expect(doc.components.schemas.Runbook.required).toEqual(expect.arrayContaining(['id', 'title', 'trigger_phrases', 'steps', 'last_used_at']));
+    expect(doc.components.schemas.Runbook.required).toEqual(
+      expect.arrayContaining(['id', 'title', 'trigger_phrases', 'steps', 'last_used_at']),
+    );
     expect(Object.keys(doc.paths['/api/procedural']).sort()).toEqual(['get', 'post']);
     expect(Object.keys(doc.paths['/api/procedural/{id}']).sort()).toEqual(['delete', 'get', 'patch', 'post']);
     expect(doc.paths['/api/procedural'].post.responses['409']).toBeDefined();
@@ -264,13 +309,20 @@ describe('suggestRunbooks', () => {
     await outcome(proven.id, 'success', 3);
     await outcome(proven.id, 'failure', 1);
     await outcome(failing.id, 'failure', 2);
-    const suggest = async (text: string, limit?: number) => (await suggestRunbooks(stack.orm.em.fork(), e.org.id, text, limit)).map((r) => r.title);
+    const suggest = async (text: string, limit?: number) =>
+      (await suggestRunbooks(stack.orm.em.fork(), e.org.id, text, limit)).map((r) => r.title);
     expect(await suggest('How do I deploy the release?')).toEqual(['Proven', 'Unused new', 'Unused old', 'Failing']);
     expect(await suggest('How do I deploy the release?', 2)).toEqual(['Proven', 'Unused new']);
     expect(await suggest('nothing relevant here')).toEqual([]);
     expect(await suggest('ROLLBACK now')).toEqual(['Unrelated']);
     expect(await suggestRunbooks(stack.orm.em.fork(), a.org.id, 'rollback')).toEqual([]);
     const [top] = await suggestRunbooks(stack.orm.em.fork(), e.org.id, 'deploy');
-    expect(top).toMatchObject({ id: proven.id, triggerPhrases: ['Deploy'], successCount: 3, failureCount: 1, lastUsedAt: expect.any(Number) });
+    expect(top).toMatchObject({
+      id: proven.id,
+      triggerPhrases: ['Deploy'],
+      successCount: 3,
+      failureCount: 1,
+      lastUsedAt: expect.any(Number),
+    });
   });
 });

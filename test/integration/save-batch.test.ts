@@ -31,7 +31,14 @@ describe('SaveBatcher (group commit of saves)', () => {
   it('writes concurrent saves in shared statements with exact counters, events and audit rows', async () => {
     const a = await signUp(stack.api);
     await subscribeToMemoryEvents(stack, a.org.id);
-    const caller: Caller = { userId: a.user.id, orgId: a.org.id, role: 'owner', plan: 'team', credentialId: a.tokenId, credentialKind: 'api' };
+    const caller: Caller = {
+      userId: a.user.id,
+      orgId: a.org.id,
+      role: 'owner',
+      plan: 'team',
+      credentialId: a.tokenId,
+      credentialKind: 'api',
+    };
     const em = stack.orm.em.fork();
     const batcher = new SaveBatcher(() => stack.orm.em.fork(), 2, 16);
     const saves = Array.from({ length: 100 }, (_, i) => memory(`group commit number ${i} zebra`));
@@ -41,8 +48,14 @@ describe('SaveBatcher (group commit of saves)', () => {
     expect(counters.get('memories')).toBe(100);
     expect(counters.get('memories_created')).toBe(100);
     expect(counters.get('stored_bytes')).toBe(saves.reduce((s, m) => s + Buffer.byteLength(m.content), 0));
-    const [events] = await query(em, sql<{ n: number }>`select count(*)::int as n from events where org_id = ${a.org.id} and type = 'memory.saved'`);
-    const [audits] = await query(em, sql<{ n: number }>`select count(*)::int as n from audit_events where org_id = ${a.org.id} and action = 'memory.save'`);
+    const [events] = await query(
+      em,
+      sql<{ n: number }>`select count(*)::int as n from events where org_id = ${a.org.id} and type = 'memory.saved'`,
+    );
+    const [audits] = await query(
+      em,
+      sql<{ n: number }>`select count(*)::int as n from audit_events where org_id = ${a.org.id} and action = 'memory.save'`,
+    );
     expect(events!.n).toBe(100);
     expect(audits!.n).toBe(100);
     const hits = await stack.api.post('/api/memories/search', { token: a.token, body: { query: 'zebra', k: 50 } });
@@ -51,7 +64,14 @@ describe('SaveBatcher (group commit of saves)', () => {
 
   it('retries a failed batch save by save, so one bad save fails alone', async () => {
     const a = await signUp(stack.api);
-    const caller: Caller = { userId: a.user.id, orgId: a.org.id, role: 'owner', plan: 'team', credentialId: a.tokenId, credentialKind: 'api' };
+    const caller: Caller = {
+      userId: a.user.id,
+      orgId: a.org.id,
+      role: 'owner',
+      plan: 'team',
+      credentialId: a.tokenId,
+      credentialKind: 'api',
+    };
     const existing = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'already here' } })).body.id as string;
     // One busy slot so that the next saves queue up and go as one batch.
     const batcher = new SaveBatcher(() => stack.orm.em.fork(), 1, 16);

@@ -15,7 +15,15 @@ beforeAll(async () => {
   const cranfield = loadCranfield(DATA);
   // 150 real abstracts, saved through the API; the reference indexes exactly what was stored.
   for (const doc of cranfield.docs.slice(0, 150)) {
-    const res = await stack.api.post('/api/memories', { token: a.token, body: { content: doc.text, namespace: Number(doc.id) % 2 ? 'odd' : 'even', tags: [`d${Number(doc.id) % 3}`], metadata: { doc: Number(doc.id) } } });
+    const res = await stack.api.post('/api/memories', {
+      token: a.token,
+      body: {
+        content: doc.text,
+        namespace: Number(doc.id) % 2 ? 'odd' : 'even',
+        tags: [`d${Number(doc.id) % 3}`],
+        metadata: { doc: Number(doc.id) },
+      },
+    });
     ids.set(doc.id, res.body.id);
     reference.add(res.body.id, res.body.content);
   }
@@ -117,8 +125,13 @@ describe('POST /api/memories/search/bulk and GET /api/memories?q=', () => {
     const res = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries, k: 3 } });
     expect(res.status).toBe(200);
     expect(res.body.results.map((r: { query: string }) => r.query)).toEqual(queries);
-    res.body.results.forEach((r: { query: string; hits: { id: string; score: number }[] }) => expectSameRanking(r.hits, reference.search(r.query, 3)));
-    const namespaced = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['pressure'], namespace: 'odd' } });
+    res.body.results.forEach((r: { query: string; hits: { id: string; score: number }[] }) =>
+      expectSameRanking(r.hits, reference.search(r.query, 3)),
+    );
+    const namespaced = await stack.api.post('/api/memories/search/bulk', {
+      token: a.token,
+      body: { queries: ['pressure'], namespace: 'odd' },
+    });
     expect(namespaced.body.results[0].hits).toHaveLength(5);
     expect(namespaced.body.results[0].hits.every((h: { namespace: string }) => h.namespace === 'odd')).toBe(true);
   });

@@ -36,7 +36,10 @@ const status = async () => (await stack.api.get('/api/memories/embeddings', { to
 describe('an embedding provider that fails', () => {
   it('never fails a save or a lexical search, answers 503 for semantic and hybrid, and catches up when it returns', async () => {
     provider.down('embeddings', true);
-    const saved = await stack.api.post('/api/memories', { token: a.token, body: { content: 'The quarterly report is due on the first Friday of April.' } });
+    const saved = await stack.api.post('/api/memories', {
+      token: a.token,
+      body: { content: 'The quarterly report is due on the first Friday of April.' },
+    });
     expect(saved.status).toBe(201);
     expect((await search({ query: 'quarterly report' })).body.hits.map((h: { id: string }) => h.id)).toEqual([saved.body.id]);
     for (const mode of ['semantic', 'hybrid']) {
@@ -74,10 +77,18 @@ describe('an embedding provider that fails', () => {
     }, 30_000);
     const backlog = await curator.query(backlogQuery);
     expect(backlog).toMatchObject({ pending: 0, totals: { embedded: 1, refused: 1 } });
-    expect((await stack.api.get('/api/memories/embeddings', { token: user.token })).body).toMatchObject({ total: 2, embedded: 1, pending: 1 });
+    expect((await stack.api.get('/api/memories/embeddings', { token: user.token })).body).toMatchObject({
+      total: 2,
+      embedded: 1,
+      pending: 1,
+    });
     const refusals = provider.calls.filter((c) => c.status === 400).length;
     // Still found by its words.
-    expect((await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'incident review' } })).body.hits.map((h: { id: string }) => h.id)).toEqual([long.body.id]);
+    expect(
+      (await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'incident review' } })).body.hits.map(
+        (h: { id: string }) => h.id,
+      ),
+    ).toEqual([long.body.id]);
 
     // Another save goes through the curator: by the time it is embedded, the curator has run again, and it
     // has not sent the refused text once more.
@@ -89,7 +100,13 @@ describe('an embedding provider that fails', () => {
     // refused text stands alone, and the other text of the batch is embedded.
     await stack.orm.em.fork().getConnection().execute(`delete from memory_embeddings where memory_id = ?`, [third.body.id]);
     provider.calls.length = 0;
-    const embedder = createOpenAiEmbedder({ baseURL: `${provider.url}/v1`, apiKey: 'sk-embeddings', model: 'embed-test', timeoutMs: 1000, maxRetries: 0 });
+    const embedder = createOpenAiEmbedder({
+      baseURL: `${provider.url}/v1`,
+      apiKey: 'sk-embeddings',
+      model: 'embed-test',
+      timeoutMs: 1000,
+      maxRetries: 0,
+    });
     const outcome = await embedMemories(stack.orm.em.fork(), embedder, user.org.id, [long.body.id, third.body.id]);
     expect(outcome).toMatchObject({ embedded: 1, refused: 1 });
     const calls = provider.calls.map((c) => `${c.embeddings!.input.length} texts: ${c.status}`);
@@ -101,38 +118,61 @@ describe('an embedding provider that fails', () => {
     const user = await signUp(stack.api);
     provider.limitEmbeddingInput(30);
     // 150 memories, the 100th too long for the provider: it falls in the page's second chunk of 64.
-    const contents = Array.from({ length: 150 }, (_, i) => (i === 99 ? 'The incident review notes run long: '.repeat(10) : `Backup job ${i} runs nightly.`));
+    const contents = Array.from({ length: 150 }, (_, i) =>
+      i === 99 ? 'The incident review notes run long: '.repeat(10) : `Backup job ${i} runs nightly.`,
+    );
     const ids: string[] = [];
     for (const content of contents) ids.push((await stack.api.post('/api/memories', { token: user.token, body: { content } })).body.id);
     await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === 149, 30_000);
     await stack.orm.em.fork().getConnection().execute(`delete from memory_embeddings where org_id = ?`, [user.org.id]);
     provider.calls.length = 0;
 
-    const provided = createOpenAiEmbedder({ baseURL: `${provider.url}/v1`, apiKey: 'sk-embeddings', model: 'embed-test', timeoutMs: 1000, maxRetries: 0 });
+    const provided = createOpenAiEmbedder({
+      baseURL: `${provider.url}/v1`,
+      apiKey: 'sk-embeddings',
+      model: 'embed-test',
+      timeoutMs: 1000,
+      maxRetries: 0,
+    });
     // Every text is given to the model as the org's, so that a model shared by the orgs takes it in the org's turn.
     const owners = new Set<string | undefined>();
-    const embedder: Embedder = { ...provided, embedDocuments: (texts, orgId) => (owners.add(orgId), provided.embedDocuments(texts, orgId)) };
+    const embedder: Embedder = {
+      ...provided,
+      embedDocuments: (texts, orgId) => (owners.add(orgId), provided.embedDocuments(texts, orgId)),
+    };
     const page = await embedPage(stack.orm.em.fork(), embedder, user.org.id, null, 256);
     expect(page).toMatchObject({ outcome: { embedded: 149, refused: 1, reused: 0, current: 0 }, next: null });
     expect([...owners]).toEqual([user.org.id]);
     const accepted = provider.calls.filter((c) => c.status === 200).map((c) => c.embeddings!.input.length);
     expect(Math.max(...accepted)).toBe(64);
     expect(accepted.reduce((sum, n) => sum + n, 0)).toBe(149);
-    const stored = await stack.orm.em.fork().getConnection().execute<{ memory_id: string }[]>(`select memory_id from memory_embeddings where org_id = ?`, [user.org.id]);
+    const stored = await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ memory_id: string }[]>(`select memory_id from memory_embeddings where org_id = ?`, [user.org.id]);
     expect(stored.map((r) => r.memory_id).sort()).toEqual(ids.filter((_, i) => i !== 99).sort());
   });
 
   it('walks a backfill past the memories whose vectors are current, a bounded number per page', async () => {
     const user = await signUp(stack.api);
-    for (let i = 0; i < 12; i++) await stack.api.post('/api/memories', { token: user.token, body: { content: `Standup note ${i}: the build is green.` } });
+    for (let i = 0; i < 12; i++)
+      await stack.api.post('/api/memories', { token: user.token, body: { content: `Standup note ${i}: the build is green.` } });
     await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: user.token })).body.embedded === 12, 30_000);
     const db = stack.orm.em.fork().getConnection();
-    const order = (await db.execute<{ id: string }[]>(`select id from memories where org_id = ? order by created_at, id`, [user.org.id])).map((r) => r.id);
+    const order = (
+      await db.execute<{ id: string }[]>(`select id from memories where org_id = ? order by created_at, id`, [user.org.id])
+    ).map((r) => r.id);
     // Three memories lost their vectors; a fourth has one of a text it no longer holds.
     await db.execute(`delete from memory_embeddings where memory_id in (?, ?, ?)`, [order[2], order[7], order[8]]);
     await db.execute(`update memory_embeddings set content_hash = 'stale' where memory_id = ?`, [order[10]]);
 
-    const embedder = createOpenAiEmbedder({ baseURL: `${provider.url}/v1`, apiKey: 'sk-embeddings', model: 'embed-test', timeoutMs: 1000, maxRetries: 0 });
+    const embedder = createOpenAiEmbedder({
+      baseURL: `${provider.url}/v1`,
+      apiKey: 'sk-embeddings',
+      model: 'embed-test',
+      timeoutMs: 1000,
+      maxRetries: 0,
+    });
     const cursorAt = (i: number) => expect.stringMatching(new RegExp(`\\|${order[i]}$`));
     // Five examined a page, at most two embedded.
     const first = await embedPage(stack.orm.em.fork(), embedder, user.org.id, null, 2, 5);
@@ -163,7 +203,8 @@ describe('an embedding provider that fails', () => {
 
   it('answers memories like one from stored vectors while the provider is down, and 409 before it has a vector', async () => {
     const user = await signUp(stack.api);
-    const put = async (content: string) => (await stack.api.post('/api/memories', { token: user.token, body: { content } })).body.id as string;
+    const put = async (content: string) =>
+      (await stack.api.post('/api/memories', { token: user.token, body: { content } })).body.id as string;
     const similar = (id: string) => stack.api.get(`/api/memories/${id}/similar`, { token: user.token });
     const first = await put('The staging database is refreshed from production every Sunday night.');
     const second = await put('Every Sunday night staging gets a fresh copy of the production data.');
@@ -174,21 +215,29 @@ describe('an embedding provider that fails', () => {
     expect(res.status).toBe(200);
     expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual([second]);
     // A search needs the query's vector, which the provider cannot give now.
-    expect((await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'staging refresh', mode: 'semantic' } })).status).toBe(503);
+    expect(
+      (await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'staging refresh', mode: 'semantic' } })).status,
+    ).toBe(503);
     const pending = await similar(await put('The staging database is refreshed on Sundays.'));
     expect(pending.status).toBe(409);
     expect(pending.body).toMatchObject({ error: 'embedding_pending' });
   });
 
-  it("answers a question asked again from its vector, in the org that asked it only, even while the provider is down", async () => {
+  it('answers a question asked again from its vector, in the org that asked it only, even while the provider is down', async () => {
     const [one, two] = [await signUp(stack.api), await signUp(stack.api)];
-    const saved = await stack.api.post('/api/memories', { token: one.token, body: { content: 'Deploys to production happen on Tuesdays.' } });
+    const saved = await stack.api.post('/api/memories', {
+      token: one.token,
+      body: { content: 'Deploys to production happen on Tuesdays.' },
+    });
     await eventually(async () => (await stack.api.get('/api/memories/embeddings', { token: one.token })).body.embedded === 1, 30_000);
-    const ask = (user: SignedUp, query: string, mode = 'semantic') => stack.api.post('/api/memories/search', { token: user.token, body: { query, mode } });
-    const askMany = (user: SignedUp, queries: string[]) => stack.api.post('/api/memories/search/bulk', { token: user.token, body: { queries, mode: 'hybrid' } });
+    const ask = (user: SignedUp, query: string, mode = 'semantic') =>
+      stack.api.post('/api/memories/search', { token: user.token, body: { query, mode } });
+    const askMany = (user: SignedUp, queries: string[]) =>
+      stack.api.post('/api/memories/search/bulk', { token: user.token, body: { queries, mode: 'hybrid' } });
     const question = 'when do we ship releases';
     // What the provider was asked to embed for these searches (the curator's calls for other tests' saves aside).
-    const embedded = () => provider.calls.flatMap((c) => c.embeddings?.input ?? []).filter((text) => /releases|billing|deploy days/.test(text));
+    const embedded = () =>
+      provider.calls.flatMap((c) => c.embeddings?.input ?? []).filter((text) => /releases|billing|deploy days/.test(text));
     const served = async () => Object.fromEntries((await queryVectorsServed.get()).values.map((v) => [v.labels.source, v.value]));
     const before = await served();
 
@@ -225,7 +274,13 @@ describe('embeddings turned off', () => {
       const res = await off.api.post('/api/memories/search', { token: user.token, body: { query: 'standup', mode: 'semantic' } });
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ error: 'embeddings_unavailable' });
-      expect((await off.api.get('/api/memories/embeddings', { token: user.token })).body).toEqual({ model: null, total: 1, embedded: 0, pending: 0, index: 'shared' });
+      expect((await off.api.get('/api/memories/embeddings', { token: user.token })).body).toEqual({
+        model: null,
+        total: 1,
+        embedded: 0,
+        pending: 0,
+        index: 'shared',
+      });
       const [memory] = (await off.api.post('/api/memories/search', { token: user.token, body: { query: 'standup' } })).body.hits;
       const similar = await off.api.get(`/api/memories/${memory.id}/similar`, { token: user.token });
       expect(similar.status).toBe(503);

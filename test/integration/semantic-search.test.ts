@@ -25,8 +25,17 @@ const ids: Record<string, string> = {};
 const MEMORIES: Record<string, { content: string; namespace?: string; tags?: string[]; metadata?: Record<string, unknown> }> = {
   deploys: { content: 'Deploys to production happen on Tuesdays after the change review.', namespace: 'ops', tags: ['process'] },
   diet: { content: 'Dana is vegetarian and allergic to peanuts; book restaurants accordingly.', namespace: 'people', tags: ['personal'] },
-  oncall: { content: 'The pager rotation switches owners every Monday at 9am Berlin time.', namespace: 'ops', tags: ['process'], metadata: { team: 'sre' } },
-  db: { content: 'The billing service keeps invoices in PostgreSQL 16 with nightly backups to cold storage.', namespace: 'ops', tags: ['infra'] },
+  oncall: {
+    content: 'The pager rotation switches owners every Monday at 9am Berlin time.',
+    namespace: 'ops',
+    tags: ['process'],
+    metadata: { team: 'sre' },
+  },
+  db: {
+    content: 'The billing service keeps invoices in PostgreSQL 16 with nightly backups to cold storage.',
+    namespace: 'ops',
+    tags: ['infra'],
+  },
   cat: { content: "Ivan's cat is called Pixel and sleeps on the office printer.", namespace: 'people', tags: ['personal'] },
   flights: { content: 'Omar prefers aisle seats and morning flights when travelling for work.', namespace: 'people', tags: ['travel'] },
 };
@@ -34,10 +43,11 @@ const MEMORIES: Record<string, { content: string; namespace?: string; tags?: str
 const save = (who: SignedUp, body: unknown) => stack.api.post('/api/memories', { token: who.token, body });
 const search = (who: SignedUp, body: Record<string, unknown>) => stack.api.post('/api/memories/search', { token: who.token, body });
 const status = async (who: SignedUp) => (await stack.api.get('/api/memories/embeddings', { token: who.token })).body;
-const allEmbedded = (who: SignedUp) => eventually(async () => {
-  const s = await status(who);
-  return s.total > 0 && s.embedded === s.total && s;
-}, 60_000);
+const allEmbedded = (who: SignedUp) =>
+  eventually(async () => {
+    const s = await status(who);
+    return s.total > 0 && s.embedded === s.total && s;
+  }, 60_000);
 
 beforeAll(async () => {
   await llm.start();
@@ -67,13 +77,20 @@ describe('semantic and hybrid search', () => {
     expect((await search(a, { query: 'what can Dana not eat', mode: 'semantic', k: 1 })).body.hits[0].id).toBe(ids.diet);
   });
 
-  it("searches by words and meaning for an MCP agent that names no mode", async () => {
+  it('searches by words and meaning for an MCP agent that names no mode', async () => {
     const client = new Client({ name: 'semantic-search-tests', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers: { authorization: `Bearer ${a.token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), {
+        requestInit: { headers: { authorization: `Bearer ${a.token}` } },
+      }),
+    );
     const asked = await client.callTool({ name: 'search_memories', arguments: { query: 'what day are releases shipped', k: 3 } });
     expect((asked.structuredContent as { hits: unknown[] }).hits[0]).toMatchObject({ id: ids.deploys, relevance: expect.any(Number) });
     expect(asked._meta).toEqual({ mode: 'hybrid' });
-    const words = await client.callTool({ name: 'search_memories', arguments: { query: 'what day are releases shipped', mode: 'lexical' } });
+    const words = await client.callTool({
+      name: 'search_memories',
+      arguments: { query: 'what day are releases shipped', mode: 'lexical' },
+    });
     expect(words.structuredContent).toEqual({ hits: [] });
     await client.close();
   });
@@ -115,12 +132,21 @@ describe('semantic and hybrid search', () => {
   });
 
   it('searches in bulk in any mode', async () => {
-    const res = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['what day are releases shipped', 'who carries the pager'], k: 1, mode: 'hybrid' } });
+    const res = await stack.api.post('/api/memories/search/bulk', {
+      token: a.token,
+      body: { queries: ['what day are releases shipped', 'who carries the pager'], k: 1, mode: 'hybrid' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.results.map((r: { hits: { id: string }[] }) => r.hits[0]!.id)).toEqual([ids.deploys, ids.oncall]);
     // Filters, tags among them, apply to every query.
-    const tagged = await stack.api.post('/api/memories/search/bulk', { token: a.token, body: { queries: ['what can Dana not eat', 'who carries the pager'], k: 10, mode: 'semantic', tags: ['personal'] } });
-    expect(tagged.body.results.map((r: { hits: { id: string }[] }) => r.hits.map((h) => h.id).sort())).toEqual([[ids.diet, ids.cat].sort(), [ids.diet, ids.cat].sort()]);
+    const tagged = await stack.api.post('/api/memories/search/bulk', {
+      token: a.token,
+      body: { queries: ['what can Dana not eat', 'who carries the pager'], k: 10, mode: 'semantic', tags: ['personal'] },
+    });
+    expect(tagged.body.results.map((r: { hits: { id: string }[] }) => r.hits.map((h) => h.id).sort())).toEqual([
+      [ids.diet, ids.cat].sort(),
+      [ids.diet, ids.cat].sort(),
+    ]);
   });
 
   it('rejects an unknown mode', async () => {
@@ -129,7 +155,10 @@ describe('semantic and hybrid search', () => {
   });
 
   it('re-embeds an edited memory, drops the vector of a deleted one, and reuses vectors for identical text', async () => {
-    const res = await stack.api.patch(`/api/memories/${ids.flights}`, { token: a.token, body: { content: 'Omar is learning to play the cello on weekends.' } });
+    const res = await stack.api.patch(`/api/memories/${ids.flights}`, {
+      token: a.token,
+      body: { content: 'Omar is learning to play the cello on weekends.' },
+    });
     expect(res.status).toBe(200);
     await eventually(async () => {
       const hits = (await search(a, { query: 'which musical instrument does Omar practise', mode: 'semantic', k: 1 })).body.hits;
@@ -144,7 +173,10 @@ describe('semantic and hybrid search', () => {
     expect(desc.typedSearchAttributes.getAll().map((p) => p.value)).toContain(a.org.id);
 
     await stack.api.delete(`/api/memories/${copy}`, { token: a.token });
-    const rows = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from memory_embeddings where memory_id = ${copy}`);
+    const rows = await query(
+      stack.orm.em.fork(),
+      sql<{ n: number }>`select count(*)::int as n from memory_embeddings where memory_id = ${copy}`,
+    );
     expect(rows[0]!.n).toBe(0);
   });
 
@@ -155,7 +187,14 @@ describe('semantic and hybrid search', () => {
     const compiled = await compileFilters(em, a.org.id, {});
     const plan = await em.transactional(async (tx) => {
       await query(tx, sql`select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)`);
-      const statement = semanticCandidates(a.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, 'shared');
+      const statement = semanticCandidates(
+        a.org.id,
+        vectorLiteral(new Float32Array(384).fill(0.05)),
+        'bge-small-en-v1.5-int8',
+        10,
+        compiled,
+        'shared',
+      );
       return query(tx, sql<{ 'QUERY PLAN': string }>`explain ${statement}`);
     });
     const text = plan.map((row) => row['QUERY PLAN']).join('\n');
@@ -171,7 +210,8 @@ describe('semantic and hybrid search', () => {
     // all the org's vectors again for each memory).
     await query(stack.orm.em.fork(), sql`analyze memories, memory_embeddings, lexical_docs`);
     const c = await signUp(stack.api);
-    for (let i = 0; i < 40; i++) expect((await save(c, { content: `Note ${i} about the quarterly plan.`, namespace: i % 2 ? 'odd' : 'even' })).status).toBe(201);
+    for (let i = 0; i < 40; i++)
+      expect((await save(c, { content: `Note ${i} about the quarterly plan.`, namespace: i % 2 ? 'odd' : 'even' })).status).toBe(201);
     await allEmbedded(c);
     const em = stack.orm.em.fork();
     const compiled = await compileFilters(em, c.org.id, { namespace: 'odd' });
@@ -182,8 +222,16 @@ describe('semantic and hybrid search', () => {
         semanticCandidates(c.org.id, q, 'bge-small-en-v1.5-int8', 10, compiled, 'exact'),
         sql`select d.docnum from lexical_docs d where d.org_id = ${c.org.id} and ${memoryPasses(compiled, 'd')}`,
         vectorsWrite(c.org.id, 'bge-small-en-v1.5-int8', [{ id: randomUUID(), hash: 'h', vector: q }]),
-        pageWithoutVectors(sql`org_id = ${c.org.id} and superseded_by is null`, c.org.id, 'bge-small-en-v1.5-int8', { created_at: new Date(), id: randomUUID() }, 256),
-      ].map(async (statement) => (await query(em, sql<{ 'QUERY PLAN': string }>`explain ${statement}`)).map((row) => row['QUERY PLAN']).join('\n')),
+        pageWithoutVectors(
+          sql`org_id = ${c.org.id} and superseded_by is null`,
+          c.org.id,
+          'bge-small-en-v1.5-int8',
+          { created_at: new Date(), id: randomUUID() },
+          256,
+        ),
+      ].map(async (statement) =>
+        (await query(em, sql<{ 'QUERY PLAN': string }>`explain ${statement}`)).map((row) => row['QUERY PLAN']).join('\n'),
+      ),
     );
     // Each candidate's memory is looked up by its own id (a subplan run per row), never joined as a whole.
     expect(plans[0]).toContain('SubPlan');
@@ -213,7 +261,7 @@ describe('semantic and hybrid search', () => {
     expect(new Set(hits.map((h: { namespace: string }) => h.namespace))).toEqual(new Set(['odd']));
   });
 
-  it("ranks a small org by its vectors alone, and scores its memories when the nearest were merged away", async () => {
+  it('ranks a small org by its vectors alone, and scores its memories when the nearest were merged away', async () => {
     const d = await signUp(stack.api);
     const put = async (content: string) => (await save(d, { content })).body.id as string;
     const deploys = await put('Deploys to production happen on Tuesdays after the change review.');
@@ -221,20 +269,30 @@ describe('semantic and hybrid search', () => {
     const cat = await put("Ivan's cat is called Pixel and sleeps on the office printer.");
     await put('The office plants are watered by an outside company on Mondays.');
     await allEmbedded(d);
-    const ask = async (k: number) => (await search(d, { query: 'what day are releases shipped', mode: 'semantic', k })).body.hits.map((h: { id: string }) => h.id) as string[];
+    const ask = async (k: number) =>
+      (await search(d, { query: 'what day are releases shipped', mode: 'semantic', k })).body.hits.map(
+        (h: { id: string }) => h.id,
+      ) as string[];
     const before = await ask(4);
     expect(before.slice(0, 2).sort()).toEqual([deploys, releases].sort());
     // The org's vectors alone rank as its memories scored one by one.
     const em = stack.orm.em.fork();
     const compiled = await compileFilters(em, d.org.id, {});
-    const row = await queryOne(em, sql<{ v: string }>`select embedding::text as v from memory_embeddings where org_id = ${d.org.id} and memory_id = ${cat}`);
-    const byDistance = (rows: { id: string; distance: number | string }[]) => rows.map((r) => [r.id, Number(r.distance).toFixed(6)]).sort((x, y) => Number(x[1]) - Number(y[1]));
+    const row = await queryOne(
+      em,
+      sql<{ v: string }>`select embedding::text as v from memory_embeddings where org_id = ${d.org.id} and memory_id = ${cat}`,
+    );
+    const byDistance = (rows: { id: string; distance: number | string }[]) =>
+      rows.map((r) => [r.id, Number(r.distance).toFixed(6)]).sort((x, y) => Number(x[1]) - Number(y[1]));
     const whole = await query(em, semanticCandidates(d.org.id, row!.v, 'bge-small-en-v1.5-int8', 2, compiled, 'org'));
     const scored = await query(em, semanticCandidates(d.org.id, row!.v, 'bge-small-en-v1.5-int8', 4, compiled, 'exact'));
     expect(byDistance(whole)).toEqual(byDistance(scored));
     // Both nearest merged away: the 2k nearest vectors of a search for one hold no memory that passes, so the
     // memories are scored, and the next one comes back.
-    await query(em, sql`update memories set superseded_by = ${cat} where org_id = ${d.org.id} and id = any(${[deploys, releases]}::uuid[])`);
+    await query(
+      em,
+      sql`update memories set superseded_by = ${cat} where org_id = ${d.org.id} and id = any(${[deploys, releases]}::uuid[])`,
+    );
     expect(await ask(1)).toEqual([before[2]]);
     expect(await ask(4)).toEqual(before.slice(2));
   });
@@ -245,8 +303,14 @@ describe('semantic and hybrid search', () => {
     const em = stack.orm.em.fork();
     const compiled = await compileFilters(em, a.org.id, {});
     const [rows, after] = await em.transactional(async (tx) => {
-      await query(tx, sql`select set_config('hnsw.ef_search', '1', true), set_config('hnsw.iterative_scan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`);
-      const found = await query(tx, semanticCandidates(a.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 5, compiled, 'shared'));
+      await query(
+        tx,
+        sql`select set_config('hnsw.ef_search', '1', true), set_config('hnsw.iterative_scan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
+      );
+      const found = await query(
+        tx,
+        semanticCandidates(a.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 5, compiled, 'shared'),
+      );
       return [found, await queryOne(tx, sql<{ ef: string }>`select current_setting('hnsw.ef_search') as ef`)];
     });
     expect(rows).toHaveLength(5);
@@ -254,7 +318,10 @@ describe('semantic and hybrid search', () => {
     // set_config's local form: inside a transaction the statement's settings last to its end, outside it (a
     // search's own statement) to the statement's.
     expect(after).toEqual({ ef: String(EF_SEARCH) });
-    const fresh = await queryOne(stack.orm.em.fork(), sql<{ ef: string; scan: string }>`select current_setting('hnsw.ef_search') as ef, current_setting('hnsw.iterative_scan') as scan`);
+    const fresh = await queryOne(
+      stack.orm.em.fork(),
+      sql<{ ef: string; scan: string }>`select current_setting('hnsw.ef_search') as ef, current_setting('hnsw.iterative_scan') as scan`,
+    );
     expect(fresh).toEqual({ ef: '40', scan: 'off' });
   });
 
@@ -270,7 +337,12 @@ describe('semantic and hybrid search', () => {
   it('keeps the embedding status exact through every kind of write to the vectors, without counting them', async () => {
     const c = await signUp(stack.api);
     const saved: string[] = [];
-    for (const content of ['Sprint planning is on Wednesdays.', 'The VPN needs a hardware key.', 'Backups rotate weekly.', 'Sprint planning is on Wednesdays.']) {
+    for (const content of [
+      'Sprint planning is on Wednesdays.',
+      'The VPN needs a hardware key.',
+      'Backups rotate weekly.',
+      'Sprint planning is on Wednesdays.',
+    ]) {
       saved.push((await save(c, { content })).body.id);
     }
     const exact = async () => {
@@ -288,7 +360,10 @@ describe('semantic and hybrid search', () => {
     await allEmbedded(c);
     await agrees(4);
     // An edit drops the vector with the old text, and the curator embeds the new one.
-    expect((await stack.api.put(`/api/memories/${saved[1]}`, { token: c.token, body: { content: 'The VPN needs a hardware key and a PIN.' } })).status).toBe(200);
+    expect(
+      (await stack.api.put(`/api/memories/${saved[1]}`, { token: c.token, body: { content: 'The VPN needs a hardware key and a PIN.' } }))
+        .status,
+    ).toBe(200);
     await allEmbedded(c);
     await agrees(4);
     expect((await stack.api.delete(`/api/memories/${saved[2]}`, { token: c.token })).status).toBe(204);
@@ -319,14 +394,17 @@ describe('consolidation by meaning', () => {
     // The floor is the model's: the same pair is found again (and known) at bge's, not under a stricter one.
     const model = 'bge-small-en-v1.5-int8';
     expect(await findCandidates(stack.orm.em.fork(), b.org.id, 'dedupe', 0.8, { model })).toMatchObject({ proposals: [], alreadyKnown: 1 });
-    expect(await findCandidates(stack.orm.em.fork(), b.org.id, 'dedupe', 0.8, { model, nearDuplicate: Math.min(0.999, proposal.score + 0.01) })).toMatchObject({ proposals: [], alreadyKnown: 0 });
+    expect(
+      await findCandidates(stack.orm.em.fork(), b.org.id, 'dedupe', 0.8, { model, nearDuplicate: Math.min(0.999, proposal.score + 0.01) }),
+    ).toMatchObject({ proposals: [], alreadyKnown: 0 });
   });
 });
 
 describe('memories like this one', () => {
   it('ranks the org’s other memories by meaning from the memory’s own vector, with filters, tenancy and the MCP tool', async () => {
     const c = await signUp(stack.api);
-    const put = async (content: string, namespace: string, tags: string[] = []) => (await save(c, { content, namespace, tags })).body.id as string;
+    const put = async (content: string, namespace: string, tags: string[] = []) =>
+      (await save(c, { content, namespace, tags })).body.id as string;
     const deploys = await put('Deploys to production happen on Tuesdays after the change review.', 'ops');
     const releases = await put('We ship a new release to our customers every Tuesday.', 'ops');
     const copy = await put('Deploys to production happen on Tuesdays after the change review.', 'archive');
@@ -346,8 +424,11 @@ describe('memories like this one', () => {
     expect(hits[0]!.found_by).toEqual(['semantic']);
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((x, y) => y - x));
     // The same as a semantic search with the memory's vector: scores are cosine similarities.
-    const [row] = await query(stack.orm.em.fork(), sql<{ cosine: number }>`select 1 - (a.embedding <=> b.embedding) as cosine from memory_embeddings a, memory_embeddings b
-      where a.memory_id = ${deploys} and b.memory_id = ${releases} and a.passage = 0 and b.passage = 0`);
+    const [row] = await query(
+      stack.orm.em.fork(),
+      sql<{ cosine: number }>`select 1 - (a.embedding <=> b.embedding) as cosine from memory_embeddings a, memory_embeddings b
+      where a.memory_id = ${deploys} and b.memory_id = ${releases} and a.passage = 0 and b.passage = 0`,
+    );
     expect(hits[1]!.score).toBeCloseTo(Number(row!.cosine), 5);
 
     expect((await similar(deploys, '?namespace=ops')).body.hits.map((h: { id: string }) => h.id)).toEqual([releases]);
@@ -355,7 +436,9 @@ describe('memories like this one', () => {
     expect((await similar(deploys, '?namespace=nowhere')).body.hits).toEqual([]);
     // Tags as repeated parameters, all of them required (a tag may hold a comma).
     expect((await similar(deploys, '?tags=office')).body.hits.map((h: { id: string }) => h.id).sort()).toEqual([plants, cat].sort());
-    expect((await similar(deploys, `?tags=office&tags=${encodeURIComponent('pets, mostly')}`)).body.hits.map((h: { id: string }) => h.id)).toEqual([cat]);
+    expect(
+      (await similar(deploys, `?tags=office&tags=${encodeURIComponent('pets, mostly')}`)).body.hits.map((h: { id: string }) => h.id),
+    ).toEqual([cat]);
     for (const bad of ['?k=0', '?k=51', '?created_after=yesterday', '?tags=']) expect((await similar(deploys, bad)).status).toBe(400);
     // Another org's memory, an unknown id and a malformed one.
     expect((await similar(ids.deploys!)).status).toBe(404);
@@ -366,7 +449,11 @@ describe('memories like this one', () => {
     expect((await similar(ids.foreignDeploys!, '', b)).body.hits.map((h: { id: string }) => h.id)).not.toContain(copy);
 
     const client = new Client({ name: 'semantic-search-tests', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), { requestInit: { headers: { authorization: `Bearer ${c.token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', stack.baseUrl), {
+        requestInit: { headers: { authorization: `Bearer ${c.token}` } },
+      }),
+    );
     const tool = await client.callTool({ name: 'find_similar_memories', arguments: { id: deploys, k: 2, namespace: 'ops' } });
     expect((tool.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id)).toEqual([releases]);
     const tagged = await client.callTool({ name: 'find_similar_memories', arguments: { id: deploys, tags: ['office', 'pets, mostly'] } });

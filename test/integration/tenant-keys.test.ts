@@ -9,19 +9,37 @@ import { createTestDatabase } from '../support/database.ts';
 // a unique key must hold the distribution column), and its foreign keys to other tenant tables carry org_id
 // on both sides (co-located, so each check stays on one shard). A new table has to choose.
 const SHARED: Record<string, { kind: 'reference' | 'coordinator'; why: string }> = {
-  orgs: { kind: 'reference', why: 'one row per org, read by every request and referenced by every tenant table; slugs are unique across orgs' },
+  orgs: {
+    kind: 'reference',
+    why: 'one row per org, read by every request and referenced by every tenant table; slugs are unique across orgs',
+  },
   users: { kind: 'reference', why: 'a user belongs to many orgs; e-mail addresses are unique across orgs' },
   memberships: { kind: 'reference', why: "joins users to orgs: read by user (a user's orgs) and joined with credentials on every request" },
-  credentials: { kind: 'reference', why: 'every request finds its credential by secret hash, before any org is known; hashes are unique across orgs' },
+  credentials: {
+    kind: 'reference',
+    why: 'every request finds its credential by secret hash, before any org is known; hashes are unique across orgs',
+  },
   email_verifications: { kind: 'reference', why: "a user's, not an org's; found by token hash before any org is known" },
   password_resets: { kind: 'reference', why: "a user's, not an org's; found by token hash before any org is known" },
   user_identities: { kind: 'reference', why: "a user's link to the identity provider, found by issuer and subject at sign-in" },
   oauth_requests: { kind: 'coordinator', why: 'a pending sign-in, before any user or org is known; joined with nothing' },
-  oauth_clients: { kind: 'reference', why: 'an OAuth client registers before any user or org is known, and is then authorized in many orgs' },
+  oauth_clients: {
+    kind: 'reference',
+    why: 'an OAuth client registers before any user or org is known, and is then authorized in many orgs',
+  },
   oauth_codes: { kind: 'reference', why: 'an authorization code is found by its hash at the token endpoint, before any org is known' },
-  oauth_grants: { kind: 'reference', why: "a refresh token is found by its hash before any org is known; one row per credential, which is shared too" },
-  mail_messages: { kind: 'coordinator', why: "outgoing mail of users and addresses, unique by dedupe key across orgs; joined with nothing" },
-  rate_limit_windows: { kind: 'coordinator', why: "keyed by credential or client address; written on every write request, so replicating it to every node would cost each write" },
+  oauth_grants: {
+    kind: 'reference',
+    why: 'a refresh token is found by its hash before any org is known; one row per credential, which is shared too',
+  },
+  mail_messages: {
+    kind: 'coordinator',
+    why: 'outgoing mail of users and addresses, unique by dedupe key across orgs; joined with nothing',
+  },
+  rate_limit_windows: {
+    kind: 'coordinator',
+    why: 'keyed by credential or client address; written on every write request, so replicating it to every node would cost each write',
+  },
   billing_events: { kind: 'coordinator', why: "the payment processor's events by its own id, some of no known org; joined with nothing" },
   mikro_orm_migrations: { kind: 'coordinator', why: "the migrator's own record; migrations run on the coordinator" },
 };
@@ -52,7 +70,9 @@ interface ForeignKey {
 
 const tables = async (): Promise<string[]> =>
   (
-    await db.query<{ name: string }>(`select c.relname as name from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p') order by 1`)
+    await db.query<{ name: string }>(
+      `select c.relname as name from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p') order by 1`,
+    )
   ).rows.map((r) => r.name);
 
 // Primary keys and unique indexes (constraints or not) with their key columns in order; null for an expression.
@@ -90,14 +110,17 @@ async function violations(): Promise<string[]> {
   for (const table of tenant) {
     const column = orgColumn.get(table);
     if (!column) found.push(`${table}: a tenant table needs an org_id column (or a place in SHARED, with why)`);
-    else if (column.type !== 'uuid' || !column.not_null) found.push(`${table}: org_id must be uuid not null, is ${column.type}${column.not_null ? ' not null' : ' nullable'}`);
+    else if (column.type !== 'uuid' || !column.not_null)
+      found.push(`${table}: org_id must be uuid not null, is ${column.type}${column.not_null ? ' not null' : ' nullable'}`);
   }
   const keys = await uniqueKeys();
   for (const table of tenant) {
     if (!keys.some((k) => k.table === table && k.primary)) found.push(`${table}: a tenant table needs a primary key starting with org_id`);
   }
   for (const key of keys.filter((k) => tenant.has(k.table) && k.columns[0] !== 'org_id')) {
-    found.push(`${key.table}: ${key.primary ? 'primary key' : 'unique index'} ${key.name} (${key.columns.map((c) => c ?? '<expression>').join(', ')}) must start with org_id`);
+    found.push(
+      `${key.table}: ${key.primary ? 'primary key' : 'unique index'} ${key.name} (${key.columns.map((c) => c ?? '<expression>').join(', ')}) must start with org_id`,
+    );
   }
   for (const fk of await foreignKeys()) {
     if (!tenant.has(fk.referenced)) continue;
@@ -107,7 +130,9 @@ async function violations(): Promise<string[]> {
     }
     const at = fk.columns.indexOf('org_id');
     if (at < 0 || fk.referencedColumns[at] !== 'org_id') {
-      found.push(`${fk.table}: foreign key ${fk.name} (${fk.columns.join(', ')}) to tenant table ${fk.referenced} must pair org_id with ${fk.referenced}.org_id`);
+      found.push(
+        `${fk.table}: foreign key ${fk.name} (${fk.columns.join(', ')}) to tenant table ${fk.referenced} must pair org_id with ${fk.referenced}.org_id`,
+      );
     }
   }
   return found;
@@ -127,7 +152,9 @@ describe('tenant keys', () => {
     await db.query('begin');
     try {
       await db.query(`create table probe_items (id uuid primary key, org_id uuid, code text unique)`);
-      await db.query(`create table probe_links (org_id uuid not null, item_id uuid not null references probe_items (id), primary key (org_id, item_id))`);
+      await db.query(
+        `create table probe_links (org_id uuid not null, item_id uuid not null references probe_items (id), primary key (org_id, item_id))`,
+      );
       const found = (await violations()).filter((v) => v.startsWith('probe_'));
       expect(found).toEqual(
         expect.arrayContaining([
@@ -149,6 +176,10 @@ describe('tenant keys', () => {
     const named = (fn: string) => [...doc.matchAll(new RegExp(`${fn}\\('([a-z_]+)'`, 'g'))].map((m) => m[1]!).sort();
     const all = await tables();
     expect(named('create_distributed_table')).toEqual(all.filter((t) => !(t in SHARED)).sort());
-    expect(named('create_reference_table')).toEqual(Object.keys(SHARED).filter((t) => SHARED[t]!.kind === 'reference').sort());
+    expect(named('create_reference_table')).toEqual(
+      Object.keys(SHARED)
+        .filter((t) => SHARED[t]!.kind === 'reference')
+        .sort(),
+    );
   });
 });

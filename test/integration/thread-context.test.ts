@@ -40,10 +40,19 @@ interface Stored {
 async function vectors(ids: string[]): Promise<Map<string, Stored>> {
   const rows = await query(
     stack.orm.em.fork(),
-    sql<{ memory_id: string; embedding: string; text_embedding: string | null }>`select memory_id, embedding::text as embedding, text_embedding::text as text_embedding
+    sql<{
+      memory_id: string;
+      embedding: string;
+      text_embedding: string | null;
+    }>`select memory_id, embedding::text as embedding, text_embedding::text as text_embedding
       from memory_embeddings where org_id = ${a.org.id} and memory_id = any(${ids}::uuid[])`,
   );
-  return new Map(rows.map((r) => [r.memory_id, { searched: parseVector(r.embedding), text: r.text_embedding === null ? null : parseVector(r.text_embedding) }]));
+  return new Map(
+    rows.map((r) => [
+      r.memory_id,
+      { searched: parseVector(r.embedding), text: r.text_embedding === null ? null : parseVector(r.text_embedding) },
+    ]),
+  );
 }
 // Waits until `id`'s searched vector is its text's vector mixed with the texts of `before`, and returns them.
 async function mixedWith(id: string, before: string[]): Promise<Map<string, Stored>> {
@@ -51,7 +60,10 @@ async function mixedWith(id: string, before: string[]): Promise<Map<string, Stor
     const stored = await vectors([id, ...before]);
     const own = stored.get(id);
     if (!own?.text || before.some((b) => !stored.get(b)?.text)) return false;
-    const expected = withContext(own.text, before.map((b) => stored.get(b)!.text!));
+    const expected = withContext(
+      own.text,
+      before.map((b) => stored.get(b)!.text!),
+    );
     return near(own.searched, expected) && stored;
   }, 60_000);
 }
@@ -68,7 +80,10 @@ describe('thread context in semantic search', () => {
     await eventually(async () => (await vectors([alone])).has(alone), 60_000);
     // The first turn has no context: its searched vector is its text's.
     expect(near(stored.get(question)!.searched, stored.get(question)!.text!)).toBe(true);
-    const res = await stack.api.post('/api/memories/search', { token: a.token, body: { query: "what is Riley's dog called", mode: 'semantic', k: 5 } });
+    const res = await stack.api.post('/api/memories/search', {
+      token: a.token,
+      body: { query: "what is Riley's dog called", mode: 'semantic', k: 5 },
+    });
     const score = (id: string) => res.body.hits.find((h: { id: string }) => h.id === id)?.score as number;
     expect(score(answer)).toBeGreaterThan(score(alone));
     // The copy outside the thread reused the turn's text vector: no context, and no second run of the model.
@@ -106,17 +121,32 @@ describe('thread context in semantic search', () => {
     }, 60_000);
   });
 
-  it("leaves a chunk that consolidation merged away out of the context of the chunks after it", async () => {
+  it('leaves a chunk that consolidation merged away out of the context of the chunks after it', async () => {
     const first = await save('Pat: We moved the standup to 10am.', turn('t4', 0), 'merge');
-    const merged = await save('Quinn: The deploy pipeline for billing runs on GitHub Actions and takes twelve minutes.', turn('t4', 1), 'merge');
+    const merged = await save(
+      'Quinn: The deploy pipeline for billing runs on GitHub Actions and takes twelve minutes.',
+      turn('t4', 1),
+      'merge',
+    );
     const third = await save('Pat: Good, that is faster than before.', turn('t4', 2), 'merge');
     await save('Quinn: The deploy pipeline for billing runs on GitHub Actions, and takes twelve minutes!', undefined, 'merge');
     await mixedWith(third, [merged, first]);
     await stack.api.post('/api/consolidate', { token: a.token, body: { action: 'detect', namespace: 'merge' } });
-    const proposals = (await stack.api.get('/api/consolidate?status=pending', { token: a.token })).body.proposals as { id: string; memory_a_id: string; memory_b_id: string }[];
+    const proposals = (await stack.api.get('/api/consolidate?status=pending', { token: a.token })).body.proposals as {
+      id: string;
+      memory_a_id: string;
+      memory_b_id: string;
+    }[];
     const duplicate = proposals.find((p) => [p.memory_a_id, p.memory_b_id].includes(merged))!;
-    expect((await stack.api.post('/api/consolidate', { token: a.token, body: { action: 'review', id: duplicate.id, decision: 'approved' } })).status).toBe(200);
-    llm.respond((call: LlmCall) => (call.tool?.name === 'merge_memories' ? { merged: 'Quinn: billing deploys run on GitHub Actions in twelve minutes.', had_conflict: false } : undefined));
+    expect(
+      (await stack.api.post('/api/consolidate', { token: a.token, body: { action: 'review', id: duplicate.id, decision: 'approved' } }))
+        .status,
+    ).toBe(200);
+    llm.respond((call: LlmCall) =>
+      call.tool?.name === 'merge_memories'
+        ? { merged: 'Quinn: billing deploys run on GitHub Actions in twelve minutes.', had_conflict: false }
+        : undefined,
+    );
     expect((await stack.api.post('/api/consolidate', { token: a.token, body: { action: 'merge', id: duplicate.id } })).status).toBe(200);
     await mixedWith(third, [first]);
   });
@@ -153,7 +183,18 @@ describe("thread context in hybrid search's lexical list", () => {
       { id: next, score: 10 * CONTEXT_SHARES[1] },
     ]);
     // A listed chunk keeps its own score plus its share, and the list is cut to n.
-    const both = (await withThreadContext(stack.orm.em.fork(), a.org.id, [{ id: question, score: 10 }, { id: next, score: 5 }], 2, everywhere)).ranked;
+    const both = (
+      await withThreadContext(
+        stack.orm.em.fork(),
+        a.org.id,
+        [
+          { id: question, score: 10 },
+          { id: next, score: 5 },
+        ],
+        2,
+        everywhere,
+      )
+    ).ranked;
     expect(both).toEqual([
       { id: question, score: 10 },
       { id: next, score: 5 + 10 * CONTEXT_SHARES[1] },
@@ -166,7 +207,8 @@ describe("thread context in hybrid search's lexical list", () => {
     const answer = await save('Riley: Etna! The crater was steaming the whole time.', turn('l2', 1), 'trips');
     await save('Riley: The weather in Oslo was grey all week.', undefined, 'trips');
     await eventually(async () => (await vectors([question, answer])).size === 2, 60_000);
-    const search = (mode: string) => stack.api.post('/api/memories/search', { token: a.token, body: { query: 'volcano hike', mode, namespace: 'trips', k: 5 } });
+    const search = (mode: string) =>
+      stack.api.post('/api/memories/search', { token: a.token, body: { query: 'volcano hike', mode, namespace: 'trips', k: 5 } });
     const hybrid = (await search('hybrid')).body.hits as { id: string; found_by: string[] }[];
     expect(hybrid.find((h) => h.id === answer)?.found_by).toContain('lexical');
     const lexical = (await search('lexical')).body.hits as { id: string }[];

@@ -33,7 +33,12 @@ beforeAll(async () => {
   temporalProxy = await TlsProxy.grpc(inject('temporalAddress'), certs);
   stack = await startStack({
     databaseUrl,
-    env: { TEMPORAL_ADDRESS: temporalProxy.address, TEMPORAL_TLS_CA_PATH: certs.ca, TEMPORAL_TLS_CERT_PATH: certs.client.cert, TEMPORAL_TLS_KEY_PATH: certs.client.key },
+    env: {
+      TEMPORAL_ADDRESS: temporalProxy.address,
+      TEMPORAL_TLS_CA_PATH: certs.ca,
+      TEMPORAL_TLS_CERT_PATH: certs.client.cert,
+      TEMPORAL_TLS_KEY_PATH: certs.client.key,
+    },
   });
 }, 120_000);
 afterAll(async () => {
@@ -74,12 +79,18 @@ describe('TLS to PostgreSQL and mutual TLS to Temporal', () => {
       const config = loadConfig({ DATABASE_URL: databaseUrl, SERVICE_MODE: 'local', TEMPORAL_ADDRESS: temporalProxy.address, ...env });
       const client = connectClient(config.temporal, config.TEMPORAL_NAMESPACE, config.codecKeys);
       // A refused handshake is retried by the client as a network error: a deadline ends the attempt.
-      return client.connection.withDeadline(Date.now() + 2_000, () => client.workflowService.getSystemInfo({})).finally(() => client.connection.close());
+      return client.connection
+        .withDeadline(Date.now() + 2_000, () => client.workflowService.getSystemInfo({}))
+        .finally(() => client.connection.close());
     };
-    await expect(reach({ TEMPORAL_TLS_CA_PATH: certs.ca, TEMPORAL_TLS_CERT_PATH: certs.client.cert, TEMPORAL_TLS_KEY_PATH: certs.client.key })).resolves.toBeDefined();
+    await expect(
+      reach({ TEMPORAL_TLS_CA_PATH: certs.ca, TEMPORAL_TLS_CERT_PATH: certs.client.cert, TEMPORAL_TLS_KEY_PATH: certs.client.key }),
+    ).resolves.toBeDefined();
     // No client certificate, or a server this CA did not sign, or no TLS at all.
     await expect(reach({ TEMPORAL_TLS_CA_PATH: certs.ca })).rejects.toThrow();
-    await expect(reach({ TEMPORAL_TLS_CA_PATH: otherCa.ca, TEMPORAL_TLS_CERT_PATH: otherCa.client.cert, TEMPORAL_TLS_KEY_PATH: otherCa.client.key })).rejects.toThrow();
+    await expect(
+      reach({ TEMPORAL_TLS_CA_PATH: otherCa.ca, TEMPORAL_TLS_CERT_PATH: otherCa.client.cert, TEMPORAL_TLS_KEY_PATH: otherCa.client.key }),
+    ).rejects.toThrow();
     await expect(reach({})).rejects.toThrow();
   });
 });

@@ -38,7 +38,9 @@ describe('/api/auth/tokens', () => {
     expect((await stack.api.delete(`/api/auth/tokens/${created.body.id}`, { token: a.token })).status).toBe(404);
     expect((await stack.api.get('/api/auth/tokens', { token: a.token })).body).toHaveLength(1);
 
-    const actions = (await stack.api.get('/api/events?action=token.', { token: a.token })).body.events.map((e: { action: string }) => e.action);
+    const actions = (await stack.api.get('/api/events?action=token.', { token: a.token })).body.events.map(
+      (e: { action: string }) => e.action,
+    );
     expect(actions).toEqual(['token.revoke', 'token.create', 'token.create']);
   });
 
@@ -48,9 +50,18 @@ describe('/api/auth/tokens', () => {
     expect(created.status).toBe(201);
     expect(created.body.name).toBeNull();
     expect(created.body.expires_at - Date.now()).toBeGreaterThan(29.9 * 86_400_000);
-    await stack.orm.em.fork().getConnection().execute(`update credentials set expires_at = now() - interval '1 second' where id = ?`, [created.body.id]);
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update credentials set expires_at = now() - interval '1 second' where id = ?`, [created.body.id]);
     expect((await stack.api.get('/api/auth/me', { token: created.body.raw })).status).toBe(401);
-    for (const body of [{ expires_in_days: 0 }, { expires_in_days: 3651 }, { name: '' }, { name: 'x'.repeat(201) }, { expires_in_days: 'soon' }]) {
+    for (const body of [
+      { expires_in_days: 0 },
+      { expires_in_days: 3651 },
+      { name: '' },
+      { name: 'x'.repeat(201) },
+      { expires_in_days: 'soon' },
+    ]) {
       const bad = await stack.api.post('/api/auth/tokens', { token: a.token, body });
       expect(bad.status).toBe(400);
       expect(bad.body.issues.length).toBeGreaterThan(0);
@@ -73,7 +84,9 @@ describe('/api/auth/tokens', () => {
     const em = stack.orm.em.fork();
     em.create(Membership, { orgId: owner.org.id, userId: member.user.id, role: 'member', createdAt: new Date() });
     await em.flush();
-    const memberSession = await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: owner.org.id } });
+    const memberSession = await stack.api.post('/api/auth/login', {
+      body: { email: member.user.email, password: member.password, org_id: owner.org.id },
+    });
     const memberToken = (await stack.api.post('/api/auth/tokens', { cookie: memberSession.cookie!, body: { name: 'member-token' } })).body;
 
     const memberView = await stack.api.get('/api/auth/tokens', { token: memberToken.raw });
@@ -95,7 +108,9 @@ describe('/api/auth/tokens', () => {
     const em = stack.orm.em.fork();
     em.create(Membership, { orgId: owner.org.id, userId: member.user.id, role: 'member', createdAt: new Date() });
     await em.flush();
-    const session = await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: owner.org.id } });
+    const session = await stack.api.post('/api/auth/login', {
+      body: { email: member.user.email, password: member.password, org_id: owner.org.id },
+    });
     expect((await stack.api.get('/api/auth/me', { cookie: session.cookie! })).status).toBe(200);
     await em.nativeDelete(Membership, { orgId: owner.org.id, userId: member.user.id });
     expect((await stack.api.get('/api/auth/me', { cookie: session.cookie! })).status).toBe(401);
@@ -105,11 +120,14 @@ describe('/api/auth/tokens', () => {
     const a = await signUp(stack.api);
     // The signup's default token is the first; 98 more are written directly (the write limit allows 60 a
     // minute), the 100th through the API.
-    await stack.orm.em.fork().getConnection().execute(
-      `insert into credentials (id, kind, org_id, user_id, prefix, secret_hash, created_at)
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into credentials (id, kind, org_id, user_id, prefix, secret_hash, created_at)
        select gen_random_uuid(), 'api', ?, ?, 'svc_fill', md5(random()::text || g), now() from generate_series(1, 98) g`,
-      [a.org.id, a.user.id],
-    );
+        [a.org.id, a.user.id],
+      );
     const last = await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: 'the 100th' } });
     expect(last.status).toBe(201);
     const refused = await stack.api.post('/api/auth/tokens', { token: a.token, body: { name: 'one too many' } });

@@ -24,7 +24,8 @@ async function refused(res: { status: number; body: any }, path: string, message
 
 describe('input no field may hold', () => {
   it('refuses a NUL or a lone surrogate in any string of a body, value or key, and stores nothing', async () => {
-    const save = (body: Record<string, unknown>) => stack.api.post('/api/memories', { token: user.token, body: { content: 'fine', ...body } });
+    const save = (body: Record<string, unknown>) =>
+      stack.api.post('/api/memories', { token: user.token, body: { content: 'fine', ...body } });
     await refused(await save({ content: 'a\u0000b' }), 'body.content', /NUL/);
     await refused(await save({ content: 'a\ud800b' }), 'body.content', /surrogate/);
     await refused(await save({ tags: ['ok', '\udc00'] }), 'body.tags.1', /surrogate/);
@@ -33,14 +34,26 @@ describe('input no field may hold', () => {
     await refused(await save({ metadata: { 'k\u0000': 1 } }), 'body.metadata.k\u0000', /key must not contain the NUL/);
     expect((await stack.api.post('/api/memories/list', { token: user.token, body: {} })).body.total).toBe(0);
 
-    await refused(await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'deploy \ud83d' } }), 'body.query', /surrogate/);
-    await refused(await stack.api.post('/api/memories/list', { token: user.token, body: { metadata_filter: { 'a\u0000': 1 } } }), 'body.metadata_filter.a\u0000', /key/);
+    await refused(
+      await stack.api.post('/api/memories/search', { token: user.token, body: { query: 'deploy \ud83d' } }),
+      'body.query',
+      /surrogate/,
+    );
+    await refused(
+      await stack.api.post('/api/memories/list', { token: user.token, body: { metadata_filter: { 'a\u0000': 1 } } }),
+      'body.metadata_filter.a\u0000',
+      /key/,
+    );
     // A well-formed pair is text like any other.
     expect((await save({ content: 'ship it 🚀' })).status).toBe(201);
   });
 
   it('refuses them in path parameters and queries', async () => {
-    for (const [url, path] of [['/api/threads/a%00b', 'path.ref'], ['/api/procedural?q=%00', 'query.q'], ['/api/memories?q=deploy%00', 'query.q']]) {
+    for (const [url, path] of [
+      ['/api/threads/a%00b', 'path.ref'],
+      ['/api/procedural?q=%00', 'query.q'],
+      ['/api/memories?q=deploy%00', 'query.q'],
+    ]) {
       const res = await stack.api.get(url!, { token: user.token });
       expect({ url, status: res.status }).toEqual({ url, status: 400 });
       await refused(res, path!, /NUL/);
@@ -54,7 +67,10 @@ describe('input no field may hold', () => {
     const filter = await stack.api.post('/api/memories/list', { token: user.token, rawBody: `{"metadata_filter": ${nested(5_000)}}` });
     expect(filter.status).toBe(400);
     // The body is level 1 and metadata level 2, so metadata may hold MAX_INPUT_DEPTH - 2 more levels.
-    const ok = await stack.api.post('/api/memories', { token: user.token, rawBody: `{"content": "deep enough", "metadata": ${nested(MAX_INPUT_DEPTH - 2)}}` });
+    const ok = await stack.api.post('/api/memories', {
+      token: user.token,
+      rawBody: `{"content": "deep enough", "metadata": ${nested(MAX_INPUT_DEPTH - 2)}}`,
+    });
     expect(ok.status).toBe(201);
   });
 
@@ -62,13 +78,33 @@ describe('input no field may hold', () => {
     const tooLate = 253_402_300_800_000;
     const token = user.token;
     await refused(await stack.api.get(`/api/memories?created_before=${tooLate}`, { token }), 'query.created_before', /253402300799999/);
-    await refused(await stack.api.get(`/api/memories?q=deploy&updated_after=${Number.MAX_SAFE_INTEGER}`, { token }), 'query.updated_after', /253402300799999/);
-    await refused(await stack.api.post('/api/memories/list', { token, body: { created_after: tooLate } }), 'body.created_after', /253402300799999/);
-    await refused(await stack.api.post('/api/memories/search', { token, body: { query: 'x', created_before: tooLate } }), 'body.created_before', /253402300799999/);
-    await refused(await stack.api.post('/api/memories/search/bulk', { token, body: { queries: ['x'], created_before: tooLate } }), 'body.created_before', /253402300799999/);
+    await refused(
+      await stack.api.get(`/api/memories?q=deploy&updated_after=${Number.MAX_SAFE_INTEGER}`, { token }),
+      'query.updated_after',
+      /253402300799999/,
+    );
+    await refused(
+      await stack.api.post('/api/memories/list', { token, body: { created_after: tooLate } }),
+      'body.created_after',
+      /253402300799999/,
+    );
+    await refused(
+      await stack.api.post('/api/memories/search', { token, body: { query: 'x', created_before: tooLate } }),
+      'body.created_before',
+      /253402300799999/,
+    );
+    await refused(
+      await stack.api.post('/api/memories/search/bulk', { token, body: { queries: ['x'], created_before: tooLate } }),
+      'body.created_before',
+      /253402300799999/,
+    );
     await refused(await stack.api.get(`/api/events?since=${tooLate}`, { token }), 'query.since', /253402300799999/);
     // An export whose filters could not run is refused when it is asked for, not failed later.
-    await refused(await stack.api.post('/api/memories/exports', { token, body: { format: 'ndjson', filters: { created_before: tooLate } } }), 'body.filters.created_before', /253402300799999/);
+    await refused(
+      await stack.api.post('/api/memories/exports', { token, body: { format: 'ndjson', filters: { created_before: tooLate } } }),
+      'body.filters.created_before',
+      /253402300799999/,
+    );
 
     const last = tooLate - 1;
     expect((await stack.api.get(`/api/memories?created_before=${last}`, { token })).status).toBe(200);

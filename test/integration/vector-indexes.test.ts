@@ -30,10 +30,11 @@ const CONTENTS = [
 
 const save = (who: SignedUp, content: string) => stack.api.post('/api/memories', { token: who.token, body: { content } });
 const status = async (who: SignedUp) => (await stack.api.get('/api/memories/embeddings', { token: who.token })).body;
-const allEmbedded = (who: SignedUp) => eventually(async () => {
-  const s = await status(who);
-  return s.total > 0 && s.embedded === s.total && s;
-}, 60_000);
+const allEmbedded = (who: SignedUp) =>
+  eventually(async () => {
+    const s = await status(who);
+    return s.total > 0 && s.embedded === s.total && s;
+  }, 60_000);
 
 // Triggers the schedule and waits for that run's result. A scheduled run's id ends in the second the server
 // scheduled it, so two triggers in one second would name the same run (the second never starts): each waits until
@@ -46,7 +47,9 @@ async function runSchedule(): Promise<VectorIndexRun> {
   const before = new Set((await schedule.describe()).info.recentActions.map((a) => a.action.workflow.workflowId));
   // Allowed to overlap: the schedule learns that the previous run ended only a moment after it did.
   await schedule.trigger('ALLOW_ALL');
-  const run = await eventually(async () => (await schedule.describe()).info.recentActions.find((a) => !before.has(a.action.workflow.workflowId)));
+  const run = await eventually(async () =>
+    (await schedule.describe()).info.recentActions.find((a) => !before.has(a.action.workflow.workflowId)),
+  );
   lastRunSecond = Math.floor(run.scheduledAt.getTime() / 1000);
   return (await stack.temporal.workflow.getHandle(run.action.workflow.workflowId).result()) as VectorIndexRun;
 }
@@ -59,18 +62,41 @@ async function indexUsed(who: SignedUp): Promise<string> {
   const own = await orgIndexReady(em, who.org.id);
   const plan = await em.transactional(async (tx) => {
     await query(tx, sql`select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)`);
-    const statement = semanticCandidates(who.org.id, vectorLiteral(new Float32Array(384).fill(0.05)), 'bge-small-en-v1.5-int8', 10, compiled, own ? 'own' : 'shared');
+    const statement = semanticCandidates(
+      who.org.id,
+      vectorLiteral(new Float32Array(384).fill(0.05)),
+      'bge-small-en-v1.5-int8',
+      10,
+      compiled,
+      own ? 'own' : 'shared',
+    );
     return query(tx, sql<{ 'QUERY PLAN': string }>`explain ${statement}`);
   });
-  return plan.map((row) => row['QUERY PLAN']).join('\n').match(/Index Scan using (\S+)/)?.[1] ?? 'none';
+  return (
+    plan
+      .map((row) => row['QUERY PLAN'])
+      .join('\n')
+      .match(/Index Scan using (\S+)/)?.[1] ?? 'none'
+  );
 }
 
 // The org's vectors, and how many of them its own index serves (the rest are in the shared one).
 const rows = async (who: SignedUp) =>
-  (await queryOne(stack.orm.em.fork(), sql<{ all: number; own: number }>`select count(*)::int as all, (count(*) filter (where own_index))::int as own from memory_embeddings where org_id = ${who.org.id}`))!;
+  (await queryOne(
+    stack.orm.em.fork(),
+    sql<{
+      all: number;
+      own: number;
+    }>`select count(*)::int as all, (count(*) filter (where own_index))::int as own from memory_embeddings where org_id = ${who.org.id}`,
+  ))!;
 
 const indexValid = async (name: string) =>
-  (await queryOne(stack.orm.em.fork(), sql<{ valid: boolean }>`select indisvalid as valid from pg_index where indexrelid = to_regclass(${name})`))?.valid ?? null;
+  (
+    await queryOne(
+      stack.orm.em.fork(),
+      sql<{ valid: boolean }>`select indisvalid as valid from pg_index where indexrelid = to_regclass(${name})`,
+    )
+  )?.valid ?? null;
 
 beforeAll(async () => {
   stack = await startStack({ embeddings: true, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', VECTOR_INDEX_ORG_MIN: String(MIN) } });
@@ -102,15 +128,38 @@ describe('vector indexes of large orgs', () => {
     expect(await rows(big)).toEqual({ all: 9, own: 9 });
     expect(await rows(small)).toEqual({ all: 1, own: 0 });
     // A re-embedded vector (its memory's content edited) stays in the org's index.
-    expect((await stack.api.patch(`/api/memories/${ids[1]}`, { token: big.token, body: { content: 'The pager rotation switches owners every Tuesday at 10am Berlin time.' } })).status).toBe(200);
-    await eventually(async () => (await query(stack.orm.em.fork(), sql<{ hash: string }>`select content_hash as hash from memory_embeddings e join memories m on m.id = e.memory_id where e.memory_id = ${ids[1]} and e.content_hash = md5(m.content)`)).length === 1, 30_000);
+    expect(
+      (
+        await stack.api.patch(`/api/memories/${ids[1]}`, {
+          token: big.token,
+          body: { content: 'The pager rotation switches owners every Tuesday at 10am Berlin time.' },
+        })
+      ).status,
+    ).toBe(200);
+    await eventually(
+      async () =>
+        (
+          await query(
+            stack.orm.em.fork(),
+            sql<{
+              hash: string;
+            }>`select content_hash as hash from memory_embeddings e join memories m on m.id = e.memory_id where e.memory_id = ${ids[1]} and e.content_hash = md5(m.content)`,
+          )
+        ).length === 1,
+      30_000,
+    );
     expect(await rows(big)).toEqual({ all: 9, own: 9 });
     expect(await indexUsed(big)).toBe(orgIndexName(big.org.id));
     // The small org stays in the shared index.
     expect((await status(small)).index).toBe('shared');
     expect(await indexUsed(small)).toBe('memory_embeddings_shared_idx');
 
-    const hits = (await stack.api.post('/api/memories/search', { token: big.token, body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 } })).body.hits;
+    const hits = (
+      await stack.api.post('/api/memories/search', {
+        token: big.token,
+        body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 },
+      })
+    ).body.hits;
     expect(hits[0].id).toBe(ids[0]);
     // Nothing left to do.
     expect(await runSchedule()).toEqual({ built: [], dropped: [], failed: [] });
@@ -120,7 +169,12 @@ describe('vector indexes of large orgs', () => {
     const name = orgIndexName(big.org.id);
     await query(stack.orm.em.fork(), sql`drop index ${sql.id(name)}`);
     // A concurrent build that fails (here a unique index over duplicates) leaves its index behind, invalid.
-    await expect(query(stack.orm.em.fork(), sql`create unique index concurrently ${sql.id(name)} on memory_embeddings (org_id) where org_id = ${sql.lit(big.org.id)}::uuid`)).rejects.toThrow(/could not create unique index/);
+    await expect(
+      query(
+        stack.orm.em.fork(),
+        sql`create unique index concurrently ${sql.id(name)} on memory_embeddings (org_id) where org_id = ${sql.lit(big.org.id)}::uuid`,
+      ),
+    ).rejects.toThrow(/could not create unique index/);
     expect(await indexValid(name)).toBe(false);
     expect((await status(big)).index).toBe('shared');
 
@@ -134,7 +188,12 @@ describe('vector indexes of large orgs', () => {
     for (const id of ids.slice(1)) expect((await stack.api.delete(`/api/memories/${id}`, { token: big.token })).status).toBe(204);
     expect(await rows(big)).toEqual({ all: 1, own: 1 });
     expect(await runSchedule()).toEqual({ built: [], dropped: [], failed: [] });
-    let hits = (await stack.api.post('/api/memories/search', { token: big.token, body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 } })).body.hits;
+    let hits = (
+      await stack.api.post('/api/memories/search', {
+        token: big.token,
+        body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 },
+      })
+    ).body.hits;
     expect(hits.map((h: { id: string }) => h.id)).toEqual([ids[0]]);
 
     expect((await stack.api.delete(`/api/memories/${ids[0]}`, { token: big.token })).status).toBe(204);
@@ -145,7 +204,12 @@ describe('vector indexes of large orgs', () => {
     const again = (await save(big, CONTENTS[0]!)).body.id;
     await allEmbedded(big);
     expect(await rows(big)).toEqual({ all: 1, own: 0 });
-    hits = (await stack.api.post('/api/memories/search', { token: big.token, body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 } })).body.hits;
+    hits = (
+      await stack.api.post('/api/memories/search', {
+        token: big.token,
+        body: { query: 'what day are releases shipped', mode: 'semantic', k: 3 },
+      })
+    ).body.hits;
     expect(hits.map((h: { id: string }) => h.id)).toEqual([again]);
   });
 });

@@ -31,7 +31,10 @@ describe('POST /api/auth/verify-email', () => {
     expect(again.body.error).toBe('invalid_token');
     expect((await stack.api.post('/api/auth/verify-email', { body: { token: 'svc_nope' } })).body.error).toBe('invalid_token');
     expect((await stack.api.post('/api/auth/verify-email', { body: {} })).status).toBe(400);
-    const [row] = await query(stack.orm.em.fork(), sql<{ token_hash: string }>`select token_hash from email_verifications where user_id = ${a.user.id}`);
+    const [row] = await query(
+      stack.orm.em.fork(),
+      sql<{ token_hash: string }>`select token_hash from email_verifications where user_id = ${a.user.id}`,
+    );
     expect(row!.token_hash).not.toContain(token);
     expect(row!.token_hash).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -39,7 +42,10 @@ describe('POST /api/auth/verify-email', () => {
   it('refuses an expired token', async () => {
     const a = await signUp(stack.api);
     const [mail] = await mailTo(a.user.email, 'email_verification');
-    await query(stack.orm.em.fork(), sql`update email_verifications set expires_at = now() - interval '1 second' where user_id = ${a.user.id}`);
+    await query(
+      stack.orm.em.fork(),
+      sql`update email_verifications set expires_at = now() - interval '1 second' where user_id = ${a.user.id}`,
+    );
     expect((await stack.api.post('/api/auth/verify-email', { body: { token: tokenIn(mail!.textBody) } })).status).toBe(400);
   });
 });
@@ -75,7 +81,9 @@ describe('password reset', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
     expect(await stack.orm.em.fork().count(OutboxMessage, { jobType: 'passwordResetMail' })).toBe(before + 1);
-    const row = (await stack.orm.em.fork().find(OutboxMessage, { jobType: 'passwordResetMail' }, { orderBy: { createdAt: 'desc' }, limit: 1 }))[0]!;
+    const row = (
+      await stack.orm.em.fork().find(OutboxMessage, { jobType: 'passwordResetMail' }, { orderBy: { createdAt: 'desc' }, limit: 1 })
+    )[0]!;
     const outcome = await eventually(async () => {
       try {
         return await stack.temporal.workflow.getHandle(row.jobKey).result();
@@ -92,6 +100,9 @@ describe('password reset', () => {
     await stack.api.post('/api/auth/reset-request', { body: { email: a.user.email } });
     const [mail] = await mailTo(a.user.email, 'password_reset');
     await query(stack.orm.em.fork(), sql`update password_resets set expires_at = now() - interval '1 second' where user_id = ${a.user.id}`);
-    expect((await stack.api.post('/api/auth/reset-consume', { body: { token: tokenIn(mail!.textBody), password: 'a brand new password' } })).status).toBe(400);
+    expect(
+      (await stack.api.post('/api/auth/reset-consume', { body: { token: tokenIn(mail!.textBody), password: 'a brand new password' } }))
+        .status,
+    ).toBe(400);
   });
 });

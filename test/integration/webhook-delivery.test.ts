@@ -10,7 +10,9 @@ let receiver: WebhookReceiver;
 beforeAll(async () => {
   receiver = new WebhookReceiver();
   await receiver.start();
-  stack = await startStack({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1', WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  stack = await startStack({
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1', WRITE_RATE_LIMIT_PER_MINUTE: '0' },
+  });
 });
 afterAll(async () => {
   await stack?.close();
@@ -23,7 +25,8 @@ async function endpoint(a: SignedUp, events = ['memory.saved', 'memory.updated',
   return res.body as { id: string; secret: string };
 }
 
-const deliveries = async (a: SignedUp, id: string) => (await stack.api.get(`/api/webhooks/${id}/deliveries`, { token: a.token })).body.deliveries;
+const deliveries = async (a: SignedUp, id: string) =>
+  (await stack.api.get(`/api/webhooks/${id}/deliveries`, { token: a.token })).body.deliveries;
 
 describe('webhook delivery', () => {
   it('delivers each subscribed event once, signed as Standard Webhooks', async () => {
@@ -40,7 +43,10 @@ describe('webhook delivery', () => {
     // Every event of the memory has been fanned out (its three events are dispatched), so a third delivery
     // (of the update, not subscribed) would exist by now: there is none.
     await eventually(async () => {
-      const [row] = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from events where data->>'id' = ${memory.id} and dispatched_at is null`);
+      const [row] = await query(
+        stack.orm.em.fork(),
+        sql<{ n: number }>`select count(*)::int as n from events where data->>'id' = ${memory.id} and dispatched_at is null`,
+      );
       return row!.n === 0;
     });
     expect(await deliveries(a, ep.id)).toHaveLength(2);
@@ -101,7 +107,9 @@ describe('webhook delivery', () => {
 
     const again = await stack.api.post(`/api/webhooks/${ep.id}/deliveries/${failed.id}/retry`, { token: a.token });
     expect(again.status).toBe(202);
-    await eventually(async () => (await deliveries(a, ep.id)).find((d: { id: string; status: string }) => d.id === again.body.delivery_id && d.status === 'succeeded'));
+    await eventually(async () =>
+      (await deliveries(a, ep.id)).find((d: { id: string; status: string }) => d.id === again.body.delivery_id && d.status === 'succeeded'),
+    );
     expect((await stack.api.get(`/api/webhooks/${ep.id}`, { token: a.token })).body.consecutive_failures).toBe(0);
     expect((await stack.api.post(`/api/webhooks/${ep.id}/deliveries/${crypto.randomUUID()}/retry`, { token: a.token })).status).toBe(404);
 
@@ -113,7 +121,10 @@ describe('webhook delivery', () => {
     const skipped = (await stack.api.post('/api/memories', { token: a.token, body: { content: 'not sent: endpoint disabled' } })).body;
     // With no enabled endpoint subscribed, the save writes no event at all (in its own statement), so
     // nothing can ever be delivered for it.
-    const [events] = await query(stack.orm.em.fork(), sql<{ n: number }>`select count(*)::int as n from events where data->>'id' = ${skipped.id}`);
+    const [events] = await query(
+      stack.orm.em.fork(),
+      sql<{ n: number }>`select count(*)::int as n from events where data->>'id' = ${skipped.id}`,
+    );
     expect(events!.n).toBe(0);
     expect(await deliveries(a, ep.id)).toHaveLength(deliveredBefore);
     expect(receiver.received.length).toBe(count);
@@ -124,10 +135,13 @@ describe('endpoint health and the connection-time address check', () => {
   it('disables an endpoint failing for days and cancels what was still pending', async () => {
     const a = await signUp(stack.api);
     const ep = await endpoint(a, ['memory.saved']);
-    await stack.orm.em.fork().getConnection().execute(
-      `update webhook_endpoints set consecutive_failures = 19, created_at = now() - interval '4 days', last_success_at = now() - interval '4 days' where id = ?`,
-      [ep.id],
-    );
+    await stack.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `update webhook_endpoints set consecutive_failures = 19, created_at = now() - interval '4 days', last_success_at = now() - interval '4 days' where id = ?`,
+        [ep.id],
+      );
     receiver.script.push(500);
     await stack.api.post('/api/memories', { token: a.token, body: { content: 'the twentieth failure' } });
     await eventually(async () => (await stack.api.get(`/api/webhooks/${ep.id}`, { token: a.token })).body.enabled === false);
@@ -149,11 +163,19 @@ describe('endpoint health and the connection-time address check', () => {
     expect(allowed.statusCode).toBe(200);
   });
 
-  it('keeps signing secrets sealed, and seals those written before in the worker\'s maintenance', async () => {
+  it("keeps signing secrets sealed, and seals those written before in the worker's maintenance", async () => {
     const a = await signUp(stack.api);
     const ep = await endpoint(a, ['memory.saved']);
     const row = async () =>
-      (await query(stack.orm.em.fork(), sql<{ secret: string | null; sealed: Buffer | null }>`select secret, secret_sealed as sealed from webhook_endpoints where id = ${ep.id}`))[0]!;
+      (
+        await query(
+          stack.orm.em.fork(),
+          sql<{
+            secret: string | null;
+            sealed: Buffer | null;
+          }>`select secret, secret_sealed as sealed from webhook_endpoints where id = ${ep.id}`,
+        )
+      )[0]!;
     const stored = await row();
     // Neither the secret nor its key material is in the row.
     expect(stored.secret).toBeNull();
@@ -168,7 +190,11 @@ describe('endpoint health and the connection-time address check', () => {
     const legacy = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     await query(stack.orm.em.fork(), sql`update webhook_endpoints set secret = ${legacy}, secret_sealed = null where id = ${ep.id}`);
     await deliveredWith(legacy, 'signed with a plain secret');
-    await stack.temporal.workflow.execute(maintenanceWorkflow, { taskQueue: stack.config.TEMPORAL_TASK_QUEUE, workflowId: `maintenance-test-${ep.id}`, args: [] });
+    await stack.temporal.workflow.execute(maintenanceWorkflow, {
+      taskQueue: stack.config.TEMPORAL_TASK_QUEUE,
+      workflowId: `maintenance-test-${ep.id}`,
+      args: [],
+    });
     expect((await row()).secret).toBeNull();
     await deliveredWith(legacy, 'signed with the same secret, sealed since');
     // A secret sealed under another key cannot sign: the delivery fails at once, saying why, rather than retry.
@@ -182,4 +208,3 @@ describe('endpoint health and the connection-time address check', () => {
     expect(receiver.received.some((r) => r.body.includes(memory.id))).toBe(false);
   });
 });
-

@@ -21,7 +21,12 @@ beforeAll(async () => {
   receiver = new WebhookReceiver();
   await receiver.start();
   stack = await startStack({
-    env: { TEMPORAL_ADDRESS: temporal.address, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '0,4,4', WRITE_RATE_LIMIT_PER_MINUTE: '0' },
+    env: {
+      TEMPORAL_ADDRESS: temporal.address,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '0,4,4',
+      WRITE_RATE_LIMIT_PER_MINUTE: '0',
+    },
   });
 }, 120_000);
 afterAll(async () => {
@@ -31,7 +36,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const statusOf = async (token: string, endpointId: string) => (await stack.api.get(`/api/webhooks/${endpointId}/deliveries`, { token })).body.deliveries[0];
+const statusOf = async (token: string, endpointId: string) =>
+  (await stack.api.get(`/api/webhooks/${endpointId}/deliveries`, { token })).body.deliveries[0];
 
 describe('webhook deliveries survive restarts', () => {
   it('completes a retrying delivery after the Temporal server is stopped and started again', async () => {

@@ -17,7 +17,10 @@ beforeAll(async () => {
   db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   // The model's worker from the start: a signup waits for its workflow.
-  const [apiProcess, worker] = await Promise.all([spawnService('api', env), spawnService('worker', { ...env, EMBEDDING_PROVIDER: 'local' })]);
+  const [apiProcess, worker] = await Promise.all([
+    spawnService('api', env),
+    spawnService('worker', { ...env, EMBEDDING_PROVIDER: 'local' }),
+  ]);
   api = apiProcess;
   workers.push(worker);
 }, 120_000);
@@ -38,7 +41,12 @@ const vectors = async () => (await db.query<{ n: number }>('select count(*)::int
 
 describe('the worker stopped while it embeds', () => {
   it('exits cleanly, and the next worker embeds what is left', async () => {
-    const signup = await post('/api/auth/signup', { email: `stop-${randomUUID()}@example.com`, password: 'correct horse battery', name: 'Ada', org_name: 'Stop' });
+    const signup = await post('/api/auth/signup', {
+      email: `stop-${randomUUID()}@example.com`,
+      password: 'correct horse battery',
+      name: 'Ada',
+      org_name: 'Stop',
+    });
     expect(signup.status).toBe(201);
     const token: string = signup.body.api_token.raw;
     // Long enough that embedding them all takes the model a few seconds.
@@ -46,7 +54,13 @@ describe('the worker stopped while it embeds', () => {
     for (let i = 0; i < COUNT; i += 20) {
       await Promise.all(
         Array.from({ length: 20 }, async (_, j) => {
-          const res = await post('/api/memories', { content: `Release note ${i + j}: ${'the deploy pipeline rolled the service out to every region after the canary passed. '.repeat(6)}` }, token);
+          const res = await post(
+            '/api/memories',
+            {
+              content: `Release note ${i + j}: ${'the deploy pipeline rolled the service out to every region after the canary passed. '.repeat(6)}`,
+            },
+            token,
+          );
           expect(res.status).toBe(201);
         }),
       );

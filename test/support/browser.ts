@@ -7,6 +7,14 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath,
     // This machine's network is closed: without these, Chromium keeps trying to reach Google's services.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }

@@ -17,10 +17,45 @@ export async function makeCertificates(dir: string, name = 'memsvc-test'): Promi
   const path = (file: string) => join(dir, file);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   await run('openssl', ['req', '-x509', ...ec, '-keyout', path('ca.key'), '-out', path('ca.pem'), '-days', '2', '-subj', `/CN=${name} CA`]);
-  for (const [who, usage] of [['server', 'serverAuth'], ['client', 'clientAuth']] as const) {
-    await run('openssl', ['req', ...ec, '-keyout', path(`${who}.key`), '-out', path(`${who}.csr`), '-subj', `/CN=${who === 'server' ? 'localhost' : `${name} client`}`]);
-    await writeFile(path(`${who}.ext`), `${who === 'server' ? 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' : ''}extendedKeyUsage=${usage}\n`);
-    await run('openssl', ['x509', '-req', '-in', path(`${who}.csr`), '-CA', path('ca.pem'), '-CAkey', path('ca.key'), '-CAcreateserial', '-out', path(`${who}.pem`), '-days', '2', '-extfile', path(`${who}.ext`)]);
+  for (const [who, usage] of [
+    ['server', 'serverAuth'],
+    ['client', 'clientAuth'],
+  ] as const) {
+    await run('openssl', [
+      'req',
+      ...ec,
+      '-keyout',
+      path(`${who}.key`),
+      '-out',
+      path(`${who}.csr`),
+      '-subj',
+      `/CN=${who === 'server' ? 'localhost' : `${name} client`}`,
+    ]);
+    await writeFile(
+      path(`${who}.ext`),
+      `${who === 'server' ? 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' : ''}extendedKeyUsage=${usage}\n`,
+    );
+    await run('openssl', [
+      'x509',
+      '-req',
+      '-in',
+      path(`${who}.csr`),
+      '-CA',
+      path('ca.pem'),
+      '-CAkey',
+      path('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      path(`${who}.pem`),
+      '-days',
+      '2',
+      '-extfile',
+      path(`${who}.ext`),
+    ]);
   }
-  return { ca: path('ca.pem'), server: { cert: path('server.pem'), key: path('server.key') }, client: { cert: path('client.pem'), key: path('client.key') } };
+  return {
+    ca: path('ca.pem'),
+    server: { cert: path('server.pem'), key: path('server.key') },
+    client: { cert: path('client.pem'), key: path('client.key') },
+  };
 }

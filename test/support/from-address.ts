@@ -9,12 +9,18 @@ export function postFrom(
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: any; retryAfter: number }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', localAddress: address, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined, retryAfter: Number(res.headers['retry-after']) }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', localAddress: address, headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined, retryAfter: Number(res.headers['retry-after']) }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });

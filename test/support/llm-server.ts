@@ -154,10 +154,13 @@ export class LlmServer {
   async #handle(req: IncomingMessage, text: string, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
     const routed: LlmEndpoint | undefined =
-      req.method === 'POST' && path === '/v1/messages' ? 'anthropic'
-      : req.method === 'POST' && path === '/v1/chat/completions' ? 'openai'
-      : req.method === 'POST' && path === '/v1/embeddings' ? 'embeddings'
-      : undefined;
+      req.method === 'POST' && path === '/v1/messages'
+        ? 'anthropic'
+        : req.method === 'POST' && path === '/v1/chat/completions'
+          ? 'openai'
+          : req.method === 'POST' && path === '/v1/embeddings'
+            ? 'embeddings'
+            : undefined;
     // An unknown route still answers in the format of the client that asked.
     const endpoint = routed ?? (req.headers['anthropic-version'] || req.headers['x-api-key'] ? 'anthropic' : 'openai');
     const protocol = endpoint === 'embeddings' ? 'openai' : endpoint;
@@ -179,7 +182,10 @@ export class LlmServer {
     if (problem) return fail(400, problem);
     const longest = Math.max(0, ...(call.embeddings?.input ?? []).map((text) => tokens(text)));
     if (longest > this.#maxInputTokens) {
-      return fail(400, `This model's maximum context length is ${this.#maxInputTokens} tokens, however you requested ${longest} tokens. Please reduce your prompt.`);
+      return fail(
+        400,
+        `This model's maximum context length is ${this.#maxInputTokens} tokens, however you requested ${longest} tokens. Please reduce your prompt.`,
+      );
     }
 
     call.status = 200;
@@ -222,9 +228,11 @@ function parseCall(endpoint: LlmEndpoint, headers: IncomingHttpHeaders, text: st
   if (typeof body.model === 'string') call.model = body.model;
   const messages = Array.isArray(body.messages) ? body.messages.filter(isRecord) : [];
   const problem =
-    endpoint === 'embeddings' ? parseEmbeddings(body, call)
-    : endpoint === 'anthropic' ? parseAnthropic(body, messages, call)
-    : parseOpenai(body, messages, call);
+    endpoint === 'embeddings'
+      ? parseEmbeddings(body, call)
+      : endpoint === 'anthropic'
+        ? parseAnthropic(body, messages, call)
+        : parseOpenai(body, messages, call);
   return problem ? { call, problem } : { call };
 }
 
@@ -294,8 +302,10 @@ function parseEmbeddings(body: Record<string, unknown>, call: LlmCall): string |
   const dimensions = body.dimensions;
   if (texts) call.embeddings = { input: texts, dimensions: typeof dimensions === 'number' ? dimensions : undefined };
   if (typeof body.model !== 'string') return 'you must provide a model parameter';
-  if (!texts || texts.length === 0 || texts.length > 2048) return "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.";
-  if (dimensions !== undefined && !(Number.isInteger(dimensions) && (dimensions as number) > 0)) return `Invalid value for 'dimensions' = ${String(dimensions)}. Must be a positive integer.`;
+  if (!texts || texts.length === 0 || texts.length > 2048)
+    return "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.";
+  if (dimensions !== undefined && !(Number.isInteger(dimensions) && (dimensions as number) > 0))
+    return `Invalid value for 'dimensions' = ${String(dimensions)}. Must be a positive integer.`;
   if (body.encoding_format !== undefined && body.encoding_format !== 'float') return 'LlmServer answers encoding_format float only.';
   return undefined;
 }
@@ -313,9 +323,7 @@ function flattenContent(content: unknown): string {
   return content
     .filter(isRecord)
     .flatMap((b) =>
-      typeof b.text === 'string' ? [b.text]
-      : b.type === 'tool_use' ? [`${String(b.name)}(${JSON.stringify(b.input)})`]
-      : [],
+      typeof b.text === 'string' ? [b.text] : b.type === 'tool_use' ? [`${String(b.name)}(${JSON.stringify(b.input)})`] : [],
     )
     .join('\n');
 }
@@ -324,9 +332,11 @@ function anthropicAnswer(call: LlmCall, answer: unknown): unknown {
   const text = answer instanceof RawText ? answer.text : typeof answer === 'string' ? answer : undefined;
   const toolUse = (name: string, input: unknown) => ({ type: 'tool_use', id: `toolu_${hexId()}`, name, input, caller: { type: 'direct' } });
   const content =
-    answer instanceof ToolCalls ? answer.calls.map((c) => toolUse(c.name, c.input))
-    : text !== undefined || !call.tool ? [{ type: 'text', text: text ?? '', citations: null }]
-    : [toolUse(call.tool.name, answer)];
+    answer instanceof ToolCalls
+      ? answer.calls.map((c) => toolUse(c.name, c.input))
+      : text !== undefined || !call.tool
+        ? [{ type: 'text', text: text ?? '', citations: null }]
+        : [toolUse(call.tool.name, answer)];
   return {
     id: `msg_${hexId()}`,
     type: 'message',
@@ -355,11 +365,7 @@ function anthropicAnswer(call: LlmCall, answer: unknown): unknown {
 
 function openaiAnswer(call: LlmCall, answer: unknown): unknown {
   const calls = answer instanceof ToolCalls ? answer.calls : undefined;
-  const content =
-    calls ? null
-    : answer instanceof RawText ? answer.text
-    : call.tool ? JSON.stringify(answer)
-    : String(answer);
+  const content = calls ? null : answer instanceof RawText ? answer.text : call.tool ? JSON.stringify(answer) : String(answer);
   const toolCalls = calls?.map((c) => ({
     id: `call_${hexId()}`,
     type: 'function',
@@ -399,22 +405,32 @@ function embeddingsAnswer(call: LlmCall, vectors: number[][]): unknown {
 function sendError(res: ServerResponse, protocol: LlmProtocol, status: number, message: string, headers: Headers): void {
   if (protocol === 'anthropic') {
     const type =
-      status === 400 ? 'invalid_request_error'
-      : status === 401 ? 'authentication_error'
-      : status === 403 ? 'permission_error'
-      : status === 404 ? 'not_found_error'
-      : status === 429 ? 'rate_limit_error'
-      : status === 504 ? 'timeout_error'
-      : status === 529 ? 'overloaded_error'
-      : 'api_error';
+      status === 400
+        ? 'invalid_request_error'
+        : status === 401
+          ? 'authentication_error'
+          : status === 403
+            ? 'permission_error'
+            : status === 404
+              ? 'not_found_error'
+              : status === 429
+                ? 'rate_limit_error'
+                : status === 504
+                  ? 'timeout_error'
+                  : status === 529
+                    ? 'overloaded_error'
+                    : 'api_error';
     send(res, protocol, status, JSON.stringify({ type: 'error', error: { type, message }, request_id: `req_${hexId()}` }), headers);
     return;
   }
   const [type, code] =
-    status === 401 ? ['invalid_request_error', 'invalid_api_key']
-    : status === 429 ? ['requests', 'rate_limit_exceeded']
-    : status >= 500 ? ['server_error', null]
-    : ['invalid_request_error', null];
+    status === 401
+      ? ['invalid_request_error', 'invalid_api_key']
+      : status === 429
+        ? ['requests', 'rate_limit_exceeded']
+        : status >= 500
+          ? ['server_error', null]
+          : ['invalid_request_error', null];
   send(res, protocol, status, JSON.stringify({ error: { message, type, param: null, code } }), headers);
 }
 
@@ -428,13 +444,15 @@ function send(res: ServerResponse, protocol: LlmProtocol, status: number, json: 
 }
 
 function faultMessage(status: number): string {
-  return (
-    status === 429 ? 'Rate limited. Please retry after a moment.'
-    : status === 529 ? 'Overloaded'
-    : status === 503 ? 'Service unavailable.'
-    : status >= 500 ? 'Internal server error'
-    : `Scripted failure (${status})`
-  );
+  return status === 429
+    ? 'Rate limited. Please retry after a moment.'
+    : status === 529
+      ? 'Overloaded'
+      : status === 503
+        ? 'Service unavailable.'
+        : status >= 500
+          ? 'Internal server error'
+          : `Scripted failure (${status})`;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -513,13 +531,32 @@ function negated(text: string): boolean {
 }
 
 const LEADING_WORDS = new Set(
-  'a an and after also at before but by for from he her his i if in it its my no of on or our she so that the their then there these they this those to we when while with you your'.split(' '),
+  'a an and after also at before but by for from he her his i if in it its my no of on or our she so that the their then there these they this those to we when while with you your'.split(
+    ' ',
+  ),
 );
 const ORGANIZATIONS = new Set('acme amazon anthropic apple aws github google ibm meta microsoft netflix openai oracle stripe'.split(' '));
 const ORGANIZATION_SUFFIXES = new Set('co corp corporation gmbh inc labs llc ltd'.split(' '));
 const PEOPLE = new Set('alice bob carol dave eve frank grace heidi mallory oscar peggy trent victor walter'.split(' '));
-const LOCATIONS = new Set(['amsterdam', 'berlin', 'dublin', 'europe', 'france', 'germany', 'japan', 'london', 'madrid', 'new york', 'paris', 'rome', 'san francisco', 'tokyo']);
-const TECHNOLOGIES = new Set('docker javascript kafka kubernetes linux node postgres postgresql python redis rust temporal typescript'.split(' '));
+const LOCATIONS = new Set([
+  'amsterdam',
+  'berlin',
+  'dublin',
+  'europe',
+  'france',
+  'germany',
+  'japan',
+  'london',
+  'madrid',
+  'new york',
+  'paris',
+  'rome',
+  'san francisco',
+  'tokyo',
+]);
+const TECHNOLOGIES = new Set(
+  'docker javascript kafka kubernetes linux node postgres postgresql python redis rust temporal typescript'.split(' '),
+);
 
 function extractEntities(text: string): { name: string; type: string; aliases: string[] }[] {
   const seen = new Set<string>();

@@ -9,11 +9,22 @@ export interface TestAccount {
 
 // A real OpenID Connect provider (node-oidc-provider) on loopback, with its development login and consent
 // pages, one confidential client, and accounts the test defines.
-export async function startOidcProvider(port: number, redirectUri: string): Promise<{ issuer: string; accounts: Map<string, TestAccount>; close: () => Promise<void> }> {
+export async function startOidcProvider(
+  port: number,
+  redirectUri: string,
+): Promise<{ issuer: string; accounts: Map<string, TestAccount>; close: () => Promise<void> }> {
   const issuer = `http://127.0.0.1:${port}`;
   const accounts = new Map<string, TestAccount>();
   const provider = new Provider(issuer, {
-    clients: [{ client_id: 'memory-service', client_secret: 'memory-service-secret', redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: 'memory-service',
+        client_secret: 'memory-service-secret',
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
     findAccount: async (_ctx: unknown, id: string) => {
       const account = accounts.get(id);
       return account ? { accountId: id, claims: async () => ({ sub: id, ...account }) } : undefined;

@@ -34,11 +34,26 @@ export class OtlpReceiver {
       req.on('data', (c: Buffer) => (body += c.toString('utf8')));
       req.on('end', () => {
         if (req.url === '/v1/traces') {
-          const parsed = JSON.parse(body) as { resourceSpans: { resource: { attributes: OtlpAttributes }; scopeSpans: { spans: { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: OtlpAttributes }[] }[] }[] };
+          const parsed = JSON.parse(body) as {
+            resourceSpans: {
+              resource: { attributes: OtlpAttributes };
+              scopeSpans: {
+                spans: { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: OtlpAttributes }[];
+              }[];
+            }[];
+          };
           for (const rs of parsed.resourceSpans) {
             const service = String(attributesOf(rs.resource.attributes)['service.name']);
             for (const ss of rs.scopeSpans)
-              for (const s of ss.spans) this.spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, attributes: attributesOf(s.attributes) });
+              for (const s of ss.spans)
+                this.spans.push({
+                  service,
+                  traceId: s.traceId,
+                  spanId: s.spanId,
+                  parentSpanId: s.parentSpanId ?? '',
+                  name: s.name,
+                  attributes: attributesOf(s.attributes),
+                });
           }
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');

@@ -12,7 +12,12 @@ const llm = new LlmServer();
 await llm.start();
 const stripe = await startStripeMock();
 const env = { ...llmEnv(llm), STRIPE_SECRET_KEY: 'sk_test_fuzz', STRIPE_WEBHOOK_SECRET: 'whsec_fuzz', STRIPE_API_BASE: stripe.url };
-await writeFile(envFile, Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join(''));
+await writeFile(
+  envFile,
+  Object.entries(env)
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join(''),
+);
 const stop = () => {
   stripe.stop();
   void llm.close().finally(() => process.exit(0));

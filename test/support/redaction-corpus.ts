@@ -21,7 +21,9 @@ export const corpus = JSON.parse(readFileSync(new URL('../fixtures/redaction/git
 
 // A one-line sample sits inside a sentence; a multi-line one (a config file, a script) on lines of its own.
 export const inSentence = (sample: string): string =>
-  sample.includes('\n') ? `While debugging the deploy I found this:\n${sample}\nand then we moved on.` : `While debugging the deploy I found this: ${sample} and then we moved on.`;
+  sample.includes('\n')
+    ? `While debugging the deploy I found this:\n${sample}\nand then we moved on.`
+    : `While debugging the deploy I found this: ${sample} and then we moved on.`;
 
 export interface KindScore {
   kind: string;
@@ -38,7 +40,16 @@ export function scoreCorpus(): KindScore[] {
   const scores = new Map<string, KindScore>();
   for (const rule of corpus.rules) {
     if (rule.notRun) continue;
-    const score = scores.get(rule.kind) ?? { kind: rule.kind, rules: [], tried: 0, caught: 0, falseSamples: 0, falsePositives: 0, missed: [], flagged: [] };
+    const score = scores.get(rule.kind) ?? {
+      kind: rule.kind,
+      rules: [],
+      tried: 0,
+      caught: 0,
+      falseSamples: 0,
+      falsePositives: 0,
+      missed: [],
+      flagged: [],
+    };
     scores.set(rule.kind, score);
     score.rules.push(rule.id);
     for (const { text, secrets } of rule.truePositives) {

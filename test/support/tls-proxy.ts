@@ -21,7 +21,14 @@ export class TlsProxy {
   // gRPC (Temporal): HTTP/2 by ALPN, and a client certificate signed by the test CA required (mutual TLS).
   static async grpc(target: string, certs: Certificates): Promise<TlsProxy> {
     const server = createTlsServer(
-      { cert: await readFile(certs.server.cert), key: await readFile(certs.server.key), ca: await readFile(certs.ca), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] },
+      {
+        cert: await readFile(certs.server.cert),
+        key: await readFile(certs.server.key),
+        ca: await readFile(certs.ca),
+        requestCert: true,
+        rejectUnauthorized: true,
+        ALPNProtocols: ['h2'],
+      },
       (socket) => pipe(socket, target),
     );
     server.on('tlsClientError', () => undefined);

@@ -48,7 +48,14 @@ describe('slugs', () => {
 });
 
 describe('roles', () => {
-  const caller = (role: Caller['role']): Caller => ({ userId: 'u', orgId: 'o', role, plan: 'free', credentialId: null, credentialKind: 'api' });
+  const caller = (role: Caller['role']): Caller => ({
+    userId: 'u',
+    orgId: 'o',
+    role,
+    plan: 'free',
+    credentialId: null,
+    credentialKind: 'api',
+  });
   it('ranks owner over admin over member', () => {
     expect(() => requireRole(caller('owner'), 'owner')).not.toThrow();
     expect(() => requireRole(caller('admin'), 'admin')).not.toThrow();

@@ -7,7 +7,18 @@ const LUCENE_STOP_WORDS =
 describe('analyze', () => {
   it('splits on anything that is not a letter or digit', () => {
     expect(analyze('hello, world! (foo) [bar] {baz} qux;quux — a/b\tc\nd_e-f')).toEqual([
-      'hello', 'world', 'foo', 'bar', 'baz', 'qux', 'quux', 'b', 'c', 'd', 'e', 'f',
+      'hello',
+      'world',
+      'foo',
+      'bar',
+      'baz',
+      'qux',
+      'quux',
+      'b',
+      'c',
+      'd',
+      'e',
+      'f',
     ]);
     expect(analyze('')).toEqual([]);
     expect(analyze('  ... !!! ')).toEqual([]);
@@ -48,9 +59,19 @@ describe('analyze', () => {
 
   it('Porter-stems', () => {
     const stems: [string, string][] = [
-      ['running', 'run'], ['connections', 'connect'], ['connected', 'connect'], ['generously', 'gener'],
-      ['relational', 'relat'], ['happiness', 'happi'], ['caresses', 'caress'], ['ponies', 'poni'],
-      ['memories', 'memori'], ['memory', 'memori'], ['agreed', 'agre'], ['hopping', 'hop'], ['sky', 'sky'],
+      ['running', 'run'],
+      ['connections', 'connect'],
+      ['connected', 'connect'],
+      ['generously', 'gener'],
+      ['relational', 'relat'],
+      ['happiness', 'happi'],
+      ['caresses', 'caress'],
+      ['ponies', 'poni'],
+      ['memories', 'memori'],
+      ['memory', 'memori'],
+      ['agreed', 'agre'],
+      ['hopping', 'hop'],
+      ['sky', 'sky'],
     ];
     for (const [word, stem] of stems) expect(analyze(word), word).toEqual([stem]);
   });

@@ -4,7 +4,7 @@ import { BestFirst } from '../../domain/search/best-first.ts';
 describe('BestFirst', () => {
   it('hands out every position best first, each batch extended over ties, for any batch sizes', () => {
     let seed = 3;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     for (const size of [0, 1, 2, 7, 100, 5_000]) {
       for (const distinct of [1, 3, 50, 1e9]) {
         const scores = Float64Array.from({ length: size }, () => Math.floor(random() * distinct));
@@ -28,7 +28,8 @@ describe('BestFirst', () => {
           batch *= 3;
         }
         expect([...taken].sort((x, y) => x - y)).toEqual([...scores.keys()]);
-        if (distinct !== 3) for (let i = 1; i < taken.length; i++) expect(scores[taken[i - 1]!]!).toBeGreaterThanOrEqual(scores[taken[i]!]!);
+        if (distinct !== 3)
+          for (let i = 1; i < taken.length; i++) expect(scores[taken[i - 1]!]!).toBeGreaterThanOrEqual(scores[taken[i]!]!);
       }
     }
   });

@@ -3,7 +3,13 @@ import { BlockCache, type CachedBlock } from '../../domain/search/block-cache.ts
 import { decodeBlock, encodeBlock, peaksOf } from '../../domain/search/blocks.ts';
 
 const block = (first: number, count: number, version = '1'): CachedBlock => {
-  const postings = decodeBlock(encodeBlock({ docnums: Array.from({ length: count }, (_, i) => first + i), lens: new Array(count).fill(10), tfs: new Array(count).fill(1) }));
+  const postings = decodeBlock(
+    encodeBlock({
+      docnums: Array.from({ length: count }, (_, i) => first + i),
+      lens: new Array(count).fill(10),
+      tfs: new Array(count).fill(1),
+    }),
+  );
   return { first, version, postings, peaks: peaksOf(postings) };
 };
 

@@ -59,7 +59,11 @@ describe('Bm25Reference', () => {
   });
 
   it('returns at most k hits', () => {
-    expect(corpus().search('dog cat', 2).map((h) => h.id)).toEqual(['b', 'c']);
+    expect(
+      corpus()
+        .search('dog cat', 2)
+        .map((h) => h.id),
+    ).toEqual(['b', 'c']);
     expect(corpus().search('dog cat', 0)).toEqual([]);
   });
 

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../infra/config.ts';
 
 describe('configuration', () => {
-  const secrets = { BYOK_ESCROW_KEY: 'b'.repeat(43), TEMPORAL_CODEC_KEYS: `dev1:${Buffer.alloc(32, 1).toString('base64')}`, METRICS_TOKEN: 'm'.repeat(32) };
+  const secrets = {
+    BYOK_ESCROW_KEY: 'b'.repeat(43),
+    TEMPORAL_CODEC_KEYS: `dev1:${Buffer.alloc(32, 1).toString('base64')}`,
+    METRICS_TOKEN: 'm'.repeat(32),
+  };
 
   it('has working defaults for a single-machine run', () => {
     const config = loadConfig(secrets);
@@ -27,19 +31,39 @@ describe('configuration', () => {
 
   it('reaches Temporal over TLS when any TLS setting or an API key is given, reading the files once', () => {
     expect(loadConfig(secrets).temporal).toEqual({ address: '127.0.0.1:7233', tls: false });
-    expect(loadConfig({ ...secrets, TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({ ca: undefined, cert: undefined, key: undefined, serverName: undefined });
-    const cloud = loadConfig({ ...secrets, TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_NAMESPACE: 'acme.a1b2c', TEMPORAL_API_KEY: 'key-1' });
-    expect(cloud.temporal).toMatchObject({ address: 'us-east-1.aws.api.temporal.io:7233', apiKey: 'key-1', tls: { serverName: undefined } });
+    expect(loadConfig({ ...secrets, TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({
+      ca: undefined,
+      cert: undefined,
+      key: undefined,
+      serverName: undefined,
+    });
+    const cloud = loadConfig({
+      ...secrets,
+      TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233',
+      TEMPORAL_NAMESPACE: 'acme.a1b2c',
+      TEMPORAL_API_KEY: 'key-1',
+    });
+    expect(cloud.temporal).toMatchObject({
+      address: 'us-east-1.aws.api.temporal.io:7233',
+      apiKey: 'key-1',
+      tls: { serverName: undefined },
+    });
     const withCa = loadConfig({ ...secrets, TEMPORAL_TLS_CA_PATH: 'package.json', TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' });
     expect(withCa.temporal.tls).toMatchObject({ ca: expect.any(Buffer), serverName: 'temporal.internal' });
     expect(() => loadConfig({ ...secrets, TEMPORAL_TLS_CERT_PATH: 'package.json' })).toThrow(/mTLS needs both/);
-    expect(() => loadConfig({ ...secrets, TEMPORAL_TLS_CA_PATH: '/nonexistent/ca.pem' })).toThrow(/TEMPORAL_TLS_CA_PATH="\/nonexistent\/ca.pem": cannot be read/);
+    expect(() => loadConfig({ ...secrets, TEMPORAL_TLS_CA_PATH: '/nonexistent/ca.pem' })).toThrow(
+      /TEMPORAL_TLS_CA_PATH="\/nonexistent\/ca.pem": cannot be read/,
+    );
   });
 
   it('refuses to run hosted on keys derived from the database address, or with its metrics open', () => {
-    expect(() => loadConfig({})).toThrow(/BYOK_ESCROW_KEY="".*hosted mode needs its own secret[\s\S]*TEMPORAL_CODEC_KEYS=""[\s\S]*METRICS_TOKEN=""/);
+    expect(() => loadConfig({})).toThrow(
+      /BYOK_ESCROW_KEY="".*hosted mode needs its own secret[\s\S]*TEMPORAL_CODEC_KEYS=""[\s\S]*METRICS_TOKEN=""/,
+    );
     expect(() => loadConfig({ BYOK_ESCROW_KEY: secrets.BYOK_ESCROW_KEY })).toThrow(/TEMPORAL_CODEC_KEYS=""/);
-    expect(() => loadConfig({ BYOK_ESCROW_KEY: secrets.BYOK_ESCROW_KEY, TEMPORAL_CODEC_KEYS: secrets.TEMPORAL_CODEC_KEYS })).toThrow(/METRICS_TOKEN=""/);
+    expect(() => loadConfig({ BYOK_ESCROW_KEY: secrets.BYOK_ESCROW_KEY, TEMPORAL_CODEC_KEYS: secrets.TEMPORAL_CODEC_KEYS })).toThrow(
+      /METRICS_TOKEN=""/,
+    );
     // Local mode derives development keys, as before.
     expect(loadConfig({ SERVICE_MODE: 'local' }).codecKeys).toHaveLength(1);
   });
@@ -91,7 +115,11 @@ describe('configuration', () => {
 
   it('stops the process with a message naming the variable', () => {
     for (const entry of ['api/main.ts', 'temporal/worker-main.ts', 'infra/migrate.ts']) {
-      const run = spawnSync(process.execPath, [entry], { env: { ...process.env, PORT: 'abc', SERVICE_MODE: 'nope' }, encoding: 'utf8', timeout: 20_000 });
+      const run = spawnSync(process.execPath, [entry], {
+        env: { ...process.env, PORT: 'abc', SERVICE_MODE: 'nope' },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
       expect(run.status, entry).toBe(78);
       expect(run.stderr).toContain('PORT="abc"');
       expect(run.stderr).toContain('SERVICE_MODE="nope"');

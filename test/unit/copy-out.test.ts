@@ -42,7 +42,7 @@ describe('OneColumn (binary COPY of one column)', () => {
   const values = ['{"id":1,"content":"naïve café ☕"}\n', '', null, 'x'.repeat(70_000), '🦜 last\n'];
   const expected = Buffer.from(values.filter((v) => v !== null).join(''));
 
-  it('passes on each row\'s bytes in order, a null row adding nothing', async () => {
+  it("passes on each row's bytes in order, a null row adding nothing", async () => {
     expect(await read(binaryCopy(values))).toEqual(expected);
     expect(await read(binaryCopy([]))).toEqual(Buffer.alloc(0));
   });
@@ -50,13 +50,26 @@ describe('OneColumn (binary COPY of one column)', () => {
   it('reads the same whatever the chunks the bytes arrive in, cut anywhere', async () => {
     const input = binaryCopy(values, Buffer.from('ext'));
     for (let cut = 1; cut < 120; cut++) expect(await read(input, [cut]), `cut at ${cut}`).toEqual(expected);
-    expect(await read(input, Array.from({ length: input.length }, () => 1))).toEqual(expected);
+    expect(
+      await read(
+        input,
+        Array.from({ length: input.length }, () => 1),
+      ),
+    ).toEqual(expected);
     expect(await read(input, [3, 17, 2, 1, 4, 65_536, 5, 9])).toEqual(expected);
   });
 
   it('refuses what is not a binary COPY of one column, or ends before its trailer', async () => {
     await expect(read(Buffer.from('COPY 1\n'.repeat(5)))).rejects.toThrow(/signature/);
-    const two = Buffer.concat([binaryCopy([]).subarray(0, 19), int16(2), int32(1), Buffer.from('a'), int32(1), Buffer.from('b'), int16(-1)]);
+    const two = Buffer.concat([
+      binaryCopy([]).subarray(0, 19),
+      int16(2),
+      int32(1),
+      Buffer.from('a'),
+      int32(1),
+      Buffer.from('b'),
+      int16(-1),
+    ]);
     await expect(read(two)).rejects.toThrow(/2 fields/);
     const input = binaryCopy(values);
     await expect(read(input.subarray(0, input.length - 2))).rejects.toThrow(/before its trailer/);

@@ -11,7 +11,9 @@ let embedder: Embedder;
 beforeAll(async () => {
   const modelDir = process.env.EMBEDDING_MODEL_DIR;
   if (!modelDir) {
-    throw new Error('EMBEDDING_MODEL_DIR is not set: run the tests with `bash scripts/test.sh`, or point it at the directory holding model.onnx and tokenizer.json');
+    throw new Error(
+      'EMBEDDING_MODEL_DIR is not set: run the tests with `bash scripts/test.sh`, or point it at the directory holding model.onnx and tokenizer.json',
+    );
   }
   // The worker's settings: two sessions of one thread each.
   embedder = await createLocalEmbedder({ modelDir, sessions: 2, threads: 1 });
@@ -47,7 +49,7 @@ describe('the local embedding model', () => {
 
   // The int8 model quantizes each layer's input with one scale for the whole pass, so a text's vector moves a
   // little with the texts that share its pass: the same direction, not the same digits.
-  it('gives a batch the vectors of one text at a time, within the int8 model\'s rounding', async () => {
+  it("gives a batch the vectors of one text at a time, within the int8 model's rounding", async () => {
     // More texts than one pass holds, of mixed lengths, so sorting and padding both come into play.
     const texts = Array.from({ length: 40 }, (_, i) => `Note ${i}: ${'the deploy pipeline waits for review '.repeat(1 + (i % 7))}`.trim());
     const batched = await embedder.embedDocuments(texts);
@@ -70,11 +72,16 @@ describe('the local embedding model', () => {
     // About 80 tokens of beginning, 200 of middle, 80 of end; each text alone in its pass, as a search embeds it.
     const ask = (middle: string, end: string) =>
       `${'Kafka consumers in staging lag behind during the nightly export. '.repeat(6)}${middle.repeat(20)}${'The export job writes to the shared bucket. '.repeat(8)}${end}`;
-    const one = async (text: string, as: 'query' | 'stored') => (as === 'query' ? await embedder.embedQueries([text]) : await embedder.embedDocuments([text]))[0]!;
+    const one = async (text: string, as: 'query' | 'stored') =>
+      (as === 'query' ? await embedder.embedQueries([text]) : await embedder.embedDocuments([text]))[0]!;
     const a = await one(ask('Invoices are due within thirty days. ', 'Why does the consumer lag?'), 'query');
     // Another middle is left out; another end is read.
-    expect(maxDifference(a, await one(ask('Bob waters the office plants on Fridays. ', 'Why does the consumer lag?'), 'query'))).toBeLessThan(1e-5);
-    expect(maxDifference(a, await one(ask('Invoices are due within thirty days. ', 'Who rotates the credentials?'), 'query'))).toBeGreaterThan(0.01);
+    expect(
+      maxDifference(a, await one(ask('Bob waters the office plants on Fridays. ', 'Why does the consumer lag?'), 'query')),
+    ).toBeLessThan(1e-5);
+    expect(
+      maxDifference(a, await one(ask('Invoices are due within thirty days. ', 'Who rotates the credentials?'), 'query')),
+    ).toBeGreaterThan(0.01);
     // A stored text is read to 512 tokens, its middle included.
     const stored = await one(ask('Invoices are due within thirty days. ', 'Why?'), 'stored');
     expect(maxDifference(stored, await one(ask('Bob waters the office plants on Fridays. ', 'Why?'), 'stored'))).toBeGreaterThan(0.01);
@@ -102,13 +109,19 @@ describe('the local embedding model', () => {
     // would round differently).
     const single = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, sessions: 1, threads: 2, batchTokens: 256 });
     // Several passes of mixed lengths, which the two sessions share out.
-    const texts = Array.from({ length: 24 }, (_, i) => `Memory ${i}: ${'the on-call rotation changes every week '.repeat(1 + (i % 5))}`.trim());
+    const texts = Array.from({ length: 24 }, (_, i) =>
+      `Memory ${i}: ${'the on-call rotation changes every week '.repeat(1 + (i % 5))}`.trim(),
+    );
     const [apart, together] = [await embedder.embedDocuments(texts), await single.embedDocuments(texts)];
     for (const [i, v] of apart.entries()) expect(maxDifference(v, together[i]!)).toBeLessThan(1e-4);
   });
 
   it('answers callers at once, each with its own vectors in its own order', async () => {
-    const calls = [['Alice prefers tea over coffee.', 'The build uses Node 24.'], ['Deploys happen on Tuesdays.'], ['Invoices are due within 30 days.', 'Bob waters the plants.', 'Kafka lags in staging.']];
+    const calls = [
+      ['Alice prefers tea over coffee.', 'The build uses Node 24.'],
+      ['Deploys happen on Tuesdays.'],
+      ['Invoices are due within 30 days.', 'Bob waters the plants.', 'Kafka lags in staging.'],
+    ];
     const alone = [];
     for (const texts of calls) alone.push(await embedder.embedDocuments(texts));
     const together = await Promise.all(calls.map((texts) => embedder.embedDocuments(texts)));
@@ -118,7 +131,7 @@ describe('the local embedding model', () => {
     }
   });
 
-  it('takes the orgs\' passes in turn: an org with many passes waiting does not hold up another org\'s text', async () => {
+  it("takes the orgs' passes in turn: an org with many passes waiting does not hold up another org's text", async () => {
     // Forty calls of one pass each from one org (as a curator catching up), then one call from another.
     const busy = Array.from({ length: 40 }, (_, i) => [`Runbook ${i}: ${'rotate the staging credentials before the release. '.repeat(4)}`]);
     const answered: string[] = [];
@@ -137,7 +150,10 @@ describe('the local embedding model', () => {
     const closing = await createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, sessions: 1, threads: 1 });
     // Many passes in line behind the first (test/integration/worker-shutdown.test.ts stops a whole worker so).
     const texts = Array.from({ length: 40 }, (_, i) => `Release note ${i}: ${'the deploy rolled out to every region. '.repeat(5)}`);
-    const call = closing.embedDocuments(texts).then(() => 'answered', (err: unknown) => err);
+    const call = closing.embedDocuments(texts).then(
+      () => 'answered',
+      (err: unknown) => err,
+    );
     await new Promise((r) => setTimeout(r, 20));
     await closing.close();
     expect(await call).toMatchObject({ error: 'embeddings_unavailable' });
@@ -154,7 +170,9 @@ describe('the local embedding model', () => {
       await rm(dir, { recursive: true });
     }
     // bge's files, named as e5: its vectors would be recorded as e5's.
-    await expect(createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: 'e5-small-v2' })).rejects.toThrow(/model\.onnx is not e5-small-v2 .*EMBEDDING_LOCAL_MODEL and EMBEDDING_MODEL_DIR/);
+    await expect(createLocalEmbedder({ modelDir: process.env.EMBEDDING_MODEL_DIR!, model: 'e5-small-v2' })).rejects.toThrow(
+      /model\.onnx is not e5-small-v2 .*EMBEDDING_LOCAL_MODEL and EMBEDDING_MODEL_DIR/,
+    );
   });
 });
 
@@ -177,7 +195,12 @@ describe('the local e5 model', () => {
   });
 
   it('puts a memory about releases closest to a query about releases', async () => {
-    const memories = ['Deploys to production happen on Tuesdays', 'Alice prefers tea over coffee', 'Our invoices are due within 30 days', 'The office plants are watered by Bob'];
+    const memories = [
+      'Deploys to production happen on Tuesdays',
+      'Alice prefers tea over coffee',
+      'Our invoices are due within 30 days',
+      'The office plants are watered by Bob',
+    ];
     // e5's cosines are close together (0.67-0.77 here), and it reads "ship" near invoices: asked as bge is
     // above, it puts the invoices a hair ahead (0.747 against 0.741).
     const [query] = await e5.embedQueries(['what day are releases shipped']);
@@ -186,7 +209,7 @@ describe('the local e5 model', () => {
   });
 
   // e5 averages over a text's tokens: the padding a longer text in the same pass brings must not count.
-  it('averages over a text\'s own tokens, not the padding of its pass', async () => {
+  it("averages over a text's own tokens, not the padding of its pass", async () => {
     const short = 'Bob waters the plants.';
     const [alone] = await e5.embedDocuments([short]);
     // Together in one pass (two texts of at most 60 tokens fit in its 256), the short one padded to the long one.
@@ -196,7 +219,12 @@ describe('the local e5 model', () => {
 
   // Consolidation proposes pairs above the model's own floor as duplicates (domain/consolidation/detect.ts).
   it('names a near-duplicate floor that keeps a paraphrase and leaves out a related statement', async () => {
-    const [allergy, paraphrase, tea, coffee] = await e5.embedDocuments(['The user is allergic to peanuts', 'User has a peanut allergy', 'Alice prefers tea over coffee', 'Bob prefers coffee over tea']);
+    const [allergy, paraphrase, tea, coffee] = await e5.embedDocuments([
+      'The user is allergic to peanuts',
+      'User has a peanut allergy',
+      'Alice prefers tea over coffee',
+      'Bob prefers coffee over tea',
+    ]);
     expect(e5.nearDuplicate).toBe(0.95);
     expect(dot(allergy!, paraphrase!)).toBeGreaterThan(0.95);
     // 0.93: above the default floor of 0.9, which suits bge, not e5.

@@ -13,7 +13,14 @@ afterAll(() => server.close());
 beforeEach(() => server.reset());
 
 function embedder(options: Partial<OpenAiEmbedderOptions> = {}) {
-  return createOpenAiEmbedder({ baseURL: `${server.url}/v1`, apiKey: KEY, model: 'embed-test', timeoutMs: 5000, maxRetries: 0, ...options });
+  return createOpenAiEmbedder({
+    baseURL: `${server.url}/v1`,
+    apiKey: KEY,
+    model: 'embed-test',
+    timeoutMs: 5000,
+    maxRetries: 0,
+    ...options,
+  });
 }
 
 async function unavailable(promise: Promise<unknown>): Promise<AppError> {
@@ -43,14 +50,22 @@ describe('the OpenAI embeddings client', () => {
     expect(vectors).toHaveLength(3);
     texts.forEach((text, i) => expect(maxDifference(vectors[i]!, expected(text))).toBeLessThan(1e-6));
     expect(server.calls).toHaveLength(1);
-    expect(server.calls[0]).toMatchObject({ protocol: 'openai', apiKey: KEY, model: 'embed-test', status: 200, embeddings: { input: texts, dimensions: EMBEDDING_DIMENSIONS } });
+    expect(server.calls[0]).toMatchObject({
+      protocol: 'openai',
+      apiKey: KEY,
+      model: 'embed-test',
+      status: 200,
+      embeddings: { input: texts, dimensions: EMBEDDING_DIMENSIONS },
+    });
     expect(server.calls[0]!.body).toMatchObject({ encoding_format: 'float' });
     expect(await e.embedDocuments([])).toEqual([]);
     expect(server.calls).toHaveLength(1);
   });
 
   it('scales vectors to unit length', async () => {
-    server.respondEmbeddings((call) => call.embeddings!.input.map((_, i) => Array.from({ length: EMBEDDING_DIMENSIONS }, (_, j) => (j === i ? 3 : 0) + 1)));
+    server.respondEmbeddings((call) =>
+      call.embeddings!.input.map((_, i) => Array.from({ length: EMBEDDING_DIMENSIONS }, (_, j) => (j === i ? 3 : 0) + 1)),
+    );
     const vectors = await embedder().embedDocuments(['a', 'b']);
     for (const v of vectors) expect(Math.hypot(...v)).toBeCloseTo(1, 5);
     expect(vectors[0]![0]).toBeGreaterThan(vectors[1]![0]!);
@@ -76,7 +91,12 @@ describe('the OpenAI embeddings client', () => {
     server.down('embeddings', true);
     expect((await unavailable(embedder().embedQueries(['x']))).detail).toContain('HTTP 503');
     // The chat route of the same protocol is not affected.
-    await expect(new OpenAI({ apiKey: KEY, baseURL: `${server.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })).resolves.toBeDefined();
+    await expect(
+      new OpenAI({ apiKey: KEY, baseURL: `${server.url}/v1`, maxRetries: 0 }).chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    ).resolves.toBeDefined();
     server.down('embeddings', false);
 
     server.failNext('embeddings', 2, 500);
@@ -97,9 +117,15 @@ describe('the OpenAI embeddings client', () => {
 
   it('calls texts the provider refuses (HTTP 400) embedding_input_refused, and does not retry them', async () => {
     server.limitEmbeddingInput(50);
-    const err = await embedder({ maxRetries: 2 }).embedDocuments(['short', 'long '.repeat(100)]).catch((e: unknown) => e);
+    const err = await embedder({ maxRetries: 2 })
+      .embedDocuments(['short', 'long '.repeat(100)])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ kind: 'upstream', error: 'embedding_input_refused', detail: 'the embedding provider refused the texts (HTTP 400)' });
+    expect(err).toMatchObject({
+      kind: 'upstream',
+      error: 'embedding_input_refused',
+      detail: 'the embedding provider refused the texts (HTTP 400)',
+    });
     expect(server.calls.map((c) => c.status)).toEqual([400]);
   });
 
@@ -127,7 +153,9 @@ describe('the OpenAI embeddings client', () => {
   it('is unavailable when the provider is slower than the time limit', async () => {
     server.slow('embeddings', 1000);
     const started = performance.now();
-    expect((await unavailable(embedder({ timeoutMs: 200 }).embedQueries(['x']))).detail).toBe('the embedding provider did not answer in time');
+    expect((await unavailable(embedder({ timeoutMs: 200 }).embedQueries(['x']))).detail).toBe(
+      'the embedding provider did not answer in time',
+    );
     expect(performance.now() - started).toBeLessThan(900);
   });
 
@@ -161,7 +189,11 @@ describe('the LlmServer embeddings route', () => {
     expect(one.data[0]!.embedding).toHaveLength(8);
     expect(server.calls[0]!.embeddings).toEqual({ input: ['Tea for two'], dimensions: 8 });
 
-    const many = await client().embeddings.create({ model: 'm', input: ['ship releases on tuesday', 'we ship releases', 'cats like fish'], encoding_format: 'float' });
+    const many = await client().embeddings.create({
+      model: 'm',
+      input: ['ship releases on tuesday', 'we ship releases', 'cats like fish'],
+      encoding_format: 'float',
+    });
     const [a, b, c] = many.data.map((d) => d.embedding);
     const dot = (x: number[], y: number[]) => x.reduce((s, v, i) => s + v * y[i]!, 0);
     expect(a).toHaveLength(384);

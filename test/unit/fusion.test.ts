@@ -8,8 +8,16 @@ describe('relative score fusion', () => {
   it("scales each list's scores to [0, 1] between its worst and best hit and adds them with their weights", () => {
     const fused = fuse(
       {
-        lexical: [{ id: 'a', score: 12 }, { id: 'b', score: 8 }, { id: 'c', score: 2 }],
-        semantic: [{ id: 'b', score: 0.9 }, { id: 'd', score: 0.8 }, { id: 'a', score: 0.5 }],
+        lexical: [
+          { id: 'a', score: 12 },
+          { id: 'b', score: 8 },
+          { id: 'c', score: 2 },
+        ],
+        semantic: [
+          { id: 'b', score: 0.9 },
+          { id: 'd', score: 0.8 },
+          { id: 'a', score: 0.5 },
+        ],
       },
       10,
     );
@@ -29,6 +37,16 @@ describe('relative score fusion', () => {
 
   it('handles empty and single lists', () => {
     expect(fuse({ lexical: [], semantic: [] }, 5)).toEqual([]);
-    expect(fuse({ semantic: [{ id: 'a', score: 0.9 }, { id: 'b', score: 0.5 }] }, 5).map((f) => f.id)).toEqual(['a', 'b']);
+    expect(
+      fuse(
+        {
+          semantic: [
+            { id: 'a', score: 0.9 },
+            { id: 'b', score: 0.5 },
+          ],
+        },
+        5,
+      ).map((f) => f.id),
+    ).toEqual(['a', 'b']);
   });
 });

@@ -70,7 +70,12 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 describe('Anthropic Messages API', () => {
   it('answers a forced tool call with a tool_use block and records the call', async () => {
-    const message = await anthropicTool(anthropic(), 'extract_entities', 'Alice moved to Paris to work for Acme Corp on Kafka.', entitySchema);
+    const message = await anthropicTool(
+      anthropic(),
+      'extract_entities',
+      'Alice moved to Paris to work for Acme Corp on Kafka.',
+      entitySchema,
+    );
 
     expect(message.type).toBe('message');
     expect(message.role).toBe('assistant');
@@ -233,7 +238,9 @@ describe('Anthropic Messages API', () => {
 
   it('answers 500 without retry when the handler breaks', async () => {
     server.respond(() => ({ not: 'a string' }));
-    const err = await rejection(anthropic('sk-ant-test', 2).messages.create({ model: MODEL_A, max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }));
+    const err = await rejection(
+      anthropic('sk-ant-test', 2).messages.create({ model: MODEL_A, max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }),
+    );
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
     expect(String((err as Error).message)).toContain('return a string');
     expect(server.calls).toHaveLength(1);
@@ -445,7 +452,9 @@ describe("a model's own tool calls", () => {
 
 describe('the default handler', () => {
   it('summarizes to the first sentence, at most 200 characters', async () => {
-    expect(await openaiStructuredValue('summarize', 'The deploy failed.  We rolled back! Then it worked.')).toEqual({ synopsis: 'The deploy failed.' });
+    expect(await openaiStructuredValue('summarize', 'The deploy failed.  We rolled back! Then it worked.')).toEqual({
+      synopsis: 'The deploy failed.',
+    });
     const long = 'x'.repeat(300);
     expect(await anthropicToolInput('summarize', long)).toEqual({ synopsis: 'x'.repeat(200) });
   });
@@ -457,8 +466,12 @@ describe('the default handler', () => {
   });
 
   it('finds a contradiction when exactly one text is negated', async () => {
-    expect(await anthropicToolInput('check_contradiction', 'Alice uses Postgres.\n---\nAlice no longer uses Postgres.')).toMatchObject({ contradicts: true });
-    expect(await openaiStructuredValue('check_contradiction', 'Bob is not on call.\n---\nBob is not on call today.')).toMatchObject({ contradicts: false });
+    expect(await anthropicToolInput('check_contradiction', 'Alice uses Postgres.\n---\nAlice no longer uses Postgres.')).toMatchObject({
+      contradicts: true,
+    });
+    expect(await openaiStructuredValue('check_contradiction', 'Bob is not on call.\n---\nBob is not on call today.')).toMatchObject({
+      contradicts: false,
+    });
     expect(await openaiStructuredValue('check_contradiction', 'The sky is blue.\n---\nThe sky is blue at noon.')).toMatchObject({
       contradicts: false,
       explanation: expect.any(String),
@@ -474,14 +487,19 @@ describe('the default handler', () => {
   });
 
   it('echoes a chat reply, and extracts entities deterministically', async () => {
-    expect(await openaiStructuredValue('chat_reply', 'How do I deploy?')).toEqual({ reply: 'Echo: How do I deploy?', runbook_proposal: null });
-    expect(await anthropicToolInput('extract_entities', "The Quarterly Report mentions Alice's Team. The Quarterly Report again.")).toEqual({
-      entities: [
-        { name: 'Quarterly Report', type: 'concept', aliases: [] },
-        { name: 'Alice', type: 'person', aliases: [] },
-        { name: 'Team', type: 'concept', aliases: [] },
-      ],
+    expect(await openaiStructuredValue('chat_reply', 'How do I deploy?')).toEqual({
+      reply: 'Echo: How do I deploy?',
+      runbook_proposal: null,
     });
+    expect(await anthropicToolInput('extract_entities', "The Quarterly Report mentions Alice's Team. The Quarterly Report again.")).toEqual(
+      {
+        entities: [
+          { name: 'Quarterly Report', type: 'concept', aliases: [] },
+          { name: 'Alice', type: 'person', aliases: [] },
+          { name: 'Team', type: 'concept', aliases: [] },
+        ],
+      },
+    );
     expect(await anthropicToolInput('extract_entities', 'nothing here')).toEqual({ entities: [] });
   });
 

@@ -5,7 +5,14 @@ import { tfsJson } from '../../domain/store/postings.ts';
 // A staged memory's {term: tf} is written out as JSON text by hand (postings.ts); PostgreSQL parses it as jsonb.
 describe('tfsJson', () => {
   it('writes what JSON.parse reads back as the same terms and tfs, whatever the characters of a term', () => {
-    const terms = new Map<string, number>([['deploi', 2], ['"quoted"', 1], ['back\\slash', 3], ['\u00e9t\u00e9', 1], ['__proto__', 4], ['\u2028', 1]]);
+    const terms = new Map<string, number>([
+      ['deploi', 2],
+      ['"quoted"', 1],
+      ['back\\slash', 3],
+      ['\u00e9t\u00e9', 1],
+      ['__proto__', 4],
+      ['\u2028', 1],
+    ]);
     expect(new Map(Object.entries(JSON.parse(tfsJson(terms))))).toEqual(terms);
   });
 

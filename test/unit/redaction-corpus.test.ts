@@ -17,7 +17,9 @@ const ownerOf = new Map(corpus.rules.flatMap((rule) => rule.falsePositives.map((
 const reportedByAnotherRule = (text: string): boolean => {
   const wrapped = inSentence(text);
   const present = scanKeywords(wrapped);
-  return GITLEAKS_RULES.some((rule) => rule.id !== ownerOf.get(text) && gitleaksFindings(rule, wrapped, present, GITLEAKS_GLOBAL_ALLOWLISTS).length > 0);
+  return GITLEAKS_RULES.some(
+    (rule) => rule.id !== ownerOf.get(text) && gitleaksFindings(rule, wrapped, present, GITLEAKS_GLOBAL_ALLOWLISTS).length > 0,
+  );
 };
 
 // The rest that the service redacts, each a secret by the service's own rules and judged one here.
@@ -28,12 +30,18 @@ const REDACTED_ON_PURPOSE: Record<string, string> = {
   'nonMatchingToken := "task_test_908juab5cnxcz1uudhddngckbyrzwv"': 'a random value assigned to a token variable',
   'telegram_api_token = "5185:Adlnqy41cdbj2wn2i0c2mvz2whs78ql7fpe"': 'a random value assigned to a token variable',
   'telegram_api_token = "21600788327652548:Au0h0z--sfhgbsckb6oc5_fh-am_3egbvs1"': 'a random value assigned to a token variable',
-  'telegram_api_token = "telegram_api_token = "52420232:Ahellozp0iibqcjfzv7f50nu_avvy-3js6zx6egt""': 'a random value assigned to a token variable',
-  'telegram_api_token = "telegram_api_token = "51715930:A-some-other-thing-rr69xdoiw-0btxb48kq8m_v4irh7f8ehyq""': 'a random value assigned to a token variable',
-  'telegram_api_token = "telegram_api_token = "25461674:A_nwkmoc4j65yxjh5fd_4jx8ef250o9-hapq""': 'a random value assigned to a token variable',
-  'telegram_api_token = "telegram_api_token = "18295157:Avzi2-kcb43a6m_jbtr94zbyda2q7i6303xhello""': 'a random value assigned to a token variable',
-  'telegram_api_token = "telegram_api_token = "82252139:Arvmc1pywh_9b1uzc1mlwyvd4x_870frntg-some-other-thing""': 'a random value assigned to a token variable',
-  'telegram_api_token = "telegram_api_token = "31326429:A_np3o49qcysmo_w3o2-n0jybbx1oy-9vh-4_""': 'a random value assigned to a token variable',
+  'telegram_api_token = "telegram_api_token = "52420232:Ahellozp0iibqcjfzv7f50nu_avvy-3js6zx6egt""':
+    'a random value assigned to a token variable',
+  'telegram_api_token = "telegram_api_token = "51715930:A-some-other-thing-rr69xdoiw-0btxb48kq8m_v4irh7f8ehyq""':
+    'a random value assigned to a token variable',
+  'telegram_api_token = "telegram_api_token = "25461674:A_nwkmoc4j65yxjh5fd_4jx8ef250o9-hapq""':
+    'a random value assigned to a token variable',
+  'telegram_api_token = "telegram_api_token = "18295157:Avzi2-kcb43a6m_jbtr94zbyda2q7i6303xhello""':
+    'a random value assigned to a token variable',
+  'telegram_api_token = "telegram_api_token = "82252139:Arvmc1pywh_9b1uzc1mlwyvd4x_870frntg-some-other-thing""':
+    'a random value assigned to a token variable',
+  'telegram_api_token = "telegram_api_token = "31326429:A_np3o49qcysmo_w3o2-n0jybbx1oy-9vh-4_""':
+    'a random value assigned to a token variable',
 };
 
 describe('redaction against gitleaks rule samples', () => {
@@ -56,5 +64,4 @@ describe('redaction against gitleaks rule samples', () => {
     // Every entry of the list is still needed, so it cannot quietly outlive the behaviour it explains.
     for (const text of Object.keys(REDACTED_ON_PURPOSE)) expect(flagged, text).toContain(text);
   });
-
 });

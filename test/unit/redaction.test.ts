@@ -36,7 +36,8 @@ const GH_3 = 'github_' + 'pat_' + '11AB2CD3E' + rand(13) + '_' + rand(59);
 const GL_1 = 'glpat' + '-' + rand(8) + '_' + rand(5) + '-' + rand(5);
 const GL_2 = 'glpat' + '-' + rand(20);
 const SLACK_1 = 'xoxb' + '-' + rand(12, '0123456789') + '-' + rand(13, '0123456789') + '-' + rand(24);
-const SLACK_2 = 'xoxp' + '-' + rand(10, '0123456789') + '-' + rand(10, '0123456789') + '-' + rand(10, '0123456789') + '-' + rand(32, 'abcdef0123456789');
+const SLACK_2 =
+  'xoxp' + '-' + rand(10, '0123456789') + '-' + rand(10, '0123456789') + '-' + rand(10, '0123456789') + '-' + rand(32, 'abcdef0123456789');
 const HOOK_1 = 'T0' + '1ABCDEFG/B0' + '2HIJKLMN/' + 'aBcDeFgHiJkLmNoPqRsTuVwX';
 const HOOK_2 = 'T9' + 'ZYXWVUT/B8' + 'QPONMLK/' + 'zYxWvUtSrQpOnMlKjIhGfEdC';
 const DISCORD_1 = 'MTA' + 'xMjM0NTY3ODkwMTIzNDU2Nz' + '.' + 'GhIjKl' + '.' + 'aB3_cD4-eF5gH6iJ7kL8mN9oP0qRs';
@@ -77,14 +78,19 @@ const XAI_2 = 'xai-' + rand(80);
 const SVC_1 = 'svc_' + 'Ab1-Cd2_Ef3'.repeat(3) + 'Gh4Ij5Kl6M';
 const SVC_2 = issueSecret().raw;
 const JWT_1 =
-  b64url('{"alg":"HS256","typ":"JWT"}') + '.' + b64url('{"sub":"1234567890","name":"Ada"}') + '.' + 'Sfl' + 'KxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
+  b64url('{"alg":"HS256","typ":"JWT"}') +
+  '.' +
+  b64url('{"sub":"1234567890","name":"Ada"}') +
+  '.' +
+  'Sfl' +
+  'KxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
 const JWT_2 = b64url('{"alg":"none"}') + '.' + b64url('{"admin":true,"iat":1700000000}') + '.';
-const JWT_3 = b64url('{"alg":"RS256","kid":"k1"}') + '.' + b64url('{"iss":"https://issuer.test","exp":1900000000}') + '.' + 'Q9w8E7r6T5y4'.repeat(20);
+const JWT_3 =
+  b64url('{"alg":"RS256","kid":"k1"}') + '.' + b64url('{"iss":"https://issuer.test","exp":1900000000}') + '.' + 'Q9w8E7r6T5y4'.repeat(20);
 const PEM_RSA = '-----BEGIN RSA ' + PK + '-----\n' + pemBody('MIIEpAIBAAKC') + '\n-----END RSA ' + PK + '-----';
 const PEM_OPENSSH = '-----BEGIN OPENSSH ' + PK + '-----\n' + pemBody('b3BlbnNzaC1r') + '\n-----END OPENSSH ' + PK + '-----';
 const PEM_EC = '-----BEGIN EC ' + PK + '-----\n' + pemBody('MHcCAQEEIBkg') + '\n-----END EC ' + PK + '-----';
-const PEM_ENCRYPTED =
-  '-----BEGIN ENCRYPTED ' + PK + '-----\n' + pemBody('MIIFHDBOBgkq') + '\n-----END ENCRYPTED ' + PK + '-----';
+const PEM_ENCRYPTED = '-----BEGIN ENCRYPTED ' + PK + '-----\n' + pemBody('MIIFHDBOBgkq') + '\n-----END ENCRYPTED ' + PK + '-----';
 const PEM_PLAIN_ESCAPED = '-----BEGIN ' + PK + '-----\\n' + pemBody('MIIEvQIBADAN').replaceAll('\n', '\\n') + '\\n-----END ' + PK + '-----';
 const PEM_TRUNCATED = '-----BEGIN RSA ' + PK + '-----\n' + 'MIIEowIBAAKC'.repeat(5) + 'AQEA\n' + 'x9Y8w7V6u5T4'.repeat(5) + 'ab12';
 const BASIC_1 = b64('ada:Analyt1cal-Engine');
@@ -106,7 +112,11 @@ const CATCH: Case[] = [
   caseOf('private_key', PEM_OPENSSH, (s) => `$ cat ~/.ssh/id_ed25519\n${s}\n$ ssh-add ~/.ssh/id_ed25519`),
   caseOf('private_key', PEM_EC, (s) => `key.pem:\n\n${s}\n\ncert.pem is next.`),
   caseOf('private_key', PEM_ENCRYPTED, (s) => `openssl pkcs8 output:\n${s}`),
-  caseOf('private_key', PEM_PLAIN_ESCAPED, (s) => `{"type": "service_account", "private_key": "${s}\\n", "client_email": "bot@proj.iam.gserviceaccount.com"}`),
+  caseOf(
+    'private_key',
+    PEM_PLAIN_ESCAPED,
+    (s) => `{"type": "service_account", "private_key": "${s}\\n", "client_email": "bot@proj.iam.gserviceaccount.com"}`,
+  ),
   caseOf('private_key', PEM_TRUNCATED, (s) => `The agent pasted a cut-off key:\n${s}\n\nand then the log ended.`),
 
   caseOf('aws_access_key_id', AWS_ID_1, (s) => `export AWS_ACCESS_KEY_ID=${s}`),
@@ -119,7 +129,11 @@ const CATCH: Case[] = [
   caseOf('google_api_key', GOOGLE_1, (s) => `curl "https://maps.googleapis.com/maps/api/geocode/json?address=Paris&key=${s}"`),
   caseOf('google_api_key', GOOGLE_2, (s) => `firebaseConfig = { apiKey: "${s}", authDomain: "demo.firebaseapp.com" };`),
   caseOf('google_oauth_client_secret', GOCSPX_1, (s) => `GOOGLE_CLIENT_SECRET=${s}`),
-  caseOf('google_oauth_client_secret', GOCSPX_2, (s) => `{"web": {"client_id": "1234-abc.apps.googleusercontent.com", "client_secret": "${s}"}}`),
+  caseOf(
+    'google_oauth_client_secret',
+    GOCSPX_2,
+    (s) => `{"web": {"client_id": "1234-abc.apps.googleusercontent.com", "client_secret": "${s}"}}`,
+  ),
 
   caseOf('github_token', GH_1, (s) => `git remote set-url origin https://${s}@github.com/acme/app.git`),
   caseOf('github_token', GH_2, (s) => `The OAuth app returned ${s} as the access token.`),
@@ -310,7 +324,8 @@ describe('redactSecrets: secrets that must be caught', () => {
   });
 
   it('has cases for every kind the module can emit (two here for each of ours, else gitleaks samples), and no others', () => {
-    const corpusCases = (kind: string) => corpus.rules.filter((r) => r.kind === kind && !r.notRun).reduce((n, r) => n + r.truePositives.length, 0);
+    const corpusCases = (kind: string) =>
+      corpus.rules.filter((r) => r.kind === kind && !r.notRun).reduce((n, r) => n + r.truePositives.length, 0);
     for (const kind of REDACTION_KINDS) {
       const here = CATCH.filter((c) => c.kind === kind).length;
       if (here > 0) expect(here, kind).toBeGreaterThanOrEqual(2);
@@ -328,11 +343,33 @@ describe('redactSecrets: secrets that must be caught', () => {
 describe('redactSecrets: the families issue 15 asked for', () => {
   it('has a kind for each', () => {
     const families = [
-      'cohere_api_token', 'perplexity_api_key', 'groq_api_key', 'openrouter_api_key', 'replicate_api_token', 'xai_api_key',
-      'aws_amazon_bedrock_api_key_long_lived', 'azure_ad_client_secret', 'digitalocean_pat', 'cloudflare_api_key', 'heroku_api_key',
-      'vault_service_token', 'onepassword_service_account_token', 'bitbucket_client_secret', 'pypi_upload_token', 'rubygems_api_token',
-      'jfrog_api_key', 'microsoft_teams_webhook', 'twilio_api_key', 'square_access_token', 'shopify_access_token', 'plaid_secret_key',
-      'sentry_user_token', 'grafana_service_account_token', 'databricks_api_token', 'notion_api_token', 'linear_api_key',
+      'cohere_api_token',
+      'perplexity_api_key',
+      'groq_api_key',
+      'openrouter_api_key',
+      'replicate_api_token',
+      'xai_api_key',
+      'aws_amazon_bedrock_api_key_long_lived',
+      'azure_ad_client_secret',
+      'digitalocean_pat',
+      'cloudflare_api_key',
+      'heroku_api_key',
+      'vault_service_token',
+      'onepassword_service_account_token',
+      'bitbucket_client_secret',
+      'pypi_upload_token',
+      'rubygems_api_token',
+      'jfrog_api_key',
+      'microsoft_teams_webhook',
+      'twilio_api_key',
+      'square_access_token',
+      'shopify_access_token',
+      'plaid_secret_key',
+      'sentry_user_token',
+      'grafana_service_account_token',
+      'databricks_api_token',
+      'notion_api_token',
+      'linear_api_key',
     ];
     for (const kind of families) expect(REDACTION_KINDS, kind).toContain(kind);
   });

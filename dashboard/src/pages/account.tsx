@@ -31,8 +31,8 @@ export function Account({ account, onAccount }: { account: AccountView; onAccoun
       </form>
       <h2>Delete the account</h2>
       <p>
-        Organizations where you are the only member are deleted with all their memories; from the others you are removed. If you are the only owner of
-        an organization with other members, make one of them owner first.
+        Organizations where you are the only member are deleted with all their memories; from the others you are removed. If you are the
+        only owner of an organization with other members, make one of them owner first.
       </p>
       <form
         aria-label="Delete the account"

@@ -4,7 +4,14 @@ import { usePath } from '../router.tsx';
 import { PAID_UNLOCKS } from '../paid.tsx';
 import { ErrorNote, Loading, useAction } from '../ui.tsx';
 
-type Billing = { plan: string; memories_created: number; memory_limit: number | null; storage_bytes: number; storage_limit_bytes: number | null; billing_configured: boolean };
+type Billing = {
+  plan: string;
+  memories_created: number;
+  memory_limit: number | null;
+  storage_bytes: number;
+  storage_limit_bytes: number | null;
+  billing_configured: boolean;
+};
 
 const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
@@ -26,7 +33,10 @@ export function BillingPage({ isOwner }: { isOwner: boolean }) {
   const [error, setError] = useState<string | null>(null);
   const go = useAction();
   useEffect(() => {
-    api.GET('/api/billing').then(unwrap).then(setBilling, (err: unknown) => setError(messageOf(err)));
+    api
+      .GET('/api/billing')
+      .then(unwrap)
+      .then(setBilling, (err: unknown) => setError(messageOf(err)));
   }, []);
   const hosted = (path: '/api/billing/checkout' | '/api/billing/portal') =>
     go.run(async () => {

@@ -16,8 +16,19 @@ export function Chat() {
   const [error, setError] = useState<string | null>(null);
   const send = useAction();
   const start = useAction();
-  const loadSessions = () => api.GET('/api/chat/sessions').then(unwrap).then((answer) => setSessions(answer.sessions as SessionRow[]), (err: unknown) => setError(messageOf(err)));
-  const open = (id: string) => api.GET('/api/chat/sessions/{id}', { params: { path: { id } } }).then(unwrap).then(setCurrent, (err: unknown) => setError(messageOf(err)));
+  const loadSessions = () =>
+    api
+      .GET('/api/chat/sessions')
+      .then(unwrap)
+      .then(
+        (answer) => setSessions(answer.sessions as SessionRow[]),
+        (err: unknown) => setError(messageOf(err)),
+      );
+  const open = (id: string) =>
+    api
+      .GET('/api/chat/sessions/{id}', { params: { path: { id } } })
+      .then(unwrap)
+      .then(setCurrent, (err: unknown) => setError(messageOf(err)));
   useEffect(() => void loadSessions(), []);
   return (
     <main class="chat">
@@ -43,7 +54,12 @@ export function Chat() {
         <ul>
           {sessions?.map((session) => (
             <li key={session.id}>
-              <button type="button" class="secondary" aria-current={current?.id === session.id ? 'true' : undefined} onClick={() => void open(session.id)}>
+              <button
+                type="button"
+                class="secondary"
+                aria-current={current?.id === session.id ? 'true' : undefined}
+                onClick={() => void open(session.id)}
+              >
                 {session.title} <span class="muted">{when(session.updated_at)}</span>
               </button>
             </li>
@@ -68,7 +84,9 @@ export function Chat() {
               if (!content) return;
               await send.run(async () => {
                 const history = current.messages.map((m) => ({ role: m.role, content: m.content }));
-                await unwrap(await api.POST('/api/chat', { body: { messages: [...history, { role: 'user', content }], session_id: current.id } }));
+                await unwrap(
+                  await api.POST('/api/chat', { body: { messages: [...history, { role: 'user', content }], session_id: current.id } }),
+                );
                 formElement.reset();
                 // The first question names the session: the list shows the new title.
                 await Promise.all([open(current.id), loadSessions()]);

@@ -21,7 +21,10 @@ export function Consolidation() {
     api
       .GET('/api/consolidate', { params: { query: { status, ...(kind ? { kind } : {}), limit: 50 } } })
       .then(unwrap)
-      .then((answer) => setProposals(answer.proposals), (err: unknown) => setError(messageOf(err)));
+      .then(
+        (answer) => setProposals(answer.proposals),
+        (err: unknown) => setError(messageOf(err)),
+      );
   useEffect(() => void load(), [status, kind]);
   return (
     <main>
@@ -34,7 +37,11 @@ export function Consolidation() {
           const form = new FormData(event.currentTarget);
           const namespace = String(form.get('namespace')).trim();
           await detect.run(async () => {
-            const found = (await unwrap(await api.POST('/api/consolidate', { body: { action: 'detect', threshold: Number(form.get('threshold')), ...(namespace ? { namespace } : {}) } }))) as {
+            const found = (await unwrap(
+              await api.POST('/api/consolidate', {
+                body: { action: 'detect', threshold: Number(form.get('threshold')), ...(namespace ? { namespace } : {}) },
+              }),
+            )) as {
               scanned: number;
               proposalsCreated: number;
             };
@@ -102,11 +109,22 @@ function ProposalItem({ initial }: { initial: Proposal }) {
   // While a merge runs (here or started elsewhere), its state is read again until it is done or failed.
   useEffect(() => {
     if (proposal.merge_state !== 'running') return;
-    const timer = setInterval(() => void api.GET('/api/consolidate/{id}', { params: { path: { id: proposal.id } } }).then(unwrap).then(setProposal, () => undefined), POLL_MS);
+    const timer = setInterval(
+      () =>
+        void api
+          .GET('/api/consolidate/{id}', { params: { path: { id: proposal.id } } })
+          .then(unwrap)
+          .then(setProposal, () => undefined),
+      POLL_MS,
+    );
     return () => clearInterval(timer);
   }, [proposal.merge_state]);
   const review = (decision: 'approved' | 'rejected') =>
-    action.run(async () => setProposal((await unwrap(await api.POST('/api/consolidate', { body: { action: 'review', id: proposal.id, decision } }))) as Proposal));
+    action.run(async () =>
+      setProposal(
+        (await unwrap(await api.POST('/api/consolidate', { body: { action: 'review', id: proposal.id, decision } }))) as Proposal,
+      ),
+    );
   return (
     <li aria-label={`${proposal.kind} proposal`}>
       <p class="meta">
@@ -116,7 +134,9 @@ function ProposalItem({ initial }: { initial: Proposal }) {
       </p>
       <ol>
         {memories.map((memory, i) => (
-          <li key={i}>{memory ? <Link to={`/memories/${memory.id}`}>{memory.content}</Link> : <span class="muted">(no longer there)</span>}</li>
+          <li key={i}>
+            {memory ? <Link to={`/memories/${memory.id}`}>{memory.content}</Link> : <span class="muted">(no longer there)</span>}
+          </li>
         ))}
       </ol>
       {proposal.merge_state === 'running' ? (

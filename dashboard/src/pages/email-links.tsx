@@ -11,7 +11,10 @@ export function VerifyEmail() {
     api
       .POST('/api/auth/verify-email', { body: { token } })
       .then(unwrap)
-      .then(() => setState('verified'), (err: unknown) => setState({ error: messageOf(err) }));
+      .then(
+        () => setState('verified'),
+        (err: unknown) => setState({ error: messageOf(err) }),
+      );
   }, [token]);
   return (
     <main class="narrow">
@@ -50,11 +53,17 @@ export function ResetPassword() {
           const form = new FormData(event.currentTarget);
           await action.run(async () => {
             if (token) {
-              const answer = await unwrap(await api.POST('/api/auth/reset-consume', { body: { token, password: String(form.get('password')) } }));
-              setDone(`Your password is changed. ${answer.sessions_ended} signed-in ${answer.sessions_ended === 1 ? 'session was' : 'sessions were'} ended; API tokens keep working.`);
+              const answer = await unwrap(
+                await api.POST('/api/auth/reset-consume', { body: { token, password: String(form.get('password')) } }),
+              );
+              setDone(
+                `Your password is changed. ${answer.sessions_ended} signed-in ${answer.sessions_ended === 1 ? 'session was' : 'sessions were'} ended; API tokens keep working.`,
+              );
             } else {
               await unwrap(await api.POST('/api/auth/reset-request', { body: { email: String(form.get('email')).trim() } }));
-              setDone('If an account uses this address, a mail with a link to choose a new password is on its way. The link works once, for an hour.');
+              setDone(
+                'If an account uses this address, a mail with a link to choose a new password is on its way. The link works once, for an hour.',
+              );
             }
           });
         }}

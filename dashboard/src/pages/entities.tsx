@@ -18,7 +18,10 @@ export function Entities() {
     api
       .GET('/api/entities', { params: { query: { ...(q ? { q } : {}), limit: PAGE, offset } } })
       .then(unwrap)
-      .then((answer) => setEntities(answer.entities), (err: unknown) => setError(messageOf(err)));
+      .then(
+        (answer) => setEntities(answer.entities),
+        (err: unknown) => setError(messageOf(err)),
+      );
   useEffect(() => void load(), [q, offset]);
   return (
     <main>
@@ -33,7 +36,13 @@ export function Entities() {
       />
       <ErrorNote error={error} />
       {entities === null && !error ? <Loading what="entities" /> : null}
-      {entities?.length === 0 ? <Empty>{q ? 'No entity matches.' : 'No entities yet: they are extracted from memories in the background (paid plans, or your own LLM key).'}</Empty> : null}
+      {entities?.length === 0 ? (
+        <Empty>
+          {q
+            ? 'No entity matches.'
+            : 'No entities yet: they are extracted from memories in the background (paid plans, or your own LLM key).'}
+        </Empty>
+      ) : null}
       <ul class="memories">
         {entities?.map((entity) => (
           <EntityItem key={entity.id} initial={entity} onDeleted={load} />
@@ -51,7 +60,11 @@ function EntityItem({ initial, onDeleted }: { initial: Entity; onDeleted: () => 
   const action = useAction();
   const path = { params: { path: { id: entity.id } } };
   useEffect(() => {
-    if (open && !entity.memories) void api.GET('/api/entities/{id}', { params: { path: { id: entity.id }, query: { include_memories: '1' } } }).then(unwrap).then(setEntity, () => undefined);
+    if (open && !entity.memories)
+      void api
+        .GET('/api/entities/{id}', { params: { path: { id: entity.id }, query: { include_memories: '1' } } })
+        .then(unwrap)
+        .then(setEntity, () => undefined);
   }, [open]);
   return (
     <li aria-label={entity.display_name}>
@@ -70,7 +83,10 @@ function EntityItem({ initial, onDeleted }: { initial: Entity; onDeleted: () => 
             event.preventDefault();
             const display_name = String(new FormData(event.currentTarget).get('name')).trim();
             void action.run(async () => {
-              setEntity({ ...(await unwrap(await api.PATCH('/api/entities/{id}', { ...path, body: { display_name } }))), memories: entity.memories });
+              setEntity({
+                ...(await unwrap(await api.PATCH('/api/entities/{id}', { ...path, body: { display_name } }))),
+                memories: entity.memories,
+              });
               setRenaming(false);
             });
           }}

@@ -11,7 +11,14 @@ export function Exports() {
   const [jobs, setJobs] = useState<Job[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const create = useAction();
-  const load = () => api.GET('/api/memories/exports').then(unwrap).then((answer) => setJobs(answer.exports), (err: unknown) => setError(messageOf(err)));
+  const load = () =>
+    api
+      .GET('/api/memories/exports')
+      .then(unwrap)
+      .then(
+        (answer) => setJobs(answer.exports),
+        (err: unknown) => setError(messageOf(err)),
+      );
   useEffect(() => void load(), []);
   const running = jobs?.some((job) => job.status === 'pending') ?? false;
   useEffect(() => {
@@ -31,7 +38,10 @@ export function Exports() {
           event.preventDefault();
           const form = new FormData(event.currentTarget);
           const namespace = String(form.get('namespace')).trim();
-          const tags = String(form.get('tags')).split(',').map((t) => t.trim()).filter(Boolean);
+          const tags = String(form.get('tags'))
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean);
           await create.run(async () => {
             const filters = { ...(namespace ? { namespace } : {}), ...(tags.length ? { tags } : {}) };
             await unwrap(await api.POST('/api/memories/exports', { body: { format: form.get('format') as Job['format'], filters } }));
@@ -77,7 +87,13 @@ export function Exports() {
               <tr key={job.id}>
                 <td data-label="Started">{when(job.created_at)}</td>
                 <td data-label="Format">{job.format}</td>
-                <td data-label="Status" role="status">{job.status === 'failed' ? `failed: ${job.error ?? 'unknown error'}` : job.status === 'pending' ? 'running…' : `done ${job.completed_at ? when(job.completed_at) : ''}`}</td>
+                <td data-label="Status" role="status">
+                  {job.status === 'failed'
+                    ? `failed: ${job.error ?? 'unknown error'}`
+                    : job.status === 'pending'
+                      ? 'running…'
+                      : `done ${job.completed_at ? when(job.completed_at) : ''}`}
+                </td>
                 <td data-label="Memories">{job.row_count.toLocaleString()}</td>
                 <td data-label="File">
                   {job.status === 'completed' ? (

@@ -30,7 +30,10 @@ const requested = (f: Filters) => ({
 type Shown = { kind: 'list'; memories: Memory[]; total: number | null } | { kind: 'search'; query: string; hits: Hit[] };
 
 const tagsOf = (text: string): string[] | undefined => {
-  const tags = text.split(',').map((t) => t.trim()).filter(Boolean);
+  const tags = text
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
   return tags.length ? tags : undefined;
 };
 
@@ -55,13 +58,14 @@ export function Memories() {
   useEffect(() => {
     let live = true;
     setError(null);
-    client.api
-      .POST('/api/memories/list', { body: { ...requested(filters), order: filters.order, limit: PAGE, offset } })
-      .then(({ data, error: failed }) => {
+    client.api.POST('/api/memories/list', { body: { ...requested(filters), order: filters.order, limit: PAGE, offset } }).then(
+      ({ data, error: failed }) => {
         if (!live) return;
         if (data) setShown({ kind: 'list', memories: data.memories, total: data.total });
         else setError((failed as { message?: string } | undefined)?.message ?? 'the list could not be loaded');
-      }, (err: unknown) => live && setError(messageOf(err)));
+      },
+      (err: unknown) => live && setError(messageOf(err)),
+    );
     return () => {
       live = false;
     };
@@ -129,7 +133,15 @@ export function Memories() {
           <button type="button" class="secondary" onClick={() => setReload((n) => n + 1)}>
             Show all memories
           </button>
-          {shown.hits.length === 0 ? <Empty>{meaning ? 'Nothing matches. Try other words, or the “meaning” mode to find memories that say it differently.' : 'Nothing matches. Try other words.'}</Empty> : <MemoryList memories={shown.hits} />}
+          {shown.hits.length === 0 ? (
+            <Empty>
+              {meaning
+                ? 'Nothing matches. Try other words, or the “meaning” mode to find memories that say it differently.'
+                : 'Nothing matches. Try other words.'}
+            </Empty>
+          ) : (
+            <MemoryList memories={shown.hits} />
+          )}
         </section>
       ) : null}
       {shown?.kind === 'list' ? (
@@ -157,7 +169,13 @@ export function Memories() {
 }
 
 // A list of memories or of search hits; `similarity` shows each hit's score as the cosine it is (memory.tsx).
-export function MemoryList({ memories, similarity = false }: { memories: (Memory & Partial<Pick<Hit, 'score' | 'relevance' | 'found_by' | 'matched_passage' | 'explain'>>)[]; similarity?: boolean }) {
+export function MemoryList({
+  memories,
+  similarity = false,
+}: {
+  memories: (Memory & Partial<Pick<Hit, 'score' | 'relevance' | 'found_by' | 'matched_passage' | 'explain'>>)[];
+  similarity?: boolean;
+}) {
   return (
     <ul class="memories">
       {memories.map((m) => (
@@ -288,17 +306,23 @@ function MeaningStatus({ reload, onModel }: { reload: number; onModel: (embeds: 
       api
         .GET('/api/memories/embeddings')
         .then(unwrap)
-        .then(({ model, total, embedded, pending }) => {
-          if (!live) return;
-          onModel(model !== null);
-          if (model === null) setText('Search by meaning is off on this server: memories are found by their words.');
-          else if (total === 0) setText('Search by meaning is on: memories are found by their meaning seconds after they are saved.');
-          else if (pending === 0) setText(`Search by meaning covers all ${total.toLocaleString()} ${total === 1 ? 'memory' : 'memories'}.`);
-          else {
-            setText(`Search by meaning covers ${embedded.toLocaleString()} of ${total.toLocaleString()} memories; the newest are found by their words until they are ready.`);
-            timer = setTimeout(read, VECTOR_WAIT_POLL_MS);
-          }
-        }, () => live && setText(null));
+        .then(
+          ({ model, total, embedded, pending }) => {
+            if (!live) return;
+            onModel(model !== null);
+            if (model === null) setText('Search by meaning is off on this server: memories are found by their words.');
+            else if (total === 0) setText('Search by meaning is on: memories are found by their meaning seconds after they are saved.');
+            else if (pending === 0)
+              setText(`Search by meaning covers all ${total.toLocaleString()} ${total === 1 ? 'memory' : 'memories'}.`);
+            else {
+              setText(
+                `Search by meaning covers ${embedded.toLocaleString()} of ${total.toLocaleString()} memories; the newest are found by their words until they are ready.`,
+              );
+              timer = setTimeout(read, VECTOR_WAIT_POLL_MS);
+            }
+          },
+          () => live && setText(null),
+        );
     void read();
     return () => {
       live = false;
@@ -314,7 +338,13 @@ function MeaningStatus({ reload, onModel }: { reload: number; onModel: (embeds: 
 
 export type Hit = Awaited<ReturnType<typeof client.searchMemories>>[number];
 
-function Search(props: { onResults: (query: string, hits: Hit[]) => void; onError: (error: string | null) => void; onClear: () => void; filters: Filters; meaning: boolean }) {
+function Search(props: {
+  onResults: (query: string, hits: Hit[]) => void;
+  onError: (error: string | null) => void;
+  onClear: () => void;
+  filters: Filters;
+  meaning: boolean;
+}) {
   const { onResults, onError, onClear, filters, meaning } = props;
   const { busy, error, run } = useAction();
   useEffect(() => onError(error), [error]);
@@ -327,7 +357,12 @@ function Search(props: { onResults: (query: string, hits: Hit[]) => void; onErro
         const form = new FormData(event.currentTarget);
         const query = String(form.get('query')).trim();
         if (!query) return onClear();
-        await run(async () => onResults(query, await client.searchMemories({ query, k: 25, mode: form.get('mode') as Mode, explain: true, ...requested(filters) })));
+        await run(async () =>
+          onResults(
+            query,
+            await client.searchMemories({ query, k: 25, mode: form.get('mode') as Mode, explain: true, ...requested(filters) }),
+          ),
+        );
       }}
     >
       <label class="wide">

@@ -39,7 +39,12 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
           event.preventDefault();
           const form = new FormData(event.currentTarget);
           await rename.run(async () => {
-            const updated = await unwrap(await api.PATCH('/api/orgs/{id}', { ...path, body: { name: String(form.get('name')).trim(), slug: String(form.get('slug')).trim() } }));
+            const updated = await unwrap(
+              await api.PATCH('/api/orgs/{id}', {
+                ...path,
+                body: { name: String(form.get('name')).trim(), slug: String(form.get('slug')).trim() },
+              }),
+            );
             onAccount({ ...account, org: updated });
           });
         }}
@@ -94,8 +99,17 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
                         const role = select.value as Member['role'];
                         select.value = member.role; // the list shows the role the API answers, not the wish
                         void change.run(async () => {
-                          if (member.id === account.user.id && !confirm(`Give up the owner role in ${org.name}? Only another owner can give it back.`)) return;
-                          await unwrap(await api.PATCH('/api/orgs/{id}/members/{userId}', { params: { path: { id: org.id, userId: member.id } }, body: { role } }));
+                          if (
+                            member.id === account.user.id &&
+                            !confirm(`Give up the owner role in ${org.name}? Only another owner can give it back.`)
+                          )
+                            return;
+                          await unwrap(
+                            await api.PATCH('/api/orgs/{id}/members/{userId}', {
+                              params: { path: { id: org.id, userId: member.id } },
+                              body: { role },
+                            }),
+                          );
                           // Stepping down changes what this page may do: the account's role comes from the API again.
                           if (member.id === account.user.id) onAccount(await unwrap(await api.GET('/api/auth/me')));
                           await load();
@@ -121,7 +135,9 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
                       onClick={() =>
                         void change.run(async () => {
                           if (!confirm(`Remove ${member.email} from ${org.name}?`)) return;
-                          await unwrap(await api.DELETE('/api/orgs/{id}/members/{userId}', { params: { path: { id: org.id, userId: member.id } } }));
+                          await unwrap(
+                            await api.DELETE('/api/orgs/{id}/members/{userId}', { params: { path: { id: org.id, userId: member.id } } }),
+                          );
                           await load();
                         })
                       }
@@ -144,7 +160,12 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
             const formElement = event.currentTarget;
             const form = new FormData(formElement);
             await add.run(async () => {
-              await unwrap(await api.POST('/api/orgs/{id}/members', { ...path, body: { email: String(form.get('email')).trim(), role: form.get('role') as Member['role'] } }));
+              await unwrap(
+                await api.POST('/api/orgs/{id}/members', {
+                  ...path,
+                  body: { email: String(form.get('email')).trim(), role: form.get('role') as Member['role'] },
+                }),
+              );
               formElement.reset();
               await load();
             });
@@ -182,7 +203,9 @@ export function Organization({ account, onAccount }: { account: Account; onAccou
                     type="button"
                     class="secondary"
                     onClick={() =>
-                      void change.run(async () => onAccount(await unwrap(await api.POST('/api/auth/switch-org', { body: { org_id: other.id } }))))
+                      void change.run(async () =>
+                        onAccount(await unwrap(await api.POST('/api/auth/switch-org', { body: { org_id: other.id } }))),
+                      )
                     }
                   >
                     Switch to {other.name}

@@ -10,7 +10,14 @@ type Project = components['schemas']['Project'];
 export function Projects({ canManage }: { canManage: boolean }) {
   const [projects, setProjects] = useState<Project[] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const load = () => api.GET('/api/projects').then(unwrap).then((answer) => setProjects(answer.projects), (err: unknown) => setError(messageOf(err)));
+  const load = () =>
+    api
+      .GET('/api/projects')
+      .then(unwrap)
+      .then(
+        (answer) => setProjects(answer.projects),
+        (err: unknown) => setError(messageOf(err)),
+      );
   useEffect(() => void load(), []);
   return (
     <main>
@@ -40,7 +47,8 @@ function ProjectItem({ project, canManage, onChanged }: { project: Project; canM
   return (
     <li>
       <h2>
-        <Link to={`/?namespace=${encodeURIComponent(project.name)}`}>{project.name}</Link> {project.archived_at ? <span class="tag">archived</span> : null}
+        <Link to={`/?namespace=${encodeURIComponent(project.name)}`}>{project.name}</Link>{' '}
+        {project.archived_at ? <span class="tag">archived</span> : null}
       </h2>
       {project.description ? <p>{project.description}</p> : null}
       <p class="meta">
@@ -85,7 +93,8 @@ function ProjectItem({ project, canManage, onChanged }: { project: Project; canM
           }}
         >
           <p class="error">
-            This deletes the project and its {project.memory_count.toLocaleString()} memories for good. Type <strong>{project.name}</strong> to confirm.
+            This deletes the project and its {project.memory_count.toLocaleString()} memories for good. Type <strong>{project.name}</strong>{' '}
+            to confirm.
           </p>
           <label>
             Project name <input name="confirm" autocomplete="off" required pattern={project.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} />

@@ -17,7 +17,10 @@ export function Runbooks() {
     api
       .GET('/api/procedural', { params: { query: { ...(q ? { q } : {}), limit: PAGE, offset } } })
       .then(unwrap)
-      .then((answer) => setRunbooks(answer.procedurals), (err: unknown) => setError(messageOf(err)));
+      .then(
+        (answer) => setRunbooks(answer.procedurals),
+        (err: unknown) => setError(messageOf(err)),
+      );
   useEffect(() => void load(), [q, offset]);
   return (
     <main>
@@ -29,7 +32,11 @@ export function Runbooks() {
           event.preventDefault();
           const formElement = event.currentTarget;
           const form = new FormData(formElement);
-          const list = (name: string, separator: string | RegExp) => String(form.get(name)).split(separator).map((s) => s.trim()).filter(Boolean);
+          const list = (name: string, separator: string | RegExp) =>
+            String(form.get(name))
+              .split(separator)
+              .map((s) => s.trim())
+              .filter(Boolean);
           await create.run(async () => {
             const body = {
               title: String(form.get('title')).trim(),
@@ -85,7 +92,8 @@ function RunbookItem({ initial, onDeleted }: { initial: Runbook; onDeleted: () =
   const [runbook, setRunbook] = useState(initial);
   const action = useAction();
   const path = { params: { path: { id: runbook.id } } };
-  const outcome = (value: 'success' | 'failure') => action.run(async () => setRunbook(await unwrap(await api.POST('/api/procedural/{id}', { ...path, body: { outcome: value } }))));
+  const outcome = (value: 'success' | 'failure') =>
+    action.run(async () => setRunbook(await unwrap(await api.POST('/api/procedural/{id}', { ...path, body: { outcome: value } }))));
   return (
     <li aria-label={runbook.title}>
       <h2>{runbook.title}</h2>

@@ -10,7 +10,10 @@ export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void 
   const requested = new URLSearchParams(location.search).get('next');
   const next = requested?.startsWith('/oauth/authorize?') ? requested : null;
   useEffect(() => {
-    api.GET('/api/auth/methods').then(({ data }) => setIdentityProvider(data?.identity_provider ?? false), () => undefined);
+    api.GET('/api/auth/methods').then(
+      ({ data }) => setIdentityProvider(data?.identity_provider ?? false),
+      () => undefined,
+    );
   }, []);
   return (
     <main class="narrow">
@@ -20,7 +23,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (account: Account) => void 
           event.preventDefault();
           const form = new FormData(event.currentTarget);
           await run(async () => {
-            onSignedIn(await unwrap(await api.POST('/api/auth/login', { body: { email: String(form.get('email')), password: String(form.get('password')) } })));
+            onSignedIn(
+              await unwrap(
+                await api.POST('/api/auth/login', { body: { email: String(form.get('email')), password: String(form.get('password')) } }),
+              ),
+            );
             if (next) location.assign(next);
             else navigate('/', true);
           });

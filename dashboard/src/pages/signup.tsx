@@ -35,7 +35,12 @@ export function SignUp({ onSignedIn }: { onSignedIn: (account: Account) => void 
           event.preventDefault();
           const form = new FormData(event.currentTarget);
           await run(async () => {
-            const body = { name: String(form.get('name')), email: String(form.get('email')), password: String(form.get('password')), org_name: String(form.get('org_name')) };
+            const body = {
+              name: String(form.get('name')),
+              email: String(form.get('email')),
+              password: String(form.get('password')),
+              org_name: String(form.get('org_name')),
+            };
             const answer = await unwrap(await api.POST('/api/auth/signup', { body }));
             setCreated({ account: { user: answer.user, org: answer.org }, token: answer.api_token.raw });
           });

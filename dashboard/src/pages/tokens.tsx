@@ -11,7 +11,11 @@ export function Tokens() {
   const [error, setError] = useState<string | null>(null);
   const [issued, setIssued] = useState<{ name: string; raw: string } | null>(null);
   const create = useAction();
-  const load = () => api.GET('/api/auth/tokens').then(unwrap).then(setTokens, (err: unknown) => setError(messageOf(err)));
+  const load = () =>
+    api
+      .GET('/api/auth/tokens')
+      .then(unwrap)
+      .then(setTokens, (err: unknown) => setError(messageOf(err)));
   useEffect(() => void load(), []);
   return (
     <main>

@@ -16,12 +16,21 @@ export function Webhooks({ canManage }: { canManage: boolean }) {
   const [error, setError] = useState<string | null>(null);
   const [secret, setSecret] = useState<{ url: string; value: string } | null>(null);
   const create = useAction();
-  const load = () => api.GET('/api/webhooks').then(unwrap).then((answer) => setEndpoints(answer.endpoints), (err: unknown) => setError(messageOf(err)));
+  const load = () =>
+    api
+      .GET('/api/webhooks')
+      .then(unwrap)
+      .then(
+        (answer) => setEndpoints(answer.endpoints),
+        (err: unknown) => setError(messageOf(err)),
+      );
   useEffect(() => void load(), []);
   return (
     <main>
       <h1>Webhooks</h1>
-      <p class="muted">Each delivery is signed (Standard Webhooks); failed ones are tried again with backoff, and can be sent again from here.</p>
+      <p class="muted">
+        Each delivery is signed (Standard Webhooks); failed ones are tried again with backoff, and can be sent again from here.
+      </p>
       {canManage ? (
         <form
           class="add"
@@ -31,7 +40,11 @@ export function Webhooks({ canManage }: { canManage: boolean }) {
             const formElement = event.currentTarget;
             const form = new FormData(formElement);
             await create.run(async () => {
-              const body = { url: String(form.get('url')).trim(), events: eventsOf(form), description: String(form.get('description')).trim() || undefined };
+              const body = {
+                url: String(form.get('url')).trim(),
+                events: eventsOf(form),
+                description: String(form.get('description')).trim() || undefined,
+              };
               const endpoint = await unwrap(await api.POST('/api/webhooks', { body }));
               setSecret({ url: endpoint.url, value: endpoint.secret });
               formElement.reset();
@@ -108,7 +121,11 @@ function EndpointItem({ endpoint, canManage, onChanged }: { endpoint: Endpoint; 
           onSubmit={(event) => {
             event.preventDefault();
             const form = new FormData(event.currentTarget);
-            void patch({ url: String(form.get('url')).trim(), events: eventsOf(form), description: String(form.get('description')).trim() });
+            void patch({
+              url: String(form.get('url')).trim(),
+              events: eventsOf(form),
+              description: String(form.get('description')).trim(),
+            });
           }}
         >
           <label class="wide">
@@ -168,7 +185,10 @@ function Deliveries({ endpointId, canManage }: { endpointId: string; canManage: 
     api
       .GET('/api/webhooks/{id}/deliveries', { params: { path: { id: endpointId }, query: { limit: 50 } } })
       .then(unwrap)
-      .then((answer) => setDeliveries(answer.deliveries), (err: unknown) => setError(messageOf(err)));
+      .then(
+        (answer) => setDeliveries(answer.deliveries),
+        (err: unknown) => setError(messageOf(err)),
+      );
   // Read again while the panel is open: new deliveries appear, and running ones finish.
   useEffect(() => {
     void load();
@@ -199,7 +219,8 @@ function Deliveries({ endpointId, canManage }: { endpointId: string; canManage: 
               <td data-label="Event">{delivery.event_type}</td>
               <td data-label="Status">{delivery.status}</td>
               <td data-label="Attempts">
-                {delivery.attempts.map((a) => `#${a.attempt} ${a.status_code ?? a.error ?? '…'} (${a.duration_ms} ms)`).join(', ') || 'none yet'}
+                {delivery.attempts.map((a) => `#${a.attempt} ${a.status_code ?? a.error ?? '…'} (${a.duration_ms} ms)`).join(', ') ||
+                  'none yet'}
               </td>
               <td data-label="Created">{when(delivery.created_at)}</td>
               <td>
@@ -211,7 +232,11 @@ function Deliveries({ endpointId, canManage }: { endpointId: string; canManage: 
                     disabled={retry.busy}
                     onClick={() =>
                       void retry.run(async () => {
-                        await unwrap(await api.POST('/api/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id: endpointId, deliveryId: delivery.id } } }));
+                        await unwrap(
+                          await api.POST('/api/webhooks/{id}/deliveries/{deliveryId}/retry', {
+                            params: { path: { id: endpointId, deliveryId: delivery.id } },
+                          }),
+                        );
                         await load();
                       })
                     }

@@ -140,7 +140,12 @@ function contextStart(rule: GitleaksRule, text: string, at: number, floor: numbe
   return first < curls.length && curls[first]! + 4 <= at ? curls[first]! : -1;
 }
 
-export function gitleaksFindings(rule: GitleaksRule, text: string, present: ReadonlySet<string>, global: readonly GitleaksAllowlist[]): Finding[] {
+export function gitleaksFindings(
+  rule: GitleaksRule,
+  text: string,
+  present: ReadonlySet<string>,
+  global: readonly GitleaksAllowlist[],
+): Finding[] {
   if (rule.keywords.length > 0 && !rule.keywords.some((keyword) => present.has(keyword))) return [];
   const findings: Finding[] = [];
   let floor = 0;

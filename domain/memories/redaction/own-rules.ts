@@ -48,8 +48,28 @@ function mixesClasses(value: string): boolean {
 }
 
 const PLACEHOLDER_WORDS = new Set([
-  'changeme', 'password', 'passwd', 'pass', 'secret', 'token', 'apikey', 'redacted', 'placeholder', 'dummy',
-  'sample', 'none', 'null', 'nil', 'undefined', 'true', 'false', 'todo', 'tbd', 'empty', 'hidden', 'masked',
+  'changeme',
+  'password',
+  'passwd',
+  'pass',
+  'secret',
+  'token',
+  'apikey',
+  'redacted',
+  'placeholder',
+  'dummy',
+  'sample',
+  'none',
+  'null',
+  'nil',
+  'undefined',
+  'true',
+  'false',
+  'todo',
+  'tbd',
+  'empty',
+  'hidden',
+  'masked',
 ]);
 
 // Documentation, templates and examples are full of these; redacting them would only make memories
@@ -119,10 +139,7 @@ const ASSIGN = String.raw`${KEY}\\?["'\x60]?[ \t]{0,16}(?:::=|:=|=>|\?=|[:=])[ \
 
 // A quoted value ends at its quote; values with spaces are left alone, as they are prose far more often
 // than passphrases.
-const QUOTED_ASSIGNMENT = new RegExp(
-  String.raw`(?<pre>${ASSIGN}\\?(?<q>["'\x60]))(?<secret>[^"'\x60\s\\]{1,256})(?=\\?\k<q>)`,
-  'gi',
-);
+const QUOTED_ASSIGNMENT = new RegExp(String.raw`(?<pre>${ASSIGN}\\?(?<q>["'\x60]))(?<secret>[^"'\x60\s\\]{1,256})(?=\\?\k<q>)`, 'gi');
 // An unquoted value ends at whitespace or at the punctuation that ends values in prose, code, YAML flow
 // maps and query strings; `,` `;` `.` only end it when followed by a space, and `&` only when a new
 // query parameter follows.
@@ -294,7 +311,12 @@ export function ownFindings(rule: Rule, text: string): Finding[] {
     const pre = m.groups?.['pre'] ?? '';
     const start = m.index + pre.length;
     const end = start + secret.length;
-    const context = { pre, after: text.charAt(end), following: text.slice(end, end + 3), before: text.slice(Math.max(0, m.index - 16), m.index) };
+    const context = {
+      pre,
+      after: text.charAt(end),
+      following: text.slice(end, end + 3),
+      before: text.slice(Math.max(0, m.index - 16), m.index),
+    };
     if (rule.accept && !rule.accept(secret, context)) continue;
     findings.push({ start, end, kind: rule.kind });
   }

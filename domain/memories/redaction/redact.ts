@@ -25,14 +25,25 @@ type Step = (text: string, keywords: ReadonlySet<string>) => Finding[];
 const scanKeywords = keywordScanner(GITLEAKS_RULES.flatMap((rule) => rule.keywords));
 
 const GITLEAKS_HEURISTICS = new Set(['curl-auth-header', 'curl-auth-user', 'generic-api-key']);
-const own = (rule: Rule): Step => (text) => ownFindings(rule, text);
-const gitleaks = (rule: GitleaksRule): Step => (text, keywords) => gitleaksFindings(rule, text, keywords, GITLEAKS_GLOBAL_ALLOWLISTS);
+const own =
+  (rule: Rule): Step =>
+  (text) =>
+    ownFindings(rule, text);
+const gitleaks =
+  (rule: GitleaksRule): Step =>
+  (text, keywords) =>
+    gitleaksFindings(rule, text, keywords, GITLEAKS_GLOBAL_ALLOWLISTS);
 // gitleaks' heuristics take an abbreviated value (`ops_eyJzaWdu...`) or a counted-out sample
 // (`xoxp-1234567890`) for a secret; ours do not (own-rules.ts), and neither do theirs here.
-const judged = (step: Step): Step => (text, keywords) =>
-  step(text, keywords).filter(
-    (f) => !isAbbreviated(text.slice(f.end - 2, f.end + 1)) && !isAbbreviated(text.slice(f.end, f.end + 3)) && !isPlaceholder(text.slice(f.start, f.end)),
-  );
+const judged =
+  (step: Step): Step =>
+  (text, keywords) =>
+    step(text, keywords).filter(
+      (f) =>
+        !isAbbreviated(text.slice(f.end - 2, f.end + 1)) &&
+        !isAbbreviated(text.slice(f.end, f.end + 3)) &&
+        !isPlaceholder(text.slice(f.start, f.end)),
+    );
 
 const STEPS: readonly Step[] = [
   ...VENDOR_RULES.map(own),
