@@ -8,13 +8,13 @@ import { compileFilters, type CompiledFilters } from '../store/filters.ts';
 import { CONTEXT_CHUNKS } from '../store/thread-context.ts';
 import { memoriesNamed, threadOrder, threadPosition } from '../store/threads.ts';
 import { B, idf, K1, queryTermCounts } from './bm25.ts';
-import { freshRanking, type FreshVectors } from './fresh.ts';
+import type { FreshVectors } from './fresh.ts';
 import { byRank, type Ranked } from './fusion.ts';
 import { CONTEXT_SHARES } from './lexical-context.ts';
 import { HYBRID_LEXICAL_TERMS, MAX_QUERY_TERMS, readIndex, type LexicalList } from './lexical.ts';
 import type { IndexRead } from './scoring.ts';
-import { answerFromLists, FUSION_DEPTH, mergeRanked, type SearchAnswer, type SearchRequest } from './search.ts';
-import { semanticRanking, type QueryVector } from './semantic.ts';
+import { answerFromLists, FUSION_DEPTH, semanticList, type SearchAnswer, type SearchRequest } from './search.ts';
+import type { QueryVector } from './semantic.ts';
 
 // A search as of a past time: what the scope held then. A memory is in it when it was saved by then (created_at), what
 // it tells had happened by then (its event time, occurred_at, else created_at) and it was not superseded by then
@@ -82,14 +82,7 @@ export async function searchAsOf(
     if ((counted?.n ?? 0) > AS_OF_SCAN_MAX) throw tooBroad();
   }
   const depth = hybrid || window ? Math.max(k, FUSION_DEPTH) : k;
-  const semantic = async () => {
-    if (!vector) throw new Error(`a ${mode} search needs the query vector`);
-    const [indexed, recent] = await Promise.all([
-      semanticRanking(em.fork(), orgId, vector, depth, compiled),
-      fresh ? freshRanking(em.fork(), orgId, vector, compiled, fresh) : null,
-    ]);
-    return recent ? { ranked: mergeRanked(indexed, recent.ranked, depth), pending: recent.pending } : { ranked: indexed, pending: null };
-  };
+  const semantic = () => semanticList(em, orgId, mode, vector, depth, compiled, fresh);
   const lexical = async () => {
     const list = await lexicalAsOf(em, orgId, terms, depth, compiled, hybrid ? HYBRID_LEXICAL_TERMS : undefined);
     if (!hybrid) return { ...list, gains: new Map<string, number>() };

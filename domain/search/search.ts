@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isLong, type Passage } from '../store/passages.ts';
-import { compileFilters, type MemoryFilters } from '../store/filters.ts';
+import { compileFilters, type CompiledFilters, type MemoryFilters } from '../store/filters.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 import { query, sql } from '../sql.ts';
 import { analyze, QUESTION_STOP_WORDS } from '../store/analyzer.ts';
@@ -75,6 +75,25 @@ export interface SearchRequest {
 
 export const needsVector = (mode: SearchMode): boolean => mode !== 'lexical';
 
+// The semantic list of a search: the index's nearest memories, and the newest ones still waiting for their vector
+// (fresh.ts) merged in, with how many of those could not be embedded in time.
+export async function semanticList(
+  em: EntityManager,
+  orgId: string,
+  mode: SearchMode,
+  vector: Promise<QueryVector> | undefined,
+  depth: number,
+  compiled: CompiledFilters,
+  fresh: FreshVectors | undefined,
+): Promise<{ ranked: Ranked[]; pending: number | null }> {
+  if (!vector) throw new Error(`a ${mode} search needs the query vector`);
+  const [indexed, recent] = await Promise.all([
+    semanticRanking(em.fork(), orgId, vector, depth, compiled),
+    fresh ? freshRanking(em.fork(), orgId, vector, compiled, fresh) : null,
+  ]);
+  return recent ? { ranked: mergeRanked(indexed, recent.ranked, depth), pending: recent.pending } : { ranked: indexed, pending: null };
+}
+
 // One search in any mode. `vector` is the query's embedding, still being computed for semantic and hybrid
 // (so the lexical list is fetched meanwhile), and undefined for lexical. `fresh` embeds memories not yet embedded,
 // so that a search right after a save finds it by meaning, and counts those it could not; the service's own searches
@@ -96,14 +115,7 @@ export async function searchMemories(
   if (!compiled.satisfiable) return { hits: [], pendingEmbeddings: mode === 'lexical' || !fresh ? null : 0, terms, window };
   // A window reads every list as deep as hybrid does, so that the memories in it can rise from below the first k.
   const depth = hybrid || window ? Math.max(k, FUSION_DEPTH) : k;
-  const semantic = async () => {
-    if (!vector) throw new Error(`a ${mode} search needs the query vector`);
-    const [indexed, recent] = await Promise.all([
-      semanticRanking(em.fork(), orgId, vector, depth, compiled),
-      fresh ? freshRanking(em.fork(), orgId, vector, compiled, fresh) : null,
-    ]);
-    return recent ? { ranked: mergeRanked(indexed, recent.ranked, depth), pending: recent.pending } : { ranked: indexed, pending: null };
-  };
+  const semantic = () => semanticList(em, orgId, mode, vector, depth, compiled, fresh);
   const lexical = async (): Promise<LexicalList & { gains: Map<string, number> }> => {
     if (!hybrid) return { ...(await lexicalRanking(em, orgId, terms, depth, compiled)), gains: new Map<string, number>() };
     const list = await lexicalRanking(em, orgId, terms, depth, compiled, { statistics: 'namespace', rarest: HYBRID_LEXICAL_TERMS });
@@ -168,7 +180,7 @@ async function windowFirst<T extends { id: string }>(em: EntityManager, orgId: s
 }
 
 // The indexed list with memories scored on the spot merged in, best first, cut to n.
-export function mergeRanked(indexed: Ranked[], recent: Ranked[], n: number): Ranked[] {
+function mergeRanked(indexed: Ranked[], recent: Ranked[], n: number): Ranked[] {
   if (recent.length === 0) return indexed;
   const known = new Set(indexed.map((r) => r.id));
   return [...indexed, ...recent.filter((r) => !known.has(r.id))].sort(byRank).slice(0, n);
