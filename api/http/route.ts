@@ -153,15 +153,26 @@ function parse(schema: AnyObject | undefined, value: unknown, where: 'path' | 'q
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter the route does not know (named in `field` and `issues`, with a hint where one helps)',
-  401: 'Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, `unknown_token`, `revoked_or_expired`',
-  403: 'Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site (or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither PUBLIC_BASE_URL nor ALLOWED_HOSTS',
+  400:
+    'Invalid input: `invalid json`; a validation failure with `issues`; `unknown_field`, a body field or query parameter ' +
+    'the route does not know (named in `field` and `issues`, with a hint where one helps)',
+  401:
+    'Missing or invalid credential (`unauthorized`); `reason` says which: `no_credential`, `malformed_header`, ' +
+    '`unknown_token`, `revoked_or_expired`',
+  403:
+    'Authenticated, but the role does not allow this; `cross_site_request`: a cookie-authenticated write from another site ' +
+    '(or any browser call from another site to a local instance); `host_not_allowed`: the Host header names neither ' +
+    'PUBLIC_BASE_URL nor ALLOWED_HOSTS',
   404: 'Not found, or belongs to another organization',
   409: 'Conflict',
   413: 'The body is larger than the route accepts (`payload_too_large`; 2 MiB unless the route says otherwise)',
   415: 'The body is not `application/json`',
-  429: 'A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees)',
-  503: 'A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); `Retry-After` gives the seconds to wait',
+  429:
+    'A rate limit hit (`rate-limited`); `Retry-After` gives the seconds to wait. Every answer that spent a slot of a limit ' +
+    'carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the next slot frees)',
+  503:
+    'A dependency is out of reach or past its deadline (`database_busy`, `database_timeout`, `database_unavailable`); ' +
+    '`Retry-After` gives the seconds to wait',
 };
 
 const openApiPath = (route: AnyRoute): string => route.path.replace(/:([A-Za-z_]+)/g, '{$1}');

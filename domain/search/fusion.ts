@@ -2,8 +2,8 @@
 // scaled to [0, 1] between its worst and best hit (so BM25's unbounded scores and bge's compressed cosines
 // become comparable), and a memory's fused score is the weighted sum over the lists, a list that did not find
 // it adding 0. Chosen over reciprocal rank fusion because a poor list's long tail earns no rank credit, so what
-// semantic search finds for questions in other words stays on top (docs/performance.md, "Fusion, quality and
-// relevance"; bench/quality/fusion-study.ts).
+// semantic search finds for questions in other words stays on top (measured by
+// bench/quality/fusion-study.ts).
 
 // The semantic list's weight; the lexical list gets 1 - SEMANTIC_WEIGHT. It finds most paraphrases and keeps
 // Cranfield and CISI above issue 10's bar: less loses paraphrases to lexical noise, more falls below the bar.

@@ -25,22 +25,18 @@ const CHECK_GROWTH = 8;
 // This process's copies of the blocks searches read (block-cache.ts); its size is LEXICAL_CACHE_MB, set at start.
 export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 
-// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, scored in this process
-// (scoring.ts): one statement reads the terms' blocks (fold.ts), their rows not folded yet, the org's tombstones
-// and its counters, all in one snapshot; df counts the live postings, N and the average length come from the
-// counters. Scoring a posting here is far cheaper than reading it as a PostgreSQL row (docs/performance.md,
-// "Lexical search"). An unfiltered search scores only what it takes to know its best n (MaxScore); a filtered
-// one checks the best candidates against the filter, in score order, so the result is the same as filtering
-// first. A filter's namespace is read whole from the index (its document numbers) when that is the cheaper way
-// (wholeNamespace), and then only its documents are scored; otherwise, for a namespace alone, MaxScore keeps
-// enough of the best that about 2n + 8 should be in it. Other filters (or candidates that fall short) score
-// every posting.
-// `statistics`: 'namespace' takes N, the average length and df from the filter's namespace (when it was read
-// whole) instead of the org: hybrid's lexical list (search.ts, docs/api-decisions.md). `rarest` keeps only that many
-// of the query's terms, those with the fewest postings in the org (HYBRID_LEXICAL_TERMS). `namespaceRead` overrides
-// the choice (tests and bench/namespaces-at-scale.ts compare the two ways).
-// Returns the best `n` memory ids with their BM25 scores, best first (ties by id), and the query's ceiling
-// (scoring.ts), what a hit's relevance measures its score against.
+// Exact BM25 (Lucene's idf, k1 1.2, b 0.75, see bm25.ts) with statistics per org, scored in this process (scoring.ts): one statement reads
+// the terms' blocks (fold.ts), their rows not folded yet, the org's tombstones and its counters, all in one snapshot; df counts the live
+// postings, N and the average length come from the counters. Scoring a posting here is far cheaper than reading it as a PostgreSQL row. An
+// unfiltered search scores only what it takes to know its best n (MaxScore); a filtered one checks the best candidates against the filter,
+// in score order, so the result is the same as filtering first. A filter's namespace is read whole from the index (its document numbers)
+// when that is the cheaper way (wholeNamespace), and then only its documents are scored; otherwise, for a namespace alone, MaxScore keeps
+// enough of the best that about 2n + 8 should be in it. Other filters (or candidates that fall short) score every posting. `statistics`:
+// 'namespace' takes N, the average length and df from the filter's namespace (when it was read whole) instead of the org: hybrid's lexical
+// list (search.ts, docs/api-decisions.md). `rarest` keeps only that many of the query's terms, those with the fewest postings in the org
+// (HYBRID_LEXICAL_TERMS). `namespaceRead` overrides the choice (tests and bench/namespaces-at-scale.ts compare the two ways). Returns the
+// best `n` memory ids with their BM25 scores, best first (ties by id), and the query's ceiling (scoring.ts), what a hit's relevance
+// measures its score against.
 export interface LexicalList {
   ranked: Ranked[];
   ceiling: number;
