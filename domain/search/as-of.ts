@@ -5,12 +5,10 @@ import { invalid } from '../errors.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { analyze, QUESTION_STOP_WORDS } from '../store/analyzer.ts';
 import { compileFilters, type CompiledFilters } from '../store/filters.ts';
-import { CONTEXT_CHUNKS } from '../store/thread-context.ts';
-import { memoriesNamed, threadOrder, threadPosition } from '../store/threads.ts';
 import { B, idf, K1, queryTermCounts } from './bm25.ts';
 import type { FreshVectors } from './fresh.ts';
 import { byRank, type Ranked } from './fusion.ts';
-import { CONTEXT_SHARES } from './lexical-context.ts';
+import { withThreadContext } from './lexical-context.ts';
 import { HYBRID_LEXICAL_TERMS, MAX_QUERY_TERMS, readIndex, type LexicalList } from './lexical.ts';
 import type { IndexRead } from './scoring.ts';
 import { answerFromLists, FUSION_DEPTH, semanticList, type SearchAnswer, type SearchRequest } from './search.ts';
@@ -86,7 +84,7 @@ export async function searchAsOf(
   const lexical = async () => {
     const list = await lexicalAsOf(em, orgId, terms, depth, compiled, hybrid ? HYBRID_LEXICAL_TERMS : undefined);
     if (!hybrid) return { ...list, gains: new Map<string, number>() };
-    return { ...list, ...(await threadContextAsOf(em, orgId, list.ranked, depth, compiled, asOf)) };
+    return { ...list, ...(await withThreadContext(em, orgId, list.ranked, depth, compiled, aliveAt(asOf))) };
   };
   const [words, meaning] = await Promise.all([mode === 'semantic' ? null : lexical(), mode === 'lexical' ? null : semantic()]);
   return answerFromLists(em, orgId, request, { words, meaning, depth, terms, window }, vector);
@@ -213,40 +211,4 @@ function rankCandidates(
   const ranked: Ranked[] = [];
   for (let at = 0; at < docs; at++) if (scores[at]! > 0) ranked.push({ id: candidates[at]!.id, score: scores[at]! });
   return { ranked: ranked.sort(byRank).slice(0, n), ceiling };
-}
-
-// Hybrid's thread context (lexical-context.ts) among the chunks alive at `at`: each of the two chunks after a memory
-// of the list in its thread then gains a share of its score, if it passes the filters.
-async function threadContextAsOf(
-  em: EntityManager,
-  orgId: string,
-  list: Ranked[],
-  n: number,
-  compiled: CompiledFilters,
-  at: number,
-): Promise<{ ranked: Ranked[]; gains: Map<string, number> }> {
-  const gains = new Map<string, number>();
-  if (list.length === 0) return { ranked: list, gains };
-  const rows = await query(
-    em,
-    sql<{ source: string; id: string; place: number }>`select x.id as source, s.id, s.place from ${memoriesNamed(
-      orgId,
-      list.map((r) => r.id),
-    )}
-     cross join lateral (
-       select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m
-        where m.org_id = ${orgId} and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = x.metadata->>'parent_ref'
-          and ${aliveAt(at)} and ${threadPosition('m')} > ${threadPosition('x')}
-        order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
-     where x.metadata ? 'parent_ref'
-       and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${compiled.where} offset 0)`,
-  );
-  const own = new Map(list.map((r) => [r.id, r.score]));
-  for (const r of rows) gains.set(r.id, (gains.get(r.id) ?? 0) + CONTEXT_SHARES[r.place - 1]! * own.get(r.source)!);
-  if (gains.size === 0) return { ranked: list, gains };
-  const ranked = [...new Set([...own.keys(), ...gains.keys()])]
-    .map((id) => ({ id, score: (own.get(id) ?? 0) + (gains.get(id) ?? 0) }))
-    .sort(byRank)
-    .slice(0, n);
-  return { ranked, gains };
 }

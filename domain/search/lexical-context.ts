@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawBuilder } from 'kysely';
 import { chunksAfterNamed } from '../store/thread-context.ts';
 import type { CompiledFilters } from '../store/filters.ts';
 import { query } from '../sql.ts';
@@ -13,13 +14,15 @@ import { byRank, type Ranked } from './fusion.ts';
 export const CONTEXT_SHARES = [0.2, 0.1] as const;
 
 // The list with the shares added, best first (ties by id), cut to `n`, and what each chunk gained (explain). A chunk
-// that gains a share must pass the search's filter, as every hit must.
+// that gains a share must pass the search's filter, as every hit must. `alive` says which chunks are live (inThread):
+// a search as of a past time takes the chunks alive then.
 export async function withThreadContext(
   em: EntityManager,
   orgId: string,
   list: Ranked[],
   n: number,
   compiled: CompiledFilters,
+  alive?: RawBuilder<unknown>,
 ): Promise<{ ranked: Ranked[]; gains: Map<string, number> }> {
   const gains = new Map<string, number>();
   if (list.length === 0) return { ranked: list, gains };
@@ -29,6 +32,7 @@ export async function withThreadContext(
       orgId,
       list.map((r) => r.id),
       compiled.where,
+      alive,
     ),
   );
   const own = new Map(list.map((r) => [r.id, r.score]));

@@ -80,8 +80,8 @@ export async function contextsOf(
 
 // The chunks whose context includes one of `ids`: the CONTEXT_CHUNKS live chunks after each in its thread, with
 // the memory they follow (`source`) and their place after it (1, 2); with `where` (a condition on memories `m`),
-// only those it passes.
-export const chunksAfterNamed = (orgId: string, ids: string[], where?: RawBuilder<unknown>) => sql<{
+// only those it passes; `alive` as in inThread.
+export const chunksAfterNamed = (orgId: string, ids: string[], where?: RawBuilder<unknown>, alive?: RawBuilder<unknown>) => sql<{
   source: string;
   id: string;
   place: number;
@@ -89,7 +89,7 @@ export const chunksAfterNamed = (orgId: string, ids: string[], where?: RawBuilde
   select x.id as source, s.id, s.place from ${memoriesNamed(orgId, ids)}
    cross join lateral (
      select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m
-      where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} > ${threadPosition('x')}
+      where ${inThread(orgId, sql`x.metadata->>'parent_ref'`, alive)} and ${threadPosition('m')} > ${threadPosition('x')}
       order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
    where x.metadata ? 'parent_ref' ${where ? sql`and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${where} offset 0)` : sql``}`;
 

@@ -23,6 +23,7 @@ export const threadOrder = (alias: string, direction: 'asc' | 'desc') => {
 export const memoriesNamed = (orgId: string, ids: string[]) =>
   sql`unnest(${ids}::uuid[]) as named(id) cross join lateral (select * from memories m where m.org_id = ${orgId} and m.id = named.id offset 0) x`;
 
-// The live chunks of the thread `ref` (a text expression), as a condition on `m`.
-export const inThread = (orgId: string, ref: RawBuilder<unknown>) =>
-  sql`m.org_id = ${orgId} and m.superseded_by is null and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = ${ref}`;
+// The live chunks of the thread `ref` (a text expression), as a condition on `m`; `alive` says which are live (those
+// not superseded, unless a search as of a past time says otherwise).
+export const inThread = (orgId: string, ref: RawBuilder<unknown>, alive: RawBuilder<unknown> = sql`m.superseded_by is null`) =>
+  sql`m.org_id = ${orgId} and ${alive} and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = ${ref}`;
