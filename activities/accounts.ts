@@ -4,7 +4,7 @@ import { deliverMail, type DeliveryOutcome } from '../domain/mail/deliver.ts';
 import type { Mailer } from '../domain/mail/mailer.ts';
 import { passwordResetMail, signInNoticeMail, verificationMail } from '../domain/mail/templates.ts';
 import { LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS, type SignInNoticeArgs } from '../domain/accounts/login-guard.ts';
-import { User } from '../domain/accounts/tables.ts';
+import { findUserByEmail } from '../domain/accounts/rows.ts';
 import { issueResetToken, type ResetMailArgs } from '../domain/accounts/password-reset.ts';
 import { asActivity } from './failures.ts';
 
@@ -29,7 +29,7 @@ export function accountActivities({ orm, mailer, publicBaseUrl }: AccountActivit
     async sendSignInNoticeMail(args: SignInNoticeArgs): Promise<DeliveryOutcome> {
       return asActivity(() =>
         deliverMail(orm.em.fork(), mailer, 'sign_in_notice', `sign-in-notice:${args.mailKey}`, async (em) => {
-          const user = await em.findOne(User, { email: args.email });
+          const user = await findUserByEmail(em, args.email);
           return user ? signInNoticeMail(user.email, publicBaseUrl, LOGIN_FAILURES_PER_ACCOUNT, LOGIN_WINDOW_SECONDS / 60) : null;
         }),
       );

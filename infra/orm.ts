@@ -2,7 +2,6 @@ import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { parse } from 'pg-connection-string';
 import type { DatabaseDeadlines } from './config.ts';
-import { entities } from './tables.ts';
 import { migrations } from '../migrations/index.ts';
 
 export type Orm = MikroORM;
@@ -34,7 +33,6 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   return MikroORM.init({
     clientUrl: options.databaseUrl,
     driverOptions: { ...(ssl === undefined ? {} : { ssl }), ...deadlineOptions(options.deadlines) },
-    entities,
     extensions: [Migrator],
     pool: { min: 0, max: options.poolMax ?? 10 },
     debug: options.debug ?? false,
@@ -42,7 +40,8 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
     migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false },
     allowGlobalContext: false,
     ensureDatabase: false,
-    discovery: { warnWhenNoEntities: true },
+    // No entities: the ORM is the connection, transaction and migration layer; data access is raw SQL.
+    discovery: { warnWhenNoEntities: false },
   });
 }
 

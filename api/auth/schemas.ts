@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { TokenView } from '../../domain/accounts/tokens.ts';
 import type { OrgView, UserView } from '../../domain/accounts/views.ts';
-import { PLANS, ROLES } from '../../domain/accounts/tables.ts';
+import { PLANS, ROLES } from '../../domain/accounts/enums.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts/passwords.ts';
 import { epochMs, ms, msOrNull } from '../http/schemas.ts';
 

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { PLANS } from '../../domain/accounts/tables.ts';
+import { PLANS } from '../../domain/accounts/enums.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
 import { receiveEvent, type ProcessorEvent } from '../../domain/billing/events.ts';
 import { monthlyTokens } from '../../domain/extraction/extractions.ts';

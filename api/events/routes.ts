@@ -48,18 +48,14 @@ export function eventRoutes(): AnyRoute[] {
       handler: async (ctx, { query: q }) => {
         const orgId = callerOf(ctx).orgId;
         const rows = await listAuditEvents(ctx.state.em, orgId, q);
-        const names = await auditNames(
-          ctx.state.em,
-          orgId,
-          rows.map((e) => ({ ...e, targetId: e.targetId ?? null, actorUserId: e.actorUserId ?? null, actorToken: e.actorToken ?? null })),
-        );
+        const names = await auditNames(ctx.state.em, orgId, rows);
         ctx.body = {
           events: rows.map((e, i) => ({
             id: e.id,
             action: e.action,
-            target_id: e.targetId ?? null,
-            actor_user_id: e.actorUserId ?? null,
-            actor_token: e.actorToken ?? null,
+            target_id: e.targetId,
+            actor_user_id: e.actorUserId,
+            actor_token: e.actorToken,
             created_at: ms(e.createdAt),
             actor: names[i]!.actor,
             token: names[i]!.token,

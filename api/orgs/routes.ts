@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROLES } from '../../domain/accounts/tables.ts';
+import { ROLES } from '../../domain/accounts/enums.ts';
 import {
   addMember,
   changeMemberRole,

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { GroupedCalls } from '../grouped-calls.ts';
 import type { UnauthorizedReason } from '../error-codes.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import type { CredentialKind, Plan, Role } from './tables.ts';
+import type { CredentialKind, Plan, Role } from './enums.ts';
 import type { Caller } from './caller.ts';
 import { hashSecret, TOKEN_PREFIX } from './secrets.ts';
 

@@ -1,4 +1,4 @@
-import type { CredentialKind, Plan, Role } from './tables.ts';
+import type { CredentialKind, Plan, Role } from './enums.ts';
 import type { Actor } from '../audit/record.ts';
 
 // Who is calling, resolved once per request from a cookie session, a bearer token or local mode.

@@ -3,8 +3,8 @@ import { recordAudit } from '../audit/record.ts';
 import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { emailInUse, insertMembership, insertOrg, insertUser, slugTaken, timestamp, USER_COLUMNS, type UserRow } from './rows.ts';
-import type { Role } from './tables.ts';
+import { emailInUse, findUser, findUserByEmail, insertMembership, insertOrg, insertUser, slugTaken, timestamp } from './rows.ts';
+import type { Role } from './enums.ts';
 import { openSession, type SessionIssued } from './sessions.ts';
 import { hashSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
@@ -54,10 +54,9 @@ export async function signInWithIdentity(em: EntityManager, identity: Identity):
       tx,
       sql<{ user_id: string }>`select user_id from user_identities where issuer = ${identity.issuer} and subject = ${identity.subject}`,
     );
-    let user = linked ? (await queryOne(tx, sql<UserRow>`select ${USER_COLUMNS} from users where id = ${linked.user_id}`))! : null;
+    let user = linked ? (await findUser(tx, linked.user_id))! : null;
     const email = identity.email ? normalizeEmail(identity.email) : null;
-    if (!user && email && identity.emailVerified)
-      user = (await queryOne(tx, sql<UserRow>`select ${USER_COLUMNS} from users where email = ${email}`)) ?? null;
+    if (!user && email && identity.emailVerified) user = (await findUserByEmail(tx, email)) ?? null;
     const now = new Date();
     if (!user) {
       if (!email) throw invalid('email_missing', 'the identity provider did not share an e-mail address');

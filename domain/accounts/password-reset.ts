@@ -4,9 +4,7 @@ import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
-import { timestamp } from './rows.ts';
-import { User } from './tables.ts';
-import { PasswordReset } from './password-reset-table.ts';
+import { findUserByEmail, timestamp } from './rows.ts';
 import { hashPassword } from './passwords.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
@@ -39,19 +37,16 @@ export async function requestPasswordReset(em: EntityManager, email: string): Pr
 
 // A fresh single-use reset token for the account with this address, or null when there is none.
 export async function issueResetToken(em: EntityManager, email: string): Promise<{ raw: string; email: string } | null> {
-  const user = await em.findOne(User, { email: normalizeEmail(email) });
+  const user = await findUserByEmail(em, normalizeEmail(email));
   if (!user) return null;
   const secret = issueSecret();
   const now = new Date();
-  em.create(PasswordReset, {
-    id: newId(),
-    userId: user.id,
-    tokenHash: secret.hash,
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + RESET_TTL_MS),
-    usedAt: null,
-  });
-  await em.flush();
+  const expiresAt = new Date(now.getTime() + RESET_TTL_MS);
+  await query(
+    em,
+    sql`insert into password_resets (id, user_id, token_hash, created_at, expires_at, used_at)
+      values (${newId()}, ${user.id}, ${secret.hash}, ${timestamp(now)}, ${timestamp(expiresAt)}, null)`,
+  );
   return { raw: secret.raw, email: user.email };
 }
 

@@ -1,5 +1,5 @@
 import { forbidden } from '../errors.ts';
-import type { Role } from './tables.ts';
+import type { Role } from './enums.ts';
 import type { Caller } from './caller.ts';
 
 // Role checks live here and nowhere else; docs/roles.md lists which route needs which role.

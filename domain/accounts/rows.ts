@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
-import type { CredentialKind, Org, Role } from './tables.ts';
+import type { CredentialKind, Plan, Role } from './enums.ts';
 import type { OrgView, UserView } from './views.ts';
 
-// The account tables (users, orgs, memberships, credentials) in raw SQL, for the transactions that also write
-// audit or outbox rows (docs/architecture.md, "Data access"). Timestamps travel as ISO text, as pg returns them.
+// The account tables (users, orgs, memberships, credentials) in raw SQL (docs/architecture.md, "Data access"), and
+// the one view of a user and of an org. Timestamps travel as ISO text, as pg returns them through this connection.
 
 const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
 
@@ -12,7 +12,7 @@ export interface OrgRow {
   id: string;
   slug: string;
   name: string;
-  plan: Org['plan'];
+  plan: Plan;
   created_at: string;
 }
 
@@ -59,11 +59,40 @@ export async function emailInUse(em: EntityManager, email: string): Promise<bool
   return (await queryOne(em, sql`select 1 from users where email = ${email}`)) !== undefined;
 }
 
-export async function insertOrg(em: EntityManager, org: { id: string; slug: string; name: string; now: Date }): Promise<OrgRow> {
+export async function findUser(em: EntityManager, id: string): Promise<UserRow | undefined> {
+  return queryOne(em, sql<UserRow>`select ${USER_COLUMNS} from users where id = ${id}`);
+}
+
+// `email` as stored: trimmed and lower-cased (normalizeEmail).
+export async function findUserByEmail(em: EntityManager, email: string): Promise<UserRow | undefined> {
+  return queryOne(em, sql<UserRow>`select ${USER_COLUMNS} from users where email = ${email}`);
+}
+
+export async function findOrg(em: EntityManager, id: string): Promise<OrgRow | undefined> {
+  return queryOne(em, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${id}`);
+}
+
+export async function memberRole(em: EntityManager, orgId: string, userId: string): Promise<Role | undefined> {
+  return (await queryOne(em, sql<{ role: Role }>`select role from memberships where org_id = ${orgId} and user_id = ${userId}`))?.role;
+}
+
+// Every org the user belongs to, with the user's role in it, oldest membership first.
+export async function orgsOfUser(em: EntityManager, userId: string): Promise<(OrgRow & { role: Role })[]> {
+  return query(
+    em,
+    sql<OrgRow & { role: Role }>`select o.id, o.slug, o.name, o.plan, o.created_at, m.role from memberships m join orgs o on o.id = m.org_id
+      where m.user_id = ${userId} order by m.created_at, o.id`,
+  );
+}
+
+export async function insertOrg(
+  em: EntityManager,
+  org: { id: string; slug: string; name: string; plan?: Plan; now: Date },
+): Promise<OrgRow> {
   return (await queryOne(
     em,
     sql<OrgRow>`insert into orgs (id, slug, name, plan, created_at, updated_at)
-      values (${org.id}, ${org.slug}, ${org.name}, 'free', ${at(org.now)}, ${at(org.now)}) returning ${ORG_COLUMNS}`,
+      values (${org.id}, ${org.slug}, ${org.name}, ${org.plan ?? 'free'}, ${at(org.now)}, ${at(org.now)}) returning ${ORG_COLUMNS}`,
   ))!;
 }
 
@@ -96,6 +125,18 @@ export async function insertMembership(em: EntityManager, m: { orgId: string; us
   );
 }
 
+export interface TokenRow {
+  id: string;
+  prefix: string;
+  name: string | null;
+  user_id: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+}
+
+const TOKEN_COLUMNS = sql`id, prefix, name, user_id, created_at, last_used_at, expires_at`;
+
 export interface CredentialInsert {
   id: string;
   kind: CredentialKind;
@@ -109,15 +150,29 @@ export interface CredentialInsert {
   expiresAt: Date | null;
 }
 
-export async function insertCredential(em: EntityManager, c: CredentialInsert): Promise<void> {
+export async function insertCredential(em: EntityManager, c: CredentialInsert): Promise<TokenRow> {
   const maybe = (date: Date | null) => (date === null ? sql`null` : at(date));
-  await query(
+  return (await queryOne(
     em,
-    sql`insert into credentials
+    sql<TokenRow>`insert into credentials
         (id, kind, org_id, user_id, name, prefix, secret_hash, created_at, last_used_at, expires_at, revoked_at)
       values (${c.id}, ${c.kind}, ${c.orgId}, ${c.userId}, ${c.name}, ${c.prefix}, ${c.secretHash}, ${at(c.createdAt)},
-        ${maybe(c.lastUsedAt)}, ${maybe(c.expiresAt)}, null)`,
+        ${maybe(c.lastUsedAt)}, ${maybe(c.expiresAt)}, null) returning ${TOKEN_COLUMNS}`,
+  ))!;
+}
+
+// The org's live API tokens (only `userId`'s when given), newest first.
+export async function liveApiTokens(em: EntityManager, orgId: string, userId: string | null): Promise<TokenRow[]> {
+  return query(
+    em,
+    sql<TokenRow>`select ${TOKEN_COLUMNS} from credentials
+      where org_id = ${orgId} and kind = 'api' and revoked_at is null ${userId === null ? sql`` : sql`and user_id = ${userId}`}
+      order by created_at desc, id desc`,
   );
+}
+
+export async function setCredentialExpiry(em: EntityManager, credentialId: string, expiresAt: Date): Promise<void> {
+  await query(em, sql`update credentials set expires_at = ${at(expiresAt)} where id = ${credentialId}`);
 }
 
 export { at as timestamp };

@@ -3,13 +3,26 @@ import { recordAudit } from '../audit/record.ts';
 import { AppError, forbidden, notFound, unauthenticated } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { insertCredential, ORG_COLUMNS, orgRowView, timestamp, USER_COLUMNS, userRowView, type OrgRow, type UserRow } from './rows.ts';
-import { Credential, Membership, Org, User, type Role } from './tables.ts';
+import {
+  findOrg,
+  findUser,
+  findUserByEmail,
+  insertCredential,
+  memberRole,
+  orgRowView,
+  orgsOfUser,
+  setCredentialExpiry,
+  timestamp,
+  USER_COLUMNS,
+  userRowView,
+  type UserRow,
+} from './rows.ts';
+import type { Role } from './enums.ts';
 import type { Caller } from './caller.ts';
 import { verifyPassword } from './passwords.ts';
 import { issueSecret } from './secrets.ts';
 import { normalizeEmail, SESSION_TTL_MS } from './signup.ts';
-import { orgView, userView, type AccountView } from './views.ts';
+import type { AccountView } from './views.ts';
 
 export interface LoginInput {
   email: string;
@@ -25,20 +38,20 @@ export interface SessionIssued extends AccountView {
 const badCredentials = (): AppError => new AppError('unauthenticated', 'invalid_credentials', 'e-mail or password is wrong');
 
 export async function login(em: EntityManager, input: LoginInput): Promise<SessionIssued> {
-  const user = await em.findOne(User, { email: normalizeEmail(input.email) });
-  const ok = await verifyPassword(user?.passwordHash ?? null, input.password);
+  const user = await findUserByEmail(em, normalizeEmail(input.email));
+  const ok = await verifyPassword(user?.password_hash ?? null, input.password);
   if (!user || !ok) throw badCredentials();
 
-  const memberships = await em.find(Membership, { userId: user.id }, { orderBy: { createdAt: 'asc' } });
-  let membership: Membership | undefined;
+  const orgs = await orgsOfUser(em, user.id);
+  let org: { id: string; role: Role } | undefined;
   if (input.orgId !== undefined) {
-    membership = memberships.find((m) => m.orgId === input.orgId);
-    if (!membership) throw forbidden('you are not a member of that organization');
+    org = orgs.find((o) => o.id === input.orgId);
+    if (!org) throw forbidden('you are not a member of that organization');
   } else {
-    membership = memberships.find((m) => m.orgId === user.lastOrgId) ?? memberships[0];
+    org = orgs.find((o) => o.id === user.last_org_id) ?? orgs[0];
   }
-  if (!membership) throw forbidden('this account belongs to no organization');
-  return openSession(em, user, membership);
+  if (!org) throw forbidden('this account belongs to no organization');
+  return openSession(em, user, { orgId: org.id, role: org.role });
 }
 
 // Binds a new cookie session to one org the user belongs to.
@@ -51,7 +64,7 @@ export async function openSession(
   const now = new Date();
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
   return em.transactional(async (tx) => {
-    const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${membership.orgId}`))!;
+    const org = (await findOrg(tx, membership.orgId))!;
     const sessionId = newId();
     await insertCredential(tx, {
       id: sessionId,
@@ -93,7 +106,7 @@ export async function logout(em: EntityManager, caller: Caller): Promise<void> {
 export async function refreshSession(em: EntityManager, caller: Caller): Promise<Date | null> {
   if (caller.credentialKind !== 'session' || caller.credentialId === null) return null;
   const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
-  await em.nativeUpdate(Credential, { id: caller.credentialId }, { expiresAt });
+  await setCredentialExpiry(em, caller.credentialId, expiresAt);
   return expiresAt;
 }
 
@@ -101,25 +114,22 @@ export async function switchOrg(em: EntityManager, caller: Caller, orgId: string
   if (caller.credentialKind !== 'session' || caller.credentialId === null) {
     throw new AppError('invalid', 'session_required', 'only a cookie session can switch organization; API tokens are bound to one org');
   }
-  const membership = await queryOne(
-    em,
-    sql<{ role: Role }>`select role from memberships where org_id = ${orgId} and user_id = ${caller.userId}`,
-  );
-  if (!membership) throw notFound('org', orgId);
+  const role = await memberRole(em, orgId, caller.userId);
+  if (!role) throw notFound('org', orgId);
   return em.transactional(async (tx) => {
     await query(tx, sql`update credentials set org_id = ${orgId} where id = ${caller.credentialId}`);
     const user = (await queryOne(
       tx,
       sql<UserRow>`update users set last_org_id = ${orgId} where id = ${caller.userId} returning ${USER_COLUMNS}`,
     ))!;
-    const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${orgId}`))!;
+    const org = (await findOrg(tx, orgId))!;
     await recordAudit(tx, {
       orgId,
       action: 'auth.switch_org',
       targetId: orgId,
       actor: { userId: caller.userId, credentialId: caller.credentialId },
     });
-    return { user: userRowView(user), org: orgRowView(org, membership.role) };
+    return { user: userRowView(user), org: orgRowView(org, role) };
   });
 }
 
@@ -136,7 +146,7 @@ export async function renameUser(em: EntityManager, caller: Caller, name: string
       sql<UserRow>`update users set name = ${name}, updated_at = ${timestamp(new Date())}
         where id = ${caller.userId} returning ${USER_COLUMNS}`,
     ))!;
-    const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${caller.orgId}`))!;
+    const org = (await findOrg(tx, caller.orgId))!;
     await recordAudit(tx, {
       orgId: caller.orgId,
       action: 'user.update',
@@ -149,9 +159,9 @@ export async function renameUser(em: EntityManager, caller: Caller, name: string
 }
 
 export async function loadAccount(em: EntityManager, userId: string, orgId: string): Promise<AccountView | null> {
-  const membership = await em.findOne(Membership, { orgId, userId });
-  const user = await em.findOne(User, { id: userId });
-  const org = await em.findOne(Org, { id: orgId });
-  if (!membership || !user || !org) return null;
-  return { user: userView(user), org: orgView(org, membership.role) };
+  const role = await memberRole(em, orgId, userId);
+  const user = await findUser(em, userId);
+  const org = await findOrg(em, orgId);
+  if (!role || !user || !org) return null;
+  return { user: userRowView(user), org: orgRowView(org, role) };
 }

@@ -4,22 +4,20 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict } from '../errors.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { VERIFICATION_MAIL_JOB, type VerificationMailArgs } from './verification.ts';
-import { queryOne, sql } from '../sql.ts';
 import {
   emailInUse,
+  findOrg,
+  findUser,
   insertCredential,
   insertMembership,
   insertOrg,
   insertUser,
-  ORG_COLUMNS,
   orgRowView,
   slugTaken,
-  USER_COLUMNS,
   userRowView,
   type OrgRow,
   type UserRow,
 } from './rows.ts';
-import { User } from './tables.ts';
 import { slugify, withSuffix } from './slugs.ts';
 import type { AccountView } from './views.ts';
 
@@ -41,7 +39,7 @@ export interface SignupPlan {
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
 export async function emailTaken(em: EntityManager, email: string): Promise<boolean> {
-  return (await em.count(User, { email: normalizeEmail(email) })) > 0;
+  return emailInUse(em, normalizeEmail(email));
 }
 
 // One transaction: the user, the org with the user as owner, one default API token, the first cookie session and
@@ -49,9 +47,9 @@ export async function emailTaken(em: EntityManager, email: string): Promise<bool
 // same account.
 export async function createAccount(em: EntityManager, plan: SignupPlan): Promise<AccountView> {
   return em.transactional(async (tx) => {
-    const existing = await queryOne(tx, sql<UserRow>`select ${USER_COLUMNS} from users where id = ${plan.userId}`);
+    const existing = await findUser(tx, plan.userId);
     if (existing) {
-      const org = (await queryOne(tx, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${plan.orgId}`))!;
+      const org = (await findOrg(tx, plan.orgId))!;
       return { user: userRowView(existing), org: orgRowView(org, 'owner') };
     }
     const email = normalizeEmail(plan.email);

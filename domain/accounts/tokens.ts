@@ -3,9 +3,8 @@ import { actorOf, type Caller } from './caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { query, queryOne, sql } from '../sql.ts';
-import { insertCredential, timestamp } from './rows.ts';
-import { Credential } from './tables.ts';
+import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
+import { insertCredential, liveApiTokens, timestamp, type TokenRow } from './rows.ts';
 import { hasRole } from './roles.ts';
 import { issueSecret } from './secrets.ts';
 
@@ -23,22 +22,19 @@ export interface IssuedToken extends TokenView {
   raw: string;
 }
 
-const view = (c: Pick<Credential, 'id' | 'prefix' | 'name' | 'userId' | 'createdAt' | 'lastUsedAt' | 'expiresAt'>): TokenView => ({
-  id: c.id,
-  prefix: c.prefix,
-  name: c.name ?? null,
-  userId: c.userId,
-  createdAt: c.createdAt,
-  lastUsedAt: c.lastUsedAt ?? null,
-  expiresAt: c.expiresAt ?? null,
+const view = (r: TokenRow): TokenView => ({
+  id: r.id,
+  prefix: r.prefix,
+  name: r.name,
+  userId: r.user_id,
+  createdAt: toDate(r.created_at),
+  lastUsedAt: toDateOrNull(r.last_used_at),
+  expiresAt: toDateOrNull(r.expires_at),
 });
 
 // Owners and admins see and revoke every API token of the org; members only their own.
 export async function listTokens(em: EntityManager, caller: Caller): Promise<TokenView[]> {
-  const where = hasRole(caller, 'admin')
-    ? { orgId: caller.orgId, kind: 'api' as const, revokedAt: null }
-    : { orgId: caller.orgId, userId: caller.userId, kind: 'api' as const, revokedAt: null };
-  const rows = await em.find(Credential, where, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  const rows = await liveApiTokens(em, caller.orgId, hasRole(caller, 'admin') ? null : caller.userId);
   return rows.map(view);
 }
 
@@ -61,7 +57,7 @@ export async function createToken(
     ))!.n;
     if (live >= MAX_LIVE_TOKENS)
       throw conflict('token_limit', `at most ${MAX_LIVE_TOKENS} live API tokens per user in an org: revoke unused ones first`);
-    const token = {
+    const token = await insertCredential(tx, {
       id: newId(),
       kind: 'api' as const,
       orgId: caller.orgId,
@@ -72,14 +68,13 @@ export async function createToken(
       createdAt: now,
       lastUsedAt: null,
       expiresAt: input.expiresInDays ? new Date(now.getTime() + input.expiresInDays * 86_400_000) : null,
-    };
-    await insertCredential(tx, token);
+    });
     await recordAudit(tx, {
       orgId: caller.orgId,
       action: 'token.create',
       targetId: token.id,
       actor: actorOf(caller),
-      details: { name: token.name ?? null },
+      details: { name: token.name },
     });
     return { ...view(token), raw: secret.raw };
   });

@@ -5,8 +5,7 @@ import { conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
-import { timestamp } from './rows.ts';
-import { EmailVerification, User } from './tables.ts';
+import { findUser, timestamp } from './rows.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 
 const VERIFICATION_TTL_MS = 48 * 60 * 60 * 1000;
@@ -21,20 +20,16 @@ export interface VerificationMailArgs {
 
 // A fresh single-use token for the user's current address; only its hash is stored.
 export async function issueVerificationToken(em: EntityManager, userId: string): Promise<{ raw: string; email: string } | null> {
-  const user = await em.findOne(User, { id: userId });
-  if (!user || user.emailVerifiedAt) return null;
+  const user = await findUser(em, userId);
+  if (!user || user.email_verified_at) return null;
   const secret = issueSecret();
   const now = new Date();
-  em.create(EmailVerification, {
-    id: newId(),
-    userId,
-    email: user.email,
-    tokenHash: secret.hash,
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + VERIFICATION_TTL_MS),
-    usedAt: null,
-  });
-  await em.flush();
+  const expiresAt = new Date(now.getTime() + VERIFICATION_TTL_MS);
+  await query(
+    em,
+    sql`insert into email_verifications (id, user_id, email, token_hash, created_at, expires_at, used_at)
+      values (${newId()}, ${userId}, ${user.email}, ${secret.hash}, ${timestamp(now)}, ${timestamp(expiresAt)}, null)`,
+  );
   return { raw: secret.raw, email: user.email };
 }
 

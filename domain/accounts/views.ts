@@ -1,11 +1,11 @@
-import type { Org, Role, User } from './tables.ts';
+import type { Plan, Role } from './enums.ts';
 
 // Plain shapes handed from the domain to its callers; timestamps stay Dates until the HTTP edge.
 export interface OrgView {
   id: string;
   slug: string;
   name: string;
-  plan: Org['plan'];
+  plan: Plan;
   role: Role;
   createdAt: Date;
 }
@@ -24,22 +24,3 @@ export interface AccountView {
   user: UserView;
   org: OrgView;
 }
-
-export const userView = (u: User): UserView => ({
-  id: u.id,
-  email: u.email,
-  name: u.name,
-  emailVerifiedAt: u.emailVerifiedAt ?? null,
-  lastLoginAt: u.lastLoginAt ?? null,
-  createdAt: u.createdAt,
-  updatedAt: u.updatedAt,
-});
-
-export const orgView = (o: Org, role: Role): OrgView => ({
-  id: o.id,
-  slug: o.slug,
-  name: o.name,
-  plan: o.plan,
-  role,
-  createdAt: o.createdAt,
-});

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
-import { PLANS, type Plan } from '../accounts/tables.ts';
+import { PLANS, type Plan } from '../accounts/enums.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Plan } from '../accounts/tables.ts';
+import type { Plan } from '../accounts/enums.ts';
 import { newId } from '../ids.ts';
 import { seal, type Sealed } from '../llm/escrow.ts';
 import type { ByokKeys, Llm } from '../llm/port.ts';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Plan } from '../accounts/tables.ts';
+import type { Plan } from '../accounts/enums.ts';
 import { AppError } from '../errors.ts';
 
 // What the domain asks of a language model, independent of provider and wire protocol. The provider layer

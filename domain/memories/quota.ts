@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Plan } from '../accounts/tables.ts';
+import type { Plan } from '../accounts/enums.ts';
 import { readCounters } from '../counters.ts';
 import type { ErrorCode } from '../error-codes.ts';
 import { AppError } from '../errors.ts';

@@ -1,10 +1,20 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
-import { insertMembership, insertOrg, ORG_COLUMNS, orgRowView, slugTaken, timestamp, type OrgRow } from '../accounts/rows.ts';
-import { Membership, Org, type Role } from '../accounts/tables.ts';
+import {
+  findOrg,
+  insertMembership,
+  insertOrg,
+  ORG_COLUMNS,
+  orgRowView,
+  orgsOfUser,
+  slugTaken,
+  timestamp,
+  type OrgRow,
+} from '../accounts/rows.ts';
+import type { Role } from '../accounts/enums.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { slugify, withSuffix } from '../accounts/slugs.ts';
-import { orgView, type OrgView } from '../accounts/views.ts';
+import type { OrgView } from '../accounts/views.ts';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -19,16 +29,14 @@ function sameOrg(caller: Caller, orgId: string): void {
 // Every org the caller's user belongs to, with the user's role in each, oldest membership first: what a
 // person may switch a cookie session to (POST /api/auth/switch-org).
 export async function listOwnOrgs(em: EntityManager, caller: Caller): Promise<OrgView[]> {
-  const memberships = await em.find(Membership, { userId: caller.userId }, { orderBy: { createdAt: 'asc' } });
-  const orgs = new Map((await em.find(Org, { id: { $in: memberships.map((m) => m.orgId) } })).map((o) => [o.id, o]));
-  return memberships.flatMap((m) => (orgs.has(m.orgId) ? [orgView(orgs.get(m.orgId)!, m.role)] : []));
+  return (await orgsOfUser(em, caller.userId)).map((o) => orgRowView(o, o.role));
 }
 
 export async function getOrg(em: EntityManager, caller: Caller, orgId: string): Promise<OrgView> {
   sameOrg(caller, orgId);
-  const org = await em.findOne(Org, { id: orgId });
+  const org = await findOrg(em, orgId);
   if (!org) throw notFound('org', orgId);
-  return orgView(org, caller.role);
+  return orgRowView(org, caller.role);
 }
 
 export async function updateOrg(

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
 import { openSection, shot, signUp } from '../support/dashboard-pages.ts';
-import { MailMessage } from '../../domain/mail/tables.ts';
+import { recordedMails } from '../support/mail.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { eventually, startStack, type Stack } from '../support/stack.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -451,7 +451,7 @@ describe('the dashboard', () => {
     const page = await context.newPage();
     const { email } = await signUp(page, stack.baseUrl);
     const linkIn = async (kind: string): Promise<string> => {
-      const mail = await eventually(async () => (await stack.orm.em.fork().find(MailMessage, { toAddress: email, kind }))[0]);
+      const mail = await eventually(async () => (await recordedMails(stack.orm.em.fork(), { to: email, kind }))[0]);
       // The mail names PUBLIC_BASE_URL, which this stack does not listen on: its path and query are the link.
       const link = new URL(/(http\S+\/dashboard\/\S+token=\S+)/.exec(mail.textBody)![1]!);
       return `${stack.baseUrl}${link.pathname}${link.search}`;

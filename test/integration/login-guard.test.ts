@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postFrom } from '../support/from-address.ts';
-import { MailMessage } from '../../domain/mail/tables.ts';
+import { recordedMails } from '../support/mail.ts';
 import { eventually, signUp, startStack, uniqueEmail, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -60,7 +60,7 @@ describe('login guessing protection', () => {
     const b = await signUp(stack.api);
     expect((await loginFrom('127.0.2.2', b.user.email, b.password)).status).toBe(200);
     // The owner was told, once, through the outbox.
-    const notices = () => stack.orm.em.fork().find(MailMessage, { kind: 'sign_in_notice', toAddress: a.user.email });
+    const notices = () => recordedMails(stack.orm.em.fork(), { kind: 'sign_in_notice', to: a.user.email });
     const [notice] = await eventually(async () => {
       const found = await notices();
       return found.length > 0 && found;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD_RESET_MAIL_JOB } from '../../domain/accounts/password-reset.ts';
-import { MailMessage } from '../../domain/mail/tables.ts';
+import { recordedMails } from '../support/mail.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { freePort } from '../support/ports.ts';
 import { TestSmtpServer } from '../support/smtp.ts';
@@ -26,7 +26,7 @@ describe('mail over SMTP', () => {
     // The sign-up's mail workflow has tried to send and failed at least once: its mail activity is on a retry.
     const signup = stack.temporal.workflow.getHandle(`verification-mail-signup-${a.org.id}`);
     await eventually(async () => (await signup.describe().catch(() => null))?.raw.pendingActivities?.some((p) => (p.attempt ?? 0) >= 2));
-    expect(await stack.orm.em.fork().count(MailMessage, { toAddress: a.user.email })).toBe(0);
+    expect(await recordedMails(stack.orm.em.fork(), { to: a.user.email })).toHaveLength(0);
 
     smtp = new TestSmtpServer();
     await smtp.listen(port);
@@ -36,7 +36,7 @@ describe('mail over SMTP', () => {
     const token = /token=(svc_[A-Za-z0-9_-]+)/.exec(unfold(mail.raw))![1]!;
     expect((await stack.api.post('/api/auth/verify-email', { body: { token } })).status).toBe(200);
 
-    const row = await eventually(async () => stack.orm.em.fork().findOne(MailMessage, { toAddress: a.user.email }));
+    const row = await eventually(async () => (await recordedMails(stack.orm.em.fork(), { to: a.user.email }))[0]);
     expect(row.transport).toBe('smtp');
     expect(row.textBody).toBe('');
     expect(row.providerMessageId).toBeTruthy();

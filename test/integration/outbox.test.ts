@@ -6,10 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { freePort } from '../support/ports.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MailMessage } from '../../domain/mail/tables.ts';
+import { recordedMails } from '../support/mail.ts';
 import { NO_ORG } from '../../domain/outbox/enqueue.ts';
-import { OutboxMessage } from '../../domain/outbox/tables.ts';
 import { query, sql } from '../../domain/sql.ts';
+import type { RawBuilder } from 'kysely';
 import { VERIFICATION_MAIL_JOB } from '../../domain/accounts/verification.ts';
 import { CURATE_JOB } from '../../domain/store/curate.ts';
 import { migrate, openOrm } from '../../infra/orm.ts';
@@ -35,21 +35,43 @@ const quickRelay = () => newRelay(stack, { pollIntervalMs: 100 });
 
 // Each resend from an address of its own: mail requests are throttled per client address.
 let resends = 0;
-async function queuedResend(account: SignedUp): Promise<OutboxMessage> {
-  const before = await stack.orm.em.fork().find(OutboxMessage, { orgId: account.org.id });
+interface OutboxRow {
+  id: string;
+  orgId: string;
+  jobType: string;
+  jobKey: string;
+  description: string;
+  args: unknown[];
+  attempts: number;
+  createdAt: string;
+  dispatchedAt: string | null;
+}
+
+const outboxRows = (where: RawBuilder<unknown>) =>
+  query(
+    stack.orm.em.fork(),
+    sql<OutboxRow>`select id, org_id as "orgId", job_type as "jobType", job_key as "jobKey", description, args, attempts,
+      created_at as "createdAt", dispatched_at as "dispatchedAt" from outbox where ${where}`,
+  );
+
+// The row once the relay has dispatched it.
+const dispatched = async (row: OutboxRow) => (await outboxRows(sql`id = ${row.id} and dispatched_at is not null`))[0];
+
+async function queuedResend(account: SignedUp): Promise<OutboxRow> {
+  const before = await outboxRows(sql`org_id = ${account.org.id}`);
   const from = `127.0.1.${++resends}`;
   expect(
     (await postFrom(from, new URL('/api/auth/resend-verification', stack.baseUrl).href, {}, { authorization: `Bearer ${account.token}` }))
       .status,
   ).toBe(202);
-  const rows = await stack.orm.em.fork().find(OutboxMessage, { orgId: account.org.id });
+  const rows = await outboxRows(sql`org_id = ${account.org.id}`);
   const row = rows.find((r) => !before.some((b) => b.id === r.id));
   expect(row).toBeDefined();
   return row!;
 }
 
-const mailsFor = (row: OutboxMessage) =>
-  stack.orm.em.fork().count(MailMessage, { dedupeKey: `verification:${row.jobKey.replace('verification-mail-', '')}` });
+const mailsFor = async (row: OutboxRow) =>
+  (await recordedMails(stack.orm.em.fork(), { dedupeKey: `verification:${row.jobKey.replace('verification-mail-', '')}` })).length;
 
 async function executionsOf(workflowId: string): Promise<number> {
   let n = 0;
@@ -70,10 +92,7 @@ describe('outbox relay', () => {
     await relay.start();
     try {
       await eventually(async () => (await mailsFor(row)) === 1);
-      const dispatched = await eventually(
-        async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined,
-      );
-      expect(dispatched.attempts).toBe(1);
+      expect((await eventually(() => dispatched(row))).attempts).toBe(1);
     } finally {
       await relay.stop();
     }
@@ -89,7 +108,7 @@ describe('outbox relay', () => {
     expect(
       await startOnce(stack.temporal, stack.config.TEMPORAL_TASK_QUEUE, JOB_WORKFLOWS[row.jobType]!, {
         workflowId: row.jobKey,
-        orgId: row.orgId ?? null,
+        orgId: row.orgId,
         description: row.description,
         args: row.args,
       }),
@@ -100,9 +119,7 @@ describe('outbox relay', () => {
     const relay = quickRelay();
     await relay.start();
     try {
-      await eventually(
-        async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined,
-      );
+      await eventually(() => dispatched(row));
     } finally {
       await relay.stop();
     }
@@ -215,14 +232,12 @@ describe('worker process stopped between commit and dispatch', () => {
 
     // No relay runs while the process is dead: the row waits.
     const row = await queuedResend(a);
-    expect((await stack.orm.em.fork().findOneOrFail(OutboxMessage, { id: row.id })).dispatchedAt).toBeNull();
+    expect((await outboxRows(sql`id = ${row.id}`))[0]!.dispatchedAt).toBeNull();
     expect(await executionsOf(row.jobKey)).toBe(0);
 
     await startWorkerProcess();
     await eventually(async () => (await mailsFor(row)) === 1, 30_000);
-    await eventually(
-      async () => (await stack.orm.em.fork().findOne(OutboxMessage, { id: row.id, dispatchedAt: { $ne: null } })) ?? undefined,
-    );
+    await eventually(() => dispatched(row));
     expect(await executionsOf(row.jobKey)).toBe(1);
     expect(await mailsFor(row)).toBe(1);
   });

@@ -247,12 +247,11 @@ describe('/api/procedural', () => {
   });
 
   it('lets a plain member read and write', async () => {
-    const { Membership } = await import('../../domain/accounts/tables.ts');
+    const { insertMembership } = await import('../../domain/accounts/rows.ts');
     const owner = await signUp(stack.api);
     const member = await signUp(stack.api);
     const em = stack.orm.em.fork();
-    em.create(Membership, { orgId: owner.org.id, userId: member.user.id, role: 'member', createdAt: new Date() });
-    await em.flush();
+    await insertMembership(em, { orgId: owner.org.id, userId: member.user.id, role: 'member', now: new Date() });
     const session = (
       await stack.api.post('/api/auth/login', { body: { email: member.user.email, password: member.password, org_id: owner.org.id } })
     ).cookie!;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Membership } from '../../domain/accounts/tables.ts';
+import { insertMembership } from '../../domain/accounts/rows.ts';
+import { query, sql } from '../../domain/sql.ts';
 import { signUp, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -82,8 +83,7 @@ describe('/api/auth/tokens', () => {
     const owner = await signUp(stack.api);
     const member = await signUp(stack.api);
     const em = stack.orm.em.fork();
-    em.create(Membership, { orgId: owner.org.id, userId: member.user.id, role: 'member', createdAt: new Date() });
-    await em.flush();
+    await insertMembership(em, { orgId: owner.org.id, userId: member.user.id, role: 'member', now: new Date() });
     const memberSession = await stack.api.post('/api/auth/login', {
       body: { email: member.user.email, password: member.password, org_id: owner.org.id },
     });
@@ -106,13 +106,12 @@ describe('/api/auth/tokens', () => {
     const owner = await signUp(stack.api);
     const member = await signUp(stack.api);
     const em = stack.orm.em.fork();
-    em.create(Membership, { orgId: owner.org.id, userId: member.user.id, role: 'member', createdAt: new Date() });
-    await em.flush();
+    await insertMembership(em, { orgId: owner.org.id, userId: member.user.id, role: 'member', now: new Date() });
     const session = await stack.api.post('/api/auth/login', {
       body: { email: member.user.email, password: member.password, org_id: owner.org.id },
     });
     expect((await stack.api.get('/api/auth/me', { cookie: session.cookie! })).status).toBe(200);
-    await em.nativeDelete(Membership, { orgId: owner.org.id, userId: member.user.id });
+    await query(em, sql`delete from memberships where org_id = ${owner.org.id} and user_id = ${member.user.id}`);
     expect((await stack.api.get('/api/auth/me', { cookie: session.cookie! })).status).toBe(401);
   });
 
