@@ -4,7 +4,7 @@ import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
-import { findUserByEmail, timestamp } from './rows.ts';
+import { findUserByEmail, liveApiTokenCount, timestamp } from './rows.ts';
 import { hashPassword } from './passwords.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
@@ -91,10 +91,7 @@ export async function consumePasswordReset(em: EntityManager, rawToken: string, 
         where user_id = ${user.id} and kind = 'session' and revoked_at is null returning 1) select count(*)::int as n from ended`,
     );
     const sessionsEnded = ended!.n;
-    const apiTokensKept = (await queryOne(
-      tx,
-      sql<{ n: number }>`select count(*)::int as n from credentials where user_id = ${user.id} and kind = 'api' and revoked_at is null`,
-    ))!.n;
+    const apiTokensKept = await liveApiTokenCount(tx, user.id, null);
     if (user.lastOrgId)
       await recordAudit(tx, {
         orgId: user.lastOrgId,

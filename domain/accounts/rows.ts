@@ -171,6 +171,19 @@ export async function liveApiTokens(em: EntityManager, orgId: string, userId: st
   );
 }
 
+// The user's live API tokens, in one org when given: the cap on them (MAX_LIVE_TOKENS), and what a reset keeps.
+export async function liveApiTokenCount(em: EntityManager, userId: string, orgId: string | null): Promise<number> {
+  return (await queryOne(
+    em,
+    sql<{ n: number }>`select count(*)::int as n from credentials
+      where user_id = ${userId} and kind = 'api' and revoked_at is null ${orgId === null ? sql`` : sql`and org_id = ${orgId}`}`,
+  ))!.n;
+}
+
+export async function revokeCredential(em: EntityManager, credentialId: string): Promise<void> {
+  await query(em, sql`update credentials set revoked_at = now() where id = ${credentialId} and revoked_at is null`);
+}
+
 export async function setCredentialExpiry(em: EntityManager, credentialId: string, expiresAt: Date): Promise<void> {
   await query(em, sql`update credentials set expires_at = ${at(expiresAt)} where id = ${credentialId}`);
 }

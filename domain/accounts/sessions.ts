@@ -11,6 +11,7 @@ import {
   memberRole,
   orgRowView,
   orgsOfUser,
+  revokeCredential,
   setCredentialExpiry,
   timestamp,
   USER_COLUMNS,
@@ -89,15 +90,15 @@ export async function openSession(
 }
 
 export async function logout(em: EntityManager, caller: Caller): Promise<void> {
-  if (caller.credentialKind !== 'session' || caller.credentialId === null) return;
+  const { credentialId } = caller;
+  if (caller.credentialKind !== 'session' || credentialId === null) return;
   await em.transactional(async (tx) => {
-    const now = timestamp(new Date());
-    await query(tx, sql`update credentials set revoked_at = ${now} where id = ${caller.credentialId} and revoked_at is null`);
+    await revokeCredential(tx, credentialId);
     await recordAudit(tx, {
       orgId: caller.orgId,
       action: 'auth.logout',
       targetId: caller.userId,
-      actor: { userId: caller.userId, credentialId: caller.credentialId },
+      actor: { userId: caller.userId, credentialId },
     });
   });
 }

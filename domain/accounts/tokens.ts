@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/record.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
-import { insertCredential, liveApiTokens, timestamp, type TokenRow } from './rows.ts';
+import { insertCredential, liveApiTokenCount, liveApiTokens, revokeCredential, type TokenRow } from './rows.ts';
 import { hasRole } from './roles.ts';
 import { issueSecret } from './secrets.ts';
 
@@ -50,12 +50,7 @@ export async function createToken(
   const secret = issueSecret();
   const now = new Date();
   return em.transactional(async (tx) => {
-    const live = (await queryOne(
-      tx,
-      sql<{ n: number }>`select count(*)::int as n from credentials
-        where org_id = ${caller.orgId} and user_id = ${caller.userId} and kind = 'api' and revoked_at is null`,
-    ))!.n;
-    if (live >= MAX_LIVE_TOKENS)
+    if ((await liveApiTokenCount(tx, caller.userId, caller.orgId)) >= MAX_LIVE_TOKENS)
       throw conflict('token_limit', `at most ${MAX_LIVE_TOKENS} live API tokens per user in an org: revoke unused ones first`);
     const token = await insertCredential(tx, {
       id: newId(),
@@ -91,7 +86,7 @@ export async function revokeToken(em: EntityManager, caller: Caller, tokenId: st
     if (token.userId !== caller.userId && !hasRole(caller, 'admin')) {
       throw forbidden("revoking another member's token needs the admin or owner role");
     }
-    await query(tx, sql`update credentials set revoked_at = ${timestamp(new Date())} where id = ${token.id}`);
+    await revokeCredential(tx, token.id);
     await recordAudit(tx, { orgId: caller.orgId, action: 'token.revoke', targetId: token.id, actor: actorOf(caller) });
   });
 }

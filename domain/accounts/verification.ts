@@ -36,12 +36,8 @@ export async function issueVerificationToken(em: EntityManager, userId: string):
 // The mail leaves through the outbox, so the request answers at once and no committed request loses its mail.
 export async function requestVerificationMail(em: EntityManager, caller: Caller): Promise<void> {
   await em.transactional(async (tx) => {
-    const user = (await queryOne(
-      tx,
-      sql<{ id: string; emailVerifiedAt: string | null }>`select id, email_verified_at as "emailVerifiedAt" from users
-        where id = ${caller.userId}`,
-    ))!;
-    if (user.emailVerifiedAt) throw conflict('email_already_verified', 'this e-mail address is already verified');
+    const user = (await findUser(tx, caller.userId))!;
+    if (user.email_verified_at) throw conflict('email_already_verified', 'this e-mail address is already verified');
     const mailKey = newId();
     await recordAudit(tx, { orgId: caller.orgId, action: 'auth.verification.resend', targetId: user.id, actor: actorOf(caller) });
     const args: VerificationMailArgs = { userId: user.id, orgId: caller.orgId, mailKey };
@@ -66,13 +62,7 @@ export async function verifyEmail(em: EntityManager, rawToken: string): Promise<
         select id, user_id, email, used_at, expires_at from email_verifications where token_hash = ${hashSecret(rawToken)} for update`,
     );
     const row = found && { id: found.id, email: found.email, usedAt: found.used_at, expiresAt: toDate(found.expires_at) };
-    const user = found
-      ? await queryOne(
-          tx,
-          sql<{ id: string; email: string; lastOrgId: string | null }>`
-        select id, email, last_org_id as "lastOrgId" from users where id = ${found.user_id}`,
-        )
-      : null;
+    const user = found ? await findUser(tx, found.user_id) : undefined;
     if (!row || !user || row.usedAt || row.expiresAt.getTime() < Date.now() || user.email !== row.email) {
       throw invalid('invalid_token', 'this verification link is invalid, used or expired');
     }
@@ -82,9 +72,9 @@ export async function verifyEmail(em: EntityManager, rawToken: string): Promise<
       tx,
       sql`update users set email_verified_at = coalesce(email_verified_at, ${now}), updated_at = ${now} where id = ${user.id}`,
     );
-    if (user.lastOrgId)
+    if (user.last_org_id)
       await recordAudit(tx, {
-        orgId: user.lastOrgId,
+        orgId: user.last_org_id,
         action: 'auth.email_verified',
         targetId: user.id,
         actor: { userId: user.id, credentialId: null },

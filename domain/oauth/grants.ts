@@ -4,6 +4,7 @@ import { recordAudit } from '../audit/record.ts';
 import { newId } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { hashSecret, issueSecret } from '../accounts/secrets.ts';
+import { insertCredential, liveApiTokenCount, revokeCredential } from '../accounts/rows.ts';
 import { MAX_LIVE_TOKENS } from '../accounts/tokens.ts';
 import { oauthError } from './errors.ts';
 
@@ -41,7 +42,7 @@ export async function revokeGrant(
   grant: { credentialId: string; orgId: string; userId: string },
   reason: string,
 ): Promise<void> {
-  await query(tx, sql`update credentials set revoked_at = now() where id = ${grant.credentialId} and revoked_at is null`);
+  await revokeCredential(tx, grant.credentialId);
   await recordAudit(tx, {
     orgId: grant.orgId,
     action: 'token.revoke',
@@ -61,13 +62,7 @@ export async function openGrant(tx: EntityManager, input: GrantInput, lifetimes:
   );
   for (const row of held)
     await revokeGrant(tx, { credentialId: row.credential_id, orgId: input.orgId, userId: input.userId }, 'replaced_by_new_authorization');
-  const live = (await queryOne(
-    tx,
-    sql<{
-      n: number;
-    }>`select count(*)::int as n from credentials where org_id = ${input.orgId} and user_id = ${input.userId} and kind = 'api' and revoked_at is null`,
-  ))!.n;
-  if (live >= MAX_LIVE_TOKENS)
+  if ((await liveApiTokenCount(tx, input.userId, input.orgId)) >= MAX_LIVE_TOKENS)
     throw oauthError(
       'invalid_grant',
       `the user holds ${MAX_LIVE_TOKENS} live API tokens in this organization: revoke unused ones on the tokens page, then connect again`,
@@ -76,11 +71,19 @@ export async function openGrant(tx: EntityManager, input: GrantInput, lifetimes:
   const refresh = newRefreshToken();
   const credentialId = newId();
   const name = grantTokenName(input.clientName);
-  await query(
-    tx,
-    sql`insert into credentials (id, kind, org_id, user_id, name, prefix, secret_hash, created_at, last_used_at, expires_at, revoked_at)
-      values (${credentialId}, 'api', ${input.orgId}, ${input.userId}, ${name}, ${access.prefix}, ${access.hash}, now(), null, now() + make_interval(secs => ${lifetimes.accessSeconds}), null)`,
-  );
+  const now = new Date();
+  await insertCredential(tx, {
+    id: credentialId,
+    kind: 'api',
+    orgId: input.orgId,
+    userId: input.userId,
+    name,
+    prefix: access.prefix,
+    secretHash: access.hash,
+    createdAt: now,
+    lastUsedAt: null,
+    expiresAt: new Date(now.getTime() + lifetimes.accessSeconds * 1000),
+  });
   await query(
     tx,
     sql`insert into oauth_grants (credential_id, client_id, refresh_hash, refresh_expires_at, scope, resource)

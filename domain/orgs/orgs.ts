@@ -2,8 +2,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import {
   findOrg,
+  findUserByEmail,
   insertMembership,
   insertOrg,
+  memberRole,
   ORG_COLUMNS,
   orgRowView,
   orgsOfUser,
@@ -13,6 +15,7 @@ import {
 } from '../accounts/rows.ts';
 import type { Role } from '../accounts/enums.ts';
 import { requireRole } from '../accounts/roles.ts';
+import { normalizeEmail } from '../accounts/signup.ts';
 import { slugify, withSuffix } from '../accounts/slugs.ts';
 import type { OrgView } from '../accounts/views.ts';
 import { recordAudit } from '../audit/record.ts';
@@ -145,11 +148,10 @@ export async function addMember(
   sameOrg(caller, orgId);
   requireRole(caller, 'owner');
   return em.transactional(async (tx) => {
-    const user = await queryOne(tx, sql<{ id: string }>`select id from users where email = ${input.email.trim().toLowerCase()}`);
-    const email = input.email.trim().toLowerCase();
+    const email = normalizeEmail(input.email);
+    const user = await findUserByEmail(tx, email);
     if (!user) throw new AppError('not_found', 'user_not_found', `user ${email} not found: no account has this e-mail address`);
-    if (await queryOne(tx, sql`select 1 from memberships where org_id = ${orgId} and user_id = ${user.id}`))
-      throw conflict('already_member', 'this user is already a member of the organization');
+    if (await memberRole(tx, orgId, user.id)) throw conflict('already_member', 'this user is already a member of the organization');
     await insertMembership(tx, { orgId, userId: user.id, role: input.role, now: new Date() });
     await recordAudit(tx, { orgId, action: 'org.member.add', targetId: user.id, actor: actorOf(caller), details: { role: input.role } });
     return { userId: user.id, role: input.role };
