@@ -3,8 +3,18 @@ import { recordAudit } from '../audit/record.ts';
 import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { query, queryOne, sql } from '../sql.ts';
-import { emailInUse, findUser, findUserByEmail, insertMembership, insertOrg, insertUser, slugTaken, timestamp } from './rows.ts';
-import type { Role } from './enums.ts';
+import {
+  emailInUse,
+  findUser,
+  findUserByEmail,
+  insertMembership,
+  insertOrg,
+  insertUser,
+  orgsOfUser,
+  revokeCredentialsOf,
+  slugTaken,
+  updateUser,
+} from './rows.ts';
 import { openSession, type SessionIssued } from './sessions.ts';
 import { hashSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
@@ -104,8 +114,8 @@ export async function signInWithIdentity(em: EntityManager, identity: Identity):
         // address: the account becomes theirs alone, so every way in that its maker could hold is closed:
         // the password is cleared, and every session and API token is revoked.
         if (user.password_hash) {
-          await query(tx, sql`update users set password_hash = null where id = ${user.id}`);
-          await query(tx, sql`update credentials set revoked_at = ${timestamp(now)} where user_id = ${user.id} and revoked_at is null`);
+          await updateUser(tx, user.id, { passwordHash: null });
+          await revokeCredentialsOf(tx, user.id, null);
           if (user.last_org_id)
             await recordAudit(tx, {
               orgId: user.last_org_id,
@@ -115,15 +125,10 @@ export async function signInWithIdentity(em: EntityManager, identity: Identity):
               details: { issuer: identity.issuer },
             });
         }
-        await query(tx, sql`update users set email_verified_at = ${timestamp(now)} where id = ${user.id}`);
+        await updateUser(tx, user.id, { emailVerifiedAt: now });
       }
     }
-    const memberships = (
-      await query(
-        tx,
-        sql<{ org_id: string; role: Role }>`select org_id, role from memberships where user_id = ${user.id} order by created_at`,
-      )
-    ).map((m) => ({ orgId: m.org_id, role: m.role }));
+    const memberships = (await orgsOfUser(tx, user.id)).map((o) => ({ orgId: o.id, role: o.role }));
     const membership = memberships.find((m) => m.orgId === user!.last_org_id) ?? memberships[0];
     if (!membership) throw invalid('no_organization', 'this account belongs to no organization');
     return { user, membership };

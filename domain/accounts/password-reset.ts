@@ -4,7 +4,7 @@ import { invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
-import { findUserByEmail, liveApiTokenCount, timestamp } from './rows.ts';
+import { findUserByEmail, liveApiTokenCount, revokeCredentialsOf, timestamp, updateUser } from './rows.ts';
 import { hashPassword } from './passwords.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 import { normalizeEmail } from './signup.ts';
@@ -78,23 +78,13 @@ export async function consumePasswordReset(em: EntityManager, rawToken: string, 
   return em.transactional(async (tx) => {
     const reset = await findReset(tx, true);
     if (!usable(reset)) throw refusal();
-    const now = timestamp(new Date());
-    await query(tx, sql`update password_resets set used_at = ${now} where id = ${reset.id}`);
-    const user = (await queryOne(
-      tx,
-      sql<{ id: string; lastOrgId: string | null }>`update users set password_hash = ${passwordHash}, updated_at = ${now}
-        where id = ${reset.userId} returning id, last_org_id as "lastOrgId"`,
-    ))!;
-    const [ended] = await query(
-      tx,
-      sql<{ n: number }>`with ended as (update credentials set revoked_at = ${now}
-        where user_id = ${user.id} and kind = 'session' and revoked_at is null returning 1) select count(*)::int as n from ended`,
-    );
-    const sessionsEnded = ended!.n;
+    await query(tx, sql`update password_resets set used_at = ${timestamp(new Date())} where id = ${reset.id}`);
+    const user = await updateUser(tx, reset.userId, { passwordHash, updatedAt: new Date() });
+    const sessionsEnded = await revokeCredentialsOf(tx, user.id, 'session');
     const apiTokensKept = await liveApiTokenCount(tx, user.id, null);
-    if (user.lastOrgId)
+    if (user.last_org_id)
       await recordAudit(tx, {
-        orgId: user.lastOrgId,
+        orgId: user.last_org_id,
         action: 'auth.password_reset',
         targetId: user.id,
         actor: { userId: user.id, credentialId: null },

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawBuilder } from 'kysely';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 import type { CredentialKind, Plan, Role } from './enums.ts';
 import type { OrgView, UserView } from './views.ts';
@@ -66,6 +67,27 @@ export async function findUser(em: EntityManager, id: string): Promise<UserRow |
 // `email` as stored: trimmed and lower-cased (normalizeEmail).
 export async function findUserByEmail(em: EntityManager, email: string): Promise<UserRow | undefined> {
   return queryOne(em, sql<UserRow>`select ${USER_COLUMNS} from users where email = ${email}`);
+}
+
+// Sets the columns given and no other; a verification time already set stays (the first one counts).
+export interface UserChanges {
+  name?: string;
+  passwordHash?: string | null;
+  emailVerifiedAt?: Date;
+  lastLoginAt?: Date;
+  lastOrgId?: string;
+  updatedAt?: Date;
+}
+
+export async function updateUser(em: EntityManager, id: string, changes: UserChanges): Promise<UserRow> {
+  const sets: RawBuilder<unknown>[] = [];
+  if (changes.name !== undefined) sets.push(sql`name = ${changes.name}`);
+  if (changes.passwordHash !== undefined) sets.push(sql`password_hash = ${changes.passwordHash}`);
+  if (changes.emailVerifiedAt) sets.push(sql`email_verified_at = coalesce(email_verified_at, ${at(changes.emailVerifiedAt)})`);
+  if (changes.lastLoginAt) sets.push(sql`last_login_at = ${at(changes.lastLoginAt)}`);
+  if (changes.lastOrgId !== undefined) sets.push(sql`last_org_id = ${changes.lastOrgId}`);
+  if (changes.updatedAt) sets.push(sql`updated_at = ${at(changes.updatedAt)}`);
+  return (await queryOne(em, sql<UserRow>`update users set ${sql.join(sets)} where id = ${id} returning ${USER_COLUMNS}`))!;
 }
 
 export async function findOrg(em: EntityManager, id: string): Promise<OrgRow | undefined> {
@@ -182,6 +204,20 @@ export async function liveApiTokenCount(em: EntityManager, userId: string, orgId
 
 export async function revokeCredential(em: EntityManager, credentialId: string): Promise<void> {
   await query(em, sql`update credentials set revoked_at = now() where id = ${credentialId} and revoked_at is null`);
+}
+
+// Revokes the user's live credentials (of one kind when given) and says how many.
+export async function revokeCredentialsOf(em: EntityManager, userId: string, kind: CredentialKind | null): Promise<number> {
+  return (await queryOne(
+    em,
+    sql<{ n: number }>`with revoked as (update credentials set revoked_at = now()
+      where user_id = ${userId} and revoked_at is null ${kind === null ? sql`` : sql`and kind = ${kind}`} returning 1)
+      select count(*)::int as n from revoked`,
+  ))!.n;
+}
+
+export async function setCredentialOrg(em: EntityManager, credentialId: string, orgId: string): Promise<void> {
+  await query(em, sql`update credentials set org_id = ${orgId} where id = ${credentialId}`);
 }
 
 export async function setCredentialExpiry(em: EntityManager, credentialId: string, expiresAt: Date): Promise<void> {

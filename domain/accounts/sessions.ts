@@ -2,7 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, forbidden, notFound, unauthenticated } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { query, queryOne, sql } from '../sql.ts';
 import {
   findOrg,
   findUser,
@@ -12,11 +11,10 @@ import {
   orgRowView,
   orgsOfUser,
   revokeCredential,
+  setCredentialOrg,
   setCredentialExpiry,
-  timestamp,
-  USER_COLUMNS,
+  updateUser,
   userRowView,
-  type UserRow,
 } from './rows.ts';
 import type { Role } from './enums.ts';
 import type { Caller } from './caller.ts';
@@ -79,11 +77,7 @@ export async function openSession(
       lastUsedAt: now,
       expiresAt,
     });
-    const fresh = (await queryOne(
-      tx,
-      sql<UserRow>`update users set last_login_at = ${timestamp(now)}, last_org_id = ${org.id}
-        where id = ${user.id} returning ${USER_COLUMNS}`,
-    ))!;
+    const fresh = await updateUser(tx, user.id, { lastLoginAt: now, lastOrgId: org.id });
     await recordAudit(tx, { orgId: org.id, action: 'auth.login', targetId: user.id, actor: { userId: user.id, credentialId: sessionId } });
     return { user: userRowView(fresh), org: orgRowView(org, membership.role), sessionSecret: secret.raw, expiresAt };
   });
@@ -112,23 +106,21 @@ export async function refreshSession(em: EntityManager, caller: Caller): Promise
 }
 
 export async function switchOrg(em: EntityManager, caller: Caller, orgId: string): Promise<AccountView> {
-  if (caller.credentialKind !== 'session' || caller.credentialId === null) {
+  const { credentialId } = caller;
+  if (caller.credentialKind !== 'session' || credentialId === null) {
     throw new AppError('invalid', 'session_required', 'only a cookie session can switch organization; API tokens are bound to one org');
   }
   const role = await memberRole(em, orgId, caller.userId);
   if (!role) throw notFound('org', orgId);
   return em.transactional(async (tx) => {
-    await query(tx, sql`update credentials set org_id = ${orgId} where id = ${caller.credentialId}`);
-    const user = (await queryOne(
-      tx,
-      sql<UserRow>`update users set last_org_id = ${orgId} where id = ${caller.userId} returning ${USER_COLUMNS}`,
-    ))!;
+    await setCredentialOrg(tx, credentialId, orgId);
+    const user = await updateUser(tx, caller.userId, { lastOrgId: orgId });
     const org = (await findOrg(tx, orgId))!;
     await recordAudit(tx, {
       orgId,
       action: 'auth.switch_org',
       targetId: orgId,
-      actor: { userId: caller.userId, credentialId: caller.credentialId },
+      actor: { userId: caller.userId, credentialId },
     });
     return { user: userRowView(user), org: orgRowView(org, role) };
   });
@@ -142,11 +134,7 @@ export async function currentAccount(em: EntityManager, caller: Caller): Promise
 
 export async function renameUser(em: EntityManager, caller: Caller, name: string): Promise<AccountView> {
   return em.transactional(async (tx) => {
-    const user = (await queryOne(
-      tx,
-      sql<UserRow>`update users set name = ${name}, updated_at = ${timestamp(new Date())}
-        where id = ${caller.userId} returning ${USER_COLUMNS}`,
-    ))!;
+    const user = await updateUser(tx, caller.userId, { name, updatedAt: new Date() });
     const org = (await findOrg(tx, caller.orgId))!;
     await recordAudit(tx, {
       orgId: caller.orgId,

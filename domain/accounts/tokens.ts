@@ -3,7 +3,7 @@ import { actorOf, type Caller } from './caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { conflict, forbidden, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
+import { queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 import { insertCredential, liveApiTokenCount, liveApiTokens, revokeCredential, type TokenRow } from './rows.ts';
 import { hasRole } from './roles.ts';
 import { issueSecret } from './secrets.ts';

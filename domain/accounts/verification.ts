@@ -5,7 +5,7 @@ import { conflict, invalid } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
-import { findUser, timestamp } from './rows.ts';
+import { findUser, timestamp, updateUser } from './rows.ts';
 import { hashSecret, issueSecret } from './secrets.ts';
 
 const VERIFICATION_TTL_MS = 48 * 60 * 60 * 1000;
@@ -66,12 +66,9 @@ export async function verifyEmail(em: EntityManager, rawToken: string): Promise<
     if (!row || !user || row.usedAt || row.expiresAt.getTime() < Date.now() || user.email !== row.email) {
       throw invalid('invalid_token', 'this verification link is invalid, used or expired');
     }
-    const now = timestamp(new Date());
-    await query(tx, sql`update email_verifications set used_at = ${now} where id = ${row.id}`);
-    await query(
-      tx,
-      sql`update users set email_verified_at = coalesce(email_verified_at, ${now}), updated_at = ${now} where id = ${user.id}`,
-    );
+    const now = new Date();
+    await query(tx, sql`update email_verifications set used_at = ${timestamp(now)} where id = ${row.id}`);
+    await updateUser(tx, user.id, { emailVerifiedAt: now, updatedAt: now });
     if (user.last_org_id)
       await recordAudit(tx, {
         orgId: user.last_org_id,
