@@ -5,6 +5,7 @@ import { readCounters } from '../counters.ts';
 import { ORG_COUNTERS } from '../store/counters.ts';
 import { scheduleOrgErasure } from '../erasure/orgs.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
+import { findUser } from './rows.ts';
 import type { Caller } from './caller.ts';
 import { normalizeEmail } from './signup.ts';
 import { verifyPassword } from './passwords.ts';
@@ -29,10 +30,7 @@ const FRESH_SIGN_IN_MS = 15 * 60 * 1000;
 // member are deleted with everything in them (erased in the background: erasure/orgs.ts); in orgs with other members the user just leaves, unless they
 // are its last owner: then nothing is deleted (409 sole_owner) until ownership is handed over.
 export async function deleteAccount(em: EntityManager, caller: Caller, proof: DeletionProof): Promise<DeletionCounts> {
-  const user = await queryOne(
-    em,
-    sql<{ email: string; password_hash: string | null }>`select email, password_hash from users where id = ${caller.userId}`,
-  );
+  const user = await findUser(em, caller.userId);
   if (!user) throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
   if (user.password_hash) {
     if (!('password' in proof) || !(await verifyPassword(user.password_hash, proof.password))) {

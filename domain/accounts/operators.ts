@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { queryOne, sql } from '../sql.ts';
+import { findUser } from './rows.ts';
 import type { Caller } from './caller.ts';
 
 // Operators run the service itself (OPERATOR_EMAILS): they may read what Temporal's history holds for every
@@ -8,9 +8,6 @@ import type { Caller } from './caller.ts';
 export async function isOperator(em: EntityManager, caller: Caller, operatorEmails: readonly string[]): Promise<boolean> {
   if (caller.credentialKind === 'local') return true;
   if (operatorEmails.length === 0) return false;
-  const row = await queryOne(
-    em,
-    sql<{ email: string }>`select lower(email) as email from users where id = ${caller.userId} and email_verified_at is not null`,
-  );
-  return row !== undefined && operatorEmails.includes(row.email);
+  const user = await findUser(em, caller.userId);
+  return user !== undefined && user.email_verified_at !== null && operatorEmails.includes(user.email.toLowerCase());
 }

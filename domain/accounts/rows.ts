@@ -94,6 +94,18 @@ export async function findOrg(em: EntityManager, id: string): Promise<OrgRow | u
   return queryOne(em, sql<OrgRow>`select ${ORG_COLUMNS} from orgs where id = ${id}`);
 }
 
+// The user's row, locked until the transaction ends.
+export async function lockUser(em: EntityManager, id: string): Promise<UserRow | undefined> {
+  return queryOne(em, sql<UserRow>`select ${USER_COLUMNS} from users where id = ${id} for update`);
+}
+
+export async function renameOrg(em: EntityManager, id: string, changes: { name?: string; slug?: string }, now: Date): Promise<OrgRow> {
+  const sets = [sql`updated_at = ${at(now)}`];
+  if (changes.name !== undefined) sets.push(sql`name = ${changes.name}`);
+  if (changes.slug !== undefined) sets.push(sql`slug = ${changes.slug}`);
+  return (await queryOne(em, sql<OrgRow>`update orgs set ${sql.join(sets)} where id = ${id} returning ${ORG_COLUMNS}`))!;
+}
+
 export async function memberRole(em: EntityManager, orgId: string, userId: string): Promise<Role | undefined> {
   return (await queryOne(em, sql<{ role: Role }>`select role from memberships where org_id = ${orgId} and user_id = ${userId}`))?.role;
 }
@@ -105,6 +117,46 @@ export async function orgsOfUser(em: EntityManager, userId: string): Promise<(Or
     sql<OrgRow & { role: Role }>`select o.id, o.slug, o.name, o.plan, o.created_at, m.role from memberships m join orgs o on o.id = m.org_id
       where m.user_id = ${userId} order by m.created_at, o.id`,
   );
+}
+
+export async function ownedOrgCount(em: EntityManager, userId: string): Promise<number> {
+  return (await queryOne(em, sql<{ n: number }>`select count(*)::int as n from memberships where user_id = ${userId} and role = 'owner'`))!
+    .n;
+}
+
+export interface MemberRow {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  last_login_at: string | null;
+  created_at: string;
+}
+
+// The org's members with their user's name and address, oldest membership first.
+export async function membersOf(em: EntityManager, orgId: string): Promise<MemberRow[]> {
+  return query(
+    em,
+    sql<MemberRow>`select u.id, u.email, u.name, m.role, u.last_login_at, m.created_at from memberships m join users u on u.id = m.user_id
+      where m.org_id = ${orgId} order by m.created_at, u.id`,
+  );
+}
+
+// Locks the org's memberships in user order (as account deletion does), so that two concurrent removals or demotions
+// cannot each leave the other as the last owner.
+export async function lockMemberships(em: EntityManager, orgId: string): Promise<{ user_id: string; role: Role }[]> {
+  return query(
+    em,
+    sql<{ user_id: string; role: Role }>`select user_id, role from memberships where org_id = ${orgId} order by user_id for update`,
+  );
+}
+
+export async function setMemberRole(em: EntityManager, m: { orgId: string; userId: string; role: Role }): Promise<void> {
+  await query(em, sql`update memberships set role = ${m.role} where org_id = ${m.orgId} and user_id = ${m.userId}`);
+}
+
+export async function deleteMembership(em: EntityManager, orgId: string, userId: string): Promise<void> {
+  await query(em, sql`delete from memberships where org_id = ${orgId} and user_id = ${userId}`);
 }
 
 export async function insertOrg(

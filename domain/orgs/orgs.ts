@@ -1,17 +1,21 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import {
+  deleteMembership,
   findOrg,
   findUserByEmail,
   insertMembership,
   insertOrg,
+  lockMemberships,
+  lockUser,
   memberRole,
-  ORG_COLUMNS,
+  membersOf,
   orgRowView,
   orgsOfUser,
+  ownedOrgCount,
+  renameOrg,
+  setMemberRole,
   slugTaken,
-  timestamp,
-  type OrgRow,
 } from '../accounts/rows.ts';
 import type { Role } from '../accounts/enums.ts';
 import { requireRole } from '../accounts/roles.ts';
@@ -21,7 +25,7 @@ import type { OrgView } from '../accounts/views.ts';
 import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
+import { toDate, toDateOrNull } from '../sql.ts';
 import { isUniqueViolation } from '../unique-violation.ts';
 
 // Every credential acts in one org: naming any other org, even one the user belongs to, is a 404.
@@ -52,10 +56,7 @@ export async function updateOrg(
   requireRole(caller, 'owner');
   try {
     return await em.transactional(async (tx) => {
-      const sets = [sql`updated_at = ${timestamp(new Date())}`];
-      if (patch.name !== undefined) sets.push(sql`name = ${patch.name}`);
-      if (patch.slug !== undefined) sets.push(sql`slug = ${patch.slug}`);
-      const org = (await queryOne(tx, sql<OrgRow>`update orgs set ${sql.join(sets)} where id = ${orgId} returning ${ORG_COLUMNS}`))!;
+      const org = await renameOrg(tx, orgId, patch, new Date());
       await recordAudit(tx, {
         orgId,
         action: 'org.update',
@@ -82,22 +83,16 @@ export async function createOrg(
 ): Promise<OrgView> {
   try {
     return await em.transactional(async (tx) => {
-      const [user] = await query(
-        tx,
-        sql<{ verified: boolean }>`select email_verified_at is not null as verified from users where id = ${caller.userId} for update`,
-      );
-      if (!user?.verified && caller.credentialKind !== 'local') {
+      const user = await lockUser(tx, caller.userId);
+      if (!user?.email_verified_at && caller.credentialKind !== 'local') {
         throw new AppError(
           'forbidden',
           'email_verification_required',
           'verify your e-mail address before creating an organization (POST /api/auth/resend-verification)',
         );
       }
-      const [owned] = await query(
-        tx,
-        sql<{ n: number }>`select count(*)::int as n from memberships where user_id = ${caller.userId} and role = 'owner'`,
-      );
-      if (owned!.n >= maxOwned) throw conflict('org_limit', `a user owns at most ${maxOwned} organizations (ORGS_PER_USER_MAX)`);
+      if ((await ownedOrgCount(tx, caller.userId)) >= maxOwned)
+        throw conflict('org_limit', `a user owns at most ${maxOwned} organizations (ORGS_PER_USER_MAX)`);
       let slug = input.slug ?? slugify(input.name);
       if (input.slug === undefined && (await slugTaken(tx, slug))) slug = withSuffix(slug.slice(0, 71));
       const now = new Date();
@@ -123,13 +118,7 @@ export interface MemberView {
 
 export async function listMembers(em: EntityManager, caller: Caller, orgId: string): Promise<MemberView[]> {
   sameOrg(caller, orgId);
-  const rows = await query(
-    em,
-    sql<{ id: string; email: string; name: string; role: Role; last_login_at: string | null; created_at: string }>`
-      select u.id, u.email, u.name, m.role, u.last_login_at, m.created_at from memberships m join users u on u.id = m.user_id
-       where m.org_id = ${orgId} order by m.created_at, u.id`,
-  );
-  return rows.map((r) => ({
+  return (await membersOf(em, orgId)).map((r) => ({
     id: r.id,
     email: r.email,
     name: r.name,
@@ -164,12 +153,12 @@ export async function changeMemberRole(em: EntityManager, caller: Caller, orgId:
   sameOrg(caller, orgId);
   requireRole(caller, 'owner');
   return em.transactional(async (tx) => {
-    const members = await lockMembers(tx, orgId);
+    const members = await lockMemberships(tx, orgId);
     const target = members.find((m) => m.user_id === userId);
     if (!target) throw notFound('member', userId);
     if (target.role !== role) {
       if (target.role === 'owner') assertNotLastOwner(members);
-      await query(tx, sql`update memberships set role = ${role} where org_id = ${orgId} and user_id = ${userId}`);
+      await setMemberRole(tx, { orgId, userId, role });
       await recordAudit(tx, {
         orgId,
         action: 'org.member.role',
@@ -182,15 +171,6 @@ export async function changeMemberRole(em: EntityManager, caller: Caller, orgId:
   });
 }
 
-// Locks the org's memberships (in user order, as account deletion does) so that two concurrent removals or
-// demotions cannot each leave the other as the last owner.
-async function lockMembers(tx: EntityManager, orgId: string): Promise<{ user_id: string; role: Role }[]> {
-  return query(
-    tx,
-    sql<{ user_id: string; role: Role }>`select user_id, role from memberships where org_id = ${orgId} order by user_id for update`,
-  );
-}
-
 function assertNotLastOwner(members: { role: Role }[]): void {
   if (members.filter((m) => m.role === 'owner').length <= 1) throw conflict('last_owner', 'an organization keeps at least one owner');
 }
@@ -199,11 +179,11 @@ export async function removeMember(em: EntityManager, caller: Caller, orgId: str
   sameOrg(caller, orgId);
   requireRole(caller, 'owner');
   await em.transactional(async (tx) => {
-    const members = await lockMembers(tx, orgId);
+    const members = await lockMemberships(tx, orgId);
     const target = members.find((m) => m.user_id === userId);
     if (!target) throw notFound('member', userId);
     if (target.role === 'owner') assertNotLastOwner(members);
-    await query(tx, sql`delete from memberships where org_id = ${orgId} and user_id = ${userId}`);
+    await deleteMembership(tx, orgId, userId);
     await recordAudit(tx, { orgId, action: 'org.member.remove', targetId: userId, actor: actorOf(caller) });
   });
 }
