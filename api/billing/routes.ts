@@ -2,11 +2,11 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import { PLANS } from '../../domain/accounts/enums.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
+import { orgBilling } from '../../domain/accounts/rows.ts';
 import { receiveEvent, type ProcessorEvent } from '../../domain/billing/events.ts';
 import { monthlyTokens } from '../../domain/extraction/extractions.ts';
 import { usageOf } from '../../domain/memories/quota.ts';
 import { AppError, invalid } from '../../domain/errors.ts';
-import { queryOne, sql } from '../../domain/sql.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { upgradeUrlOf } from '../llm.ts';
@@ -27,10 +27,7 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
     const caller = callerOf(ctx);
     requireRole(caller, 'owner');
     const client = configured();
-    const org = (await queryOne(
-      ctx.state.em,
-      sql<{ plan: string; stripe_customer_id: string | null }>`select plan, stripe_customer_id from orgs where id = ${caller.orgId}`,
-    ))!;
+    const org = (await orgBilling(ctx.state.em, caller.orgId))!;
     return { caller, client, org };
   };
   const urlSchema = z.object({ url: z.url() });
@@ -112,7 +109,7 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
           client_reference_id: caller.orgId,
           metadata: { service_org_id: caller.orgId },
           subscription_data: { metadata: { service_org_id: caller.orgId } },
-          ...(org.stripe_customer_id ? { customer: org.stripe_customer_id } : {}),
+          ...(org.stripeCustomerId ? { customer: org.stripeCustomerId } : {}),
         });
         if (!session.url) throw new AppError('unavailable', 'billing_unavailable', 'the payment processor returned no checkout address');
         ctx.body = { url: session.url };
@@ -132,10 +129,10 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
       },
       handler: async (ctx) => {
         const { caller, client, org } = await ownerBilling(ctx);
-        if (!org.stripe_customer_id)
+        if (!org.stripeCustomerId)
           throw new AppError('not_found', 'no_payment_customer', `org ${caller.orgId} has no payment customer yet; use checkout first`);
         const session = await client.billingPortal.sessions.create({
-          customer: org.stripe_customer_id,
+          customer: org.stripeCustomerId,
           return_url: `${config.publicBaseUrl}/dashboard/billing`,
         });
         ctx.body = { url: session.url };

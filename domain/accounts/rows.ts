@@ -106,6 +106,35 @@ export async function renameOrg(em: EntityManager, id: string, changes: { name?:
   return (await queryOne(em, sql<OrgRow>`update orgs set ${sql.join(sets)} where id = ${id} returning ${ORG_COLUMNS}`))!;
 }
 
+// The payment processor's side of an org (billing/events.ts); a change sets what it gives, null included.
+export interface OrgBilling {
+  plan: Plan;
+  stripeCustomerId: string | null;
+  stripeSubscriptionId: string | null;
+  billingStatus: string | null;
+}
+
+export async function orgBilling(em: EntityManager, id: string): Promise<OrgBilling | undefined> {
+  return queryOne(
+    em,
+    sql<OrgBilling>`select plan, stripe_customer_id as "stripeCustomerId", stripe_subscription_id as "stripeSubscriptionId",
+      billing_status as "billingStatus" from orgs where id = ${id}`,
+  );
+}
+
+export async function orgIdOfCustomer(em: EntityManager, stripeCustomerId: string): Promise<string | undefined> {
+  return (await queryOne(em, sql<{ id: string }>`select id from orgs where stripe_customer_id = ${stripeCustomerId}`))?.id;
+}
+
+export async function updateOrgBilling(em: EntityManager, id: string, changes: Partial<OrgBilling>): Promise<void> {
+  const sets = [sql`updated_at = now()`];
+  if (changes.plan !== undefined) sets.push(sql`plan = ${changes.plan}`);
+  if (changes.stripeCustomerId !== undefined) sets.push(sql`stripe_customer_id = ${changes.stripeCustomerId}`);
+  if (changes.stripeSubscriptionId !== undefined) sets.push(sql`stripe_subscription_id = ${changes.stripeSubscriptionId}`);
+  if (changes.billingStatus !== undefined) sets.push(sql`billing_status = ${changes.billingStatus}`);
+  await query(em, sql`update orgs set ${sql.join(sets)} where id = ${id}`);
+}
+
 export async function memberRole(em: EntityManager, orgId: string, userId: string): Promise<Role | undefined> {
   return (await queryOne(em, sql<{ role: Role }>`select role from memberships where org_id = ${orgId} and user_id = ${userId}`))?.role;
 }

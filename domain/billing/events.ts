@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../audit/record.ts';
 import { PLANS, type Plan } from '../accounts/enums.ts';
+import { findOrg, orgIdOfCustomer, updateOrgBilling } from '../accounts/rows.ts';
+import { isUuid } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
 
@@ -29,12 +31,12 @@ async function orgOfEvent(em: EntityManager, event: ProcessorEvent): Promise<str
   const object = event.data.object;
   const fromMetadata = str(metadataOf(object).service_org_id);
   if (fromMetadata) {
-    const org = await queryOne(em, sql<{ id: string }>`select id from orgs where id::text = ${fromMetadata}`);
+    const org = isUuid(fromMetadata) ? await findOrg(em, fromMetadata) : undefined;
     if (org) return org.id;
   }
   const customer = str(object.customer);
   if (!customer) return null;
-  return (await queryOne(em, sql<{ id: string }>`select id from orgs where stripe_customer_id = ${customer}`))?.id ?? null;
+  return (await orgIdOfCustomer(em, customer)) ?? null;
 }
 
 export type Receipt = { recorded: false } | { recorded: true; duplicate: boolean };
@@ -87,32 +89,32 @@ export async function reconcileEvent(em: EntityManager, eventId: string): Promis
       switch (event.type) {
         case 'checkout.session.completed': {
           const plan = isPaid(meta.plan) ? meta.plan : 'team';
-          await query(
-            tx,
-            sql`update orgs set plan = ${plan}, stripe_customer_id = coalesce(${str(object.customer)}, stripe_customer_id), stripe_subscription_id = coalesce(${str(object.subscription)}, stripe_subscription_id), billing_status = 'active', updated_at = now() where id = ${orgId}`,
-          );
+          await updateOrgBilling(tx, orgId, {
+            plan,
+            stripeCustomerId: str(object.customer) ?? undefined,
+            stripeSubscriptionId: str(object.subscription) ?? undefined,
+            billingStatus: 'active',
+          });
           outcome = `plan ${plan}`;
           break;
         }
         case 'customer.subscription.created':
         case 'customer.subscription.updated': {
           const plan = isPaid(meta.plan) ? meta.plan : null;
-          await query(
-            tx,
-            sql`update orgs set stripe_subscription_id = ${str(object.id)}, billing_status = ${str(object.status) ?? 'active'}, plan = coalesce(${plan}, plan), updated_at = now() where id = ${orgId}`,
-          );
+          await updateOrgBilling(tx, orgId, {
+            stripeSubscriptionId: str(object.id),
+            billingStatus: str(object.status) ?? 'active',
+            plan: plan ?? undefined,
+          });
           outcome = `subscription ${str(object.status) ?? 'active'}`;
           break;
         }
         case 'customer.subscription.deleted':
-          await query(
-            tx,
-            sql`update orgs set plan = 'free', billing_status = 'canceled', stripe_subscription_id = null, updated_at = now() where id = ${orgId}`,
-          );
+          await updateOrgBilling(tx, orgId, { plan: 'free', billingStatus: 'canceled', stripeSubscriptionId: null });
           outcome = 'plan free';
           break;
         case 'invoice.payment_failed':
-          await query(tx, sql`update orgs set billing_status = 'past_due', updated_at = now() where id = ${orgId}`);
+          await updateOrgBilling(tx, orgId, { billingStatus: 'past_due' });
           outcome = 'past due';
           break;
         case 'charge.refunded':
