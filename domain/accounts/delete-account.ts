@@ -4,8 +4,8 @@ import { AppError, conflict } from '../errors.ts';
 import { readCounters } from '../counters.ts';
 import { ORG_COUNTERS } from '../store/counters.ts';
 import { scheduleOrgErasure } from '../erasure/orgs.ts';
-import { query, queryOne, sql, toDate } from '../sql.ts';
-import { findUser } from './rows.ts';
+import { toDate } from '../sql.ts';
+import { credentialCountsOf, deleteUser, findCredential, findUser, lockMembershipsAround } from './rows.ts';
 import type { Caller } from './caller.ts';
 import { normalizeEmail } from './signup.ts';
 import { verifyPassword } from './passwords.ts';
@@ -37,10 +37,7 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
       throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
     }
   } else {
-    const session =
-      caller.credentialKind === 'session' && caller.credentialId
-        ? await queryOne(em, sql<{ created_at: string }>`select created_at from credentials where id = ${caller.credentialId}`)
-        : null;
+    const session = caller.credentialKind === 'session' && caller.credentialId ? await findCredential(em, caller.credentialId) : null;
     if (!session || toDate(session.created_at).getTime() < Date.now() - FRESH_SIGN_IN_MS) {
       throw new AppError(
         'forbidden',
@@ -56,12 +53,7 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
     // Every membership of every org the user is in, locked in (org, user) order, as removeMember locks an
     // org's: two co-owners deleting their accounts at once then run one after the other, and the second
     // sees that it would be the last owner. (A row deleted by the first is skipped once its lock is free.)
-    const rows = await query(
-      tx,
-      sql<{ org_id: string; user_id: string; role: string }>`select org_id, user_id, role from memberships
-        where org_id in (select org_id from memberships where user_id = ${caller.userId})
-        order by org_id, user_id for update`,
-    );
+    const rows = await lockMembershipsAround(tx, caller.userId);
     const memberships = rows
       .filter((r) => r.user_id === caller.userId)
       .map((m) => {
@@ -74,20 +66,13 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
         'sole_owner',
         `you are the only owner of org ${blocked.org_id}, which has other members: make another member owner first`,
       );
-    const [creds] = await query(
-      tx,
-      sql<{
-        api: number;
-        sessions: number;
-      }>`select count(*) filter (where kind = 'api')::int as api, count(*) filter (where kind = 'session' and revoked_at is null)::int as sessions
-        from credentials where user_id = ${caller.userId}`,
-    );
+    const creds = await credentialCountsOf(tx, caller.userId);
     const counts: DeletionCounts = {
       orgs_deleted: 0,
       memories_deleted: 0,
       memberships_removed: 0,
-      api_tokens_deleted: creds!.api,
-      sessions_ended: creds!.sessions,
+      api_tokens_deleted: creds.api,
+      sessions_ended: creds.sessions,
     };
     for (const m of memberships) {
       if (m.members === 1) {
@@ -106,7 +91,7 @@ export async function deleteAccount(em: EntityManager, caller: Caller, proof: De
         counts.memberships_removed += 1;
       }
     }
-    await query(tx, sql`delete from users where id = ${caller.userId}`);
+    await deleteUser(tx, caller.userId);
     return counts;
   });
 }

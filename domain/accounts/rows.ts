@@ -135,6 +135,17 @@ export async function updateOrgBilling(em: EntityManager, id: string, changes: P
   await query(em, sql`update orgs set ${sql.join(sets)} where id = ${id}`);
 }
 
+// Its memberships and credentials go with it (on delete cascade).
+export async function deleteUser(em: EntityManager, id: string): Promise<void> {
+  await query(em, sql`delete from users where id = ${id}`);
+}
+
+// The org row itself, once its data is erased; a user who last used it keeps no pointer to it.
+export async function deleteOrg(em: EntityManager, id: string): Promise<void> {
+  await query(em, sql`update users set last_org_id = null where last_org_id = ${id}`);
+  await query(em, sql`delete from orgs where id = ${id}`);
+}
+
 export async function memberRole(em: EntityManager, orgId: string, userId: string): Promise<Role | undefined> {
   return (await queryOne(em, sql<{ role: Role }>`select role from memberships where org_id = ${orgId} and user_id = ${userId}`))?.role;
 }
@@ -177,6 +188,16 @@ export async function lockMemberships(em: EntityManager, orgId: string): Promise
   return query(
     em,
     sql<{ user_id: string; role: Role }>`select user_id, role from memberships where org_id = ${orgId} order by user_id for update`,
+  );
+}
+
+// Every membership of every org the user is in, locked in (org, user) order, as lockMemberships locks one org's.
+export async function lockMembershipsAround(em: EntityManager, userId: string): Promise<{ org_id: string; user_id: string; role: Role }[]> {
+  return query(
+    em,
+    sql<{ org_id: string; user_id: string; role: Role }>`select org_id, user_id, role from memberships
+      where org_id in (select org_id from memberships where user_id = ${userId})
+      order by org_id, user_id for update`,
   );
 }
 
@@ -272,6 +293,20 @@ export async function liveApiTokens(em: EntityManager, orgId: string, userId: st
       where org_id = ${orgId} and kind = 'api' and revoked_at is null ${userId === null ? sql`` : sql`and user_id = ${userId}`}
       order by created_at desc, id desc`,
   );
+}
+
+export async function findCredential(em: EntityManager, id: string): Promise<TokenRow | undefined> {
+  return queryOne(em, sql<TokenRow>`select ${TOKEN_COLUMNS} from credentials where id = ${id}`);
+}
+
+// What deleting the user ends: its API tokens (revoked or not) and its live sessions.
+export async function credentialCountsOf(em: EntityManager, userId: string): Promise<{ api: number; sessions: number }> {
+  return (await queryOne(
+    em,
+    sql<{ api: number; sessions: number }>`select count(*) filter (where kind = 'api')::int as api,
+        count(*) filter (where kind = 'session' and revoked_at is null)::int as sessions
+      from credentials where user_id = ${userId}`,
+  ))!;
 }
 
 // The user's live API tokens, in one org when given: the cap on them (MAX_LIVE_TOKENS), and what a reset keeps.

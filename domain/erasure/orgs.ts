@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { enqueueJobs } from '../outbox/enqueue.ts';
+import { deleteOrg } from '../accounts/rows.ts';
 import { deleteByCtid, query, sql } from '../sql.ts';
 import { forgetEmbeddings } from '../store/vectors.ts';
 
@@ -56,8 +57,7 @@ export async function eraseOrgBatch(em: EntityManager, orgId: string): Promise<n
       if (n > 0) return n;
     }
     await query(tx, sql`delete from counters where org_id = ${orgId}`);
-    await query(tx, sql`update users set last_org_id = null where last_org_id = ${orgId}`);
-    await query(tx, sql`delete from orgs where id = ${orgId}`);
+    await deleteOrg(tx, orgId);
     return 0;
   });
 }
