@@ -3,7 +3,8 @@ import type { TokenView } from '../../domain/accounts/tokens.ts';
 import type { OrgView, UserView } from '../../domain/accounts/views.ts';
 import { PLANS, ROLES } from '../../domain/accounts/tables.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts/passwords.ts';
-import { epochMs, ms, msOrNull } from '../http/schemas.ts';
+import { ms, msOrNull } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 
 const userSchema = z
   .object({

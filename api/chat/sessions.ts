@@ -15,7 +15,8 @@ import {
 } from '../../domain/chat/sessions.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 
 export const chatRoleSchema = z.enum(CHAT_ROLES).meta({ id: 'ChatRole' });
 

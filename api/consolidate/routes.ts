@@ -17,7 +17,8 @@ import { consolidationDetectWorkflow, consolidationMergeWorkflow, type DetectArg
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { namespaceName } from '../memories/schemas.ts';
 import { byokFields, upgradeUrlOf } from '../llm.ts';
 

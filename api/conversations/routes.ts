@@ -7,11 +7,12 @@ import { memoriesSaved } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { idempotencyOf } from '../memories/requests.ts';
 import { conversationBody } from './requests.ts';
-import { MAX_PARENT_REF, memoryJson, memorySchema } from '../memories/schemas.ts';
+import { MAX_PARENT_REF } from '../memories/schemas.ts';
+import { memoryRecord, memorySchema } from '../../domain/store/model.ts';
 
 const extraction = z
   .object({
@@ -94,7 +95,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
         ctx.status = 201;
         ctx.body = {
           conversation_id: result.conversationId,
-          memories: result.memories.map(memoryJson),
+          memories: result.memories.map(memoryRecord),
           extraction: result.extraction && extractionRecord(result.extraction),
         };
       },

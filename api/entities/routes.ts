@@ -9,7 +9,8 @@ import {
 } from '../../domain/entities/entities.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
+import { intParam, patchGuard } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { metadata } from '../memories/schemas.ts';
 
 const entitySchema = z

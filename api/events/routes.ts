@@ -4,7 +4,8 @@ import { auditNames } from '../../domain/audit/names.ts';
 import { auditActorField, auditTargetField, auditTokenField } from './schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, ms, epochMsParam } from '../http/schemas.ts';
+import { intParam, ms, epochMsParam } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 
 const eventSchema = z
   .object({

@@ -1,8 +1,8 @@
 import { MAX_EPOCH_MS } from '../../domain/store/instants.ts';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.ts';
+import { epochMs } from '../../domain/wire.ts';
 
-export const epochMs = z.number().int().meta({ description: 'epoch milliseconds, UTC' });
 export const ms = (d: Date): number => d.getTime();
 export const msOrNull = (d: Date | null | undefined): number | null => (d ? d.getTime() : null);
 

@@ -21,7 +21,7 @@ import {
   newMemoryOf,
   patchable,
 } from './requests.ts';
-import { memoryJson, memorySchema } from './schemas.ts';
+import { memoryRecord, memorySchema } from '../../domain/store/model.ts';
 
 const itemFailure = z
   .object({
@@ -89,7 +89,7 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
         else memoriesSaved.inc(outcome.created.length);
         ctx.body = {
           created: outcome.created.length,
-          results: outcome.created.map(({ index, memory }) => ({ index, ...memoryJson(memory) })),
+          results: outcome.created.map(({ index, memory }) => ({ index, ...memoryRecord(memory) })),
           failed: outcome.failed.map(({ index, kind, error, message, extra }) => ({
             index,
             status: statusOf(kind),
@@ -152,7 +152,7 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
         }
         const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });
         failed.push(...outcome.failed);
-        ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryJson) };
+        ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryRecord) };
       },
     }),
   ];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DELETION_BATCH, getDeletion, requestDeletion, type DeletionView } from '../../domain/memories/delete-by-filter.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { filterFields, filterInputOf, toFilters } from './schemas.ts';
 
 const deletionSchema = z

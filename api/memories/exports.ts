@@ -13,7 +13,7 @@ import { AppError } from '../../domain/errors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { filterFields, filterInputOf, toFilters } from './schemas.ts';
 
 const exportSchema = z

@@ -14,10 +14,12 @@ import { searchMemories } from '../../domain/search/search.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { auditActorField, auditTokenField } from '../events/schemas.ts';
-import { hitJson, memoryJson, memorySchema, toFilters } from './schemas.ts';
+import { hitJson, toFilters } from './schemas.ts';
+import { memoryRecord, memorySchema } from '../../domain/store/model.ts';
 import {
   contentRequired,
   createBody,
@@ -53,7 +55,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       },
       handler: async (ctx, { params, body }) => {
         patchable.assert(body);
-        ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, memoryPatchOf(body), { upgradeUrl, llm }));
+        ctx.body = memoryRecord(await updateMemory(ctx.state.em, callerOf(ctx), params.id, memoryPatchOf(body), { upgradeUrl, llm }));
       },
     });
 
@@ -86,7 +88,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
         if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc();
         ctx.status = 201;
-        ctx.body = memoryJson(created.memory);
+        ctx.body = memoryRecord(created.memory);
       },
     }),
     defineRoute({
@@ -117,7 +119,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
           return;
         }
         const page = await listMemories(ctx.state.em, orgId, { ...filters, limit: q.limit, offset: q.offset, order: q.order });
-        ctx.body = page.memories.map(memoryJson);
+        ctx.body = page.memories.map(memoryRecord);
       },
     }),
     defineRoute({
@@ -146,7 +148,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
           offset: body.offset,
           order: body.order,
         });
-        ctx.body = { memories: page.memories.map(memoryJson), limit: body.limit, offset: body.offset, total: page.total };
+        ctx.body = { memories: page.memories.map(memoryRecord), limit: body.limit, offset: body.offset, total: page.total };
       },
     }),
     defineRoute({
@@ -158,7 +160,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       params: idParams,
       responses: { 200: { description: 'The memory', schema: memorySchema }, 404: { description: 'No such memory in this org' } },
       handler: async (ctx, { params }) => {
-        ctx.body = memoryJson(await getMemory(ctx.state.em, callerOf(ctx).orgId, params.id));
+        ctx.body = memoryRecord(await getMemory(ctx.state.em, callerOf(ctx).orgId, params.id));
       },
     }),
     patchRoute('put'),

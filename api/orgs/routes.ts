@@ -15,7 +15,8 @@ import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import type { ApiDeps } from '../deps.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, patchGuard } from '../http/schemas.ts';
+import { patchGuard } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 
 const slug = z.string().regex(/^[a-z0-9-]{1,80}$/, 'a-z, 0-9 and -, at most 80 characters');
 const orgName = z.string().trim().min(1).max(200);

@@ -10,7 +10,8 @@ import {
 } from '../../domain/runbooks/runbooks.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, patchGuard } from '../http/schemas.ts';
+import { patchGuard } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { metadata } from '../memories/schemas.ts';
 import { listQuery, outcomeBody } from './requests.ts';
 

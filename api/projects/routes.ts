@@ -3,7 +3,8 @@ import { deleteProject } from '../../domain/projects/delete.ts';
 import { getProject, listProjects, updateProject, type ProjectView } from '../../domain/projects/projects.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
+import { intParam, patchGuard } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { metadata, namespaceName } from '../memories/schemas.ts';
 

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { listRecalls, logRecall } from '../../domain/recall/recall.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { recallBody } from './requests.ts';
 
 const recallOutcome = z.object({ logged: z.number().int(), skipped: z.number().int() });

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { getThread, listThreads } from '../../domain/threads/threads.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 import { namespaceName } from '../memories/schemas.ts';
 
 const summary = z

@@ -15,7 +15,8 @@ import { WEBHOOK_EVENTS } from '../../domain/webhooks/events.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, msOrNull, ms } from '../http/schemas.ts';
+import { intParam, msOrNull, ms } from '../http/schemas.ts';
+import { epochMs } from '../../domain/wire.ts';
 
 const deliverySchema = z
   .object({
