@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_THRESHOLD } from '../../domain/consolidation/detect.ts';
-import { startMerge, type MergeArgs, type MergeResult } from '../../domain/consolidation/merge.ts';
+import { startMerge, type MergeArgs } from '../../domain/consolidation/merge.ts';
 import {
   getProposal,
   listProposals,
@@ -9,7 +9,6 @@ import {
   PROPOSAL_STATUSES,
   REVIEW_DECISIONS,
   reviewProposal,
-  type ProposalView,
 } from '../../domain/consolidation/proposals.ts';
 import { byokOf, planRequired, requireLlm } from '../../domain/llm/port.ts';
 import { runAndAwait } from '../../temporal/start.ts';
@@ -18,7 +17,7 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam } from '../http/schemas.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { namespaceName } from '../memories/schemas.ts';
 import { byokFields, upgradeUrlOf } from '../llm.ts';
 
@@ -42,20 +41,7 @@ const proposalSchema = z
   })
   .meta({ id: 'ConsolidationProposal' });
 
-const proposalJson = (p: ProposalView) => ({
-  id: p.id,
-  kind: p.kind,
-  memory_a_id: p.memoryAId,
-  memory_b_id: p.memoryBId,
-  score: p.score,
-  status: p.status,
-  note: p.note,
-  proposed_at: p.proposedAt,
-  reviewed_at: p.reviewedAt,
-  merged_memory_id: p.mergedMemoryId,
-  merge_state: p.mergeState,
-  merge_error: p.mergeError,
-});
+const proposalJson = wireOf(proposalSchema);
 
 const detectReport = z
   .object({ scanned: z.number().int(), proposalsCreated: z.number().int(), alreadyKnown: z.number().int() })
@@ -63,12 +49,7 @@ const detectReport = z
 const mergeOutcome = z
   .object({ proposal_id: z.uuid(), merged_memory_id: z.uuid(), merged_content: z.string(), had_conflict: z.boolean() })
   .meta({ id: 'ConsolidationMergeResult' });
-const mergeJson = (r: MergeResult) => ({
-  proposal_id: r.proposalId,
-  merged_memory_id: r.mergedMemoryId,
-  merged_content: r.mergedContent,
-  had_conflict: r.hadConflict,
-});
+const mergeJson = wireOf(mergeOutcome);
 
 const actionBody = z.discriminatedUnion('action', [
   z.object({

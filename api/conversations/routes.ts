@@ -1,46 +1,16 @@
 import { z } from 'zod';
-import { conversationExtractions, extractionRecord, getExtraction } from '../../domain/extraction/extractions.ts';
-import { DECISIONS } from '../../domain/extraction/tasks.ts';
+import { conversationExtractions, extractionRecord, extractionSchema, getExtraction } from '../../domain/extraction/extractions.ts';
 import { captureConversation } from '../../domain/conversations/capture.ts';
 import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
 import { memoriesSaved } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../../domain/wire.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { idempotencyOf } from '../memories/requests.ts';
 import { conversationBody } from './requests.ts';
 import { MAX_PARENT_REF } from '../memories/schemas.ts';
 import { memoryRecord, memorySchema } from '../../domain/store/model.ts';
-
-const extraction = z
-  .object({
-    id: z.uuid(),
-    conversation_id: z.string(),
-    message_ids: z.array(z.uuid()),
-    status: z.enum(['queued', 'processed', 'failed', 'skipped']),
-    reason: z.string().nullable().meta({
-      description:
-        'why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output',
-    }),
-    decisions: z.array(
-      z.object({
-        action: z.enum(DECISIONS),
-        fact: z.string(),
-        memory_id: z.uuid().nullable().meta({ description: 'ADD and UPDATE: the memory saved' }),
-        target_id: z
-          .uuid()
-          .nullable()
-          .meta({ description: 'UPDATE, DELETE, NONE: the existing memory it concerns (superseded for UPDATE and DELETE)' }),
-      }),
-    ),
-    tokens_in: z.number().int(),
-    tokens_out: z.number().int(),
-    created_at: epochMs,
-    processed_at: epochMs.nullable(),
-  })
-  .meta({ id: 'ConversationExtraction' });
 
 const capturedConversation = z
   .object({
@@ -48,7 +18,7 @@ const capturedConversation = z
     memories: z
       .array(memorySchema)
       .meta({ description: "the messages' memories, in order, each with metadata.chunk_index continuing the thread" }),
-    extraction: extraction.nullable().meta({
+    extraction: extractionSchema.nullable().meta({
       description: 'with infer: the extraction, queued (or skipped, with its reason); GET /api/conversations/extractions/{id} follows it',
     }),
   })
@@ -107,7 +77,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: "A conversation's extractions, newest first (the 50 latest)",
       query: z.object({ conversation_id: z.string().trim().min(1).max(MAX_PARENT_REF) }),
-      responses: { 200: { description: 'Its extractions', schema: z.object({ extractions: z.array(extraction) }) } },
+      responses: { 200: { description: 'Its extractions', schema: z.object({ extractions: z.array(extractionSchema) }) } },
       handler: async (ctx, { query }) => {
         const found = await conversationExtractions(ctx.state.em, callerOf(ctx).orgId, query.conversation_id, 50);
         ctx.body = { extractions: found.map(extractionRecord) };
@@ -120,7 +90,10 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'An extraction from a conversation: its status, and once processed its decisions',
       params: z.object({ id: z.uuid() }),
-      responses: { 200: { description: 'The extraction', schema: extraction }, 404: { description: 'No such extraction in this org' } },
+      responses: {
+        200: { description: 'The extraction', schema: extractionSchema },
+        404: { description: 'No such extraction in this org' },
+      },
       handler: async (ctx, { params }) => {
         ctx.body = extractionRecord(await getExtraction(ctx.state.em, callerOf(ctx).orgId, params.id));
       },

@@ -1,16 +1,9 @@
 import { z } from 'zod';
-import {
-  deleteEntity,
-  ENTITY_MEMORY_LIMIT,
-  getEntity,
-  listEntities,
-  updateEntity,
-  type EntityView,
-} from '../../domain/entities/entities.ts';
+import { deleteEntity, ENTITY_MEMORY_LIMIT, getEntity, listEntities, updateEntity } from '../../domain/entities/entities.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam, patchGuard } from '../http/schemas.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { metadata } from '../memories/schemas.ts';
 
 const entitySchema = z
@@ -38,27 +31,7 @@ const entitySchema = z
   })
   .meta({ id: 'Entity' });
 
-const entityJson = (e: EntityView) => ({
-  id: e.id,
-  display_name: e.displayName,
-  entity_type: e.entityType,
-  aliases: e.aliases,
-  mention_count: e.mentionCount,
-  first_seen_at: e.firstSeenAt,
-  last_seen_at: e.lastSeenAt,
-  metadata: e.metadata,
-  ...(e.memories
-    ? {
-        memories: e.memories.map((m) => ({
-          id: m.id,
-          content: m.content,
-          namespace: m.namespace,
-          created_at: m.createdAt,
-          linked_via: m.linkedVia,
-        })),
-      }
-    : {}),
-});
+const entityJson = wireOf(entitySchema);
 
 const idParams = z.object({ id: z.uuid() });
 const patchBody = z.object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DELETION_BATCH, getDeletion, requestDeletion, type DeletionView } from '../../domain/memories/delete-by-filter.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { filterFields, filterInputOf, toFilters } from './schemas.ts';
 
 const deletionSchema = z
@@ -17,15 +17,9 @@ const deletionSchema = z
   })
   .meta({ id: 'MemoryDeletion' });
 
-const json = (d: DeletionView) => ({
-  id: d.id,
-  status: d.status,
-  filters: filterInputOf(d.filters),
-  matched: d.matched,
-  deleted: d.deleted,
-  created_at: d.createdAt,
-  completed_at: d.completedAt,
-});
+const deletionJson = wireOf(deletionSchema);
+// The filters as the request spelled them (the domain stores its own spelling).
+const json = (d: DeletionView) => deletionJson({ ...d, filters: filterInputOf(d.filters) });
 
 // Deleting many memories at once: by filter, as a durable job whose progress the caller follows.
 export function deletionRoutes(): AnyRoute[] {

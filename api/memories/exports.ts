@@ -13,7 +13,7 @@ import { AppError } from '../../domain/errors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { filterFields, filterInputOf, toFilters } from './schemas.ts';
 
 const exportSchema = z
@@ -29,22 +29,18 @@ const exportSchema = z
     completed_at: epochMs.nullable(),
   })
   .meta({ id: 'ExportJob' });
+const exportJson = wireOf(exportSchema);
 
 const CONTENT_TYPES = { ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
 
 export function exportRoutes(deps: ApiDeps): AnyRoute[] {
-  const json = (e: ExportView) => ({
-    id: e.id,
-    status: e.status,
-    format: e.format,
-    row_count: e.rowCount,
-    error: e.error,
-    // As the request spelled them (the filters are stored in the domain's spelling).
-    filters: filterInputOf(e.filters),
-    download_url: e.status === 'completed' ? `${deps.config.publicBaseUrl}/api/memories/exports/${e.id}/download` : null,
-    created_at: e.createdAt,
-    completed_at: e.completedAt,
-  });
+  // The filters as the request spelled them (the domain stores its own spelling).
+  const json = (e: ExportView) =>
+    exportJson({
+      ...e,
+      filters: filterInputOf(e.filters),
+      downloadUrl: e.status === 'completed' ? `${deps.config.publicBaseUrl}/api/memories/exports/${e.id}/download` : null,
+    });
   const params = z.object({ id: z.uuid() });
   return [
     defineRoute({

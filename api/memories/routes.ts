@@ -15,7 +15,7 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam } from '../http/schemas.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { auditActorField, auditTokenField } from '../events/schemas.ts';
 import { hitJson, toFilters } from './schemas.ts';
@@ -32,6 +32,25 @@ import {
   patchable,
   patchBody,
 } from './requests.ts';
+
+const historySchema = z.object({
+  id: z.uuid(),
+  edits: z.array(z.unknown()),
+  events: z.array(
+    z.object({
+      id: z.uuid(),
+      action: z.string(),
+      actor_user_id: z.string().nullable(),
+      actor_token: z.string().nullable(),
+      created_at: epochMs,
+      details: z.record(z.string(), z.unknown()),
+      actor: auditActorField,
+      token: auditTokenField,
+    }),
+  ),
+  next_after: z.uuid().nullable(),
+});
+const historyJson = wireOf(historySchema);
 
 export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
@@ -194,42 +213,12 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       responses: {
         200: {
           description: `edits: metadata.history, the latest ${HISTORY_ENTRIES_KEPT} content edits (the prior text is not kept); events: a page of the audit rows about this memory, oldest first; next_after: where the next page starts (null on the last)`,
-          schema: z.object({
-            id: z.uuid(),
-            edits: z.array(z.unknown()),
-            events: z.array(
-              z.object({
-                id: z.uuid(),
-                action: z.string(),
-                actor_user_id: z.string().nullable(),
-                actor_token: z.string().nullable(),
-                created_at: epochMs,
-                details: z.record(z.string(), z.unknown()),
-                actor: auditActorField,
-                token: auditTokenField,
-              }),
-            ),
-            next_after: z.uuid().nullable(),
-          }),
+          schema: historySchema,
         },
       },
       handler: async (ctx, { params, query: page }) => {
         const h = await memoryHistory(ctx.state.em, callerOf(ctx).orgId, params.id, page);
-        ctx.body = {
-          id: h.id,
-          edits: h.edits,
-          events: h.events.map((e) => ({
-            id: e.id,
-            action: e.action,
-            actor_user_id: e.actorUserId,
-            actor_token: e.actorToken,
-            created_at: e.createdAt,
-            details: e.details,
-            actor: e.actor,
-            token: e.token,
-          })),
-          next_after: h.nextAfter,
-        };
+        ctx.body = historyJson(h);
       },
     }),
   ];

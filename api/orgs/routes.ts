@@ -9,14 +9,13 @@ import {
   listOwnOrgs,
   removeMember,
   updateOrg,
-  type MemberView,
 } from '../../domain/orgs/orgs.ts';
 import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import type { ApiDeps } from '../deps.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { patchGuard } from '../http/schemas.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 
 const slug = z.string().regex(/^[a-z0-9-]{1,80}$/, 'a-z, 0-9 and -, at most 80 characters');
 const orgName = z.string().trim().min(1).max(200);
@@ -33,14 +32,7 @@ const memberSchema = z
   })
   .meta({ id: 'Member' });
 
-const memberJson = (m: MemberView) => ({
-  id: m.id,
-  email: m.email,
-  name: m.name,
-  role: m.role,
-  last_login_at: m.lastLoginAt,
-  created_at: m.createdAt,
-});
+const memberJson = wireOf(memberSchema);
 const memberParams = z.object({ id: z.uuid(), userId: z.uuid() });
 
 const orgPatch = z.object({ name: orgName.optional(), slug: slug.optional() });

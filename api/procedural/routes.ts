@@ -1,17 +1,9 @@
 import { z } from 'zod';
-import {
-  createRunbook,
-  deleteRunbook,
-  getRunbook,
-  listRunbooks,
-  recordOutcome,
-  updateRunbook,
-  type RunbookView,
-} from '../../domain/runbooks/runbooks.ts';
+import { createRunbook, deleteRunbook, getRunbook, listRunbooks, recordOutcome, updateRunbook } from '../../domain/runbooks/runbooks.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { patchGuard } from '../http/schemas.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { metadata } from '../memories/schemas.ts';
 import { listQuery, outcomeBody } from './requests.ts';
 
@@ -37,19 +29,7 @@ const runbookSchema = z
   })
   .meta({ id: 'Runbook' });
 
-const runbookJson = (r: RunbookView) => ({
-  id: r.id,
-  title: r.title,
-  summary: r.summary,
-  trigger_phrases: r.triggerPhrases,
-  steps: r.steps,
-  metadata: r.metadata,
-  success_count: r.successCount,
-  failure_count: r.failureCount,
-  created_at: r.createdAt,
-  updated_at: r.updatedAt,
-  last_used_at: r.lastUsedAt,
-});
+const runbookJson = wireOf(runbookSchema);
 
 const fields = {
   title: z.string().trim().min(1).max(200).meta({ description: 'unique within the org, compared case-insensitively' }),

@@ -1,29 +1,22 @@
 import { z } from 'zod';
 import { invalid, notFound } from '../../domain/errors.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
-import { listDeliveries } from '../../domain/webhooks/deliveries.ts';
+import { DELIVERY_STATUSES, listDeliveries } from '../../domain/webhooks/deliveries.ts';
 import { redeliver } from '../../domain/webhooks/fanout.ts';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  getEndpoint,
-  listEndpoints,
-  updateEndpoint,
-  type EndpointView,
-} from '../../domain/webhooks/endpoints.ts';
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from '../../domain/webhooks/endpoints.ts';
 import { WEBHOOK_EVENTS } from '../../domain/webhooks/events.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { intParam, msOrNull, ms } from '../http/schemas.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 
 const deliverySchema = z
   .object({
     id: z.uuid(),
     event_id: z.number().int(),
     event_type: z.string(),
-    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+    status: z.enum(DELIVERY_STATUSES),
     attempt_count: z.number().int(),
     created_at: epochMs,
     completed_at: epochMs.nullable(),
@@ -38,6 +31,7 @@ const deliverySchema = z
     ),
   })
   .meta({ id: 'WebhookDelivery' });
+const deliveryJson = wireOf(deliverySchema);
 
 const endpointSchema = z
   .object({
@@ -54,18 +48,7 @@ const endpointSchema = z
   })
   .meta({ id: 'WebhookEndpoint' });
 
-const endpointJson = (e: EndpointView) => ({
-  id: e.id,
-  url: e.url,
-  events: e.events as (typeof WEBHOOK_EVENTS)[number][],
-  description: e.description,
-  enabled: e.enabled,
-  last_success_at: msOrNull(e.lastSuccessAt),
-  last_failure_at: msOrNull(e.lastFailureAt),
-  consecutive_failures: e.consecutiveFailures,
-  created_at: ms(e.createdAt),
-  updated_at: ms(e.updatedAt),
-});
+const endpointJson = wireOf(endpointSchema);
 
 const url = z.url({ protocol: /^https?$/ }).max(2048);
 const events = z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length);
@@ -160,24 +143,7 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
         const { orgId } = callerOf(ctx);
         await getEndpoint(ctx.state.em, orgId, params.id);
         const rows = await listDeliveries(ctx.state.em, orgId, params.id, query.limit);
-        ctx.body = {
-          deliveries: rows.map((d) => ({
-            id: d.id,
-            event_id: d.eventId,
-            event_type: d.eventType,
-            status: d.status,
-            attempt_count: d.attemptCount,
-            created_at: d.createdAt,
-            completed_at: d.completedAt,
-            attempts: d.attempts.map((a) => ({
-              attempt: a.attempt,
-              status_code: a.statusCode,
-              error: a.error,
-              duration_ms: a.durationMs,
-              at: a.at,
-            })),
-          })),
-        };
+        ctx.body = { deliveries: rows.map(deliveryJson) };
       },
     }),
     defineRoute({
