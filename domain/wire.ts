@@ -3,17 +3,20 @@ import { z } from 'zod';
 // A JSON key's camelCase spelling in a view: created_at -> createdAt, memory_a_id -> memoryAId.
 type Camel<K extends string> = K extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : K;
 
-// The view a JSON shape is filled from: the same fields under camelCase names, nested objects alike; a field the
-// shape may leave out may be null in the view. Records (string keys of any name) are taken as they are.
+// Epoch milliseconds, how every instant goes out.
+export const epochMs = z.number().int().meta({ description: 'epoch milliseconds, UTC' });
+
+// The view a JSON shape is filled from: the same fields under camelCase names, nested objects alike. A field the
+// shape may leave out or hold null may be null or undefined; records (keys of any name) are taken as they are.
 export type ViewOf<T> = T extends readonly (infer Item)[]
   ? ViewOf<Item>[]
   : T extends object
     ? string extends keyof T
       ? T
-      : { [K in keyof T as Camel<K & string>]: undefined extends T[K] ? ViewOf<T[K]> | null : ViewOf<T[K]> }
+      : { [K in keyof T as Camel<K & string>]: undefined extends T[K] ? Empty<T[K]> : null extends T[K] ? Empty<T[K]> : ViewOf<T[K]> }
     : T;
 
-export const epochMs = z.number().int().meta({ description: 'epoch milliseconds, UTC' });
+type Empty<T> = ViewOf<T> | null | undefined;
 
 type Fill = (value: never) => unknown;
 
@@ -24,10 +27,10 @@ interface Field {
   fill: Fill | null;
 }
 
-// The one mapper from a domain view to its JSON (snake_case) shape, driven by the zod schema that states that
-// shape: each key of the schema, in its order, from the view's camelCase key; an optional key whose value is null
-// or undefined is left out; nested objects and arrays of objects are filled by their own schemas. The schema is
-// walked once, here, not per call.
+// The one mapper from a domain view to its JSON (snake_case) shape, driven by the zod schema that states the shape:
+// each key of the schema, in its order, from the view's camelCase key; a key the view holds no value for is left
+// out where the schema lets it be, else null; nested objects and arrays of objects are filled by their own schemas.
+// The schema is walked once, here, not per call.
 export function wireOf<S extends z.ZodObject>(schema: S): (view: ViewOf<z.output<S>>) => z.output<S> {
   return objectFill(schema) as never;
 }
@@ -46,7 +49,7 @@ function objectFill(schema: z.ZodObject): Fill {
     for (const { key, from, optional, fill } of fields) {
       const value = view[from];
       if (value === null || value === undefined) {
-        if (!optional) json[key] = value;
+        if (!optional) json[key] = null;
       } else json[key] = fill ? fill(value as never) : value;
     }
     return json;

@@ -3,7 +3,7 @@ import { getThread, listThreads } from '../../domain/threads/threads.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam } from '../http/schemas.ts';
-import { epochMs } from '../../domain/wire.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { namespaceName } from '../memories/schemas.ts';
 
 const summary = z
@@ -17,6 +17,7 @@ const summary = z
     has_chunks: z.boolean(),
   })
   .meta({ id: 'ThreadSummary' });
+const summaryJson = wireOf(summary);
 
 export function threadRoutes(): AnyRoute[] {
   return [
@@ -40,15 +41,7 @@ export function threadRoutes(): AnyRoute[] {
       responses: { 200: { description: 'Thread summaries', schema: z.array(summary) } },
       handler: async (ctx, { query }) => {
         const threads = await listThreads(ctx.state.em, callerOf(ctx).orgId, { ...query, solo: query.solo === 'include' });
-        ctx.body = threads.map((t) => ({
-          parent_ref: t.parentRef,
-          namespace: t.namespace,
-          count: t.count,
-          first_at: t.firstAt,
-          last_at: t.lastAt,
-          title: t.title,
-          has_chunks: t.hasChunks,
-        }));
+        ctx.body = threads.map(summaryJson);
       },
     }),
     defineRoute({
