@@ -15,6 +15,19 @@ import { callerOf, resolveCaller } from '../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { accountJson, accountSchema, email, issuedTokenSchema, password, personName } from './schemas.ts';
+import {
+  deleteAuthMe,
+  deleteAuthMe403,
+  postAuthLogin,
+  postAuthLogin429,
+  postAuthResendVerification,
+  postAuthResendVerification429,
+  postAuthResetRequest,
+  postAuthResetRequest429,
+  postAuthSignup,
+  postAuthSignup429,
+  postAuthVerifyEmail429,
+} from './descriptions.ts';
 
 const signupBody = z.object({
   email,
@@ -41,16 +54,14 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'Create an account, its organization and a default API token',
-      description:
-        'Runs as the `signup-<org id>` workflow: one transaction creates the user, the org (caller as owner), a default API token and a session; the answer comes as soon as it commits, and the verification mail follows in the background. Sets the `svc_session` cookie.',
+      description: postAuthSignup,
       body: signupBody,
       responses: {
         201: { description: 'Account created', schema: signupResponse },
         400: { description: 'Also `captcha_required` or `captcha_failed` when CAPTCHA_SECRET is set' },
         409: { description: '`email_taken`' },
         429: {
-          description:
-            '`too_many_requests`: SIGNUPS_PER_ADDRESS_PER_HOUR (default 20) sign-ups per client address an hour; Retry-After in seconds',
+          description: postAuthSignup429,
         },
         503: { description: '`captcha_unavailable`: the captcha service could not be reached' },
       },
@@ -97,16 +108,14 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'Sign in with e-mail and password; sets the session cookie',
-      description:
-        'Without `org_id` the session acts in the org the user used last. With `org_id` it acts in that org (403 when not a member).',
+      description: postAuthLogin,
       body: z.object({ email, password: z.string().min(1).max(1024), org_id: z.uuid().optional() }),
       responses: {
         200: { description: 'Signed in', schema: accountSchema },
         401: { description: '`invalid_credentials`: no such account, or a wrong password' },
         403: { description: 'Not a member of `org_id`' },
         429: {
-          description:
-            '`too_many_attempts`: 10 failed attempts on one account from one client address, or 50 attempts from one client address, in 15 minutes; Retry-After in seconds',
+          description: postAuthLogin429,
         },
       },
       handler: async (ctx, { body }) => {
@@ -167,8 +176,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'caller',
       summary: 'Delete the account (re-authenticates with the password) and what only it owns',
-      description:
-        'Orgs where the user is the only member are deleted with all their data; in orgs with other members the user leaves. When the user is the only owner of an org that has other members, nothing is deleted (409 `sole_owner`): make another member owner first. An account without a password (signed up through the identity provider) sends `confirm_email` instead, from a cookie session less than 15 minutes old (a fresh sign-in through the provider).',
+      description: deleteAuthMe,
       body: z
         .object({
           password: z.string().min(1).max(1024).optional(),
@@ -197,8 +205,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
           }),
         },
         403: {
-          description:
-            '`password_mismatch`; for an account without a password `reauthentication_required` (the session is older than 15 minutes, or not a session) or `email_mismatch`',
+          description: deleteAuthMe403,
         },
         409: { description: '`sole_owner`' },
       },
@@ -235,7 +242,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
         200: { description: 'Verified', schema: z.object({ ok: z.literal(true), email_verified: z.literal(true) }) },
         400: { description: '`invalid_token`: unknown, used or expired' },
         429: {
-          description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes',
+          description: postAuthVerifyEmail429,
         },
       },
       handler: async (ctx, { body }) => {
@@ -250,13 +257,12 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'Ask for a password reset link; always 200, whether or not the address has an account',
-      description: 'Both cases do the same work (one queued job), so neither the answer nor its timing tells whether the account exists.',
+      description: postAuthResetRequest,
       body: z.object({ email }),
       responses: {
         200: { description: 'Accepted', schema: z.object({ ok: z.literal(true) }) },
         429: {
-          description:
-            '`too_many_requests`: 3 per address per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds',
+          description: postAuthResetRequest429,
         },
       },
       handler: async (ctx, { body }) => {
@@ -278,18 +284,15 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
           schema: z.object({
             ok: z.literal(true),
             sessions_ended: z.number().int().meta({ description: "the user's cookie sessions ended, on every device (our addition)" }),
-            api_tokens_kept: z
-              .number()
-              .int()
-              .meta({
-                description:
-                  "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the password was leaked with them (our addition)",
-              }),
+            api_tokens_kept: z.number().int().meta({
+              description:
+                "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the password was leaked with them (our addition)",
+            }),
           }),
         },
         400: { description: '`invalid_token`: unknown, used or expired' },
         429: {
-          description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes',
+          description: postAuthVerifyEmail429,
         },
       },
       handler: async (ctx, { body }) => {
@@ -305,13 +308,12 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'caller',
       summary: 'Send the e-mail verification link again',
-      description: 'Queued through the outbox and sent by the `verification-mail-<id>` workflow; counts toward the write rate limit.',
+      description: postAuthResendVerification,
       responses: {
         202: { description: 'Mail queued', schema: z.object({ ok: z.literal(true), email_verification_sent: z.literal(true) }) },
         409: { description: '`email_already_verified`' },
         429: {
-          description:
-            '`too_many_requests`: 3 per account per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds',
+          description: postAuthResendVerification429,
         },
       },
       handler: async (ctx) => {

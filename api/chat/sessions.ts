@@ -16,6 +16,7 @@ import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
+import { postChatSessions } from './descriptions.ts';
 
 export const chatRoleSchema = z.enum(CHAT_ROLES).meta({ id: 'ChatRole' });
 
@@ -80,7 +81,7 @@ export function chatSessionRoutes(): AnyRoute[] {
       tag: 'chat',
       access: 'caller',
       summary: 'Start a chat session',
-      description: `Without a title the session is called "${DEFAULT_CHAT_TITLE}" until its first user message names it (first ${CHAT_AUTO_TITLE_CHARS} characters, on one line).`,
+      description: postChatSessions,
       body: z.object({ title: title.optional() }),
       responses: { 201: { description: 'The new session', schema: newSessionSchema } },
       handler: async (ctx, { body }) => {

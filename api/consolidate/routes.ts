@@ -20,6 +20,7 @@ import { intParam } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
 import { namespaceName } from '../memories/schemas.ts';
 import { byokFields, upgradeUrlOf } from '../llm.ts';
+import { postConsolidate, postConsolidate503 } from './descriptions.ts';
 
 const proposalSchema = z
   .object({
@@ -100,8 +101,7 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'consolidation',
       access: 'caller',
       summary: 'Detect, review or merge (by `action`)',
-      description:
-        'detect (paid plan): scans the most recently updated 2,000 memories (of one project when namespace is given) for lexical duplicates (term-set Jaccard >= threshold), stale memories (an older memory whose terms a newer, longer one contains >= threshold) and, when an LLM provider is configured, contradictions (topic overlap >= threshold/2 judged by the model, up to 20 pairs per run); answers { scanned, proposalsCreated, alreadyKnown }. review: decision approved or rejected (changeable until merged) answers the proposal. merge (approved proposals; paid plan or a BYOK key): an LLM writes one memory from both, tagged merged-from-consolidation, and both originals are superseded (left out of search and of lists unless include_superseded); repeating the request for a merged proposal answers the same result.',
+      description: postConsolidate,
       body: actionBody,
       responses: {
         200: { description: 'The outcome of the action', schema: z.union([detectReport, proposalSchema, mergeOutcome]) },
@@ -110,8 +110,7 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
         409: { description: '`proposal_not_approved`, `proposal_already_merged`, `merge_in_progress`, `memory_superseded`' },
         502: { description: '`llm_rejected` or `llm_malformed_output`' },
         503: {
-          description:
-            '`llm_unavailable` or `llm_not_configured`; `still_running` when a detect or merge takes longer than the request waits (WORKFLOW_WAIT_MS; asking again waits for the same run) and `temporal_unavailable`, both with Retry-After',
+          description: postConsolidate503,
         },
       },
       handler: async (ctx, { body }) => {

@@ -11,6 +11,7 @@ import { idempotencyOf } from '../memories/requests.ts';
 import { conversationBody } from './requests.ts';
 import { MAX_PARENT_REF } from '../memories/schemas.ts';
 import { memoryRecord, memorySchema } from '../../domain/store/model.ts';
+import { postConversations } from './descriptions.ts';
 
 const capturedConversation = z
   .object({
@@ -34,8 +35,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: `Save a conversation's messages (up to ${BATCH_CREATE_MAX}) as the next chunks of its thread; one rate-limit slot`,
-      description:
-        "Each message becomes a memory of the conversation's thread (GET /api/threads/{conversation_id}): metadata.parent_ref is the conversation id, metadata.chunk_index continues the thread's last, metadata.role (and name) say who spoke, occurred_at says when, source is `conversation`, and the scopes, project, tags and metadata of the call apply to each. Every memory has a save's semantics (secrets redacted, one memory.saved event and one audit row each, searchable by its words at once and by meaning once embedded). All or nothing: a message that cannot be saved fails the call with the status a save would answer, naming the message (`messages.<index>`), and on the free plan a conversation past the quota is refused whole with 402. With an `Idempotency-Key` header a repeat within 24 hours answers the first outcome.",
+      description: postConversations,
       body: conversationBody,
       responses: {
         201: { description: 'Saved (or replayed)', schema: capturedConversation },

@@ -5,6 +5,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam, patchGuard } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
 import { metadata } from '../memories/schemas.ts';
+import { getEntities } from './descriptions.ts';
 
 const entitySchema = z
   .object({
@@ -59,8 +60,7 @@ export function entityRoutes(): AnyRoute[] {
       tag: 'entities',
       access: 'caller',
       summary: 'Entities of the org, most mentioned first',
-      description:
-        'Ordered by mention_count, then last_seen_at, both descending. q matches a case-insensitive substring of display_name or of any alias.',
+      description: getEntities,
       query: z.object({
         q: z.string().max(200).optional(),
         entity_type: z.string().max(50).optional().meta({ description: 'exact type, case-insensitive' }),

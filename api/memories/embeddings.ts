@@ -5,6 +5,7 @@ import { orgIndexReady } from '../../domain/store/vector-indexes.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { postMemoriesEmbeddingsBackfill } from './descriptions.ts';
 
 const statusSchema = z
   .object({
@@ -51,8 +52,7 @@ export function embeddingRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: 'Embed every memory of the org that lacks a current vector (admin)',
-      description:
-        "Runs in the org's curator workflow (`memory-curator-<org id>`); follow it with GET /api/memories/embeddings. The worker also starts one by itself for orgs whose vectors lag, when it starts.",
+      description: postMemoriesEmbeddingsBackfill,
       responses: {
         202: { description: 'Queued', schema: z.object({ status: z.literal('queued') }) },
         403: { description: 'Needs the admin role' },

@@ -15,6 +15,7 @@ import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
 import { filterFields, filterInputOf, toFilters } from './schemas.ts';
+import { getMemoriesExportsId, postMemoriesExports } from './descriptions.ts';
 
 const exportSchema = z
   .object({
@@ -49,8 +50,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'exports',
       access: 'caller',
       summary: 'Start an export of memories (ndjson or csv) with the list filters; answers 202 with the pending job',
-      description:
-        'Runs as the `export-<id>` workflow, a page of 1,000 rows at a time; poll GET /api/memories/exports/:id (row_count grows while it runs). Counts as a write.',
+      description: postMemoriesExports,
       body: z.object({ format: z.enum(EXPORT_FORMATS), filters: z.object(filterFields).optional() }),
       responses: { 202: { description: 'Pending job', schema: exportSchema } },
       handler: async (ctx, { body }) => {
@@ -76,7 +76,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'exports',
       access: 'caller',
       summary: 'One export job, with the inline payload once completed (up to a size; the file itself at download_url)',
-      description: `\`size_bytes\` is the finished file's size. \`payload\` carries the file inline only when it is at most ${deps.config.EXPORT_INLINE_MAX_BYTES} bytes (EXPORT_INLINE_MAX_BYTES); a larger file has \`payload: null\` and is read from \`download_url\`, streamed.`,
+      description: getMemoriesExportsId(deps.config.EXPORT_INLINE_MAX_BYTES),
       params,
       responses: {
         200: {

@@ -32,6 +32,7 @@ import {
   patchable,
   patchBody,
 } from './requests.ts';
+import { getMemoriesIdHistory200, patchMemoriesId, postMemories, postMemories409 } from './descriptions.ts';
 
 const historySchema = z.object({
   id: z.uuid(),
@@ -63,8 +64,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: method === 'put' ? 'Update a memory (same as PATCH)' : 'Update a memory',
-      description:
-        'Partial update: content (a change appends to metadata.history and is re-indexed at once), tags (replaced), namespace (moved; created if missing), metadata (merged; null removes a key). Fires memory.updated.',
+      description: patchMemoriesId,
       params: idParams,
       body: patchBody,
       responses: {
@@ -85,15 +85,14 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: 'Save a memory',
-      description:
-        'Secrets in content are redacted before storage (metadata.redacted_count/redacted_kinds). Searchable as soon as the 201 is sent. With an `Idempotency-Key` header, a repeat of the same request within 24 hours returns the first answer (header `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is 409 `idempotency_key_reused`.',
+      description: postMemories,
       body: createBody,
       bodyError: contentRequired,
       responses: {
         201: { description: 'Created (or replayed)', schema: memorySchema },
         402: { description: '`memory_quota_exceeded` or `storage_quota_exceeded` (free plan), with quota and upgrade_url' },
         409: {
-          description: `\`idempotency_key_reused\`, or \`project_limit\`: the save names a new project and the org holds ${MAX_PROJECTS_PER_ORG} already`,
+          description: postMemories409,
         },
         413: { description: '`memory_too_large` with max_bytes and received_bytes' },
       },
@@ -212,7 +211,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       }),
       responses: {
         200: {
-          description: `edits: metadata.history, the latest ${HISTORY_ENTRIES_KEPT} content edits (the prior text is not kept); events: a page of the audit rows about this memory, oldest first; next_after: where the next page starts (null on the last)`,
+          description: getMemoriesIdHistory200,
           schema: historySchema,
         },
       },

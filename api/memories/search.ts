@@ -16,6 +16,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { bulkBody, idParams, searchBody, similarQuery } from './requests.ts';
 import { timeWindowOf, type TimeWindow } from '../../domain/search/time-words.ts';
 import { filterInputOf, hitJson, scoredMemorySchema, toFilters } from './schemas.ts';
+import { getMemoriesIdSimilar, getMemoriesIdSimilar409, postMemoriesSearch503, postMemoriesSearchBulk503 } from './descriptions.ts';
 
 // The search routes: one query, up to 25 at once, and "more like this" by a memory's own vector.
 
@@ -94,8 +95,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
         200: { description: 'Hits', schema: searchAnswer },
         400: AS_OF_REFUSED,
         503: {
-          description:
-            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down.',
+          description: postMemoriesSearch503,
         },
       },
       handler: async (ctx, { body }) => {
@@ -135,8 +135,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
         },
         400: AS_OF_REFUSED,
         503: {
-          description:
-            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs)',
+          description: postMemoriesSearchBulk503,
         },
       },
       handler: async (ctx, { body }) => {
@@ -166,16 +165,14 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
       tag: 'memories',
       access: 'caller',
       summary: 'Memories nearest in meaning to this one, best first',
-      description:
-        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before, occurred_after, occurred_before, user_id, agent_id, run_id. Superseded memories are left out of the hits. Hits carry no relevance: it is calibrated for questions, not for one memory against another.",
+      description: getMemoriesIdSimilar,
       params: idParams,
       query: similarQuery,
       responses: {
         200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
         404: { description: 'No such memory in this org' },
         409: {
-          description:
-            '`embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds)',
+          description: getMemoriesIdSimilar409,
         },
         503: { description: '`embeddings_unavailable`: this server has no embedding model' },
       },

@@ -16,6 +16,7 @@ import type { ApiDeps } from '../deps.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { patchGuard } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
+import { postOrgs } from './descriptions.ts';
 
 const slug = z.string().regex(/^[a-z0-9-]{1,80}$/, 'a-z, 0-9 and -, at most 80 characters');
 const orgName = z.string().trim().min(1).max(200);
@@ -56,8 +57,7 @@ export function orgRoutes({ config }: ApiDeps): AnyRoute[] {
       tag: 'orgs',
       access: 'caller',
       summary: 'Create an organization with the caller as its owner',
-      description:
-        "The caller's current credential stays bound to its org; a cookie session moves with POST /api/auth/switch-org, and API tokens for the new org are issued from a session there.",
+      description: postOrgs,
       body: z.object({ name: orgName, slug: slug.optional() }),
       responses: {
         201: { description: 'Created', schema: orgSchema },

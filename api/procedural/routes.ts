@@ -6,6 +6,7 @@ import { patchGuard } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
 import { metadata } from '../memories/schemas.ts';
 import { listQuery, outcomeBody } from './requests.ts';
+import { postProceduralId } from './descriptions.ts';
 
 const MAX_TEXT = 10_000;
 
@@ -157,8 +158,7 @@ export function runbookRoutes(): AnyRoute[] {
       tag: 'runbooks',
       access: 'caller',
       summary: 'Report the outcome of following a runbook',
-      description:
-        'Increments success_count or failure_count and sets last_used_at; updated_at is unchanged. The success ratio ranks runbook suggestions.',
+      description: postProceduralId,
       params: idParams,
       body: outcomeBody,
       responses: { 200: { description: 'The updated runbook', schema: runbookSchema }, 404: notInOrg },

@@ -7,6 +7,7 @@ import { intParam, patchGuard } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { metadata, namespaceName } from '../memories/schemas.ts';
+import { deleteProjectsId } from './descriptions.ts';
 
 const projectSchema = z
   .object({
@@ -88,8 +89,7 @@ export function projectRoutes(): AnyRoute[] {
       tag: 'projects',
       access: 'caller',
       summary: 'Delete a project and every memory in it, irreversibly',
-      description:
-        'Answers as soon as the project is deleted: its memories leave every read at once and are erased in the background by the `project-erase-<id>` workflow, with one `memory.deleted` event each.',
+      description: deleteProjectsId,
       params: idParams,
       responses: {
         204: { description: 'Deleted' },

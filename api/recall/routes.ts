@@ -5,6 +5,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
 import { recallBody } from './requests.ts';
+import { postRecall } from './descriptions.ts';
 
 const recallOutcome = z.object({ logged: z.number().int(), skipped: z.number().int() });
 
@@ -26,8 +27,7 @@ export function recallRoutes(): AnyRoute[] {
       tag: 'recall',
       access: 'caller',
       summary: 'Log that memories were recalled',
-      description:
-        'logged counts recorded rows (one per distinct id); skipped counts the other ids sent: duplicates and ids that could not be linked (deleted, another org).',
+      description: postRecall,
       body: recallBody,
       responses: { 200: { description: 'Outcome', schema: recallOutcome } },
       handler: async (ctx, { body }) => {

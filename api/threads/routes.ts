@@ -5,6 +5,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
 import { namespaceName } from '../memories/schemas.ts';
+import { getThreads } from './descriptions.ts';
 
 const summary = z
   .object({
@@ -27,9 +28,7 @@ export function threadRoutes(): AnyRoute[] {
       tag: 'threads',
       access: 'caller',
       summary: 'Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array',
-      description:
-        'A thread is the memories sharing `metadata.parent_ref` (a conversation: the conversations API sets it to the conversation id), ' +
-        'whatever their number. A memory without `parent_ref` is listed as a thread of its own keyed by its id, unless `solo=exclude`.',
+      description: getThreads,
       query: z.object({
         namespace: namespaceName.optional(),
         solo: z.enum(['include', 'exclude']).default('include').meta({

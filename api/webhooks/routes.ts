@@ -10,6 +10,7 @@ import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { intParam } from '../http/schemas.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';
+import { postWebhooks } from './descriptions.ts';
 
 const deliverySchema = z
   .object({
@@ -64,8 +65,7 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'webhooks',
       access: 'caller',
       summary: 'Register a webhook endpoint; the signing secret is shown only in this answer',
-      description:
-        'Targets resolving to loopback, private, link-local or other non-public addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS.',
+      description: postWebhooks,
       body: z.object({ url, events, description: description.optional(), enabled: z.boolean().optional() }),
       responses: {
         201: { description: 'Registered', schema: endpointSchema.extend({ secret: z.string().startsWith('whsec_') }) },
