@@ -35,7 +35,8 @@ export const deleteAuthMe403 =
   '`password_mismatch`; for an account without a password `reauthentication_required` (the session is older than ' +
   '15 minutes, or not a session) or `email_mismatch`';
 
-export const postAuthVerifyEmail429 =
+// Both routes that take a mailed token, verify-email and reset-consume.
+export const tokenUse429 =
   '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 ' + 'minutes';
 
 export const postAuthResetRequest =

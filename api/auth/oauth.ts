@@ -1,4 +1,4 @@
-import { IDP_STARTS_PER_CLIENT, throttleIdentityProviderStart } from '../../domain/accounts/public-throttle.ts';
+import { throttleIdentityProviderStart } from '../../domain/accounts/public-throttle.ts';
 import { z } from 'zod';
 import { signInWithIdentity, rememberAuthorization, takeAuthorization, OAUTH_REQUEST_TTL_MS } from '../../domain/accounts/identity.ts';
 import { AppError, invalid } from '../../domain/errors.ts';
@@ -67,9 +67,7 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       responses: {
         302: { description: 'To the provider' },
         404: { description: '`oauth_not_configured`' },
-        429: {
-          description: getAuthOauthIdpStart429,
-        },
+        429: { description: getAuthOauthIdpStart429 },
         503: { description: '`oauth_unavailable`' },
       },
       handler: async (ctx, { query }) => {

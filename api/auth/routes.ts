@@ -4,10 +4,8 @@ import { issueSecret } from '../../domain/accounts/secrets.ts';
 import { currentAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
 import { createAccount, emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
 import { guardLogin, recordLoginFailure } from '../../domain/accounts/login-guard.ts';
-import { throttleResetMail, throttleSignup, throttleTokenUse, throttleVerificationMail } from '../../domain/accounts/public-throttle.ts';
+import { throttleSignup } from '../../domain/accounts/public-throttle.ts';
 import { deleteAccount } from '../../domain/accounts/delete-account.ts';
-import { requestVerificationMail, verifyEmail } from '../../domain/accounts/verification.ts';
-import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
 import { AppError, conflict } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -15,19 +13,7 @@ import { callerOf, resolveCaller } from '../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { accountJson, accountSchema, email, issuedTokenSchema, password, personName } from './schemas.ts';
-import {
-  deleteAuthMe,
-  deleteAuthMe403,
-  postAuthLogin,
-  postAuthLogin429,
-  postAuthResendVerification,
-  postAuthResendVerification429,
-  postAuthResetRequest,
-  postAuthResetRequest429,
-  postAuthSignup,
-  postAuthSignup429,
-  postAuthVerifyEmail429,
-} from './descriptions.ts';
+import { deleteAuthMe, deleteAuthMe403, postAuthLogin, postAuthLogin429, postAuthSignup, postAuthSignup429 } from './descriptions.ts';
 
 const signupBody = z.object({
   email,
@@ -60,9 +46,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
         201: { description: 'Account created', schema: signupResponse },
         400: { description: 'Also `captcha_required` or `captcha_failed` when CAPTCHA_SECRET is set' },
         409: { description: '`email_taken`' },
-        429: {
-          description: postAuthSignup429,
-        },
+        429: { description: postAuthSignup429 },
         503: { description: '`captcha_unavailable`: the captcha service could not be reached' },
       },
       handler: async (ctx, { body }) => {
@@ -114,9 +98,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
         200: { description: 'Signed in', schema: accountSchema },
         401: { description: '`invalid_credentials`: no such account, or a wrong password' },
         403: { description: 'Not a member of `org_id`' },
-        429: {
-          description: postAuthLogin429,
-        },
+        429: { description: postAuthLogin429 },
       },
       handler: async (ctx, { body }) => {
         await guardLogin(ctx.state.em, body.email, ctx.ip);
@@ -204,9 +186,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
             }),
           }),
         },
-        403: {
-          description: deleteAuthMe403,
-        },
+        403: { description: deleteAuthMe403 },
         409: { description: '`sole_owner`' },
       },
       handler: async (ctx, { body }) => {
@@ -229,98 +209,6 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       },
       handler: async (ctx, { body }) => {
         ctx.body = accountJson(await switchOrg(ctx.state.em, callerOf(ctx), body.org_id));
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/auth/verify-email',
-      tag: 'auth',
-      access: 'public',
-      summary: 'Confirm the e-mail address with the token from the verification mail',
-      body: z.object({ token: z.string().min(1).max(200) }),
-      responses: {
-        200: { description: 'Verified', schema: z.object({ ok: z.literal(true), email_verified: z.literal(true) }) },
-        400: { description: '`invalid_token`: unknown, used or expired' },
-        429: {
-          description: postAuthVerifyEmail429,
-        },
-      },
-      handler: async (ctx, { body }) => {
-        await throttleTokenUse(ctx.state.em, ctx.ip);
-        await verifyEmail(ctx.state.em, body.token);
-        ctx.body = { ok: true, email_verified: true };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/auth/reset-request',
-      tag: 'auth',
-      access: 'public',
-      summary: 'Ask for a password reset link; always 200, whether or not the address has an account',
-      description: postAuthResetRequest,
-      body: z.object({ email }),
-      responses: {
-        200: { description: 'Accepted', schema: z.object({ ok: z.literal(true) }) },
-        429: {
-          description: postAuthResetRequest429,
-        },
-      },
-      handler: async (ctx, { body }) => {
-        await throttleResetMail(ctx.state.em, body.email, ctx.ip);
-        await requestPasswordReset(ctx.state.em, body.email);
-        ctx.body = { ok: true };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/auth/reset-consume',
-      tag: 'auth',
-      access: 'public',
-      summary: "Set a new password with a reset token; ends all of the user's cookie sessions",
-      body: z.object({ token: z.string().min(1).max(200), password }),
-      responses: {
-        200: {
-          description: 'Password changed',
-          schema: z.object({
-            ok: z.literal(true),
-            sessions_ended: z.number().int().meta({ description: "the user's cookie sessions ended, on every device (our addition)" }),
-            api_tokens_kept: z.number().int().meta({
-              description:
-                "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the password was leaked with them (our addition)",
-            }),
-          }),
-        },
-        400: { description: '`invalid_token`: unknown, used or expired' },
-        429: {
-          description: postAuthVerifyEmail429,
-        },
-      },
-      handler: async (ctx, { body }) => {
-        await throttleTokenUse(ctx.state.em, ctx.ip);
-        const outcome = await consumePasswordReset(ctx.state.em, body.token, body.password);
-        clearSessionCookie(ctx, config);
-        ctx.body = { ok: true, sessions_ended: outcome.sessionsEnded, api_tokens_kept: outcome.apiTokensKept };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/auth/resend-verification',
-      tag: 'auth',
-      access: 'caller',
-      summary: 'Send the e-mail verification link again',
-      description: postAuthResendVerification,
-      responses: {
-        202: { description: 'Mail queued', schema: z.object({ ok: z.literal(true), email_verification_sent: z.literal(true) }) },
-        409: { description: '`email_already_verified`' },
-        429: {
-          description: postAuthResendVerification429,
-        },
-      },
-      handler: async (ctx) => {
-        await throttleVerificationMail(ctx.state.em, callerOf(ctx).userId, ctx.ip);
-        await requestVerificationMail(ctx.state.em, callerOf(ctx));
-        ctx.status = 202;
-        ctx.body = { ok: true, email_verification_sent: true };
       },
     }),
   ];

@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import {
-  CHAT_AUTO_TITLE_CHARS,
   CHAT_PREVIEW_CHARS,
   CHAT_ROLES,
   CHAT_TITLE_MAX,
   CITATION_TYPES,
-  DEFAULT_CHAT_TITLE,
   createSession,
   deleteSession,
   getSession,

@@ -109,9 +109,7 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
         404: { description: 'Proposal not in this org' },
         409: { description: '`proposal_not_approved`, `proposal_already_merged`, `merge_in_progress`, `memory_superseded`' },
         502: { description: '`llm_rejected` or `llm_malformed_output`' },
-        503: {
-          description: postConsolidate503,
-        },
+        503: { description: postConsolidate503 },
       },
       handler: async (ctx, { body }) => {
         const caller = callerOf(ctx);

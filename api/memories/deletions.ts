@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELETION_BATCH, getDeletion, requestDeletion, type DeletionView } from '../../domain/memories/delete-by-filter.ts';
+import { getDeletion, requestDeletion, type DeletionView } from '../../domain/memories/delete-by-filter.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { epochMs, wireOf } from '../../domain/wire.ts';

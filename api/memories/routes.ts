@@ -5,7 +5,7 @@ import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';
-import { HISTORY_ENTRIES_KEPT, HISTORY_PAGE_MAX, LIST_LIMIT_MAX } from '../../domain/memories/limits.ts';
+import { HISTORY_PAGE_MAX, LIST_LIMIT_MAX } from '../../domain/memories/limits.ts';
 import { listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
@@ -91,9 +91,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       responses: {
         201: { description: 'Created (or replayed)', schema: memorySchema },
         402: { description: '`memory_quota_exceeded` or `storage_quota_exceeded` (free plan), with quota and upgrade_url' },
-        409: {
-          description: postMemories409,
-        },
+        409: { description: postMemories409 },
         413: { description: '`memory_too_large` with max_bytes and received_bytes' },
       },
       handler: async (ctx, { body }) => {

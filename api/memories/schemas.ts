@@ -6,7 +6,7 @@ import { RECOMMENDED_FLOOR, rounded } from '../../domain/search/relevance.ts';
 import type { SearchHit } from '../../domain/search/search.ts';
 import { compileExpression, FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS } from '../../domain/store/filter-expression.ts';
 import { epochMsFilter, jsonObjectParam } from '../http/schemas.ts';
-import { epochMs, wireOf } from '../../domain/wire.ts';
+import { wireOf } from '../../domain/wire.ts';
 
 export const namespaceName = z
   .string()

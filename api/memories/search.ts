@@ -94,9 +94,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
       responses: {
         200: { description: 'Hits', schema: searchAnswer },
         400: AS_OF_REFUSED,
-        503: {
-          description: postMemoriesSearch503,
-        },
+        503: { description: postMemoriesSearch503 },
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
@@ -134,9 +132,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
           schema: z.object({ results: z.array(searchAnswer.extend({ query: z.string() })) }),
         },
         400: AS_OF_REFUSED,
-        503: {
-          description: postMemoriesSearchBulk503,
-        },
+        503: { description: postMemoriesSearchBulk503 },
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
@@ -171,9 +167,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
       responses: {
         200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
         404: { description: 'No such memory in this org' },
-        409: {
-          description: getMemoriesIdSimilar409,
-        },
+        409: { description: getMemoriesIdSimilar409 },
         503: { description: '`embeddings_unavailable`: this server has no embedding model' },
       },
       handler: async (ctx, { params, query: q }) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CLIENT_REGISTRATIONS_PER_CLIENT, throttleClientRegistration } from '../../domain/accounts/public-throttle.ts';
+import { throttleClientRegistration } from '../../domain/accounts/public-throttle.ts';
 import { registerClient } from '../../domain/oauth/clients.ts';
 import { oauthError } from '../../domain/oauth/errors.ts';
 import type { Config } from '../../infra/config.ts';
@@ -56,9 +56,7 @@ export function registrationRoutes(config: Config): AnyRoute[] {
       responses: {
         201: { description: 'Registered', schema: registeredClient },
         400: { description: '`invalid_redirect_uri` or `invalid_client_metadata`' },
-        429: {
-          description: postOauthRegister429,
-        },
+        429: { description: postOauthRegister429 },
         503: { description: postOauthRegister503 },
       },
       handler: async (ctx, { body }) => {
