@@ -12,7 +12,7 @@ import type { ApiDeps } from '../deps.ts';
 import { callerOf, resolveCaller } from '../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { accountJson, accountSchema, email, issuedTokenSchema, password, personName } from './schemas.ts';
+import { accountJson, accountSchema, email, issuedTokenJson, issuedTokenSchema, password, personName } from './schemas.ts';
 import { deleteAuthMe, deleteAuthMe403, postAuthLogin, postAuthLogin429, postAuthSignup, postAuthSignup429 } from './descriptions.ts';
 
 const signupBody = z.object({
@@ -67,22 +67,21 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
           session: { id: newId(), hash: session.hash, prefix: session.prefix },
         };
         const account = await createAccount(em, plan);
-        const now = account.user.createdAt.getTime();
-        setSessionCookie(ctx, config, session.raw, new Date(now + SESSION_TTL_MS));
+        setSessionCookie(ctx, config, session.raw, new Date(account.user.createdAt + SESSION_TTL_MS));
         ctx.status = 201;
         ctx.body = {
           ...accountJson(account),
           email_verification_sent: true,
-          api_token: {
+          api_token: issuedTokenJson({
             id: plan.apiToken.id,
             prefix: apiToken.prefix,
             raw: apiToken.raw,
             name: 'default',
-            user_id: plan.userId,
-            created_at: now,
-            last_used_at: null,
-            expires_at: null,
-          },
+            userId: plan.userId,
+            createdAt: account.user.createdAt,
+            lastUsedAt: null,
+            expiresAt: null,
+          }),
         };
       },
     }),

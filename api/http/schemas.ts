@@ -4,7 +4,6 @@ import { AppError } from '../../domain/errors.ts';
 import { epochMs } from '../../domain/wire.ts';
 
 export const ms = (d: Date): number => d.getTime();
-export const msOrNull = (d: Date | null | undefined): number | null => (d ? d.getTime() : null);
 
 // Query strings arrive as text: integers are coerced, and a value outside its range is a 400, never clamped.
 export const intParam = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
