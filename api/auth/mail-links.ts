@@ -67,10 +67,14 @@ export function mailLinkRoutes({ config }: ApiDeps): AnyRoute[] {
           schema: z.object({
             ok: z.literal(true),
             sessions_ended: z.number().int().meta({ description: "the user's cookie sessions ended, on every device (our addition)" }),
-            api_tokens_kept: z.number().int().meta({
-              description:
-                "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the password was leaked with them (our addition)",
-            }),
+            api_tokens_kept: z
+              .number()
+              .int()
+              .meta({
+                description:
+                  "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the " +
+                  'password was leaked with them (our addition)',
+              }),
           }),
         },
         400: { description: '`invalid_token`: unknown, used or expired' },

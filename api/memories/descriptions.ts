@@ -1,4 +1,5 @@
 // The OpenAPI document's longer prose for the routes of api/memories/, kept out of the route definitions.
+import { FRESH_EMBED_MAX, FRESH_WAIT_MS } from '../../domain/search/fresh.ts';
 import { DELETION_BATCH } from '../../domain/memories/delete-by-filter.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { HISTORY_ENTRIES_KEPT } from '../../domain/memories/limits.ts';
@@ -72,3 +73,13 @@ export const getMemoriesExportsId = (inlineMaxBytes: number) =>
   `\`size_bytes\` is the finished file's size. \`payload\` carries the file inline only when it is at most ` +
   `${inlineMaxBytes} bytes (EXPORT_INLINE_MAX_BYTES); a larger file has \`payload: null\` and is read from ` +
   `\`download_url\`, streamed.`;
+
+export const postMemoriesSearch =
+  `A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is ` +
+  `computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and ` +
+  `before that a search embeds the latest few memories its filters pass that still wait (up to ` +
+  `${FRESH_EMBED_MAX}, within ${FRESH_WAIT_MS} ms): a search right after a save finds it by meaning too; ` +
+  `\`pending_embeddings\` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by ` +
+  `metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found ` +
+  `by what it answers. Every hit carries \`relevance\`, one scale in every mode (docs/api-decisions.md, ` +
+  `"Relevance").`;

@@ -21,7 +21,9 @@ const statusSchema = z
       .meta({ description: 'total - embedded: memories waiting for their vector (found lexically meanwhile); 0 without a model' }),
     index: z.enum(['shared', 'own']).meta({
       description:
-        "the HNSW index that serves the org's semantic search: `shared` by all orgs, or the org's `own`, which the worker builds within minutes once the org holds VECTOR_INDEX_ORG_MIN vectors (10,000 by default), so other tenants' vectors never slow its searches",
+        "the HNSW index that serves the org's semantic search: `shared` by all orgs, or the org's `own`, which the " +
+        'worker builds within minutes once the org holds VECTOR_INDEX_ORG_MIN vectors (10,000 by default), so other ' +
+        "tenants' vectors never slow its searches",
     }),
   })
   .meta({ id: 'EmbeddingStatus' });

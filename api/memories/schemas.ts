@@ -73,7 +73,9 @@ export const metadata = z
     path: ['parent_ref'],
   })
   .meta({
-    description: `free JSON object; see the contract for keys with meaning (parent_ref: a string of at most ${MAX_PARENT_REF} characters, or a number)`,
+    description:
+      `free JSON object; see the contract for keys with meaning (parent_ref: a string of at most ${MAX_PARENT_REF} ` +
+      `characters, or a number)`,
   });
 
 const listPlace = z.object({ rank: z.number().int().min(1).meta({ description: '1-based' }), score: z.number() });
@@ -98,7 +100,8 @@ const hitExplainSchema = z
       .object({
         lexical: z.number().meta({
           description:
-            "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it",
+            "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 " +
+            'if the words did not find it',
         }),
         semantic: z.number().nullable().meta({
           description: "the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode",
@@ -112,7 +115,9 @@ export const scoredMemorySchema = memorySchema
   .extend({
     score: z.number().meta({
       description:
-        "lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists",
+        'lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the ' +
+        "best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the " +
+        'weighted sum of the scaled scores of both lists',
     }),
     relevance: z
       .number()
@@ -120,7 +125,11 @@ export const scoredMemorySchema = memorySchema
       .max(1)
       .optional()
       .meta({
-        description: `search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (${RECOMMENDED_FLOOR} is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar.`,
+        description:
+          `search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one ` +
+          `scale in every mode, never rising down the ranking; min_relevance drops hits below a floor ` +
+          `(${RECOMMENDED_FLOOR} is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). ` +
+          `Absent from similar.`,
       }),
     found_by: z.array(z.enum(['lexical', 'semantic'])).meta({ description: 'which lists found this memory (in hybrid, one or both)' }),
     matched_passage: z
@@ -135,7 +144,9 @@ export const scoredMemorySchema = memorySchema
       .optional()
       .meta({
         description:
-          'semantic and hybrid: for a memory over 2,000 characters found by meaning through one of its passages (windows of about 900 characters) rather than through its beginning, that passage: where in a long memory the answer lies. Absent otherwise.',
+          'semantic and hybrid: for a memory over 2,000 characters found by meaning through one of its passages (windows ' +
+          'of about 900 characters) rather than through its beginning, that passage: where in a long memory the answer ' +
+          'lies. Absent otherwise.',
       }),
     explain: hitExplainSchema.optional().meta({ description: 'with explain: true, why it ranked where it did' }),
   })
@@ -147,7 +158,12 @@ const scoredMemoryRecord = wireOf(scoredMemorySchema);
 export const hitJson = (hit: SearchHit, { relevance = true, explain = false }: { relevance?: boolean; explain?: boolean } = {}) =>
   scoredMemoryRecord({ ...hit, relevance: relevance ? rounded(hit.relevance) : null, explain: explain ? hit.explain : null });
 
-const FILTERS_DOC = `the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on ${FILTER_FIELDS.join(', ')} (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators ${FILTER_OPERATORS.join(', ')}; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most ${FILTER_LIMITS.depth} levels, ${FILTER_LIMITS.conditions} conditions and ${FILTER_LIMITS.values} values in a list; an unknown field or operator is a 400 naming it`;
+const FILTERS_DOC =
+  `the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on ` +
+  `${FILTER_FIELDS.join(', ')} (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field ` +
+  `is set) or an object of operators ${FILTER_OPERATORS.join(', ')}; instants are epoch ms or ISO 8601. Combined ` +
+  `with the other filter fields by AND. At most ${FILTER_LIMITS.depth} levels, ${FILTER_LIMITS.conditions} ` +
+  `conditions and ${FILTER_LIMITS.values} values in a list; an unknown field or operator is a 400 naming it`;
 const expressionChecked = (value: Record<string, unknown>, ctx: z.core.$RefinementCtx) => {
   for (const issue of compileExpression(value).issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
 };

@@ -69,10 +69,14 @@ export const extractionSchema = z
     conversation_id: z.string(),
     message_ids: z.array(z.uuid()),
     status: z.enum(['queued', 'processed', 'failed', 'skipped']),
-    reason: z.string().nullable().meta({
-      description:
-        'why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output',
-    }),
+    reason: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed ' +
+          'EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output',
+      }),
     decisions: z.array(
       z.object({
         action: z.enum(DECISIONS),
