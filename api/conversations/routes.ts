@@ -10,7 +10,8 @@ import { upgradeUrlOf } from '../llm.ts';
 import { idempotencyOf } from '../memories/requests.ts';
 import { conversationBody } from './requests.ts';
 import { MAX_PARENT_REF } from '../memories/schemas.ts';
-import { memoryRecord, memorySchema } from '../../domain/store/model.ts';
+import { memorySchema } from '../../domain/store/model.ts';
+import { wireOf } from '../../domain/wire.ts';
 import { postConversations } from './descriptions.ts';
 
 const capturedConversation = z
@@ -24,6 +25,7 @@ const capturedConversation = z
     }),
   })
   .meta({ id: 'CapturedConversation' });
+const capturedJson = wireOf(capturedConversation);
 
 export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
@@ -63,11 +65,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
         if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc(result.memories.length);
         ctx.status = 201;
-        ctx.body = {
-          conversation_id: result.conversationId,
-          memories: result.memories.map(memoryRecord),
-          extraction: result.extraction && extractionRecord(result.extraction),
-        };
+        ctx.body = capturedJson(result);
       },
     }),
     defineRoute({
