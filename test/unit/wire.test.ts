@@ -15,6 +15,7 @@ const shape = z.object({
   metadata: z.record(z.string(), z.unknown()),
 });
 const json = wireOf(shape);
+const view = { id: '1', displayName: 'Ada', memoryAId: 'm', archivedAt: null, steps: [], firstStep: null, metadata: {} };
 
 describe('wireOf', () => {
   it("fills the schema's snake_case keys, in its order, from the view's camelCase ones, and nothing else", () => {
@@ -35,16 +36,7 @@ describe('wireOf', () => {
   });
 
   it('leaves out an optional key the view holds null or undefined for, and gives null for a key that may not be left out', () => {
-    const out = json({
-      id: '1',
-      displayName: 'Ada',
-      memoryAId: 'm',
-      archivedAt: undefined,
-      runId: null,
-      steps: [],
-      firstStep: null,
-      metadata: {},
-    });
+    const out = json({ ...view, archivedAt: undefined, runId: null });
     expect(out).toStrictEqual({
       id: '1',
       display_name: 'Ada',
@@ -58,10 +50,7 @@ describe('wireOf', () => {
 
   it('fills nested objects and arrays of objects by their schemas, and takes records as they are', () => {
     const out = json({
-      id: '1',
-      displayName: 'Ada',
-      memoryAId: 'm',
-      archivedAt: null,
+      ...view,
       steps: [
         { stepNo: 1, note: null },
         { stepNo: 2, note: 'n' },
