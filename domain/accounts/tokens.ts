@@ -14,9 +14,10 @@ export interface TokenView {
   prefix: string;
   name: string | null;
   userId: string;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
+  // Epoch milliseconds, as in the API.
+  createdAt: number;
+  lastUsedAt: number | null;
+  expiresAt: number | null;
 }
 
 export interface IssuedToken extends TokenView {
@@ -28,9 +29,9 @@ const view = (c: Pick<Credential, 'id' | 'prefix' | 'name' | 'userId' | 'created
   prefix: c.prefix,
   name: c.name ?? null,
   userId: c.userId,
-  createdAt: c.createdAt,
-  lastUsedAt: c.lastUsedAt ?? null,
-  expiresAt: c.expiresAt ?? null,
+  createdAt: c.createdAt.getTime(),
+  lastUsedAt: c.lastUsedAt?.getTime() ?? null,
+  expiresAt: c.expiresAt?.getTime() ?? null,
 });
 
 // Owners and admins see and revoke every API token of the org; members only their own.

@@ -1,23 +1,24 @@
 import type { Org, Role, User } from './tables.ts';
 
-// Plain shapes handed from the domain to its callers; timestamps stay Dates until the HTTP edge.
+// Plain shapes handed from the domain to its callers; timestamps are epoch milliseconds, as in the API.
 export interface OrgView {
   id: string;
   slug: string;
   name: string;
   plan: Org['plan'];
   role: Role;
-  createdAt: Date;
+  createdAt: number;
 }
 
 export interface UserView {
   id: string;
   email: string;
   name: string;
-  emailVerifiedAt: Date | null;
-  lastLoginAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
+  emailVerified: boolean;
+  emailVerifiedAt: number | null;
+  lastLoginAt: number | null;
+  createdAt: number;
+  updatedAt: number;
 }
 
 export interface AccountView {
@@ -29,10 +30,11 @@ export const userView = (u: User): UserView => ({
   id: u.id,
   email: u.email,
   name: u.name,
-  emailVerifiedAt: u.emailVerifiedAt ?? null,
-  lastLoginAt: u.lastLoginAt ?? null,
-  createdAt: u.createdAt,
-  updatedAt: u.updatedAt,
+  emailVerified: Boolean(u.emailVerifiedAt),
+  emailVerifiedAt: u.emailVerifiedAt?.getTime() ?? null,
+  lastLoginAt: u.lastLoginAt?.getTime() ?? null,
+  createdAt: u.createdAt.getTime(),
+  updatedAt: u.updatedAt.getTime(),
 });
 
 export const orgView = (o: Org, role: Role): OrgView => ({
@@ -41,5 +43,5 @@ export const orgView = (o: Org, role: Role): OrgView => ({
   name: o.name,
   plan: o.plan,
   role,
-  createdAt: o.createdAt,
+  createdAt: o.createdAt.getTime(),
 });
