@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
 import type { Middleware } from 'koa';
 import { oauthRoutes } from './auth/oauth.ts';
+import { mailLinkRoutes } from './auth/mail-links.ts';
 import { authRoutes } from './auth/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
 import { tokenRoutes } from './auth/tokens.ts';
@@ -67,6 +68,7 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
     ...protectedResourceRoutes(deps.config.publicBaseUrl),
     ...oauthServerRoutes(deps),
     ...authRoutes(deps),
+    ...mailLinkRoutes(deps),
     ...oauthRoutes(deps),
     ...tokenRoutes(),
     ...eventRoutes(),

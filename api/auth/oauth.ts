@@ -1,4 +1,4 @@
-import { IDP_STARTS_PER_CLIENT, throttleIdentityProviderStart } from '../../domain/accounts/public-throttle.ts';
+import { throttleIdentityProviderStart } from '../../domain/accounts/public-throttle.ts';
 import { z } from 'zod';
 import { signInWithIdentity, rememberAuthorization, takeAuthorization, OAUTH_REQUEST_TTL_MS } from '../../domain/accounts/identity.ts';
 import { AppError, invalid } from '../../domain/errors.ts';
@@ -8,6 +8,7 @@ import { setSessionCookie } from '../http/cookies.ts';
 import { isAuthorizationReturn } from '../oauth/metadata.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { AppContext } from '../http/state.ts';
+import { getAuthOauthIdpStart429, getAuthOauthIdpCallback } from './descriptions.ts';
 
 const STATE_COOKIE = 'svc_oauth_state';
 // Where to go once signed in when the sign-in began on the way to an OAuth consent page (api/oauth/authorize.ts).
@@ -66,9 +67,7 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       responses: {
         302: { description: 'To the provider' },
         404: { description: '`oauth_not_configured`' },
-        429: {
-          description: `\`too_many_requests\`: ${IDP_STARTS_PER_CLIENT} sign-ins started per client address in 15 minutes; Retry-After in seconds`,
-        },
+        429: { description: getAuthOauthIdpStart429 },
         503: { description: '`oauth_unavailable`' },
       },
       handler: async (ctx, { query }) => {
@@ -89,8 +88,7 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'public',
       summary:
         'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard (or to the OAuth authorization the sign-in began on)',
-      description:
-        'Links by the provider identity first, then by a verified e-mail; otherwise creates a user with an org of their own. A bad or replayed state is 400 `invalid_state`; a code the provider refuses (for example a replayed one) is 400 `oauth_failed`.',
+      description: getAuthOauthIdpCallback,
       query: z
         .object({ state: z.string().max(500).optional(), code: z.string().max(2000).optional(), error: z.string().max(200).optional() })
         .catchall(z.string().max(500)),

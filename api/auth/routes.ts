@@ -4,17 +4,16 @@ import { issueSecret } from '../../domain/accounts/secrets.ts';
 import { currentAccount, login, logout, refreshSession, renameUser, switchOrg } from '../../domain/accounts/sessions.ts';
 import { createAccount, emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
 import { guardLogin, recordLoginFailure } from '../../domain/accounts/login-guard.ts';
-import { throttleResetMail, throttleSignup, throttleTokenUse, throttleVerificationMail } from '../../domain/accounts/public-throttle.ts';
+import { throttleSignup } from '../../domain/accounts/public-throttle.ts';
 import { deleteAccount } from '../../domain/accounts/delete-account.ts';
-import { requestVerificationMail, verifyEmail } from '../../domain/accounts/verification.ts';
-import { consumePasswordReset, requestPasswordReset } from '../../domain/accounts/password-reset.ts';
 import { AppError, conflict } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf, resolveCaller } from '../http/auth.ts';
 import { clearSessionCookie, setSessionCookie } from '../http/cookies.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { accountJson, accountSchema, email, issuedTokenSchema, password, personName } from './schemas.ts';
+import { accountJson, accountSchema, email, issuedTokenJson, issuedTokenSchema, password, personName } from './schemas.ts';
+import { deleteAuthMe, deleteAuthMe403, postAuthLogin, postAuthLogin429, postAuthSignup, postAuthSignup429 } from './descriptions.ts';
 
 const signupBody = z.object({
   email,
@@ -41,17 +40,13 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'Create an account, its organization and a default API token',
-      description:
-        'Runs as the `signup-<org id>` workflow: one transaction creates the user, the org (caller as owner), a default API token and a session; the answer comes as soon as it commits, and the verification mail follows in the background. Sets the `svc_session` cookie.',
+      description: postAuthSignup,
       body: signupBody,
       responses: {
         201: { description: 'Account created', schema: signupResponse },
         400: { description: 'Also `captcha_required` or `captcha_failed` when CAPTCHA_SECRET is set' },
         409: { description: '`email_taken`' },
-        429: {
-          description:
-            '`too_many_requests`: SIGNUPS_PER_ADDRESS_PER_HOUR (default 20) sign-ups per client address an hour; Retry-After in seconds',
-        },
+        429: { description: postAuthSignup429 },
         503: { description: '`captcha_unavailable`: the captcha service could not be reached' },
       },
       handler: async (ctx, { body }) => {
@@ -72,22 +67,21 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
           session: { id: newId(), hash: session.hash, prefix: session.prefix },
         };
         const account = await createAccount(em, plan);
-        const now = account.user.createdAt.getTime();
-        setSessionCookie(ctx, config, session.raw, new Date(now + SESSION_TTL_MS));
+        setSessionCookie(ctx, config, session.raw, new Date(account.user.createdAt + SESSION_TTL_MS));
         ctx.status = 201;
         ctx.body = {
           ...accountJson(account),
           email_verification_sent: true,
-          api_token: {
+          api_token: issuedTokenJson({
             id: plan.apiToken.id,
             prefix: apiToken.prefix,
             raw: apiToken.raw,
             name: 'default',
-            user_id: plan.userId,
-            created_at: now,
-            last_used_at: null,
-            expires_at: null,
-          },
+            userId: plan.userId,
+            createdAt: account.user.createdAt,
+            lastUsedAt: null,
+            expiresAt: null,
+          }),
         };
       },
     }),
@@ -97,17 +91,13 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary: 'Sign in with e-mail and password; sets the session cookie',
-      description:
-        'Without `org_id` the session acts in the org the user used last. With `org_id` it acts in that org (403 when not a member).',
+      description: postAuthLogin,
       body: z.object({ email, password: z.string().min(1).max(1024), org_id: z.uuid().optional() }),
       responses: {
         200: { description: 'Signed in', schema: accountSchema },
         401: { description: '`invalid_credentials`: no such account, or a wrong password' },
         403: { description: 'Not a member of `org_id`' },
-        429: {
-          description:
-            '`too_many_attempts`: 10 failed attempts on one account from one client address, or 50 attempts from one client address, in 15 minutes; Retry-After in seconds',
-        },
+        429: { description: postAuthLogin429 },
       },
       handler: async (ctx, { body }) => {
         await guardLogin(ctx.state.em, body.email, ctx.ip);
@@ -167,8 +157,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'caller',
       summary: 'Delete the account (re-authenticates with the password) and what only it owns',
-      description:
-        'Orgs where the user is the only member are deleted with all their data; in orgs with other members the user leaves. When the user is the only owner of an org that has other members, nothing is deleted (409 `sole_owner`): make another member owner first. An account without a password (signed up through the identity provider) sends `confirm_email` instead, from a cookie session less than 15 minutes old (a fresh sign-in through the provider).',
+      description: deleteAuthMe,
       body: z
         .object({
           password: z.string().min(1).max(1024).optional(),
@@ -196,10 +185,7 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
             }),
           }),
         },
-        403: {
-          description:
-            '`password_mismatch`; for an account without a password `reauthentication_required` (the session is older than 15 minutes, or not a session) or `email_mismatch`',
-        },
+        403: { description: deleteAuthMe403 },
         409: { description: '`sole_owner`' },
       },
       handler: async (ctx, { body }) => {
@@ -222,103 +208,6 @@ export function authRoutes(deps: ApiDeps): AnyRoute[] {
       },
       handler: async (ctx, { body }) => {
         ctx.body = accountJson(await switchOrg(ctx.state.em, callerOf(ctx), body.org_id));
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/auth/verify-email',
-      tag: 'auth',
-      access: 'public',
-      summary: 'Confirm the e-mail address with the token from the verification mail',
-      body: z.object({ token: z.string().min(1).max(200) }),
-      responses: {
-        200: { description: 'Verified', schema: z.object({ ok: z.literal(true), email_verified: z.literal(true) }) },
-        400: { description: '`invalid_token`: unknown, used or expired' },
-        429: {
-          description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes',
-        },
-      },
-      handler: async (ctx, { body }) => {
-        await throttleTokenUse(ctx.state.em, ctx.ip);
-        await verifyEmail(ctx.state.em, body.token);
-        ctx.body = { ok: true, email_verified: true };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/auth/reset-request',
-      tag: 'auth',
-      access: 'public',
-      summary: 'Ask for a password reset link; always 200, whether or not the address has an account',
-      description: 'Both cases do the same work (one queued job), so neither the answer nor its timing tells whether the account exists.',
-      body: z.object({ email }),
-      responses: {
-        200: { description: 'Accepted', schema: z.object({ ok: z.literal(true) }) },
-        429: {
-          description:
-            '`too_many_requests`: 3 per address per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds',
-        },
-      },
-      handler: async (ctx, { body }) => {
-        await throttleResetMail(ctx.state.em, body.email, ctx.ip);
-        await requestPasswordReset(ctx.state.em, body.email);
-        ctx.body = { ok: true };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/auth/reset-consume',
-      tag: 'auth',
-      access: 'public',
-      summary: "Set a new password with a reset token; ends all of the user's cookie sessions",
-      body: z.object({ token: z.string().min(1).max(200), password }),
-      responses: {
-        200: {
-          description: 'Password changed',
-          schema: z.object({
-            ok: z.literal(true),
-            sessions_ended: z.number().int().meta({ description: "the user's cookie sessions ended, on every device (our addition)" }),
-            api_tokens_kept: z
-              .number()
-              .int()
-              .meta({
-                description:
-                  "the user's API tokens still valid: a reset does not revoke them; revoke them on the tokens page if the password was leaked with them (our addition)",
-              }),
-          }),
-        },
-        400: { description: '`invalid_token`: unknown, used or expired' },
-        429: {
-          description: '`too_many_requests`: 30 token attempts (verify-email and reset-consume together) per client address in 15 minutes',
-        },
-      },
-      handler: async (ctx, { body }) => {
-        await throttleTokenUse(ctx.state.em, ctx.ip);
-        const outcome = await consumePasswordReset(ctx.state.em, body.token, body.password);
-        clearSessionCookie(ctx, config);
-        ctx.body = { ok: true, sessions_ended: outcome.sessionsEnded, api_tokens_kept: outcome.apiTokensKept };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/auth/resend-verification',
-      tag: 'auth',
-      access: 'caller',
-      summary: 'Send the e-mail verification link again',
-      description: 'Queued through the outbox and sent by the `verification-mail-<id>` workflow; counts toward the write rate limit.',
-      responses: {
-        202: { description: 'Mail queued', schema: z.object({ ok: z.literal(true), email_verification_sent: z.literal(true) }) },
-        409: { description: '`email_already_verified`' },
-        429: {
-          description:
-            '`too_many_requests`: 3 per account per hour, or 10 mail requests per client address in 15 minutes; Retry-After in seconds',
-        },
-      },
-      handler: async (ctx) => {
-        await throttleVerificationMail(ctx.state.em, callerOf(ctx).userId, ctx.ip);
-        await requestVerificationMail(ctx.state.em, callerOf(ctx));
-        ctx.status = 202;
-        ctx.body = { ok: true, email_verification_sent: true };
       },
     }),
   ];

@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import type { TokenView } from '../../domain/accounts/tokens.ts';
-import type { OrgView, UserView } from '../../domain/accounts/views.ts';
 import { PLANS, ROLES } from '../../domain/accounts/enums.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/accounts/passwords.ts';
-import { epochMs, ms, msOrNull } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 
 const userSchema = z
   .object({
@@ -55,34 +53,7 @@ export const email = z
 export const password = z.string().min(PASSWORD_MIN_LENGTH, `at least ${PASSWORD_MIN_LENGTH} characters`).max(PASSWORD_MAX_LENGTH);
 export const personName = z.string().trim().min(1).max(200);
 
-const userJson = (u: UserView): z.infer<typeof userSchema> => ({
-  id: u.id,
-  email: u.email,
-  name: u.name,
-  email_verified: u.emailVerifiedAt !== null,
-  email_verified_at: msOrNull(u.emailVerifiedAt),
-  last_login_at: msOrNull(u.lastLoginAt),
-  created_at: ms(u.createdAt),
-  updated_at: ms(u.updatedAt),
-});
-
-export const orgJson = (o: OrgView): z.infer<typeof orgSchema> => ({
-  id: o.id,
-  slug: o.slug,
-  name: o.name,
-  plan: o.plan,
-  role: o.role,
-  created_at: ms(o.createdAt),
-});
-
-export const accountJson = (a: { user: UserView; org: OrgView }) => ({ user: userJson(a.user), org: orgJson(a.org) });
-
-export const tokenJson = (t: TokenView): z.infer<typeof tokenSchema> => ({
-  id: t.id,
-  prefix: t.prefix,
-  name: t.name,
-  user_id: t.userId,
-  created_at: ms(t.createdAt),
-  last_used_at: msOrNull(t.lastUsedAt),
-  expires_at: msOrNull(t.expiresAt),
-});
+export const accountJson = wireOf(accountSchema);
+export const orgJson = wireOf(orgSchema);
+export const tokenJson = wireOf(tokenSchema);
+export const issuedTokenJson = wireOf(issuedTokenSchema);

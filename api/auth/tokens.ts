@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createToken, listTokens, revokeToken } from '../../domain/accounts/tokens.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { issuedTokenSchema, tokenJson, tokenSchema } from './schemas.ts';
+import { issuedTokenJson, issuedTokenSchema, tokenJson, tokenSchema } from './schemas.ts';
 
 export function tokenRoutes(): AnyRoute[] {
   return [
@@ -34,7 +34,7 @@ export function tokenRoutes(): AnyRoute[] {
       handler: async (ctx, { body }) => {
         const token = await createToken(ctx.state.em, callerOf(ctx), { name: body.name, expiresInDays: body.expires_in_days });
         ctx.status = 201;
-        ctx.body = { ...tokenJson(token), raw: token.raw };
+        ctx.body = issuedTokenJson(token);
       },
     }),
     defineRoute({

@@ -12,6 +12,7 @@ import { callerOf } from '../http/auth.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { AppContext } from '../http/state.ts';
+import { postBillingWebhook } from './descriptions.ts';
 
 const SIGNATURE_TOLERANCE_SECONDS = 300;
 
@@ -146,8 +147,7 @@ export function billingRoutes(deps: ApiDeps): AnyRoute[] {
       write: false,
       rawBody: true,
       summary: 'Payment processor events (signature `payment-signature` or `stripe-signature` over the raw body)',
-      description:
-        'Each handled event id is recorded once and reconciled by the `billing-event-<event id>` workflow. Answers `{ ok: true, processed: true }` the first time, `{ ok: true, duplicate: true }` after, `{ ok: true, recorded: false }` for other event types.',
+      description: postBillingWebhook,
       body: z.record(z.string(), z.unknown()),
       responses: {
         200: {

@@ -9,6 +9,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { byokFields, upgradeUrlOf } from '../llm.ts';
 import { namespaceName } from '../memories/schemas.ts';
 import { chatCitationSchema, chatRoleSchema } from './sessions.ts';
+import { postChat } from './descriptions.ts';
 
 const message = z.object({ role: chatRoleSchema, content: z.string().min(1).max(100_000) });
 
@@ -30,8 +31,7 @@ export function chatRoutes(deps: ApiDeps, queries: QueryVectors): AnyRoute[] {
       tag: 'chat',
       access: 'caller',
       summary: 'Memory-augmented chat completion',
-      description:
-        "Puts the top 8 memories by BM25 for the last user message (of one project when namespace is given) and up to 4 runbooks whose trigger phrases that message contains (best success ratio first) into the prompt. citations lists what the reply was grounded on. With session_id, the last user message and the reply are appended to that session. Needs a paid plan or a BYOK key; via is `primary`, `alternate` (the server's default provider failed and its alternate answered) or `byok`. Counts toward the write rate limit.",
+      description: postChat,
       body: z.object({
         messages: z
           .array(message)

@@ -1,21 +1,20 @@
 import { z } from 'zod';
 import {
-  CHAT_AUTO_TITLE_CHARS,
   CHAT_PREVIEW_CHARS,
   CHAT_ROLES,
   CHAT_TITLE_MAX,
   CITATION_TYPES,
-  DEFAULT_CHAT_TITLE,
   createSession,
   deleteSession,
   getSession,
   listSessions,
   renameSession,
-  type ChatSessionSummary,
 } from '../../domain/chat/sessions.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
+import { postChatSessions } from './descriptions.ts';
 
 export const chatRoleSchema = z.enum(CHAT_ROLES).meta({ id: 'ChatRole' });
 
@@ -56,14 +55,9 @@ const title = z.string().trim().min(1).max(CHAT_TITLE_MAX);
 const idParams = z.object({ id: z.uuid() });
 const notYours = { description: 'No such session of this user in this org (sessions are private to the user who created them)' };
 
-const rowJson = (s: ChatSessionSummary) => ({
-  id: s.id,
-  title: s.title,
-  message_count: s.messageCount,
-  last_message_preview: s.lastMessagePreview,
-  created_at: s.createdAt,
-  updated_at: s.updatedAt,
-});
+const rowJson = wireOf(sessionRowSchema);
+const newSessionJson = wireOf(newSessionSchema);
+const sessionJson = wireOf(sessionSchema);
 
 export function chatSessionRoutes(): AnyRoute[] {
   return [
@@ -85,12 +79,12 @@ export function chatSessionRoutes(): AnyRoute[] {
       tag: 'chat',
       access: 'caller',
       summary: 'Start a chat session',
-      description: `Without a title the session is called "${DEFAULT_CHAT_TITLE}" until its first user message names it (first ${CHAT_AUTO_TITLE_CHARS} characters, on one line).`,
+      description: postChatSessions,
       body: z.object({ title: title.optional() }),
       responses: { 201: { description: 'The new session', schema: newSessionSchema } },
       handler: async (ctx, { body }) => {
         const session = await createSession(ctx.state.em, callerOf(ctx), body.title);
-        ctx.body = { ...rowJson(session), metadata: session.metadata };
+        ctx.body = newSessionJson(session);
         ctx.status = 201;
       },
     }),
@@ -103,15 +97,7 @@ export function chatSessionRoutes(): AnyRoute[] {
       params: idParams,
       responses: { 200: { description: 'The session', schema: sessionSchema }, 404: notYours },
       handler: async (ctx, { params }) => {
-        const s = await getSession(ctx.state.em, callerOf(ctx), params.id);
-        ctx.body = {
-          id: s.id,
-          title: s.title,
-          metadata: s.metadata,
-          messages: s.messages.map((m) => ({ role: m.role, content: m.content, citations: m.citations, created_at: m.createdAt })),
-          created_at: s.createdAt,
-          updated_at: s.updatedAt,
-        };
+        ctx.body = sessionJson(await getSession(ctx.state.em, callerOf(ctx), params.id));
       },
     }),
     defineRoute({

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_THRESHOLD } from '../../domain/consolidation/detect.ts';
-import { startMerge, type MergeArgs, type MergeResult } from '../../domain/consolidation/merge.ts';
+import { startMerge, type MergeArgs } from '../../domain/consolidation/merge.ts';
 import {
   getProposal,
   listProposals,
@@ -9,7 +9,6 @@ import {
   PROPOSAL_STATUSES,
   REVIEW_DECISIONS,
   reviewProposal,
-  type ProposalView,
 } from '../../domain/consolidation/proposals.ts';
 import { byokOf, planRequired, requireLlm } from '../../domain/llm/port.ts';
 import { runAndAwait } from '../../temporal/start.ts';
@@ -17,9 +16,11 @@ import { consolidationDetectWorkflow, consolidationMergeWorkflow, type DetectArg
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { namespaceName } from '../memories/schemas.ts';
 import { byokFields, upgradeUrlOf } from '../llm.ts';
+import { postConsolidate, postConsolidate503 } from './descriptions.ts';
 
 const proposalSchema = z
   .object({
@@ -41,20 +42,7 @@ const proposalSchema = z
   })
   .meta({ id: 'ConsolidationProposal' });
 
-const proposalJson = (p: ProposalView) => ({
-  id: p.id,
-  kind: p.kind,
-  memory_a_id: p.memoryAId,
-  memory_b_id: p.memoryBId,
-  score: p.score,
-  status: p.status,
-  note: p.note,
-  proposed_at: p.proposedAt,
-  reviewed_at: p.reviewedAt,
-  merged_memory_id: p.mergedMemoryId,
-  merge_state: p.mergeState,
-  merge_error: p.mergeError,
-});
+const proposalJson = wireOf(proposalSchema);
 
 const detectReport = z
   .object({ scanned: z.number().int(), proposalsCreated: z.number().int(), alreadyKnown: z.number().int() })
@@ -62,12 +50,7 @@ const detectReport = z
 const mergeOutcome = z
   .object({ proposal_id: z.uuid(), merged_memory_id: z.uuid(), merged_content: z.string(), had_conflict: z.boolean() })
   .meta({ id: 'ConsolidationMergeResult' });
-const mergeJson = (r: MergeResult) => ({
-  proposal_id: r.proposalId,
-  merged_memory_id: r.mergedMemoryId,
-  merged_content: r.mergedContent,
-  had_conflict: r.hadConflict,
-});
+const mergeJson = wireOf(mergeOutcome);
 
 const actionBody = z.discriminatedUnion('action', [
   z.object({
@@ -118,8 +101,7 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'consolidation',
       access: 'caller',
       summary: 'Detect, review or merge (by `action`)',
-      description:
-        'detect (paid plan): scans the most recently updated 2,000 memories (of one project when namespace is given) for lexical duplicates (term-set Jaccard >= threshold), stale memories (an older memory whose terms a newer, longer one contains >= threshold) and, when an LLM provider is configured, contradictions (topic overlap >= threshold/2 judged by the model, up to 20 pairs per run); answers { scanned, proposalsCreated, alreadyKnown }. review: decision approved or rejected (changeable until merged) answers the proposal. merge (approved proposals; paid plan or a BYOK key): an LLM writes one memory from both, tagged merged-from-consolidation, and both originals are superseded (left out of search and of lists unless include_superseded); repeating the request for a merged proposal answers the same result.',
+      description: postConsolidate,
       body: actionBody,
       responses: {
         200: { description: 'The outcome of the action', schema: z.union([detectReport, proposalSchema, mergeOutcome]) },
@@ -127,10 +109,7 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
         404: { description: 'Proposal not in this org' },
         409: { description: '`proposal_not_approved`, `proposal_already_merged`, `merge_in_progress`, `memory_superseded`' },
         502: { description: '`llm_rejected` or `llm_malformed_output`' },
-        503: {
-          description:
-            '`llm_unavailable` or `llm_not_configured`; `still_running` when a detect or merge takes longer than the request waits (WORKFLOW_WAIT_MS; asking again waits for the same run) and `temporal_unavailable`, both with Retry-After',
-        },
+        503: { description: postConsolidate503 },
       },
       handler: async (ctx, { body }) => {
         const caller = callerOf(ctx);

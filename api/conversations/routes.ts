@@ -1,45 +1,18 @@
 import { z } from 'zod';
-import { conversationExtractions, extractionRecord, getExtraction } from '../../domain/extraction/extractions.ts';
-import { DECISIONS } from '../../domain/extraction/tasks.ts';
+import { conversationExtractions, extractionRecord, extractionSchema, getExtraction } from '../../domain/extraction/extractions.ts';
 import { captureConversation } from '../../domain/conversations/capture.ts';
 import { BATCH_CREATE_MAX } from '../../domain/memories/limits.ts';
 import { memoriesSaved } from '../../infra/metrics.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { idempotencyOf } from '../memories/requests.ts';
 import { conversationBody } from './requests.ts';
-import { MAX_PARENT_REF, memoryJson, memorySchema } from '../memories/schemas.ts';
-
-const extraction = z
-  .object({
-    id: z.uuid(),
-    conversation_id: z.string(),
-    message_ids: z.array(z.uuid()),
-    status: z.enum(['queued', 'processed', 'failed', 'skipped']),
-    reason: z.string().nullable().meta({
-      description:
-        'why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output',
-    }),
-    decisions: z.array(
-      z.object({
-        action: z.enum(DECISIONS),
-        fact: z.string(),
-        memory_id: z.uuid().nullable().meta({ description: 'ADD and UPDATE: the memory saved' }),
-        target_id: z
-          .uuid()
-          .nullable()
-          .meta({ description: 'UPDATE, DELETE, NONE: the existing memory it concerns (superseded for UPDATE and DELETE)' }),
-      }),
-    ),
-    tokens_in: z.number().int(),
-    tokens_out: z.number().int(),
-    created_at: epochMs,
-    processed_at: epochMs.nullable(),
-  })
-  .meta({ id: 'ConversationExtraction' });
+import { MAX_PARENT_REF } from '../memories/schemas.ts';
+import { memorySchema } from '../../domain/store/model.ts';
+import { wireOf } from '../../domain/wire.ts';
+import { postConversations } from './descriptions.ts';
 
 const capturedConversation = z
   .object({
@@ -47,11 +20,12 @@ const capturedConversation = z
     memories: z
       .array(memorySchema)
       .meta({ description: "the messages' memories, in order, each with metadata.chunk_index continuing the thread" }),
-    extraction: extraction.nullable().meta({
+    extraction: extractionSchema.nullable().meta({
       description: 'with infer: the extraction, queued (or skipped, with its reason); GET /api/conversations/extractions/{id} follows it',
     }),
   })
   .meta({ id: 'CapturedConversation' });
+const capturedJson = wireOf(capturedConversation);
 
 export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
@@ -63,8 +37,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: `Save a conversation's messages (up to ${BATCH_CREATE_MAX}) as the next chunks of its thread; one rate-limit slot`,
-      description:
-        "Each message becomes a memory of the conversation's thread (GET /api/threads/{conversation_id}): metadata.parent_ref is the conversation id, metadata.chunk_index continues the thread's last, metadata.role (and name) say who spoke, occurred_at says when, source is `conversation`, and the scopes, project, tags and metadata of the call apply to each. Every memory has a save's semantics (secrets redacted, one memory.saved event and one audit row each, searchable by its words at once and by meaning once embedded). All or nothing: a message that cannot be saved fails the call with the status a save would answer, naming the message (`messages.<index>`), and on the free plan a conversation past the quota is refused whole with 402. With an `Idempotency-Key` header a repeat within 24 hours answers the first outcome.",
+      description: postConversations,
       body: conversationBody,
       responses: {
         201: { description: 'Saved (or replayed)', schema: capturedConversation },
@@ -92,11 +65,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
         if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc(result.memories.length);
         ctx.status = 201;
-        ctx.body = {
-          conversation_id: result.conversationId,
-          memories: result.memories.map(memoryJson),
-          extraction: result.extraction && extractionRecord(result.extraction),
-        };
+        ctx.body = capturedJson(result);
       },
     }),
     defineRoute({
@@ -106,7 +75,7 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: "A conversation's extractions, newest first (the 50 latest)",
       query: z.object({ conversation_id: z.string().trim().min(1).max(MAX_PARENT_REF) }),
-      responses: { 200: { description: 'Its extractions', schema: z.object({ extractions: z.array(extraction) }) } },
+      responses: { 200: { description: 'Its extractions', schema: z.object({ extractions: z.array(extractionSchema) }) } },
       handler: async (ctx, { query }) => {
         const found = await conversationExtractions(ctx.state.em, callerOf(ctx).orgId, query.conversation_id, 50);
         ctx.body = { extractions: found.map(extractionRecord) };
@@ -119,7 +88,10 @@ export function conversationRoutes(deps: ApiDeps): AnyRoute[] {
       access: 'caller',
       summary: 'An extraction from a conversation: its status, and once processed its decisions',
       params: z.object({ id: z.uuid() }),
-      responses: { 200: { description: 'The extraction', schema: extraction }, 404: { description: 'No such extraction in this org' } },
+      responses: {
+        200: { description: 'The extraction', schema: extractionSchema },
+        404: { description: 'No such extraction in this org' },
+      },
       handler: async (ctx, { params }) => {
         ctx.body = extractionRecord(await getExtraction(ctx.state.em, callerOf(ctx).orgId, params.id));
       },

@@ -1,16 +1,11 @@
 import { z } from 'zod';
-import {
-  deleteEntity,
-  ENTITY_MEMORY_LIMIT,
-  getEntity,
-  listEntities,
-  updateEntity,
-  type EntityView,
-} from '../../domain/entities/entities.ts';
+import { deleteEntity, ENTITY_MEMORY_LIMIT, getEntity, listEntities, updateEntity } from '../../domain/entities/entities.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
+import { intParam, patchGuard } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { metadata } from '../memories/schemas.ts';
+import { getEntities } from './descriptions.ts';
 
 const entitySchema = z
   .object({
@@ -37,27 +32,7 @@ const entitySchema = z
   })
   .meta({ id: 'Entity' });
 
-const entityJson = (e: EntityView) => ({
-  id: e.id,
-  display_name: e.displayName,
-  entity_type: e.entityType,
-  aliases: e.aliases,
-  mention_count: e.mentionCount,
-  first_seen_at: e.firstSeenAt,
-  last_seen_at: e.lastSeenAt,
-  metadata: e.metadata,
-  ...(e.memories
-    ? {
-        memories: e.memories.map((m) => ({
-          id: m.id,
-          content: m.content,
-          namespace: m.namespace,
-          created_at: m.createdAt,
-          linked_via: m.linkedVia,
-        })),
-      }
-    : {}),
-});
+const entityJson = wireOf(entitySchema);
 
 const idParams = z.object({ id: z.uuid() });
 const patchBody = z.object({
@@ -85,8 +60,7 @@ export function entityRoutes(): AnyRoute[] {
       tag: 'entities',
       access: 'caller',
       summary: 'Entities of the org, most mentioned first',
-      description:
-        'Ordered by mention_count, then last_seen_at, both descending. q matches a case-insensitive substring of display_name or of any alias.',
+      description: getEntities,
       query: z.object({
         q: z.string().max(200).optional(),
         entity_type: z.string().max(50).optional().meta({ description: 'exact type, case-insensitive' }),

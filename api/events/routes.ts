@@ -4,7 +4,8 @@ import { auditNames } from '../../domain/audit/names.ts';
 import { auditActorField, auditTargetField, auditTokenField } from './schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, ms, epochMsParam } from '../http/schemas.ts';
+import { intParam, ms, epochMsParam } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 
 const eventSchema = z
   .object({
@@ -19,6 +20,7 @@ const eventSchema = z
     target: auditTargetField,
   })
   .meta({ id: 'AuditEvent' });
+const eventJson = wireOf(eventSchema);
 
 const query = z.object({
   action: z.string().min(1).max(200).optional().meta({ description: 'prefix match, for example `memory.`' }),
@@ -50,17 +52,7 @@ export function eventRoutes(): AnyRoute[] {
         const rows = await listAuditEvents(ctx.state.em, orgId, q);
         const names = await auditNames(ctx.state.em, orgId, rows);
         ctx.body = {
-          events: rows.map((e, i) => ({
-            id: e.id,
-            action: e.action,
-            target_id: e.targetId,
-            actor_user_id: e.actorUserId,
-            actor_token: e.actorToken,
-            created_at: ms(e.createdAt),
-            actor: names[i]!.actor,
-            token: names[i]!.token,
-            target: names[i]!.target,
-          })),
+          events: rows.map((e, i) => eventJson({ ...e, ...names[i]!, createdAt: ms(e.createdAt) })),
           limit: q.limit,
           offset: q.offset,
         };

@@ -21,7 +21,8 @@ import {
   newMemoryOf,
   patchable,
 } from './requests.ts';
-import { memoryJson, memorySchema } from './schemas.ts';
+import { memoryRecord, memorySchema } from '../../domain/store/model.ts';
+import { postMemoriesBatch, putMemoriesBatch } from './descriptions.ts';
 
 const itemFailure = z
   .object({
@@ -71,8 +72,7 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: `Save up to ${BATCH_CREATE_MAX} memories in one call; one rate-limit slot`,
-      description:
-        "Each item is shaped like the body of POST /api/memories and has its semantics: secrets redacted, the free plan's quotas, one memory.saved event and one audit row per memory, each searchable by its words as soon as the call answers and by meaning once embedded (GET /api/memories/embeddings shows the backlog). The memories are written in one statement. An item that cannot be saved is reported in `failed` with its index, the status and error a single save would answer, and does not stop the others; on the free plan the items past the quota fail one by one with 402 and the earlier ones stay. With an `Idempotency-Key` header the call is one transaction, and a repeat with the same body within 24 hours answers the first outcome (`Idempotent-Replayed: true`) and saves nothing. The body is limited to 2 MiB like any other.",
+      description: postMemoriesBatch,
       body: batchCreateBody,
       responses: {
         200: { description: 'The outcome per item', schema: batchCreateResponse },
@@ -89,7 +89,7 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
         else memoriesSaved.inc(outcome.created.length);
         ctx.body = {
           created: outcome.created.length,
-          results: outcome.created.map(({ index, memory }) => ({ index, ...memoryJson(memory) })),
+          results: outcome.created.map(({ index, memory }) => ({ index, ...memoryRecord(memory) })),
           failed: outcome.failed.map(({ index, kind, error, message, extra }) => ({
             index,
             status: statusOf(kind),
@@ -106,8 +106,7 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: `Update up to ${BATCH_UPDATE_MAX} memories; one rate-limit slot`,
-      description:
-        'Each item has the single-update semantics. A bad row is reported in `failed` with the code, message and extra fields its single update would have answered (for example `not found`, `validation_failed` or `unknown_field` with `issues`) and does not stop the others.',
+      description: putMemoriesBatch,
       body: batchUpdateBody,
       responses: {
         200: {
@@ -152,7 +151,7 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
         }
         const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });
         failed.push(...outcome.failed);
-        ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryJson) };
+        ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryRecord) };
       },
     }),
   ];

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { DELETION_BATCH, getDeletion, requestDeletion, type DeletionView } from '../../domain/memories/delete-by-filter.ts';
+import { getDeletion, requestDeletion, type DeletionView } from '../../domain/memories/delete-by-filter.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { filterFields, filterInputOf, toFilters } from './schemas.ts';
+import { postMemoriesDeletions } from './descriptions.ts';
 
 const deletionSchema = z
   .object({
@@ -17,15 +18,9 @@ const deletionSchema = z
   })
   .meta({ id: 'MemoryDeletion' });
 
-const json = (d: DeletionView) => ({
-  id: d.id,
-  status: d.status,
-  filters: filterInputOf(d.filters),
-  matched: d.matched,
-  deleted: d.deleted,
-  created_at: d.createdAt,
-  completed_at: d.completedAt,
-});
+const deletionJson = wireOf(deletionSchema);
+// The filters as the request spelled them (the domain stores its own spelling).
+const json = (d: DeletionView) => deletionJson({ ...d, filters: filterInputOf(d.filters) });
 
 // Deleting many memories at once: by filter, as a durable job whose progress the caller follows.
 export function deletionRoutes(): AnyRoute[] {
@@ -37,7 +32,7 @@ export function deletionRoutes(): AnyRoute[] {
       access: 'caller',
       summary:
         'Delete every memory matching a filter (admins); answers 202 with the job, whose progress GET /api/memories/deletions/:id shows',
-      description: `The filters of POST /api/memories/list (at least one that selects: namespace, tags, metadata_filter, a time bound, entity, user_id, agent_id or run_id). Runs as the \`memory-deletion-<id>\` workflow, ${DELETION_BATCH} memories a transaction, each deleted as DELETE /api/memories/:id would (its memory.deleted event and audit row, naming the deletion); a memory saved meanwhile that matches goes too. Counts as a write.`,
+      description: postMemoriesDeletions,
       body: z.object({ filters: z.object(filterFields) }),
       responses: {
         202: { description: 'The deletion, pending', schema: deletionSchema },

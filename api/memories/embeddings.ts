@@ -5,6 +5,7 @@ import { orgIndexReady } from '../../domain/store/vector-indexes.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { postMemoriesEmbeddingsBackfill } from './descriptions.ts';
 
 const statusSchema = z
   .object({
@@ -20,7 +21,9 @@ const statusSchema = z
       .meta({ description: 'total - embedded: memories waiting for their vector (found lexically meanwhile); 0 without a model' }),
     index: z.enum(['shared', 'own']).meta({
       description:
-        "the HNSW index that serves the org's semantic search: `shared` by all orgs, or the org's `own`, which the worker builds within minutes once the org holds VECTOR_INDEX_ORG_MIN vectors (10,000 by default), so other tenants' vectors never slow its searches",
+        "the HNSW index that serves the org's semantic search: `shared` by all orgs, or the org's `own`, which the " +
+        'worker builds within minutes once the org holds VECTOR_INDEX_ORG_MIN vectors (10,000 by default), so other ' +
+        "tenants' vectors never slow its searches",
     }),
   })
   .meta({ id: 'EmbeddingStatus' });
@@ -51,8 +54,7 @@ export function embeddingRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: 'Embed every memory of the org that lacks a current vector (admin)',
-      description:
-        "Runs in the org's curator workflow (`memory-curator-<org id>`); follow it with GET /api/memories/embeddings. The worker also starts one by itself for orgs whose vectors lag, when it starts.",
+      description: postMemoriesEmbeddingsBackfill,
       responses: {
         202: { description: 'Queued', schema: z.object({ status: z.literal('queued') }) },
         403: { description: 'Needs the admin role' },

@@ -13,8 +13,9 @@ import { AppError } from '../../domain/errors.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { filterFields, filterInputOf, toFilters } from './schemas.ts';
+import { getMemoriesExportsId, postMemoriesExports } from './descriptions.ts';
 
 const exportSchema = z
   .object({
@@ -29,22 +30,18 @@ const exportSchema = z
     completed_at: epochMs.nullable(),
   })
   .meta({ id: 'ExportJob' });
+const exportJson = wireOf(exportSchema);
 
 const CONTENT_TYPES = { ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
 
 export function exportRoutes(deps: ApiDeps): AnyRoute[] {
-  const json = (e: ExportView) => ({
-    id: e.id,
-    status: e.status,
-    format: e.format,
-    row_count: e.rowCount,
-    error: e.error,
-    // As the request spelled them (the filters are stored in the domain's spelling).
-    filters: filterInputOf(e.filters),
-    download_url: e.status === 'completed' ? `${deps.config.publicBaseUrl}/api/memories/exports/${e.id}/download` : null,
-    created_at: e.createdAt,
-    completed_at: e.completedAt,
-  });
+  // The filters as the request spelled them (the domain stores its own spelling).
+  const json = (e: ExportView) =>
+    exportJson({
+      ...e,
+      filters: filterInputOf(e.filters),
+      downloadUrl: e.status === 'completed' ? `${deps.config.publicBaseUrl}/api/memories/exports/${e.id}/download` : null,
+    });
   const params = z.object({ id: z.uuid() });
   return [
     defineRoute({
@@ -53,8 +50,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'exports',
       access: 'caller',
       summary: 'Start an export of memories (ndjson or csv) with the list filters; answers 202 with the pending job',
-      description:
-        'Runs as the `export-<id>` workflow, a page of 1,000 rows at a time; poll GET /api/memories/exports/:id (row_count grows while it runs). Counts as a write.',
+      description: postMemoriesExports,
       body: z.object({ format: z.enum(EXPORT_FORMATS), filters: z.object(filterFields).optional() }),
       responses: { 202: { description: 'Pending job', schema: exportSchema } },
       handler: async (ctx, { body }) => {
@@ -80,7 +76,7 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'exports',
       access: 'caller',
       summary: 'One export job, with the inline payload once completed (up to a size; the file itself at download_url)',
-      description: `\`size_bytes\` is the finished file's size. \`payload\` carries the file inline only when it is at most ${deps.config.EXPORT_INLINE_MAX_BYTES} bytes (EXPORT_INLINE_MAX_BYTES); a larger file has \`payload: null\` and is read from \`download_url\`, streamed.`,
+      description: getMemoriesExportsId(deps.config.EXPORT_INLINE_MAX_BYTES),
       params,
       responses: {
         200: {

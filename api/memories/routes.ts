@@ -5,7 +5,7 @@ import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { SaveBatcher } from '../../domain/memories/save-batch.ts';
 import { deleteMemory } from '../../domain/memories/delete.ts';
 import { memoryHistory } from '../../domain/memories/history.ts';
-import { HISTORY_ENTRIES_KEPT, HISTORY_PAGE_MAX, LIST_LIMIT_MAX } from '../../domain/memories/limits.ts';
+import { HISTORY_PAGE_MAX, LIST_LIMIT_MAX } from '../../domain/memories/limits.ts';
 import { listMemories } from '../../domain/memories/list.ts';
 import { getMemory } from '../../domain/memories/read.ts';
 import { updateMemory } from '../../domain/memories/update.ts';
@@ -14,10 +14,12 @@ import { searchMemories } from '../../domain/search/search.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { upgradeUrlOf } from '../llm.ts';
 import { auditActorField, auditTokenField } from '../events/schemas.ts';
-import { hitJson, memoryJson, memorySchema, toFilters } from './schemas.ts';
+import { hitJson, toFilters } from './schemas.ts';
+import { memoryRecord, memorySchema } from '../../domain/store/model.ts';
 import {
   contentRequired,
   createBody,
@@ -30,6 +32,26 @@ import {
   patchable,
   patchBody,
 } from './requests.ts';
+import { getMemoriesIdHistory200, patchMemoriesId, postMemories, postMemories409 } from './descriptions.ts';
+
+const historySchema = z.object({
+  id: z.uuid(),
+  edits: z.array(z.unknown()),
+  events: z.array(
+    z.object({
+      id: z.uuid(),
+      action: z.string(),
+      actor_user_id: z.string().nullable(),
+      actor_token: z.string().nullable(),
+      created_at: epochMs,
+      details: z.record(z.string(), z.unknown()),
+      actor: auditActorField,
+      token: auditTokenField,
+    }),
+  ),
+  next_after: z.uuid().nullable(),
+});
+const historyJson = wireOf(historySchema);
 
 export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
@@ -42,8 +64,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: method === 'put' ? 'Update a memory (same as PATCH)' : 'Update a memory',
-      description:
-        'Partial update: content (a change appends to metadata.history and is re-indexed at once), tags (replaced), namespace (moved; created if missing), metadata (merged; null removes a key). Fires memory.updated.',
+      description: patchMemoriesId,
       params: idParams,
       body: patchBody,
       responses: {
@@ -53,7 +74,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       },
       handler: async (ctx, { params, body }) => {
         patchable.assert(body);
-        ctx.body = memoryJson(await updateMemory(ctx.state.em, callerOf(ctx), params.id, memoryPatchOf(body), { upgradeUrl, llm }));
+        ctx.body = memoryRecord(await updateMemory(ctx.state.em, callerOf(ctx), params.id, memoryPatchOf(body), { upgradeUrl, llm }));
       },
     });
 
@@ -64,16 +85,13 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       tag: 'memories',
       access: 'caller',
       summary: 'Save a memory',
-      description:
-        'Secrets in content are redacted before storage (metadata.redacted_count/redacted_kinds). Searchable as soon as the 201 is sent. With an `Idempotency-Key` header, a repeat of the same request within 24 hours returns the first answer (header `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is 409 `idempotency_key_reused`.',
+      description: postMemories,
       body: createBody,
       bodyError: contentRequired,
       responses: {
         201: { description: 'Created (or replayed)', schema: memorySchema },
         402: { description: '`memory_quota_exceeded` or `storage_quota_exceeded` (free plan), with quota and upgrade_url' },
-        409: {
-          description: `\`idempotency_key_reused\`, or \`project_limit\`: the save names a new project and the org holds ${MAX_PROJECTS_PER_ORG} already`,
-        },
+        409: { description: postMemories409 },
         413: { description: '`memory_too_large` with max_bytes and received_bytes' },
       },
       handler: async (ctx, { body }) => {
@@ -86,7 +104,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
         if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc();
         ctx.status = 201;
-        ctx.body = memoryJson(created.memory);
+        ctx.body = memoryRecord(created.memory);
       },
     }),
     defineRoute({
@@ -117,7 +135,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
           return;
         }
         const page = await listMemories(ctx.state.em, orgId, { ...filters, limit: q.limit, offset: q.offset, order: q.order });
-        ctx.body = page.memories.map(memoryJson);
+        ctx.body = page.memories.map(memoryRecord);
       },
     }),
     defineRoute({
@@ -146,7 +164,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
           offset: body.offset,
           order: body.order,
         });
-        ctx.body = { memories: page.memories.map(memoryJson), limit: body.limit, offset: body.offset, total: page.total };
+        ctx.body = { memories: page.memories.map(memoryRecord), limit: body.limit, offset: body.offset, total: page.total };
       },
     }),
     defineRoute({
@@ -158,7 +176,7 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       params: idParams,
       responses: { 200: { description: 'The memory', schema: memorySchema }, 404: { description: 'No such memory in this org' } },
       handler: async (ctx, { params }) => {
-        ctx.body = memoryJson(await getMemory(ctx.state.em, callerOf(ctx).orgId, params.id));
+        ctx.body = memoryRecord(await getMemory(ctx.state.em, callerOf(ctx).orgId, params.id));
       },
     }),
     patchRoute('put'),
@@ -191,43 +209,13 @@ export function memoryRoutes(deps: ApiDeps, slots: FairSlots): AnyRoute[] {
       }),
       responses: {
         200: {
-          description: `edits: metadata.history, the latest ${HISTORY_ENTRIES_KEPT} content edits (the prior text is not kept); events: a page of the audit rows about this memory, oldest first; next_after: where the next page starts (null on the last)`,
-          schema: z.object({
-            id: z.uuid(),
-            edits: z.array(z.unknown()),
-            events: z.array(
-              z.object({
-                id: z.uuid(),
-                action: z.string(),
-                actor_user_id: z.string().nullable(),
-                actor_token: z.string().nullable(),
-                created_at: epochMs,
-                details: z.record(z.string(), z.unknown()),
-                actor: auditActorField,
-                token: auditTokenField,
-              }),
-            ),
-            next_after: z.uuid().nullable(),
-          }),
+          description: getMemoriesIdHistory200,
+          schema: historySchema,
         },
       },
       handler: async (ctx, { params, query: page }) => {
         const h = await memoryHistory(ctx.state.em, callerOf(ctx).orgId, params.id, page);
-        ctx.body = {
-          id: h.id,
-          edits: h.edits,
-          events: h.events.map((e) => ({
-            id: e.id,
-            action: e.action,
-            actor_user_id: e.actorUserId,
-            actor_token: e.actorToken,
-            created_at: e.createdAt,
-            details: e.details,
-            actor: e.actor,
-            token: e.token,
-          })),
-          next_after: h.nextAfter,
-        };
+        ctx.body = historyJson(h);
       },
     }),
   ];

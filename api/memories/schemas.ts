@@ -1,11 +1,12 @@
 import { MAX_METADATA_JSON } from '../../domain/memories/limits.ts';
 import type { MemoryFilters } from '../../domain/store/filters.ts';
 import { z } from 'zod';
-import { memoryRecord, type MemoryView } from '../../domain/store/model.ts';
+import { memorySchema, SCOPE_DOC } from '../../domain/store/model.ts';
 import { RECOMMENDED_FLOOR, rounded } from '../../domain/search/relevance.ts';
-import type { HitExplain, SearchHit } from '../../domain/search/search.ts';
+import type { SearchHit } from '../../domain/search/search.ts';
 import { compileExpression, FILTER_FIELDS, FILTER_LIMITS, FILTER_OPERATORS } from '../../domain/store/filter-expression.ts';
-import { epochMs, epochMsFilter, jsonObjectParam } from '../http/schemas.ts';
+import { epochMsFilter, jsonObjectParam } from '../http/schemas.ts';
+import { wireOf } from '../../domain/wire.ts';
 
 export const namespaceName = z
   .string()
@@ -25,11 +26,6 @@ const scopeId = z
   .min(1)
   .max(MAX_SCOPE_ID)
   .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'no control characters');
-const scopeDoc = {
-  user_id: 'the end user this memory is about (an id of your platform)',
-  agent_id: 'the agent that keeps this memory',
-  run_id: 'the run, session or conversation it comes from',
-};
 // Event time as a create or patch field: from 1970 to the end of year 9999, as filters take instants.
 export const occurredAt = epochMsFilter.meta({
   description: 'when what the memory tells happened (event time), epoch ms from 1970 to the end of 9999; default: the time it is saved',
@@ -37,23 +33,23 @@ export const occurredAt = epochMsFilter.meta({
 
 // The scopes as create fields, patch fields (null removes one) and filters (exact match).
 export const scopeFields = {
-  user_id: scopeId.optional().meta({ description: `${scopeDoc.user_id}; 1-${MAX_SCOPE_ID} characters` }),
-  agent_id: scopeId.optional().meta({ description: `${scopeDoc.agent_id}; 1-${MAX_SCOPE_ID} characters` }),
-  run_id: scopeId.optional().meta({ description: `${scopeDoc.run_id}; 1-${MAX_SCOPE_ID} characters` }),
+  user_id: scopeId.optional().meta({ description: `${SCOPE_DOC.user_id}; 1-${MAX_SCOPE_ID} characters` }),
+  agent_id: scopeId.optional().meta({ description: `${SCOPE_DOC.agent_id}; 1-${MAX_SCOPE_ID} characters` }),
+  run_id: scopeId.optional().meta({ description: `${SCOPE_DOC.run_id}; 1-${MAX_SCOPE_ID} characters` }),
 };
 export const scopePatchFields = {
   user_id: scopeId
     .nullable()
     .optional()
-    .meta({ description: `${scopeDoc.user_id}; null removes it` }),
+    .meta({ description: `${SCOPE_DOC.user_id}; null removes it` }),
   agent_id: scopeId
     .nullable()
     .optional()
-    .meta({ description: `${scopeDoc.agent_id}; null removes it` }),
+    .meta({ description: `${SCOPE_DOC.agent_id}; null removes it` }),
   run_id: scopeId
     .nullable()
     .optional()
-    .meta({ description: `${scopeDoc.run_id}; null removes it` }),
+    .meta({ description: `${SCOPE_DOC.run_id}; null removes it` }),
 };
 const scopeFilterFields = {
   user_id: scopeId.optional().meta({ description: 'only the memories of this end user' }),
@@ -77,62 +73,22 @@ export const metadata = z
     path: ['parent_ref'],
   })
   .meta({
-    description: `free JSON object; see the contract for keys with meaning (parent_ref: a string of at most ${MAX_PARENT_REF} characters, or a number)`,
+    description:
+      `free JSON object; see the contract for keys with meaning (parent_ref: a string of at most ${MAX_PARENT_REF} ` +
+      `characters, or a number)`,
   });
-
-export const memorySchema = z
-  .object({
-    id: z.uuid(),
-    content: z.string(),
-    namespace: z.string(),
-    tags: z.array(z.string()),
-    source: z.string(),
-    source_ref: z.string().nullable(),
-    metadata: z.record(z.string(), z.unknown()),
-    created_at: epochMs,
-    updated_at: epochMs,
-    occurred_at: epochMs.meta({
-      description: 'when what the memory tells happened (event time), epoch ms: set by the caller, else the time it was saved',
-    }),
-    user_id: z
-      .string()
-      .optional()
-      .meta({ description: `${scopeDoc.user_id}; absent when not set` }),
-    agent_id: z
-      .string()
-      .optional()
-      .meta({ description: `${scopeDoc.agent_id}; absent when not set` }),
-    run_id: z
-      .string()
-      .optional()
-      .meta({ description: `${scopeDoc.run_id}; absent when not set` }),
-    superseded_by: z
-      .uuid()
-      .optional()
-      .meta({
-        description:
-          'present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out ' +
-          'of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.',
-      }),
-  })
-  .meta({ id: 'Memory' });
 
 const listPlace = z.object({ rank: z.number().int().min(1).meta({ description: '1-based' }), score: z.number() });
 const hitExplainSchema = z
   .object({
-    lexical: listPlace
-      .optional()
-      .meta({
-        description:
-          "its place in the lexical list: rank and BM25 score (hybrid's list: question words left out, the namespace's statistics)",
-      }),
-    thread_context: z
-      .number()
-      .optional()
-      .meta({
-        description:
-          'hybrid: the BM25 it gained from the chunks before it in its thread (its lexical score in fusion is lexical.score plus this)',
-      }),
+    lexical: listPlace.optional().meta({
+      description:
+        "its place in the lexical list: rank and BM25 score (hybrid's list: question words left out, the namespace's statistics)",
+    }),
+    thread_context: z.number().optional().meta({
+      description:
+        'hybrid: the BM25 it gained from the chunks before it in its thread (its lexical score in fusion is lexical.score plus this)',
+    }),
     semantic: listPlace.optional().meta({ description: 'its place in the semantic list: rank and cosine similarity' }),
     passage: z.number().int().optional().meta({ description: 'the passage (1-based) of a long memory its semantic score came from' }),
     fused: z.number().optional().meta({ description: "hybrid: the fused score (the hit's score)" }),
@@ -142,18 +98,14 @@ const hitExplainSchema = z
       .meta({ description: "its event time lies in the window the query's time words named, which ranked it ahead of those outside" }),
     relevance_inputs: z
       .object({
-        lexical: z
-          .number()
-          .meta({
-            description:
-              "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it",
-          }),
-        semantic: z
-          .number()
-          .nullable()
-          .meta({
-            description: "the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode",
-          }),
+        lexical: z.number().meta({
+          description:
+            "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 " +
+            'if the words did not find it',
+        }),
+        semantic: z.number().nullable().meta({
+          description: "the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode",
+        }),
       })
       .meta({ description: 'what its relevance was computed from (docs/api-decisions.md, "Relevance")' }),
   })
@@ -161,19 +113,23 @@ const hitExplainSchema = z
 
 export const scoredMemorySchema = memorySchema
   .extend({
-    score: z
-      .number()
-      .meta({
-        description:
-          "lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists",
-      }),
+    score: z.number().meta({
+      description:
+        'lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the ' +
+        "best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the " +
+        'weighted sum of the scaled scores of both lists',
+    }),
     relevance: z
       .number()
       .min(0)
       .max(1)
       .optional()
       .meta({
-        description: `search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (${RECOMMENDED_FLOOR} is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). Absent from similar.`,
+        description:
+          `search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one ` +
+          `scale in every mode, never rising down the ranking; min_relevance drops hits below a floor ` +
+          `(${RECOMMENDED_FLOOR} is the recommended "nothing relevant" floor, docs/api-decisions.md, "Relevance"). ` +
+          `Absent from similar.`,
       }),
     found_by: z.array(z.enum(['lexical', 'semantic'])).meta({ description: 'which lists found this memory (in hybrid, one or both)' }),
     matched_passage: z
@@ -188,35 +144,26 @@ export const scoredMemorySchema = memorySchema
       .optional()
       .meta({
         description:
-          'semantic and hybrid: for a memory over 2,000 characters found by meaning through one of its passages (windows of about 900 characters) rather than through its beginning, that passage: where in a long memory the answer lies. Absent otherwise.',
+          'semantic and hybrid: for a memory over 2,000 characters found by meaning through one of its passages (windows ' +
+          'of about 900 characters) rather than through its beginning, that passage: where in a long memory the answer ' +
+          'lies. Absent otherwise.',
       }),
     explain: hitExplainSchema.optional().meta({ description: 'with explain: true, why it ranked where it did' }),
   })
   .meta({ id: 'ScoredMemory' });
 
-export const memoryJson = (m: MemoryView) => memoryRecord(m);
+const scoredMemoryRecord = wireOf(scoredMemorySchema);
 
 // A search hit as the API gives it: `relevance` unless left out (similar), `explain` when asked.
-export const hitJson = (hit: SearchHit, { relevance = true, explain = false }: { relevance?: boolean; explain?: boolean } = {}) => ({
-  ...memoryRecord(hit),
-  score: hit.score,
-  ...(relevance ? { relevance: rounded(hit.relevance) } : {}),
-  found_by: hit.foundBy,
-  ...(hit.matchedPassage ? { matched_passage: hit.matchedPassage } : {}),
-  ...(explain ? { explain: explainJson(hit.explain) } : {}),
-});
+export const hitJson = (hit: SearchHit, { relevance = true, explain = false }: { relevance?: boolean; explain?: boolean } = {}) =>
+  scoredMemoryRecord({ ...hit, relevance: relevance ? rounded(hit.relevance) : null, explain: explain ? hit.explain : null });
 
-const explainJson = (e: HitExplain) => ({
-  ...(e.lexical ? { lexical: e.lexical } : {}),
-  ...(e.threadContext !== undefined ? { thread_context: e.threadContext } : {}),
-  ...(e.semantic ? { semantic: e.semantic } : {}),
-  ...(e.passage !== undefined ? { passage: e.passage } : {}),
-  ...(e.fused !== undefined ? { fused: e.fused } : {}),
-  ...(e.timeWindow ? { time_window: true } : {}),
-  relevance_inputs: e.inputs,
-});
-
-const FILTERS_DOC = `the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on ${FILTER_FIELDS.join(', ')} (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field is set) or an object of operators ${FILTER_OPERATORS.join(', ')}; instants are epoch ms or ISO 8601. Combined with the other filter fields by AND. At most ${FILTER_LIMITS.depth} levels, ${FILTER_LIMITS.conditions} conditions and ${FILTER_LIMITS.values} values in a list; an unknown field or operator is a 400 naming it`;
+const FILTERS_DOC =
+  `the general filter grammar (docs/api-decisions.md, "Filter expressions"): AND / OR / NOT over conditions on ` +
+  `${FILTER_FIELDS.join(', ')} (metadata: { "<key>": condition }); a condition is a value (eq), "*" (the field ` +
+  `is set) or an object of operators ${FILTER_OPERATORS.join(', ')}; instants are epoch ms or ISO 8601. Combined ` +
+  `with the other filter fields by AND. At most ${FILTER_LIMITS.depth} levels, ${FILTER_LIMITS.conditions} ` +
+  `conditions and ${FILTER_LIMITS.values} values in a list; an unknown field or operator is a 400 naming it`;
 const expressionChecked = (value: Record<string, unknown>, ctx: z.core.$RefinementCtx) => {
   for (const issue of compileExpression(value).issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
 };

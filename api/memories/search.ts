@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FairSlots } from '../../domain/fair-slots.ts';
 import { searchBulk } from '../../domain/search/bulk.ts';
-import { FRESH_EMBED_MAX, FRESH_SCAN, FRESH_WAIT_MS, freshVectors } from '../../domain/search/fresh.ts';
+import { FRESH_SCAN, freshVectors } from '../../domain/search/fresh.ts';
 import { SEARCH_MODES, type SearchMode } from '../../domain/search/modes.ts';
 import type { QueryVectors } from '../../domain/search/query-vectors.ts';
 import { needsVector, searchMemories, type SearchAnswer } from '../../domain/search/search.ts';
@@ -16,10 +16,15 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { bulkBody, idParams, searchBody, similarQuery } from './requests.ts';
 import { timeWindowOf, type TimeWindow } from '../../domain/search/time-words.ts';
 import { filterInputOf, hitJson, scoredMemorySchema, toFilters } from './schemas.ts';
+import {
+  getMemoriesIdSimilar,
+  getMemoriesIdSimilar409,
+  postMemoriesSearch,
+  postMemoriesSearch503,
+  postMemoriesSearchBulk503,
+} from './descriptions.ts';
 
 // The search routes: one query, up to 25 at once, and "more like this" by a memory's own vector.
-
-const SEARCH_DESCRIPTION = `A memory is found lexically from the moment its save answers. By meaning, it is found once its embedding is computed in the background (usually well under a second; GET /api/memories/embeddings shows the backlog), and before that a search embeds the latest few memories its filters pass that still wait (up to ${FRESH_EMBED_MAX}, within ${FRESH_WAIT_MS} ms): a search right after a save finds it by meaning too; \`pending_embeddings\` says how many it could not. A memory in a thread (metadata.parent_ref, ordered by metadata.chunk_index) is found by meaning with the two chunks before it as its context, so a reply is found by what it answers. Every hit carries \`relevance\`, one scale in every mode (docs/api-decisions.md, "Relevance").`;
 
 const answerExplainSchema = z
   .object({
@@ -39,7 +44,10 @@ const pendingEmbeddings = z
   .min(0)
   .optional()
   .meta({
-    description: `semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by their words only); exact while the org's backlog is among its ${FRESH_SCAN} latest writes, an upper bound otherwise`,
+    description:
+      `semantic and hybrid: memories the filters pass that this search could not score by meaning yet (found by ` +
+      `their words only); exact while the org's backlog is among its ${FRESH_SCAN} latest writes, an upper bound ` +
+      `otherwise`,
   });
 const searchAnswer = z.object({
   hits: z.array(scoredMemorySchema),
@@ -88,15 +96,12 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
       access: 'caller',
       write: false,
       summary: 'Search by words (BM25), by meaning, or both; best first',
-      description: SEARCH_DESCRIPTION,
+      description: postMemoriesSearch,
       body: searchBody,
       responses: {
         200: { description: 'Hits', schema: searchAnswer },
         400: AS_OF_REFUSED,
-        503: {
-          description:
-            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the query (lexical still works). A query the org asked lately keeps its vector, and is answered even while the model is down.',
-        },
+        503: { description: postMemoriesSearch503 },
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
@@ -134,10 +139,7 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
           schema: z.object({ results: z.array(searchAnswer.extend({ query: z.string() })) }),
         },
         400: AS_OF_REFUSED,
-        503: {
-          description:
-            '`embeddings_unavailable`: semantic or hybrid, and no vector could be computed for the queries (the queries the org asked lately keep theirs)',
-        },
+        503: { description: postMemoriesSearchBulk503 },
       },
       handler: async (ctx, { body }) => {
         const { orgId } = callerOf(ctx);
@@ -166,17 +168,13 @@ export function searchRoutes(deps: ApiDeps, queries: QueryVectors, slots: FairSl
       tag: 'memories',
       access: 'caller',
       summary: 'Memories nearest in meaning to this one, best first',
-      description:
-        "The memory's own vector is the query (for a chunk of a thread, its vector with the chunks before it), so no model runs: the same scan and scores as a semantic search (cosine similarity; a copy of the text scores 1), with the memory itself left out. Filters: namespace, tags (repeated), metadata_filter (JSON), created_after, created_before, occurred_after, occurred_before, user_id, agent_id, run_id. Superseded memories are left out of the hits. Hits carry no relevance: it is calibrated for questions, not for one memory against another.",
+      description: getMemoriesIdSimilar,
       params: idParams,
       query: similarQuery,
       responses: {
         200: { description: 'Hits', schema: z.object({ hits: z.array(scoredMemorySchema) }) },
         404: { description: 'No such memory in this org' },
-        409: {
-          description:
-            '`embedding_pending`: the memory has no vector of the current model yet (it is embedded in the background, usually within seconds)',
-        },
+        409: { description: getMemoriesIdSimilar409 },
         503: { description: '`embeddings_unavailable`: this server has no embedding model' },
       },
       handler: async (ctx, { params, query: q }) => {

@@ -10,6 +10,7 @@ import type { AppContext } from '../http/state.ts';
 import { authorizationParams, checkAuthorizationRequest, redirectWith } from './authorization-request.ts';
 import { consentPage, consentPolicy } from './consent-page.ts';
 import { AUTHORIZE_PATH } from './metadata.ts';
+import { getOauthAuthorize, postOauthAuthorize } from './descriptions.ts';
 
 // The consent form: the authorization request again, the org the page named, and the person's decision.
 const consentForm = authorizationParams.extend({ org_id: z.string().max(100), decision: z.enum(['allow', 'deny']) });
@@ -30,8 +31,7 @@ export function authorizeRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'oauth',
       access: 'public',
       summary: 'Start an authorization (code flow with PKCE S256): the consent page, after signing in on the dashboard',
-      description:
-        'Without a dashboard session, redirects (302) to /dashboard/signin, which comes back here. With one, answers the consent page naming the client, where it returns, and the org the session acts in. An unknown `client_id` (400 `invalid_client`) or a `redirect_uri` the client did not register (400 `invalid_request`) is answered here; other problems (`unsupported_response_type`, `invalid_request` for a missing or non-S256 challenge, `invalid_target`) go back to the redirect URI with `state` and `iss`.',
+      description: getOauthAuthorize,
       query: authorizationParams,
       responses: {
         200: { description: 'The consent page', contentType: 'text/html' },
@@ -64,8 +64,7 @@ export function authorizeRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'oauth',
       access: 'caller',
       summary: "The consent page's answer: Allow redirects (303) to the client with a one-time code, Deny with `access_denied`",
-      description:
-        'A form post from the consent page, with the session cookie (the cross-site rule holds: it must come from this origin). The code lives 60 seconds, is bound to the client, redirect URI, code challenge, user, org and resource, and is exchanged at POST /oauth/token.',
+      description: postOauthAuthorize,
       body: consentForm,
       bodyType: 'form',
       bodyLimit: '16kb',

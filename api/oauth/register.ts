@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { CLIENT_REGISTRATIONS_PER_CLIENT, throttleClientRegistration } from '../../domain/accounts/public-throttle.ts';
+import { throttleClientRegistration } from '../../domain/accounts/public-throttle.ts';
 import { registerClient } from '../../domain/oauth/clients.ts';
 import { oauthError } from '../../domain/oauth/errors.ts';
 import type { Config } from '../../infra/config.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { REGISTER_PATH } from './metadata.ts';
+import { postOauthRegister, postOauthRegister429, postOauthRegister503 } from './descriptions.ts';
 
 const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
@@ -48,18 +49,15 @@ export function registrationRoutes(config: Config): AnyRoute[] {
       tag: 'oauth',
       access: 'public',
       summary: 'Register an OAuth client (RFC 7591 dynamic client registration): a public client that uses PKCE',
-      description:
-        "Redirect URIs are https, or http to a loopback address (127.0.0.1, localhost, [::1]; any port at authorization time, RFC 8252). Errors are OAuth's: `invalid_redirect_uri`, `invalid_client_metadata` (400).",
+      description: postOauthRegister,
       body: registrationBody,
       bodyLimit: '64kb',
       bodyError: () => 'invalid_client_metadata',
       responses: {
         201: { description: 'Registered', schema: registeredClient },
         400: { description: '`invalid_redirect_uri` or `invalid_client_metadata`' },
-        429: {
-          description: `\`too_many_requests\`: ${CLIENT_REGISTRATIONS_PER_CLIENT} registrations per client address an hour; Retry-After in seconds`,
-        },
-        503: { description: '`temporarily_unavailable`: OAUTH_CLIENTS_MAX registrations are stored (unused ones are swept after a day)' },
+        429: { description: postOauthRegister429 },
+        503: { description: postOauthRegister503 },
       },
       handler: async (ctx, { body }) => {
         const unsupported = [

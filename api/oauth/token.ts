@@ -8,6 +8,7 @@ import { MCP_PATH } from '../mcp/endpoint.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { resourceAllowed } from './authorization-request.ts';
 import { TOKEN_PATH } from './metadata.ts';
+import { postOauthToken, postOauthToken400 } from './descriptions.ts';
 
 // Both grants' parameters (RFC 6749 4.1.3 and 6, PKCE, RFC 8707), loose: what is missing or wrong is answered in
 // OAuth's terms by the handler.
@@ -52,15 +53,14 @@ export function tokenEndpointRoutes(config: Config): AnyRoute[] {
       tag: 'oauth',
       access: 'public',
       summary: 'Exchange an authorization code (with its PKCE verifier) or a refresh token for tokens',
-      description:
-        "A form (application/x-www-form-urlencoded), as OAuth has it. Public clients send `client_id` and no secret. A code works once: presented again, the token issued for it is revoked. A refresh token works once too: each refresh answers a new access token and refresh token, and one already replaced, presented again, revokes the grant. Revoking the API token on the tokens page ends both. Errors are OAuth's: `invalid_request`, `invalid_grant`, `invalid_target`, `unsupported_grant_type` (400), `invalid_client` (401).",
+      description: postOauthToken,
       body: tokenForm,
       bodyType: 'form',
       bodyLimit: '16kb',
       bodyError: () => 'invalid_request',
       responses: {
         200: { description: 'Tokens', schema: tokenResponse },
-        400: { description: '`invalid_request`, `invalid_grant`, `invalid_target` or `unsupported_grant_type`, with `error_description`' },
+        400: { description: postOauthToken400 },
         401: { description: '`invalid_client`: client_id names no registered client' },
       },
       handler: async (ctx, { body }) => {

@@ -9,13 +9,14 @@ import {
   listOwnOrgs,
   removeMember,
   updateOrg,
-  type MemberView,
 } from '../../domain/orgs/orgs.ts';
 import { email, orgJson, orgSchema } from '../auth/schemas.ts';
 import { callerOf } from '../http/auth.ts';
 import type { ApiDeps } from '../deps.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, patchGuard } from '../http/schemas.ts';
+import { patchGuard } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
+import { postOrgs } from './descriptions.ts';
 
 const slug = z.string().regex(/^[a-z0-9-]{1,80}$/, 'a-z, 0-9 and -, at most 80 characters');
 const orgName = z.string().trim().min(1).max(200);
@@ -32,14 +33,7 @@ const memberSchema = z
   })
   .meta({ id: 'Member' });
 
-const memberJson = (m: MemberView) => ({
-  id: m.id,
-  email: m.email,
-  name: m.name,
-  role: m.role,
-  last_login_at: m.lastLoginAt,
-  created_at: m.createdAt,
-});
+const memberJson = wireOf(memberSchema);
 const memberParams = z.object({ id: z.uuid(), userId: z.uuid() });
 
 const orgPatch = z.object({ name: orgName.optional(), slug: slug.optional() });
@@ -63,8 +57,7 @@ export function orgRoutes({ config }: ApiDeps): AnyRoute[] {
       tag: 'orgs',
       access: 'caller',
       summary: 'Create an organization with the caller as its owner',
-      description:
-        "The caller's current credential stays bound to its org; a cookie session moves with POST /api/auth/switch-org, and API tokens for the new org are issued from a session there.",
+      description: postOrgs,
       body: z.object({ name: orgName, slug: slug.optional() }),
       responses: {
         201: { description: 'Created', schema: orgSchema },

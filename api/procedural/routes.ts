@@ -1,18 +1,12 @@
 import { z } from 'zod';
-import {
-  createRunbook,
-  deleteRunbook,
-  getRunbook,
-  listRunbooks,
-  recordOutcome,
-  updateRunbook,
-  type RunbookView,
-} from '../../domain/runbooks/runbooks.ts';
+import { createRunbook, deleteRunbook, getRunbook, listRunbooks, recordOutcome, updateRunbook } from '../../domain/runbooks/runbooks.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, patchGuard } from '../http/schemas.ts';
+import { patchGuard } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { metadata } from '../memories/schemas.ts';
 import { listQuery, outcomeBody } from './requests.ts';
+import { postProceduralId } from './descriptions.ts';
 
 const MAX_TEXT = 10_000;
 
@@ -36,19 +30,7 @@ const runbookSchema = z
   })
   .meta({ id: 'Runbook' });
 
-const runbookJson = (r: RunbookView) => ({
-  id: r.id,
-  title: r.title,
-  summary: r.summary,
-  trigger_phrases: r.triggerPhrases,
-  steps: r.steps,
-  metadata: r.metadata,
-  success_count: r.successCount,
-  failure_count: r.failureCount,
-  created_at: r.createdAt,
-  updated_at: r.updatedAt,
-  last_used_at: r.lastUsedAt,
-});
+const runbookJson = wireOf(runbookSchema);
 
 const fields = {
   title: z.string().trim().min(1).max(200).meta({ description: 'unique within the org, compared case-insensitively' }),
@@ -176,8 +158,7 @@ export function runbookRoutes(): AnyRoute[] {
       tag: 'runbooks',
       access: 'caller',
       summary: 'Report the outcome of following a runbook',
-      description:
-        'Increments success_count or failure_count and sets last_used_at; updated_at is unchanged. The success ratio ranks runbook suggestions.',
+      description: postProceduralId,
       params: idParams,
       body: outcomeBody,
       responses: { 200: { description: 'The updated runbook', schema: runbookSchema }, 404: notInOrg },

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { deleteProject } from '../../domain/projects/delete.ts';
-import { getProject, listProjects, updateProject, type ProjectView } from '../../domain/projects/projects.ts';
+import { getProject, listProjects, updateProject } from '../../domain/projects/projects.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, patchGuard } from '../http/schemas.ts';
+import { intParam, patchGuard } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { metadata, namespaceName } from '../memories/schemas.ts';
+import { deleteProjectsId } from './descriptions.ts';
 
 const projectSchema = z
   .object({
@@ -21,17 +23,7 @@ const projectSchema = z
   })
   .meta({ id: 'Project' });
 
-const projectJson = (p: ProjectView) => ({
-  id: p.id,
-  name: p.name,
-  description: p.description,
-  metadata: p.metadata,
-  memory_count: p.memoryCount,
-  archived_at: p.archivedAt,
-  created_at: p.createdAt,
-  updated_at: p.updatedAt,
-  last_activity_at: p.lastActivityAt,
-});
+const projectJson = wireOf(projectSchema);
 
 const idParams = z.object({ id: z.uuid() });
 const patchBody = z.object({
@@ -97,8 +89,7 @@ export function projectRoutes(): AnyRoute[] {
       tag: 'projects',
       access: 'caller',
       summary: 'Delete a project and every memory in it, irreversibly',
-      description:
-        'Answers as soon as the project is deleted: its memories leave every read at once and are erased in the background by the `project-erase-<id>` workflow, with one `memory.deleted` event each.',
+      description: deleteProjectsId,
       params: idParams,
       responses: {
         204: { description: 'Deleted' },

@@ -2,10 +2,22 @@ import { z } from 'zod';
 import { listRecalls, logRecall } from '../../domain/recall/recall.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { recallBody } from './requests.ts';
+import { postRecall } from './descriptions.ts';
 
 const recallOutcome = z.object({ logged: z.number().int(), skipped: z.number().int() });
+
+const recallSchema = z.object({
+  id: z.uuid(),
+  memory_id: z.uuid(),
+  source: z.string().nullable(),
+  query: z.string().nullable(),
+  recalled_at: epochMs,
+  recalled_by: z.uuid().nullable(),
+});
+const recallJson = wireOf(recallSchema);
 
 export function recallRoutes(): AnyRoute[] {
   return [
@@ -15,8 +27,7 @@ export function recallRoutes(): AnyRoute[] {
       tag: 'recall',
       access: 'caller',
       summary: 'Log that memories were recalled',
-      description:
-        'logged counts recorded rows (one per distinct id); skipped counts the other ids sent: duplicates and ids that could not be linked (deleted, another org).',
+      description: postRecall,
       body: recallBody,
       responses: { 200: { description: 'Outcome', schema: recallOutcome } },
       handler: async (ctx, { body }) => {
@@ -34,31 +45,13 @@ export function recallRoutes(): AnyRoute[] {
         200: {
           description: 'Entries',
           schema: z.object({
-            recalls: z.array(
-              z.object({
-                id: z.uuid(),
-                memory_id: z.uuid(),
-                source: z.string().nullable(),
-                query: z.string().nullable(),
-                recalled_at: epochMs,
-                recalled_by: z.uuid().nullable(),
-              }),
-            ),
+            recalls: z.array(recallSchema),
           }),
         },
       },
       handler: async (ctx, { query }) => {
         const rows = await listRecalls(ctx.state.em, callerOf(ctx).orgId, { memoryId: query.memory_id, limit: query.limit });
-        ctx.body = {
-          recalls: rows.map((r) => ({
-            id: r.id,
-            memory_id: r.memoryId,
-            source: r.source,
-            query: r.query,
-            recalled_at: r.recalledAt,
-            recalled_by: r.recalledBy,
-          })),
-        };
+        ctx.body = { recalls: rows.map(recallJson) };
       },
     }),
   ];

@@ -10,6 +10,7 @@ import { errorBody } from '../http/errors.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { AppState } from '../http/state.ts';
+import { postTemporalCodec } from './descriptions.ts';
 
 // The remote codec protocol of the Temporal Web UI (and `temporal --codec-endpoint`): the UI posts the
 // payloads it shows to `<endpoint>/decode` (and `/encode` what an operator sends) as proto3 JSON, bytes in
@@ -59,8 +60,7 @@ export function codecRoutes(deps: ApiDeps): AnyRoute[] {
         direction === 'decode'
           ? "Decrypt payloads of Temporal's history (operators only)"
           : 'Encrypt payloads for Temporal (operators only)',
-      description:
-        'Remote codec endpoint for the Temporal Web UI. Callers must be operators: a verified e-mail listed in OPERATOR_EMAILS (anyone in local mode). Payloads with an unknown key or broken ciphertext are 400 `payload_undecryptable`.',
+      description: postTemporalCodec,
       body: codecBody,
       bodyLimit: '8mb',
       responses: {

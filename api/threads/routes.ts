@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { getThread, listThreads } from '../../domain/threads/threads.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
 import { namespaceName } from '../memories/schemas.ts';
+import { getThreads } from './descriptions.ts';
 
 const summary = z
   .object({
@@ -16,6 +18,7 @@ const summary = z
     has_chunks: z.boolean(),
   })
   .meta({ id: 'ThreadSummary' });
+const summaryJson = wireOf(summary);
 
 export function threadRoutes(): AnyRoute[] {
   return [
@@ -25,9 +28,7 @@ export function threadRoutes(): AnyRoute[] {
       tag: 'threads',
       access: 'caller',
       summary: 'Conversation threads (memories grouped by metadata.parent_ref), newest first; a plain array',
-      description:
-        'A thread is the memories sharing `metadata.parent_ref` (a conversation: the conversations API sets it to the conversation id), ' +
-        'whatever their number. A memory without `parent_ref` is listed as a thread of its own keyed by its id, unless `solo=exclude`.',
+      description: getThreads,
       query: z.object({
         namespace: namespaceName.optional(),
         solo: z.enum(['include', 'exclude']).default('include').meta({
@@ -39,15 +40,7 @@ export function threadRoutes(): AnyRoute[] {
       responses: { 200: { description: 'Thread summaries', schema: z.array(summary) } },
       handler: async (ctx, { query }) => {
         const threads = await listThreads(ctx.state.em, callerOf(ctx).orgId, { ...query, solo: query.solo === 'include' });
-        ctx.body = threads.map((t) => ({
-          parent_ref: t.parentRef,
-          namespace: t.namespace,
-          count: t.count,
-          first_at: t.firstAt,
-          last_at: t.lastAt,
-          title: t.title,
-          has_chunks: t.hasChunks,
-        }));
+        ctx.body = threads.map(summaryJson);
       },
     }),
     defineRoute({

@@ -1,28 +1,23 @@
 import { z } from 'zod';
 import { invalid, notFound } from '../../domain/errors.ts';
 import { requireRole } from '../../domain/accounts/roles.ts';
-import { listDeliveries } from '../../domain/webhooks/deliveries.ts';
+import { DELIVERY_STATUSES, listDeliveries } from '../../domain/webhooks/deliveries.ts';
 import { redeliver } from '../../domain/webhooks/fanout.ts';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  getEndpoint,
-  listEndpoints,
-  updateEndpoint,
-  type EndpointView,
-} from '../../domain/webhooks/endpoints.ts';
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, updateEndpoint } from '../../domain/webhooks/endpoints.ts';
 import { WEBHOOK_EVENTS } from '../../domain/webhooks/events.ts';
 import type { ApiDeps } from '../deps.ts';
 import { callerOf } from '../http/auth.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { epochMs, intParam, msOrNull, ms } from '../http/schemas.ts';
+import { intParam } from '../http/schemas.ts';
+import { epochMs, wireOf } from '../../domain/wire.ts';
+import { postWebhooks } from './descriptions.ts';
 
 const deliverySchema = z
   .object({
     id: z.uuid(),
     event_id: z.number().int(),
     event_type: z.string(),
-    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+    status: z.enum(DELIVERY_STATUSES),
     attempt_count: z.number().int(),
     created_at: epochMs,
     completed_at: epochMs.nullable(),
@@ -37,6 +32,7 @@ const deliverySchema = z
     ),
   })
   .meta({ id: 'WebhookDelivery' });
+const deliveryJson = wireOf(deliverySchema);
 
 const endpointSchema = z
   .object({
@@ -53,18 +49,7 @@ const endpointSchema = z
   })
   .meta({ id: 'WebhookEndpoint' });
 
-const endpointJson = (e: EndpointView) => ({
-  id: e.id,
-  url: e.url,
-  events: e.events as (typeof WEBHOOK_EVENTS)[number][],
-  description: e.description,
-  enabled: e.enabled,
-  last_success_at: msOrNull(e.lastSuccessAt),
-  last_failure_at: msOrNull(e.lastFailureAt),
-  consecutive_failures: e.consecutiveFailures,
-  created_at: ms(e.createdAt),
-  updated_at: ms(e.updatedAt),
-});
+const endpointJson = wireOf(endpointSchema);
 
 const url = z.url({ protocol: /^https?$/ }).max(2048);
 const events = z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length);
@@ -80,8 +65,7 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'webhooks',
       access: 'caller',
       summary: 'Register a webhook endpoint; the signing secret is shown only in this answer',
-      description:
-        'Targets resolving to loopback, private, link-local or other non-public addresses are refused unless WEBHOOK_ALLOW_PRIVATE_TARGETS.',
+      description: postWebhooks,
       body: z.object({ url, events, description: description.optional(), enabled: z.boolean().optional() }),
       responses: {
         201: { description: 'Registered', schema: endpointSchema.extend({ secret: z.string().startsWith('whsec_') }) },
@@ -159,24 +143,7 @@ export function webhookRoutes(deps: ApiDeps): AnyRoute[] {
         const { orgId } = callerOf(ctx);
         await getEndpoint(ctx.state.em, orgId, params.id);
         const rows = await listDeliveries(ctx.state.em, orgId, params.id, query.limit);
-        ctx.body = {
-          deliveries: rows.map((d) => ({
-            id: d.id,
-            event_id: d.eventId,
-            event_type: d.eventType,
-            status: d.status,
-            attempt_count: d.attemptCount,
-            created_at: d.createdAt,
-            completed_at: d.completedAt,
-            attempts: d.attempts.map((a) => ({
-              attempt: a.attempt,
-              status_code: a.statusCode,
-              error: a.error,
-              duration_ms: a.durationMs,
-              at: a.at,
-            })),
-          })),
-        };
+        ctx.body = { deliveries: rows.map(deliveryJson) };
       },
     }),
     defineRoute({

@@ -25,7 +25,7 @@ export const orgRowView = (o: OrgRow, role: Role): OrgView => ({
   name: o.name,
   plan: o.plan,
   role,
-  createdAt: toDate(o.created_at),
+  createdAt: toDate(o.created_at).getTime(),
 });
 
 export interface UserRow {
@@ -46,10 +46,11 @@ export const userRowView = (u: UserRow): UserView => ({
   id: u.id,
   email: u.email,
   name: u.name,
-  emailVerifiedAt: toDateOrNull(u.email_verified_at),
-  lastLoginAt: toDateOrNull(u.last_login_at),
-  createdAt: toDate(u.created_at),
-  updatedAt: toDate(u.updated_at),
+  emailVerified: u.email_verified_at !== null,
+  emailVerifiedAt: toDateOrNull(u.email_verified_at)?.getTime() ?? null,
+  lastLoginAt: toDateOrNull(u.last_login_at)?.getTime() ?? null,
+  createdAt: toDate(u.created_at).getTime(),
+  updatedAt: toDate(u.updated_at).getTime(),
 });
 
 export async function slugTaken(em: EntityManager, slug: string): Promise<boolean> {

@@ -13,9 +13,10 @@ export interface TokenView {
   prefix: string;
   name: string | null;
   userId: string;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
+  // Epoch milliseconds, as in the API.
+  createdAt: number;
+  lastUsedAt: number | null;
+  expiresAt: number | null;
 }
 
 export interface IssuedToken extends TokenView {
@@ -27,9 +28,9 @@ const view = (r: TokenRow): TokenView => ({
   prefix: r.prefix,
   name: r.name,
   userId: r.user_id,
-  createdAt: toDate(r.created_at),
-  lastUsedAt: toDateOrNull(r.last_used_at),
-  expiresAt: toDateOrNull(r.expires_at),
+  createdAt: toDate(r.created_at).getTime(),
+  lastUsedAt: toDateOrNull(r.last_used_at)?.getTime() ?? null,
+  expiresAt: toDateOrNull(r.expires_at)?.getTime() ?? null,
 });
 
 // Owners and admins see and revoke every API token of the org; members only their own.

@@ -1,9 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import type { Caller } from '../accounts/caller.ts';
 import { notFound } from '../errors.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import { recordEvents } from '../webhooks/event-log.ts';
-import type { Decision } from './tasks.ts';
+import { DECISIONS, type Decision } from './tasks.ts';
+import { epochMs, wireOf } from '../wire.ts';
 
 // One extraction from a conversation's new messages (POST /api/conversations with infer): queued with the
 // messages, run by the org's curator after them, then processed (with its decisions), failed or skipped, each
@@ -61,18 +63,39 @@ const view = (r: ExtractionRow): ExtractionView => ({
 });
 
 // The extraction as webhooks and the API show it.
-export const extractionRecord = (e: ExtractionView) => ({
-  id: e.id,
-  conversation_id: e.conversationId,
-  message_ids: e.messageIds,
-  status: e.status,
-  reason: e.reason,
-  decisions: e.decisions.map((d) => ({ action: d.action, fact: d.fact, memory_id: d.memoryId, target_id: d.targetId })),
-  tokens_in: e.tokensIn,
-  tokens_out: e.tokensOut,
-  created_at: e.createdAt,
-  processed_at: e.processedAt,
-});
+export const extractionSchema = z
+  .object({
+    id: z.uuid(),
+    conversation_id: z.string(),
+    message_ids: z.array(z.uuid()),
+    status: z.enum(['queued', 'processed', 'failed', 'skipped']),
+    reason: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'why it failed or was skipped: llm_not_configured, plan_required, llm_budget (the org passed ' +
+          'EXTRACTION_TOKENS_PER_MONTH), messages_gone, keys_expired, llm_unavailable, llm_rejected, llm_malformed_output',
+      }),
+    decisions: z.array(
+      z.object({
+        action: z.enum(DECISIONS),
+        fact: z.string(),
+        memory_id: z.uuid().nullable().meta({ description: 'ADD and UPDATE: the memory saved' }),
+        target_id: z
+          .uuid()
+          .nullable()
+          .meta({ description: 'UPDATE, DELETE, NONE: the existing memory it concerns (superseded for UPDATE and DELETE)' }),
+      }),
+    ),
+    tokens_in: z.number().int(),
+    tokens_out: z.number().int(),
+    created_at: epochMs,
+    processed_at: epochMs.nullable(),
+  })
+  .meta({ id: 'ConversationExtraction' });
+
+export const extractionRecord = wireOf(extractionSchema);
 
 // Recorded in the caller's transaction with the messages; one that cannot run is recorded skipped at once.
 export async function recordExtraction(

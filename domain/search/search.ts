@@ -39,7 +39,7 @@ export interface HitExplain {
   fused?: number;
   // Its event time lies in the window the question named, which ranked it ahead of the memories outside.
   timeWindow?: true;
-  inputs: RelevanceInputs;
+  relevanceInputs: RelevanceInputs;
 }
 
 export interface SearchHit extends MemoryView {
@@ -222,7 +222,7 @@ function explainRanking(
       ...(semantic ? { semantic } : {}),
       ...(mode === 'hybrid' ? { fused: r.score } : {}),
       ...(inWindow.has(r.id) ? { timeWindow: true } : {}),
-      inputs,
+      relevanceInputs: inputs,
     };
     return { ...r, relevance: relevanceOf(mode, inputs, model), explain };
   });

@@ -70,16 +70,30 @@ const TOKEN =
 
 const POSSESSIVE = /['\u2019\u02BC]s$/;
 
+// Stems of the words seen lately, shared by every text the process analyzes: a store's vocabulary is mostly
+// the same few thousand words, and the stemmer is the costliest step. Cleared when full, so it stays bounded.
+const STEMS_KEPT = 50_000;
+const stems = new Map<string, string>();
+function stemOf(word: string): string {
+  let stem = stems.get(word);
+  if (stem === undefined) {
+    if (stems.size >= STEMS_KEPT) stems.clear();
+    stem = stemmer(word);
+    stems.set(word, stem);
+  }
+  return stem;
+}
+
 function toTerm(token: string, stopWords: ReadonlySet<string>): string | null {
   const word = POSSESSIVE.test(token) ? token.slice(0, -2) : token;
   if (word.length > MAX_TERM_LENGTH || stopWords.has(word)) return null;
-  return stemmer(word);
+  return stemOf(word);
 }
 
 /** The terms of `text` in order: NFKC, lowercase, tokenize, drop possessives, overlong tokens and stop words, Porter-stem. */
 export function analyze(text: string, stopWords: ReadonlySet<string> = STOP_WORDS): string[] {
   const out: string[] = [];
-  // Memory text repeats its words; the stemmer is the costly step, so each distinct token is stemmed once.
+  // Memory text repeats its words, so each distinct token is turned into a term once.
   const seen = new Map<string, string | null>();
   for (const [token] of text.normalize('NFKC').toLowerCase().matchAll(TOKEN)) {
     let term = seen.get(token);

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { sql, toDate } from '../sql.ts';
+import { epochMs, wireOf } from '../wire.ts';
 
 export type Metadata = Record<string, unknown>;
 
@@ -56,25 +58,52 @@ export const MEMORY_COLUMNS = sql`m.id, m.content, n.name as namespace, m.tags, 
   m.created_at, m.updated_at, m.occurred_at, m.superseded_by,
   m.user_id, m.agent_id, m.run_id`;
 
-// The memory row as the API, webhooks and exports show it (snake_case, epoch ms); a scope not set is left out.
-export function memoryRecord(m: MemoryView) {
-  return {
-    ...(m.userId !== null ? { user_id: m.userId } : {}),
-    ...(m.agentId !== null ? { agent_id: m.agentId } : {}),
-    ...(m.runId !== null ? { run_id: m.runId } : {}),
-    id: m.id,
-    content: m.content,
-    namespace: m.namespace,
-    tags: m.tags,
-    source: m.source,
-    source_ref: m.sourceRef,
-    metadata: m.metadata,
-    created_at: m.createdAt,
-    updated_at: m.updatedAt,
-    occurred_at: m.occurredAt,
-    ...(m.supersededBy ? { superseded_by: m.supersededBy } : {}),
-  };
-}
+// What each scope names, for the API's fields and the memory's shape alike.
+export const SCOPE_DOC = {
+  user_id: 'the end user this memory is about (an id of your platform)',
+  agent_id: 'the agent that keeps this memory',
+  run_id: 'the run, session or conversation it comes from',
+};
+
+// The memory as the API, webhooks and exports show it (snake_case, epoch ms); a scope not set is left out.
+export const memorySchema = z
+  .object({
+    id: z.uuid(),
+    content: z.string(),
+    namespace: z.string(),
+    tags: z.array(z.string()),
+    source: z.string(),
+    source_ref: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: epochMs,
+    updated_at: epochMs,
+    occurred_at: epochMs.meta({
+      description: 'when what the memory tells happened (event time), epoch ms: set by the caller, else the time it was saved',
+    }),
+    user_id: z
+      .string()
+      .optional()
+      .meta({ description: `${SCOPE_DOC.user_id}; absent when not set` }),
+    agent_id: z
+      .string()
+      .optional()
+      .meta({ description: `${SCOPE_DOC.agent_id}; absent when not set` }),
+    run_id: z
+      .string()
+      .optional()
+      .meta({ description: `${SCOPE_DOC.run_id}; absent when not set` }),
+    superseded_by: z
+      .uuid()
+      .optional()
+      .meta({
+        description:
+          'present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out ' +
+          'of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.',
+      }),
+  })
+  .meta({ id: 'Memory' });
+
+export const memoryRecord = wireOf(memorySchema);
 
 export function memoryView(row: MemoryRow): MemoryView {
   const view: MemoryView = {

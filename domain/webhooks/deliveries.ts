@@ -122,11 +122,13 @@ export async function recordAttempt(
   });
 }
 
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
+
 export interface DeliveryView {
   id: string;
   eventId: number;
   eventType: string;
-  status: string;
+  status: (typeof DELIVERY_STATUSES)[number];
   attemptCount: number;
   createdAt: number;
   completedAt: number | null;
@@ -140,7 +142,7 @@ export async function listDeliveries(em: EntityManager, orgId: string, endpointI
       id: string;
       event_id: string;
       event_type: string;
-      status: string;
+      status: DeliveryView['status'];
       attempt_count: number;
       created_at: string;
       completed_at: string | null;

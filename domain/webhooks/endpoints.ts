@@ -8,6 +8,7 @@ import { newId } from '../ids.ts';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 import { sealSecret } from './secrets.ts';
 import { checkTarget } from './targets.ts';
+import type { WebhookEvent } from './events.ts';
 
 export interface EndpointInput {
   url: string;
@@ -29,14 +30,15 @@ async function allowedUrl(url: string, allowPrivate: boolean): Promise<void> {
 export interface EndpointView {
   id: string;
   url: string;
-  events: string[];
+  events: WebhookEvent[];
   description: string;
   enabled: boolean;
-  lastSuccessAt: Date | null;
-  lastFailureAt: Date | null;
+  // Epoch milliseconds, as in the API.
+  lastSuccessAt: number | null;
+  lastFailureAt: number | null;
   consecutiveFailures: number;
-  createdAt: Date;
-  updatedAt: Date;
+  createdAt: number;
+  updatedAt: number;
 }
 
 interface EndpointRow {
@@ -57,14 +59,15 @@ const COLUMNS = sql`id, url, events, description, enabled, last_success_at, last
 const endpointView = (r: EndpointRow): EndpointView => ({
   id: r.id,
   url: r.url,
-  events: r.events,
+  // Only the events an endpoint can subscribe to are stored.
+  events: r.events as WebhookEvent[],
   description: r.description,
   enabled: r.enabled,
-  lastSuccessAt: toDateOrNull(r.last_success_at),
-  lastFailureAt: toDateOrNull(r.last_failure_at),
+  lastSuccessAt: toDateOrNull(r.last_success_at)?.getTime() ?? null,
+  lastFailureAt: toDateOrNull(r.last_failure_at)?.getTime() ?? null,
   consecutiveFailures: r.consecutive_failures,
-  createdAt: toDate(r.created_at),
-  updatedAt: toDate(r.updated_at),
+  createdAt: toDate(r.created_at).getTime(),
+  updatedAt: toDate(r.updated_at).getTime(),
 });
 
 const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
