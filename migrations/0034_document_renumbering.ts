@@ -9,9 +9,8 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration0034DocumentRenumbering extends Migration {
   override up(): void {
     this.addSql(`alter table lexical_state add column numbering int not null default 0`);
-    this.addSql(
-      `alter table lexical_docs drop constraint lexical_docs_pk, add constraint lexical_docs_pk primary key (org_id, docnum) deferrable initially immediate`,
-    );
+    this.addSql(`alter table lexical_docs drop constraint lexical_docs_pk`);
+    this.addSql(`alter table lexical_docs add constraint lexical_docs_pk primary key (org_id, docnum) deferrable initially immediate`);
     this.addSql(`
       create function lexical_numbering_is(org uuid, expected int) returns boolean language plpgsql stable as $$
       begin

@@ -125,7 +125,8 @@ async function lexicalAsOf(
           from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1})
       select c.id, c.doc_len, c.superseded, d.docnum, t.content
         from c
-        left join lateral (select d.docnum from lexical_docs d where d.org_id = ${orgId} and d.memory_id = c.id and ${sameNumbering(orgId, index)} offset 0) d
+        left join lateral (select d.docnum from lexical_docs d
+                            where d.org_id = ${orgId} and d.memory_id = c.id and ${sameNumbering(orgId, index)} offset 0) d
           on not c.superseded
         left join lateral (select t.content from memories t where t.org_id = ${orgId} and t.id = c.id offset 0) t
           on c.superseded and (select sum(bytes) from c) <= ${AS_OF_ANALYZE_MAX_BYTES}`,

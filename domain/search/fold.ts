@@ -295,7 +295,8 @@ async function rewriteBlocks(tx: EntityManager, orgId: string, renumber: (docnum
         wide: boolean;
         data: Buffer;
       }>`select term, first_docnum, docs, wide, data from lexical_blocks
-        where org_id = ${orgId} and (term, first_docnum) > (${after.term}, ${after.first}) order by term, first_docnum limit ${COMPACT_PAGE}`,
+        where org_id = ${orgId} and (term, first_docnum) > (${after.term}, ${after.first})
+        order by term, first_docnum limit ${COMPACT_PAGE}`,
     );
     if (page.length === 0) break;
     after = { term: page.at(-1)!.term, first: page.at(-1)!.first_docnum };

@@ -434,7 +434,8 @@ async function resolve(
         sql<{
           docnum: number;
           memory_id: string;
-        }>`select docnum, memory_id from lexical_docs where org_id = ${orgId} and docnum = any(${docnums}::int[]) and ${sameNumbering(orgId, index)}`,
+        }>`select docnum, memory_id from lexical_docs
+            where org_id = ${orgId} and docnum = any(${docnums}::int[]) and ${sameNumbering(orgId, index)}`,
       );
       for (const r of rows) ids.set(r.docnum, r.memory_id);
     }
