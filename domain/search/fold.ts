@@ -241,6 +241,7 @@ export async function renumberDocuments(tx: EntityManager, orgId: string): Promi
     await query(tx, sql`rollback to savepoint renumbering`);
     return null;
   }
+  await query(tx, sql`release savepoint renumbering`);
   const live = Int32Array.from(docs, (d) => d.docnum);
   await rewriteBlocks(tx, orgId, rankIn(live));
   const moved = Array.from(live.keys()).filter((i) => live[i] !== i);
