@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCranfield } from '../../bench/quality/collections.ts';
 import { decodeBlock } from '../../domain/search/blocks.ts';
@@ -218,5 +219,56 @@ describe('renumbering the documents of an org', () => {
       expect(await searches).toEqual(asOf ? found.asOf : found.plain);
       expect(await state(org)).toEqual({ next_docnum: 60, numbering: 1 });
     }
+  });
+
+  it('waits for the next compaction while an edit holds a document; an edit that waited for it tombstones the new number', async () => {
+    const org = await seed(docs.slice(0, 30).map((d) => d.text));
+    await foldAll(org);
+    await setNext(org, 3 * RENUMBER_FLOOR);
+    await seed(
+      docs.slice(30, 60).map((d) => d.text),
+      org,
+    );
+    await foldAll(org);
+    for (const id of org.ids.slice(0, 10)) await remove(org, id);
+
+    // A transaction holding one document's row, as an edit or a delete does until it commits.
+    const client = new pg.Client({ connectionString: stack.config.DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('select 1 from lexical_docs where org_id = $1 and memory_id = $2 for update', [org.who.org.id, org.ids[40]]);
+      expect(await compactPostings(db(), org.who.org.id)).toBe(0);
+      expect((await state(org)).numbering).toBe(0);
+      await client.query('commit');
+    } finally {
+      await client.end();
+    }
+
+    // An edit and a delete that start while the renumbering is under way wait for its commit, then find the new numbers.
+    const [edited, deleted] = [org.ids[45]!, org.ids[50]!];
+    const content = 'shock wave interaction with a boundary layer, revised';
+    let editing: Promise<{ status: number }> = Promise.resolve({ status: 0 });
+    let deleting: Promise<{ status: number }> = Promise.resolve({ status: 0 });
+    await db().transactional(async (tx) => {
+      expect(await compactPostings(tx, org.who.org.id)).toBe(10);
+      editing = stack.api.patch(`/api/memories/${edited}`, { token: org.who.token, body: { content } });
+      deleting = stack.api.delete(`/api/memories/${deleted}`, { token: org.who.token });
+      await new Promise((r) => setTimeout(r, 500));
+    });
+    expect((await editing).status).toBe(200);
+    expect((await deleting).status).toBe(204);
+    org.reference.add(edited, content);
+    org.reference.remove(deleted);
+    // Memories 10-59 took 0-49 in order: the edited one 35, the deleted one 40.
+    expect(await state(org)).toEqual({ next_docnum: 50, numbering: 1 });
+    const tombstones = await query(
+      db(),
+      sql<{ docnum: number }>`select docnum from lexical_tombstones where org_id = ${org.who.org.id} order by docnum`,
+    );
+    expect(tombstones.map((t) => t.docnum)).toEqual([35, 40]);
+    await answers(org);
+    await foldAll(org);
+    await answers(org);
   });
 });
