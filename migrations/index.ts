@@ -32,6 +32,7 @@ import { Migration0030StoredBytes } from './0030_stored_bytes.ts';
 import { Migration0031OauthServer } from './0031_oauth_server.ts';
 import { Migration0032RateLimitHeaders } from './0032_rate_limit_headers.ts';
 import { Migration0033SupersededAt } from './0033_superseded_at.ts';
+import { Migration0034DocumentRenumbering } from './0034_document_renumbering.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -68,4 +69,5 @@ export const migrations: MigrationObject[] = [
   { name: '0031_oauth_server', class: Migration0031OauthServer },
   { name: '0032_rate_limit_headers', class: Migration0032RateLimitHeaders },
   { name: '0033_superseded_at', class: Migration0033SupersededAt },
+  { name: '0034_document_renumbering', class: Migration0034DocumentRenumbering },
 ];

@@ -9,7 +9,7 @@ import { B, idf, K1, queryTermCounts } from './bm25.ts';
 import type { FreshVectors } from './fresh.ts';
 import { byRank, type Ranked } from './fusion.ts';
 import { withThreadContext } from './lexical-context.ts';
-import { HYBRID_LEXICAL_TERMS, MAX_QUERY_TERMS, readIndex, type LexicalList } from './lexical.ts';
+import { againIfRenumbered, HYBRID_LEXICAL_TERMS, MAX_QUERY_TERMS, readIndex, sameNumbering, type LexicalList } from './lexical.ts';
 import type { IndexRead } from './scoring.ts';
 import { answerFromLists, FUSION_DEPTH, semanticList, type SearchAnswer, type SearchRequest } from './search.ts';
 import type { QueryVector } from './semantic.ts';
@@ -82,7 +82,7 @@ export async function searchAsOf(
   const depth = hybrid || window ? Math.max(k, FUSION_DEPTH) : k;
   const semantic = () => semanticList(em, orgId, mode, vector, depth, compiled, fresh);
   const lexical = async () => {
-    const list = await lexicalAsOf(em, orgId, terms, depth, compiled, hybrid ? HYBRID_LEXICAL_TERMS : undefined);
+    const list = await againIfRenumbered(() => lexicalAsOf(em, orgId, terms, depth, compiled, hybrid ? HYBRID_LEXICAL_TERMS : undefined));
     if (!hybrid) return { ...list, gains: new Map<string, number>() };
     return { ...list, ...(await withThreadContext(em, orgId, list.ranked, depth, compiled, aliveAt(asOf))) };
   };
@@ -125,7 +125,8 @@ async function lexicalAsOf(
           from memories m where ${compiled.where} limit ${AS_OF_SCAN_MAX + 1})
       select c.id, c.doc_len, c.superseded, d.docnum, t.content
         from c
-        left join lateral (select d.docnum from lexical_docs d where d.org_id = ${orgId} and d.memory_id = c.id offset 0) d
+        left join lateral (select d.docnum from lexical_docs d
+                            where d.org_id = ${orgId} and d.memory_id = c.id and ${sameNumbering(orgId, index)} offset 0) d
           on not c.superseded
         left join lateral (select t.content from memories t where t.org_id = ${orgId} and t.id = c.id offset 0) t
           on c.superseded and (select sum(bytes) from c) <= ${AS_OF_ANALYZE_MAX_BYTES}`,

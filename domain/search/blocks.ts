@@ -46,8 +46,9 @@ export function decodeBlock(block: StoredBlock): Postings {
     : { docnums, lens: new Uint16Array(buffer, byteOffset + 4 * n, n), tfs: new Uint8Array(buffer, byteOffset + 6 * n, n) };
 }
 
-// Several blocks of one term, in document order, as one; `keep` drops postings (a tombstoned document).
-export function mergeBlocks(blocks: StoredBlock[], keep: (docnum: number) => boolean = () => true): StoredBlock {
+// Several blocks of one term, in document order, as one; `renumber` gives each posting's new document number (it
+// must keep their order), or -1 to drop it (a tombstoned document).
+export function mergeBlocks(blocks: StoredBlock[], renumber: (docnum: number) => number = (d) => d): StoredBlock {
   const parts = blocks.map(decodeBlock);
   const total = parts.reduce((sum, p) => sum + p.docnums.length, 0);
   const docnums = new Int32Array(total);
@@ -56,8 +57,9 @@ export function mergeBlocks(blocks: StoredBlock[], keep: (docnum: number) => boo
   let n = 0;
   for (const p of parts) {
     for (let i = 0; i < p.docnums.length; i++) {
-      if (!keep(p.docnums[i]!)) continue;
-      docnums[n] = p.docnums[i]!;
+      const docnum = renumber(p.docnums[i]!);
+      if (docnum < 0) continue;
+      docnums[n] = docnum;
       lens[n] = p.lens[i]!;
       tfs[n] = p.tfs[i]!;
       n += 1;

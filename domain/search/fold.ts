@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { counterValue } from '../counters.ts';
 import { curateJob } from '../store/curate.ts';
+import { ORG_COUNTERS } from '../store/counters.ts';
 import type { DocumentPlace } from '../store/postings.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
@@ -16,6 +18,9 @@ export const FOLD_MEMORIES = 2_000;
 // growing size and each posting is rewritten a logarithmic number of times (the way an LSM tree merges).
 export const BLOCK_FULL = 4_096;
 const MERGE_RATIO = 2;
+// Document numbers stay below this: a search numbers the memories not folded yet from the org's next document
+// number up, and its cursors take 2^31 - 1 for the end of a list.
+export const DOCNUM_LIMIT = 2 ** 30;
 
 // The org's next document number, with its row locked for the transaction: the one-folder-per-org lock.
 async function lockState(tx: EntityManager, orgId: string): Promise<number> {
@@ -37,6 +42,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
       sql<{ memory_id: string }>`select memory_id from lexical_staged where org_id = ${orgId} limit ${FOLD_MEMORIES}`,
     );
     if (staged.length === 0) return 0;
+    if (next + staged.length > DOCNUM_LIMIT) next = await renumberBeforeFold(tx, orgId, staged.length);
     const memories = await query(
       tx,
       sql<DocumentPlace & { id: string }>`select id, namespace_id, user_id, agent_id, run_id from memories
@@ -83,6 +89,15 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     await appendBlocks(tx, orgId, fresh);
     return docnums.length;
   });
+}
+
+// The next document number once the org's documents are renumbered, when the fold's would pass DOCNUM_LIMIT. A fold
+// that cannot renumber now (an edit holds a document) fails, and its activity is retried.
+async function renumberBeforeFold(tx: EntityManager, orgId: string, folding: number): Promise<number> {
+  const renumbered = await renumberDocuments(tx, orgId);
+  if (!renumbered) throw new Error(`org ${orgId}: its documents must be renumbered before folding, and an edit holds one`);
+  if (renumbered.next + folding > DOCNUM_LIMIT) throw new Error(`org ${orgId} holds more documents than the lexical index can number`);
+  return renumbered.next;
 }
 
 // Writes each term's new block, merged with the small blocks before it that the merge rule takes.
@@ -150,21 +165,14 @@ async function deleteBlocks(tx: EntityManager, orgId: string, keys: BlockKey[]) 
   );
 }
 
-// Inserts blocks; with `replace`, a block at the same key is overwritten (a compaction's rewrite). A fold's merged
-// block takes the key of a block it deleted in the same transaction, which a plain insert allows.
-async function writeBlocks(
-  tx: EntityManager,
-  orgId: string,
-  blocks: (BlockKey & { block: StoredBlock })[],
-  replace = false,
-): Promise<void> {
+// Inserts blocks. A block may take the key of one deleted earlier in the same transaction (a fold's merge, a rewrite).
+async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey & { block: StoredBlock })[]): Promise<void> {
   if (blocks.length === 0) return;
   await query(
     tx,
     sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
       select ${orgId}, * from unnest(${blocks.map((b) => b.term)}::text[], ${blocks.map((b) => b.first)}::int[], ${blocks.map((b) => b.block.docs)}::int[],
-             ${blocks.map((b) => b.block.wide)}::bool[], ${blocks.map((b) => b.block.data)}::bytea[])
-      ${replace ? sql`on conflict (org_id, term, first_docnum) do update set docs = excluded.docs, wide = excluded.wide, data = excluded.data` : sql``}`,
+             ${blocks.map((b) => b.block.wide)}::bool[], ${blocks.map((b) => b.block.data)}::bytea[])`,
   );
 }
 
@@ -186,51 +194,121 @@ export async function scheduleFolds(em: EntityManager): Promise<number> {
 // Tombstones an org may gather before its blocks are rewritten without them: each search reads them all.
 const TOMBSTONES_MIN = 1_000;
 const TOMBSTONES_SHARE = 0.05;
+// Numbers are never reused (each content edit takes a new one), so an org's next document number runs ahead of its
+// live memories; once it is more than RENUMBER_RATIO times them (and past the scoring buffers' first size, below
+// which renumbering gains nothing), compaction renumbers the documents densely instead.
+export const RENUMBER_RATIO = 2;
+export const RENUMBER_FLOOR = 1 << 16;
 const COMPACT_PAGE = 500;
 
 // Rewrites the org's blocks without its tombstoned documents once there are more than max(TOMBSTONES_MIN, 5% of
-// its documents), or whenever `force`; returns how many tombstones went. One transaction: a search sees the
-// blocks and tombstones either before or after.
+// its documents), or whenever `force`, and renumbers its documents instead when their numbers have run ahead
+// (RENUMBER_RATIO); returns how many tombstones went. One transaction: a search sees the blocks and tombstones
+// either before or after.
 export async function compactPostings(em: EntityManager, orgId: string, force = false): Promise<number> {
   return em.transactional(async (tx) => {
     const next = await lockState(tx, orgId);
+    const { live } = (await queryOne(tx, sql<{ live: number }>`select ${counterValue(orgId, orgId, ORG_COUNTERS.live)}::float8 as live`))!;
+    if (next > RENUMBER_RATIO * Math.max(live, RENUMBER_FLOOR)) return (await renumberDocuments(tx, orgId))?.tombstones ?? 0;
     const tombstones = (await query(tx, sql<{ docnum: number }>`select docnum from lexical_tombstones where org_id = ${orgId}`)).map(
       (t) => t.docnum,
     );
     if (tombstones.length === 0 || (!force && tombstones.length <= Math.max(TOMBSTONES_MIN, TOMBSTONES_SHARE * next))) return 0;
     const dead = new Uint8Array(next);
     for (const d of tombstones) dead[d] = 1;
-    let after = { term: '', first: -1 };
-    for (;;) {
-      const page = await query(
-        tx,
-        sql<{
-          term: string;
-          first_docnum: number;
-          docs: number;
-          wide: boolean;
-          data: Buffer;
-        }>`select term, first_docnum, docs, wide, data from lexical_blocks
-          where org_id = ${orgId} and (term, first_docnum) > (${after.term}, ${after.first}) order by term, first_docnum limit ${COMPACT_PAGE}`,
-      );
-      if (page.length === 0) break;
-      after = { term: page.at(-1)!.term, first: page.at(-1)!.first_docnum };
-      const kept = page
-        .map((b) => ({ term: b.term, first: b.first_docnum, was: b.docs, block: mergeBlocks([b], (d) => dead[d] === 0) }))
-        .filter((b) => b.block.docs < b.was);
-      await deleteBlocks(
-        tx,
-        orgId,
-        kept.filter((b) => b.block.docs === 0),
-      );
-      await writeBlocks(
-        tx,
-        orgId,
-        kept.filter((b) => b.block.docs > 0),
-        true,
-      );
-    }
+    await rewriteBlocks(tx, orgId, (d) => (dead[d] === 1 ? -1 : d));
     await query(tx, sql`delete from lexical_tombstones where org_id = ${orgId} and docnum = any(${tombstones}::int[])`);
     return tombstones.length;
   });
+}
+
+// Numbers the org's live documents 0, 1, 2, ... in their order, in the caller's transaction, which holds the org's
+// state locked: every block keeps its postings ascending (tombstoned ones dropped), lexical_docs and next_docnum
+// follow, and the numbering count goes up (lexical.ts checks it). The documents' rows are locked first, so an edit
+// that unindexes one waits and then tombstones its new number; when an edit holds one already, nothing is done and
+// null is returned (waiting could deadlock with an edit of several memories). Returns the next number and the
+// tombstones dropped.
+export async function renumberDocuments(tx: EntityManager, orgId: string): Promise<{ next: number; tombstones: number } | null> {
+  await query(tx, sql`savepoint renumbering`);
+  let docs: { docnum: number }[];
+  try {
+    docs = await query(
+      tx,
+      sql<{ docnum: number }>`select docnum from lexical_docs where org_id = ${orgId} order by docnum for update nowait`,
+    );
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw err;
+    await query(tx, sql`rollback to savepoint renumbering`);
+    return null;
+  }
+  await query(tx, sql`release savepoint renumbering`);
+  const live = Int32Array.from(docs, (d) => d.docnum);
+  await rewriteBlocks(tx, orgId, rankIn(live));
+  const moved = Array.from(live.keys()).filter((i) => live[i] !== i);
+  await query(
+    tx,
+    sql`update lexical_docs d set docnum = u.new from unnest(${moved.map((i) => live[i]!)}::int[], ${moved}::int[]) as u(old, new)
+         where d.org_id = ${orgId} and d.docnum = u.old`,
+  );
+  const { dropped } = (await queryOne(
+    tx,
+    sql<{
+      dropped: number;
+    }>`with gone as (delete from lexical_tombstones where org_id = ${orgId} returning 1) select count(*)::int as dropped from gone`,
+  ))!;
+  await query(tx, sql`update lexical_state set next_docnum = ${live.length}, numbering = numbering + 1 where org_id = ${orgId}`);
+  return { next: live.length, tombstones: dropped };
+}
+
+const LOCK_NOT_AVAILABLE = '55P03';
+
+// A document's place in `live` (ascending), or -1 when it is not there. Postings come ascending within a block, so
+// each search starts where the last one ended unless the number went down (the next block).
+function rankIn(live: Int32Array): (docnum: number) => number {
+  let from = 0;
+  let last = -1;
+  return (docnum) => {
+    if (docnum < last) from = 0;
+    last = docnum;
+    let lo = from;
+    let hi = live.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (live[mid]! < docnum) lo = mid + 1;
+      else hi = mid;
+    }
+    from = lo;
+    return lo < live.length && live[lo] === docnum ? lo : -1;
+  };
+}
+
+// Rewrites every block of the org that `renumber` changes (a new number for each posting, -1 to drop it), page by
+// page. Numbers only go down and keep their order, so a rewritten block's key is below every block not read yet.
+async function rewriteBlocks(tx: EntityManager, orgId: string, renumber: (docnum: number) => number): Promise<void> {
+  let after = { term: '', first: -1 };
+  for (;;) {
+    const page = await query(
+      tx,
+      sql<{
+        term: string;
+        first_docnum: number;
+        docs: number;
+        wide: boolean;
+        data: Buffer;
+      }>`select term, first_docnum, docs, wide, data from lexical_blocks
+        where org_id = ${orgId} and (term, first_docnum) > (${after.term}, ${after.first})
+        order by term, first_docnum limit ${COMPACT_PAGE}`,
+    );
+    if (page.length === 0) break;
+    after = { term: page.at(-1)!.term, first: page.at(-1)!.first_docnum };
+    const changed = page
+      .map((b) => ({ term: b.term, first: b.first_docnum, was: b, block: mergeBlocks([b], renumber) }))
+      .filter((b) => b.block.docs < b.was.docs || !b.block.data.equals(b.was.data));
+    await deleteBlocks(tx, orgId, changed);
+    await writeBlocks(
+      tx,
+      orgId,
+      changed.filter((b) => b.block.docs > 0).map((b) => ({ term: b.term, first: decodeBlock(b.block).docnums[0]!, block: b.block })),
+    );
+  }
 }

@@ -47,11 +47,22 @@ export async function lexicalRanking(
   terms: readonly string[],
   n: number,
   compiled: CompiledFilters,
+  options: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead; rarest?: number } = {},
+): Promise<LexicalList> {
+  return againIfRenumbered(() => rankLexically(em, orgId, terms, n, compiled, options));
+}
+
+async function rankLexically(
+  em: EntityManager,
+  orgId: string,
+  terms: readonly string[],
+  n: number,
+  compiled: CompiledFilters,
   {
     statistics = 'org',
     namespaceRead = 'chosen',
     rarest,
-  }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead; rarest?: number } = {},
+  }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead; rarest?: number },
 ): Promise<LexicalList> {
   const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
   if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0 };
@@ -86,6 +97,29 @@ export async function lexicalRanking(
   return { ranked: await pick(em, orgId, index, all, n, filter), ceiling: all.ceiling };
 }
 
+// A search reads the index in one statement and looks its document numbers up in later ones; between them, the curator
+// may renumber the org's documents (fold.ts), after which a number names another memory. So each later statement
+// checks that the numbering is still the one read (sameNumbering, failing with MS001 otherwise), and the search
+// starts over when it is not.
+export interface NumberedIndex extends IndexRead {
+  numbering: number;
+}
+
+export const sameNumbering = (orgId: string, index: NumberedIndex): RawBuilder<unknown> =>
+  sql`(select lexical_numbering_is(${orgId}, ${index.numbering}))`;
+
+export async function againIfRenumbered<T>(search: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await search();
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== RENUMBERED) throw err;
+    }
+  }
+}
+
+const RENUMBERED = 'MS001';
+
 // The `keep` terms of the query with the fewest postings read (folded, tombstoned ones included, and staged; ties by
 // term), in the query's order, and the terms the org does not hold: they score nothing but count in the ceiling.
 function rarestOf(index: IndexRead, counts: [string, number][], keep: number): [string, number][] {
@@ -113,7 +147,7 @@ function rarestOf(index: IndexRead, counts: [string, number][], keep: number): [
 async function pick(
   em: EntityManager,
   orgId: string,
-  index: IndexRead,
+  index: NumberedIndex,
   candidates: Scored,
   n: number,
   compiled: CompiledFilters | null,
@@ -185,7 +219,7 @@ export async function readIndex(
   statistics: 'org' | 'namespace',
   namespaceRead: NamespaceRead,
   n: number,
-): Promise<{ index: IndexRead; inNamespace: number; exact: boolean }> {
+): Promise<{ index: NumberedIndex; inNamespace: number; exact: boolean }> {
   const { namespaceId } = compiled;
   const scoped =
     compiled.documents && namespaceRead === 'chosen' && !(statistics === 'namespace' && namespaceId !== null) ? compiled.documents : null;
@@ -225,14 +259,17 @@ export async function readIndex(
        where s.org_id = ${orgId} and s.tfs ?| ${terms}::text[] and s.tfs ? q.t
       union all
       select 2, null, (select next_docnum from lexical_state where org_id = ${orgId}), null,
-             (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}), null, null, null, null, null,
+             (select string_agg(int4send(docnum), ''::bytea) from lexical_tombstones where org_id = ${orgId}),
+             (select numbering from lexical_state where org_id = ${orgId}), null, null, null, null,
              t.n, t.total, t.in_namespace
         from totals t
       ${scoped ? SCOPE_DOCUMENTS : readWhole ? namespaceDocuments(orgId, namespaceId!, readWhole) : sql``}`,
   );
+  // The meta row: the next document number (docs), the tombstones (data) and the numbering (first_docnum).
   const meta = rows.find((r) => r.kind === 2)!;
   const base = meta.docs ?? 0;
-  const index: IndexRead = {
+  const index: NumberedIndex = {
+    numbering: meta.first_docnum ?? 0,
     blocks: new Map(),
     staged: new Map(),
     base,
@@ -357,7 +394,7 @@ async function matchingRest(
   em: EntityManager,
   orgId: string,
   compiled: CompiledFilters,
-  index: IndexRead,
+  index: NumberedIndex,
   keys: number[],
 ): Promise<Map<number, string>> {
   const rows = await query(
@@ -365,7 +402,7 @@ async function matchingRest(
     // Each memory's document by its key (OFFSET 0 keeps the join from following statistics: memoryPasses).
     sql<{ docnum: number; memory_id: string }>`select d.docnum, m.id as memory_id from memories m cross join lateral (
         select d.docnum from lexical_docs d where d.org_id = m.org_id and d.memory_id = m.id offset 0) d
-      where ${compiled.where}`,
+      where ${compiled.where} and ${sameNumbering(orgId, index)}`,
   );
   const ids = await resolve(
     em,
@@ -383,7 +420,7 @@ async function matchingRest(
 async function resolve(
   em: EntityManager,
   orgId: string,
-  index: IndexRead,
+  index: NumberedIndex,
   keys: number[],
   compiled: CompiledFilters | null,
 ): Promise<Map<number, string>> {
@@ -397,7 +434,8 @@ async function resolve(
         sql<{
           docnum: number;
           memory_id: string;
-        }>`select docnum, memory_id from lexical_docs where org_id = ${orgId} and docnum = any(${docnums}::int[])`,
+        }>`select docnum, memory_id from lexical_docs
+            where org_id = ${orgId} and docnum = any(${docnums}::int[]) and ${sameNumbering(orgId, index)}`,
       );
       for (const r of rows) ids.set(r.docnum, r.memory_id);
     }
@@ -408,7 +446,7 @@ async function resolve(
     em,
     sql<{ docnum: number | null; memory_id: string }>`
       select d.docnum, d.memory_id from lexical_docs d
-       where d.org_id = ${orgId} and d.docnum = any(${docnums}::int[]) and ${memoryPasses(compiled, 'd')}
+       where d.org_id = ${orgId} and d.docnum = any(${docnums}::int[]) and ${memoryPasses(compiled, 'd')} and ${sameNumbering(orgId, index)}
       union all
       select null, m.id from memories m where m.org_id = ${orgId} and m.id = any(${[...stagedKeys.keys()]}::uuid[]) and ${compiled.where}`,
   );

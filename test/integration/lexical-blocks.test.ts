@@ -233,7 +233,7 @@ describe('lexical search over postings blocks', () => {
     expect(merged.misses).toBeGreaterThan(0);
     expect(merged.hits).toBeGreaterThan(0);
 
-    // A compaction rewrites the blocks that hold a tombstone under the same keys; their new versions are read,
+    // A compaction rewrites the blocks that hold a tombstone; their new versions are read,
     // not the kept copies. The oldest folded memory about pressure sits in a block of many postings.
     const [{ memory_id: victim }] = (await query(
       stack.orm.em.fork(),
