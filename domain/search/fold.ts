@@ -5,6 +5,7 @@ import { ORG_COUNTERS } from '../store/counters.ts';
 import type { DocumentPlace } from '../store/postings.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql } from '../sql.ts';
+import { postingsByTerm, type StagedMemory } from './staged-postings.ts';
 import { decodeBlock, encodeBlock, mergeBlocks, type StoredBlock } from './blocks.ts';
 
 // Folding: the org's curator moves the postings saves staged (one lexical_staged row per memory, postings.ts)
@@ -50,8 +51,8 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     );
     const rows = await query(
       tx,
-      sql<{ memory_id: string; doc_len: number; tfs: Record<string, number> }>`delete from lexical_staged
-        where org_id = ${orgId} and memory_id = any(${memories.map((m) => m.id)}::uuid[]) returning memory_id, doc_len, tfs`,
+      sql<{ memory_id: string; doc_len: number; tfs: string }>`delete from lexical_staged
+        where org_id = ${orgId} and memory_id = any(${memories.map((m) => m.id)}::uuid[]) returning memory_id, doc_len, tfs::text`,
     );
     if (rows.length === 0) return 0;
 
@@ -60,7 +61,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     const docnums: number[] = [];
     const ids: string[] = [];
     const places: DocumentPlace[] = [];
-    const byTerm = new Map<string, { docnums: number[]; lens: number[]; tfs: number[] }>();
+    const numbered: StagedMemory[] = [];
     for (const m of memories) {
       const row = stagedOf.get(m.id);
       if (!row) continue;
@@ -68,13 +69,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
       docnums.push(docnum);
       ids.push(m.id);
       places.push(m);
-      for (const [term, tf] of Object.entries(row.tfs)) {
-        let postings = byTerm.get(term);
-        if (!postings) byTerm.set(term, (postings = { docnums: [], lens: [], tfs: [] }));
-        postings.docnums.push(docnum);
-        postings.lens.push(row.doc_len);
-        postings.tfs.push(tf);
-      }
+      numbered.push({ docnum, docLen: row.doc_len, tfs: row.tfs });
     }
     await query(
       tx,
@@ -85,7 +80,7 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
     );
     await query(tx, sql`update lexical_state set next_docnum = ${next} where org_id = ${orgId}`);
     const fresh = new Map<string, StoredBlock>();
-    for (const [term, postings] of byTerm) fresh.set(term, encodeBlock(postings));
+    for (const [term, postings] of postingsByTerm(numbered)) fresh.set(term, encodeBlock(postings));
     await appendBlocks(tx, orgId, fresh);
     return docnums.length;
   });
