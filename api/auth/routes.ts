@@ -5,7 +5,7 @@ import { currentAccount, login, logout, refreshSession, renameUser, switchOrg } 
 import { createAccount, emailTaken, SESSION_TTL_MS, type SignupPlan } from '../../domain/accounts/signup.ts';
 import { guardLogin, recordLoginFailure } from '../../domain/accounts/login-guard.ts';
 import { throttleSignup } from '../../domain/accounts/public-throttle.ts';
-import { deleteAccount } from '../../domain/accounts/delete-account.ts';
+import { deleteAccount } from '../../domain/erasure/account.ts';
 import { AppError, conflict } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
 import type { ApiDeps } from '../deps.ts';

@@ -3,12 +3,12 @@ import { recordAudit } from '../audit/record.ts';
 import { AppError, conflict } from '../errors.ts';
 import { readCounters } from '../counters.ts';
 import { ORG_COUNTERS } from '../store/counters.ts';
-import { scheduleOrgErasure } from '../erasure/orgs.ts';
+import { scheduleOrgErasure } from './orgs.ts';
 import { toDate } from '../sql.ts';
-import { credentialCountsOf, deleteUser, findCredential, findUser, lockMembershipsAround } from './rows.ts';
-import type { Caller } from './caller.ts';
-import { normalizeEmail } from './signup.ts';
-import { verifyPassword } from './passwords.ts';
+import { credentialCountsOf, deleteUser, findCredential, findUser, lockMembershipsAround } from '../accounts/rows.ts';
+import type { Caller } from '../accounts/caller.ts';
+import { normalizeEmail } from '../accounts/signup.ts';
+import { verifyPassword } from '../accounts/passwords.ts';
 
 export interface DeletionCounts {
   orgs_deleted: number;
@@ -27,8 +27,9 @@ const FRESH_SIGN_IN_MS = 15 * 60 * 1000;
 
 // Deletes the user after re-checking who asks: the password, or for an account that has none, a fresh
 // sign-in through the identity provider and the account's e-mail typed out. Orgs where the user is the only
-// member are deleted with everything in them (erased in the background: erasure/orgs.ts); in orgs with other members the user just leaves, unless they
-// are its last owner: then nothing is deleted (409 sole_owner) until ownership is handed over.
+// member are deleted with everything in them (erased in the background: orgs.ts); in orgs with other members the
+// user just leaves, unless they are its last owner: then nothing is deleted (409 sole_owner) until ownership is
+// handed over.
 export async function deleteAccount(em: EntityManager, caller: Caller, proof: DeletionProof): Promise<DeletionCounts> {
   const user = await findUser(em, caller.userId);
   if (!user) throw new AppError('forbidden', 'password_mismatch', 'the password does not match this account');
