@@ -23,7 +23,8 @@ export async function similarMemories(
   const row = await queryOne(
     em,
     sql<{ vector: string | null }>`select e.embedding::text as vector from memories m
-      left join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id and e.passage = 0 and e.model = ${model} and e.content_hash = md5(m.content)
+      left join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id and e.passage = 0 and e.model = ${model}
+        and e.content_hash = md5(m.content)
       where m.org_id = ${orgId} and m.id = ${id}`,
   );
   if (!row) throw notFound('memory', id);
