@@ -18,7 +18,8 @@ const {
 } = await db.query(`select user_id from memberships where org_id = $1 limit 1`, [org.org_id]);
 const raw = `svc_${randomBytes(32).toString('base64url')}`;
 await db.query(
-  `insert into credentials (id, kind, org_id, user_id, name, prefix, secret_hash, created_at) values (gen_random_uuid(), 'api', $1, $2, 'bench-export', $3, $4, now())`,
+  `insert into credentials (id, kind, org_id, user_id, name, prefix, secret_hash, created_at)
+    values (gen_random_uuid(), 'api', $1, $2, 'bench-export', $3, $4, now())`,
   [org.org_id, member.user_id, raw.slice(0, 8), createHash('sha256').update(raw).digest('hex')],
 );
 await db.end();

@@ -79,7 +79,9 @@ async function bytesPerMemory(): Promise<number> {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query<{ bytes: string; memories: string }>(
-    `select (select sum(pg_total_relation_size(t)) from unnest(array['memories', 'lexical_staged', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'memory_embeddings', 'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
+    `select (select sum(pg_total_relation_size(t))
+      from unnest(array['memories', 'lexical_staged', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'memory_embeddings',
+        'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
             (select count(*) from memories) as memories`,
   );
   await db.end();
@@ -284,7 +286,8 @@ async function lastAccount() {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query<{ email: string; org_id: string; memories: string }>(
-    `select u.email, m.org_id, (select count(*) from memories where org_id = m.org_id) as memories from users u join memberships m on m.user_id = u.id
+    `select u.email, m.org_id, (select count(*) from memories where org_id = m.org_id) as memories from users u
+      join memberships m on m.user_id = u.id
       where u.email like 'bench-%@example.test' order by memories desc limit 1`,
   );
   await db.end();
@@ -409,7 +412,8 @@ async function exactTop10(
   only?: { namespace: string; tag: string },
 ): Promise<string[]> {
   const { rows } = await db.query<{ memory_id: string }>(
-    `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
+    `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
+      join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
       where m.org_id = $4 and ($5 = false or (n.name = $1 and m.tags @> array[$2])) and m.superseded_by is null
       group by e.memory_id order by min(e.embedding <=> $3::vector) limit 10`,
     [only?.namespace ?? '', only?.tag ?? '', vectorLiteral(vector), orgId, only !== undefined],

@@ -77,7 +77,8 @@ try {
   }
   await exec(`insert into counters (org_id, scope_id, name, shard, value) values
     ('${org}', '${org}', '${ORG_COUNTERS.live}', 0, ${N}), ('${org}', '${org}', '${ORG_COUNTERS.docLen}', 0, ${total}),
-    ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.live}', 0, ${N}), ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.docLen}', 0, ${total})`);
+    ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.live}', 0, ${N}), ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.docLen}', 0,
+      ${total})`);
   await exec(`create table staged_copy as select * from lexical_staged`);
   await foldAll();
   console.log(`${N} memories written and folded in ${seconds(started)} s`);
