@@ -71,7 +71,8 @@ interface ForeignKey {
 const tables = async (): Promise<string[]> =>
   (
     await db.query<{ name: string }>(
-      `select c.relname as name from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p') order by 1`,
+      `select c.relname as name from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p')
+        order by 1`,
     )
   ).rows.map((r) => r.name);
 
@@ -91,8 +92,10 @@ const foreignKeys = async (): Promise<ForeignKey[]> =>
   (
     await db.query<ForeignKey>(`
       select t.relname as table, c.conname as name, r.relname as referenced,
-             array(select a.attname::text from unnest(c.conkey) with ordinality k(attnum, ord) join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum order by k.ord) as columns,
-             array(select a.attname::text from unnest(c.confkey) with ordinality k(attnum, ord) join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.attnum order by k.ord) as "referencedColumns"
+             array(select a.attname::text from unnest(c.conkey) with ordinality k(attnum, ord)
+             join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum order by k.ord) as columns,
+             array(select a.attname::text from unnest(c.confkey) with ordinality k(attnum, ord)
+             join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.attnum order by k.ord) as "referencedColumns"
         from pg_constraint c join pg_class t on t.oid = c.conrelid join pg_class r on r.oid = c.confrelid
        where c.contype = 'f' and t.relnamespace = current_schema()::regnamespace`)
   ).rows;
