@@ -31,7 +31,8 @@ export async function similarMemories(
   if (row.vector === null) {
     throw conflict(
       'embedding_pending',
-      `this memory has no vector of ${model} yet: the worker embeds it in the background, usually within seconds of its save (GET /api/memories/embeddings shows the backlog)`,
+      `this memory has no vector of ${model} yet: the worker embeds it in the background, usually within seconds of its save ` +
+        `(GET /api/memories/embeddings shows the backlog)`,
     );
   }
   const { hits } = await searchMemories(
