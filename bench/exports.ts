@@ -43,6 +43,8 @@ for (const format of ['ndjson', 'csv']) {
   for await (const chunk of res.body!) bytes += (chunk as Uint8Array).length;
   const downloadSeconds = (performance.now() - t) / 1000;
   console.log(
-    `| ${format} | ${status.row_count} of ${org.n} | ${jobSeconds.toFixed(1)} s | ${downloadSeconds.toFixed(1)} s | ${(bytes / 1e6).toFixed(1)} MB | ${memoryMb(process.env.STACK_WORKER_PID).peak} MB | ${memoryMb(process.env.STACK_API_PID).peak} MB |`,
+    `| ${format} | ${status.row_count} of ${org.n} | ${jobSeconds.toFixed(1)} s | ${downloadSeconds.toFixed(1)} s | ` +
+      `${(bytes / 1e6).toFixed(1)} MB | ${memoryMb(process.env.STACK_WORKER_PID).peak} MB | ` +
+      `${memoryMb(process.env.STACK_API_PID).peak} MB |`,
   );
 }

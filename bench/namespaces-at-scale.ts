@@ -126,7 +126,8 @@ for (let j = 0; j <= SHARES.length; j++) {
       return `${s.p50} / ${s.p95}`;
     };
     console.log(
-      `| project-${j}: ${size} (${((100 * size) / N).toFixed(1)}%) | ${k} | ${cell('read whole')} | ${cell('MaxScore')} | ${cell('chosen')} |`,
+      `| project-${j}: ${size} (${((100 * size) / N).toFixed(1)}%) | ${k} | ${cell('read whole')} | ${cell('MaxScore')} | ` +
+        `${cell('chosen')} |`,
     );
   }
 }

@@ -128,7 +128,8 @@ try {
     return `p50 ${s.p50.toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms over ${times.length}`;
   };
   console.log(
-    `renumbering (compactPostings): ${took.toFixed(0)} ms, ${dropped} tombstones dropped, ${JSON.stringify(await state())}, ${await blocks()} blocks`,
+    `renumbering (compactPostings): ${took.toFixed(0)} ms, ${dropped} tombstones dropped, ${JSON.stringify(await state())}, ` +
+      `${await blocks()} blocks`,
   );
   console.log(`searches before it: ${show(before)}`);
   console.log(`searches beside it: ${show(beside)}`);
