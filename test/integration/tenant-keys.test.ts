@@ -122,7 +122,8 @@ async function violations(): Promise<string[]> {
   }
   for (const key of keys.filter((k) => tenant.has(k.table) && k.columns[0] !== 'org_id')) {
     found.push(
-      `${key.table}: ${key.primary ? 'primary key' : 'unique index'} ${key.name} (${key.columns.map((c) => c ?? '<expression>').join(', ')}) must start with org_id`,
+      `${key.table}: ${key.primary ? 'primary key' : 'unique index'} ${key.name} ` +
+        `(${key.columns.map((c) => c ?? '<expression>').join(', ')}) must start with org_id`,
     );
   }
   for (const fk of await foreignKeys()) {
@@ -134,7 +135,8 @@ async function violations(): Promise<string[]> {
     const at = fk.columns.indexOf('org_id');
     if (at < 0 || fk.referencedColumns[at] !== 'org_id') {
       found.push(
-        `${fk.table}: foreign key ${fk.name} (${fk.columns.join(', ')}) to tenant table ${fk.referenced} must pair org_id with ${fk.referenced}.org_id`,
+        `${fk.table}: foreign key ${fk.name} (${fk.columns.join(', ')}) to tenant table ${fk.referenced} must pair org_id ` +
+          `with ${fk.referenced}.org_id`,
       );
     }
   }
@@ -164,7 +166,8 @@ describe('tenant keys', () => {
           'probe_items: org_id must be uuid not null, is uuid nullable',
           'probe_items: primary key probe_items_pkey (id) must start with org_id',
           'probe_items: unique index probe_items_code_key (code) must start with org_id',
-          'probe_links: foreign key probe_links_item_id_fkey (item_id) to tenant table probe_items must pair org_id with probe_items.org_id',
+          'probe_links: foreign key probe_links_item_id_fkey (item_id) to tenant table probe_items must pair org_id with ' +
+            'probe_items.org_id',
         ]),
       );
       expect(found).toHaveLength(4);
