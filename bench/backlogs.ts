@@ -80,7 +80,8 @@ const row = (label: string, s: Summary & { seen: Summary }) => `| ${label} | ${s
 process.stdout.write(
   [
     '',
-    `### A quiet org's saves (5 a second for 30 s) beside ${busyOrgs} orgs that each save ${busyMemories.toLocaleString('en')} memories at once`,
+    `### A quiet org's saves (5 a second for 30 s) beside ${busyOrgs} orgs that each save ` +
+      `${busyMemories.toLocaleString('en')} memories at once`,
     '',
     "| from a save's 201 to its vector | p50 ms | p95 ms | p99 ms | max ms | saves |",
     '|---|---|---|---|---|---|',
@@ -89,10 +90,14 @@ process.stdout.write(
     row('from their end, while the busy orgs catch up', beside),
     row(`from the end of its own burst (${own.perSecond} saves/s), while it catches up`, behindOwn),
     '',
-    `p50 / max ms of each 5 s of the quiet stream, from the start of the bursts: ${windows(during.inOrder).join(', ')}; from their end: ${windows(beside.inOrder).join(', ')}`,
-    `bursts: ${burst.map((b) => `${b.perSecond} saves/s`).join(', ')}; memories the busy orgs still had to embed when the quiet stream ended: ${left.join(', ')}`,
+    `p50 / max ms of each 5 s of the quiet stream, from the start of the bursts: ${windows(during.inOrder).join(', ')}; from ` +
+      `their end: ${windows(beside.inOrder).join(', ')}`,
+    `bursts: ${burst.map((b) => `${b.perSecond} saves/s`).join(', ')}; memories the busy orgs still had to embed when the ` +
+      `quiet stream ended: ${left.join(', ')}`,
     `the busy orgs were all embedded ${caughtUp.toFixed(1)} s after their bursts ended, with ${Math.round(workerCpu)} s of worker CPU`,
-    `behind its own burst: p50 / max ms of each 5 s: ${windows(behindOwn.inOrder).join(', ')}; ${ownLeft.total - ownLeft.embedded} memories still to embed when the stream ended, all embedded ${ownCaughtUp.toFixed(1)} s after the burst`,
+    `behind its own burst: p50 / max ms of each 5 s: ${windows(behindOwn.inOrder).join(', ')}; ` +
+      `${ownLeft.total - ownLeft.embedded} memories still to embed when the stream ended, all embedded ` +
+      `${ownCaughtUp.toFixed(1)} s after the burst`,
     '',
   ].join('\n'),
 );

@@ -59,7 +59,8 @@ for (let part = 0; part * tenth < calls; part++) {
   const perSecond = Math.round((count * size) / ((performance.now() - started) / 1000));
   const latency = summarize(run.latencies);
   process.stdout.write(
-    `to ${saved.toLocaleString('en')}: ${perSecond} memories/s (${count} calls of ${size}, p50 ${latency.p50} ms, p95 ${latency.p95} ms a call); CPU seconds: ${cpuSpent(before, cpuByKind())}\n`,
+    `to ${saved.toLocaleString('en')}: ${perSecond} memories/s (${count} calls of ${size}, p50 ${latency.p50} ms, p95 ` +
+      `${latency.p95} ms a call); CPU seconds: ${cpuSpent(before, cpuByKind())}\n`,
   );
 }
 const lookup = summarize(lookups);
@@ -82,6 +83,7 @@ if (start.model === null) {
   const rate = Math.round((last.embedded - start.embedded) / ((performance.now() - began) / 1000));
   const left = last.total - last.embedded;
   process.stdout.write(
-    `the backlog drains at ${rate} memories/s; ${left.toLocaleString('en')} left (about ${Math.round(left / Math.max(rate, 1) / 60)} minutes more)\n`,
+    `the backlog drains at ${rate} memories/s; ${left.toLocaleString('en')} left (about ` +
+      `${Math.round(left / Math.max(rate, 1) / 60)} minutes more)\n`,
   );
 }

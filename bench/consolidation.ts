@@ -24,7 +24,8 @@ for (const [label, namespace] of [
   }
   times.sort((a, b) => a - b);
   console.log(
-    `detect scan, ${label} of an org with ${org.n} memories: scanned ${result!.scanned}, ${result!.proposals.length} proposals, ${result!.contradictions.length} contradiction candidates; median ${times[2]!.toFixed(0)} ms (of 5)`,
+    `detect scan, ${label} of an org with ${org.n} memories: scanned ${result!.scanned}, ${result!.proposals.length} ` +
+      `proposals, ${result!.contradictions.length} contradiction candidates; median ${times[2]!.toFixed(0)} ms (of 5)`,
   );
 }
 await orm.close();

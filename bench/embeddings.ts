@@ -50,7 +50,8 @@ interface Result {
 
 // Busy for the given share of every 10 ms.
 const BUSY_LOOP =
-  'const share = Number(process.argv[1]); (function tick() { const t = Date.now(); while (Date.now() - t < 10 * share); setTimeout(tick, 10 * (1 - share)); })();';
+  'const share = Number(process.argv[1]); (function tick() { const t = Date.now(); while (Date.now() - t < 10 * share); ' +
+  'setTimeout(tick, 10 * (1 - share)); })();';
 
 const modelDir = process.env.EMBEDDING_MODEL_DIR;
 if (!modelDir) throw new Error('set EMBEDDING_MODEL_DIR to the directory holding model.onnx and tokenizer.json');
@@ -201,7 +202,8 @@ function main(): void {
     if (run.status !== 0) throw new Error(`the child for ${job.sessions} x ${job.threads}, ${job.label} failed:\n${run.stderr}`);
     const r = JSON.parse(run.stdout) as Result;
     rows.push(
-      `| ${job.sessions} x ${job.threads} | ${job.label} | ${r.perSecond.sentences} | ${r.perSecond.memories} | ${r.perSecond.long} | ${r.rssAfterLoadMb} | ${r.peakRssMb} |`,
+      `| ${job.sessions} x ${job.threads} | ${job.label} | ${r.perSecond.sentences} | ${r.perSecond.memories} | ` +
+        `${r.perSecond.long} | ${r.rssAfterLoadMb} | ${r.peakRssMb} |`,
     );
     if (r.query && r.concurrent) {
       const c = r.concurrent;
@@ -211,16 +213,20 @@ function main(): void {
     }
     if (r.beside)
       besideRows.push(
-        `| ${job.sessions} x ${job.threads} | ${r.beside.inTurn.p50} | ${r.beside.inTurn.p95} | ${r.beside.oneLine.p50} | ${r.beside.oneLine.p95} |`,
+        `| ${job.sessions} x ${job.threads} | ${r.beside.inTurn.p50} | ${r.beside.inTurn.p95} | ${r.beside.oneLine.p50} | ` +
+          `${r.beside.oneLine.p95} |`,
       );
     process.stderr.write('.');
   }
   process.stdout.write(
     [
       `\n### Local embedding model ${model}: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}\n`,
-      `Texts/s of embedDocuments over each whole set, best of ${rounds}: ${sets.sentences.length} sentences (mean ${tokens.sentences} tokens), ${sets.memories.length} agent memories`,
-      `(mean ${tokens.memories} tokens), ${sets.long.length} long texts (cut to ${tokens.long} tokens). A pass holds at most "texts per pass"`,
-      `texts; the rows without a token limit show the batch size alone. RSS in MB.${busy > 0 ? ` Beside a process keeping ${busy * 100}% of a core busy.` : ''}\n`,
+      `Texts/s of embedDocuments over each whole set, best of ${rounds}: ${sets.sentences.length} sentences (mean ` +
+        `${tokens.sentences} tokens), ${sets.memories.length} agent memories`,
+      `(mean ${tokens.memories} tokens), ${sets.long.length} long texts (cut to ${tokens.long} tokens). A pass holds at most ` +
+        `"texts per pass"`,
+      `texts; the rows without a token limit show the batch size alone. RSS in ` +
+        `MB.${busy > 0 ? ` Beside a process keeping ${busy * 100}% of a core busy.` : ''}\n`,
       '| sessions x threads | texts per pass | sentences/s | memories/s | long texts/s | RSS after load | peak RSS |',
       '|---|---|---|---|---|---|---|',
       ...rows,

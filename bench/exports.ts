@@ -18,7 +18,8 @@ const {
 } = await db.query(`select user_id from memberships where org_id = $1 limit 1`, [org.org_id]);
 const raw = `svc_${randomBytes(32).toString('base64url')}`;
 await db.query(
-  `insert into credentials (id, kind, org_id, user_id, name, prefix, secret_hash, created_at) values (gen_random_uuid(), 'api', $1, $2, 'bench-export', $3, $4, now())`,
+  `insert into credentials (id, kind, org_id, user_id, name, prefix, secret_hash, created_at)
+    values (gen_random_uuid(), 'api', $1, $2, 'bench-export', $3, $4, now())`,
   [org.org_id, member.user_id, raw.slice(0, 8), createHash('sha256').update(raw).digest('hex')],
 );
 await db.end();
@@ -42,6 +43,8 @@ for (const format of ['ndjson', 'csv']) {
   for await (const chunk of res.body!) bytes += (chunk as Uint8Array).length;
   const downloadSeconds = (performance.now() - t) / 1000;
   console.log(
-    `| ${format} | ${status.row_count} of ${org.n} | ${jobSeconds.toFixed(1)} s | ${downloadSeconds.toFixed(1)} s | ${(bytes / 1e6).toFixed(1)} MB | ${memoryMb(process.env.STACK_WORKER_PID).peak} MB | ${memoryMb(process.env.STACK_API_PID).peak} MB |`,
+    `| ${format} | ${status.row_count} of ${org.n} | ${jobSeconds.toFixed(1)} s | ${downloadSeconds.toFixed(1)} s | ` +
+      `${(bytes / 1e6).toFixed(1)} MB | ${memoryMb(process.env.STACK_WORKER_PID).peak} MB | ` +
+      `${memoryMb(process.env.STACK_API_PID).peak} MB |`,
   );
 }

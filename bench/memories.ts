@@ -79,7 +79,9 @@ async function bytesPerMemory(): Promise<number> {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query<{ bytes: string; memories: string }>(
-    `select (select sum(pg_total_relation_size(t)) from unnest(array['memories', 'lexical_staged', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'memory_embeddings', 'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
+    `select (select sum(pg_total_relation_size(t))
+      from unnest(array['memories', 'lexical_staged', 'lexical_blocks', 'lexical_docs', 'lexical_tombstones', 'memory_embeddings',
+        'namespaces', 'counters', 'events', 'outbox']::regclass[]) t) as bytes,
             (select count(*) from memories) as memories`,
   );
   await db.end();
@@ -284,7 +286,8 @@ async function lastAccount() {
   const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await db.connect();
   const { rows } = await db.query<{ email: string; org_id: string; memories: string }>(
-    `select u.email, m.org_id, (select count(*) from memories where org_id = m.org_id) as memories from users u join memberships m on m.user_id = u.id
+    `select u.email, m.org_id, (select count(*) from memories where org_id = m.org_id) as memories from users u
+      join memberships m on m.user_id = u.id
       where u.email like 'bench-%@example.test' order by memories desc limit 1`,
   );
   await db.end();
@@ -322,7 +325,8 @@ for (const target of reuse ? [already] : checkpoints) {
   if (model) {
     const caughtUp = await embedded(tokens[0]!);
     process.stdout.write(
-      `embeddings caught up ${caughtUp.seconds} s after seeding ended (${caughtUp.count} vectors; worker CPU meanwhile ${caughtUp.cpu} s)\n`,
+      `embeddings caught up ${caughtUp.seconds} s after seeding ended (${caughtUp.count} vectors; worker CPU meanwhile ` +
+        `${caughtUp.cpu} s)\n`,
     );
   }
   await settle();
@@ -374,12 +378,15 @@ if (model) {
     const fresh = await freshness(orgId, { save, perSecond: 50, count: 1000, pollMs });
     // The CPU each kind of process used over the stream says what competed with the model when the lag grew.
     process.stdout.write(
-      `from a save's 201 to its vector (found semantically) at 50 saves/s, polled every ${pollMs} ms, to its commit: p50 ${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves; as the poller saw them: p50 ${fresh.seen.p50}, p95 ${fresh.seen.p95}; CPU seconds meanwhile: ${cpuSpent(before, cpuByKind())})\n`,
+      `from a save's 201 to its vector (found semantically) at 50 saves/s, polled every ${pollMs} ms, to its commit: p50 ` +
+        `${fresh.p50} ms, p95 ${fresh.p95} ms, p99 ${fresh.p99} ms (${fresh.count} saves; as the poller saw them: p50 ` +
+        `${fresh.seen.p50}, p95 ${fresh.seen.p95}; CPU seconds meanwhile: ${cpuSpent(before, cpuByKind())})\n`,
     );
   }
   const recall = await recallAgainstExact(tokens[0]!, orgId, true);
   process.stdout.write(
-    `filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ${recall.queries} queries got min(10, matches) rows\n`,
+    `filtered semantic search (namespace + tag) against an exact scan: recall@10 ${recall.recall}, ${recall.full} of ` +
+      `${recall.queries} queries got min(10, matches) rows\n`,
   );
   // Unfiltered, the HNSW index answers alone (efSearch: 64 for k 10); the agent corpus is dense, so near-ties abound.
   const unfiltered = await recallAgainstExact(tokens[0]!, orgId, false);
@@ -396,7 +403,8 @@ const [hits, misses] = [
   metric('memsvc_lexical_cache_blocks_total\\{result="miss"\\}'),
 ];
 process.stdout.write(
-  `lexical block cache: ${Math.round(metric('memsvc_lexical_cache_bytes') / 2 ** 20)} MB held, ${hits} blocks from it and ${misses} read (${Math.round((100 * hits) / (hits + misses))}% hits)\n`,
+  `lexical block cache: ${Math.round(metric('memsvc_lexical_cache_bytes') / 2 ** 20)} MB held, ${hits} blocks from it and ` +
+    `${misses} read (${Math.round((100 * hits) / (hits + misses))}% hits)\n`,
 );
 
 // The semantic route's answers against an exact scan in SQL (no index) of the same filter (namespace + tag, or the
@@ -409,7 +417,8 @@ async function exactTop10(
   only?: { namespace: string; tag: string },
 ): Promise<string[]> {
   const { rows } = await db.query<{ memory_id: string }>(
-    `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
+    `select e.memory_id from memory_embeddings e join memories m on m.org_id = e.org_id and m.id = e.memory_id
+      join namespaces n on n.org_id = m.org_id and n.id = m.namespace_id
       where m.org_id = $4 and ($5 = false or (n.name = $1 and m.tags @> array[$2])) and m.superseded_by is null
       group by e.memory_id order by min(e.embedding <=> $3::vector) limit 10`,
     [only?.namespace ?? '', only?.tag ?? '', vectorLiteral(vector), orgId, only !== undefined],
@@ -488,7 +497,8 @@ async function paraphrasesAmongTheOrg(token: string, orgId: string) {
   await db.end();
   const f = (x: number) => x.toFixed(3);
   process.stdout.write(
-    `the paraphrase set's ${questions.length} questions among the org's memories, evidence recall@${K}: semantic ${f(recall.semantic!)} (an exact scan ${f(recall.exact!)}), hybrid ${f(recall.hybrid!)}, lexical ${f(recall.lexical!)}\n`,
+    `the paraphrase set's ${questions.length} questions among the org's memories, evidence recall@${K}: semantic ` +
+      `${f(recall.semantic!)} (an exact scan ${f(recall.exact!)}), hybrid ${f(recall.hybrid!)}, lexical ${f(recall.lexical!)}\n`,
   );
 }
 

@@ -47,7 +47,8 @@ if (!reuse) {
     `insert into orgs (id, slug, name, plan, created_at, updated_at) values ('${org}', 'ns-scale', 'ns-scale', 'enterprise', now(), now())`,
   );
   await exec(`insert into namespaces (id, org_id, name, created_at, updated_at)
-    select ('00000000-0000-0000-0002-' || lpad(j::text, 12, '0'))::uuid, '${org}', 'project-' || j, now(), now() from generate_series(0, ${SHARES.length}) j`);
+    select ('00000000-0000-0000-0002-' || lpad(j::text, 12, '0'))::uuid, '${org}', 'project-' || j, now(), now()
+    from generate_series(0, ${SHARES.length}) j`);
   const lengths = new Map<number, { n: number; len: number }>();
   for (let at = 0; at < N; at += 5_000) {
     const ids: string[] = [],
@@ -84,7 +85,8 @@ if (!reuse) {
   const total = [...lengths.values()].reduce((s, x) => s + x.len, 0);
   counters.push(`('${org}', '${ORG_COUNTERS.live}', ${N})`, `('${org}', '${ORG_COUNTERS.docLen}', ${total})`);
   await exec(
-    `insert into counters (org_id, scope_id, name, shard, value) select '${org}', s::uuid, n, 0, v from (values ${counters.join(', ')}) as c(s, n, v)`,
+    `insert into counters (org_id, scope_id, name, shard, value) select '${org}', s::uuid, n, 0, v
+      from (values ${counters.join(', ')}) as c(s, n, v)`,
   );
   console.log(`${N} memories written in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   started = performance.now();
@@ -124,7 +126,8 @@ for (let j = 0; j <= SHARES.length; j++) {
       return `${s.p50} / ${s.p95}`;
     };
     console.log(
-      `| project-${j}: ${size} (${((100 * size) / N).toFixed(1)}%) | ${k} | ${cell('read whole')} | ${cell('MaxScore')} | ${cell('chosen')} |`,
+      `| project-${j}: ${size} (${((100 * size) / N).toFixed(1)}%) | ${k} | ${cell('read whole')} | ${cell('MaxScore')} | ` +
+        `${cell('chosen')} |`,
     );
   }
 }

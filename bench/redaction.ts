@@ -22,7 +22,8 @@ for (const s of scores) {
   console.log(`| ${s.kind} | ${s.rules.length} | ${s.tried} | ${s.caught} | ${pct} | ${s.falseSamples} | ${s.falsePositives} |`);
 }
 console.log(
-  `| **all ${scores.length} kinds** | ${GITLEAKS_RULES.length} | ${total.tried} | ${total.caught} | ${((100 * total.caught) / total.tried).toFixed(1)} | ${total.falseSamples} | ${total.falsePositives} |`,
+  `| **all ${scores.length} kinds** | ${GITLEAKS_RULES.length} | ${total.tried} | ${total.caught} | ` +
+    `${((100 * total.caught) / total.tried).toFixed(1)} | ${total.falseSamples} | ${total.falsePositives} |`,
 );
 console.log(`\nlowest per-kind rate: ${Math.min(...scores.map((s) => (100 * s.caught) / s.tried)).toFixed(1)}%`);
 
@@ -40,7 +41,8 @@ const prose = Array.from({ length: 5_000 }, (_, i) =>
   ),
 );
 console.log(
-  `\n## Cost\n\nagent memories (${Math.round(memories.reduce((n, m) => n + m.length, 0) / memories.length)} chars): ${perText(memories).toFixed(1)} µs each`,
+  `\n## Cost\n\nagent memories (${Math.round(memories.reduce((n, m) => n + m.length, 0) / memories.length)} chars): ` +
+    `${perText(memories).toFixed(1)} µs each`,
 );
 console.log(`keyword-heavy prose (${prose[0]!.length} chars): ${perText(prose).toFixed(1)} µs each`);
 
@@ -57,5 +59,6 @@ for (const unit of units) {
   if (ms > worst.ms) worst = { ms, unit };
 }
 console.log(
-  `\n256 KB adversarial inputs: ${units.size}, ${((performance.now() - start) / units.size).toFixed(1)} ms each on average, slowest ${worst.ms.toFixed(0)} ms (${JSON.stringify(worst.unit)} repeated)`,
+  `\n256 KB adversarial inputs: ${units.size}, ${((performance.now() - start) / units.size).toFixed(1)} ms each on average, ` +
+    `slowest ${worst.ms.toFixed(0)} ms (${JSON.stringify(worst.unit)} repeated)`,
 );

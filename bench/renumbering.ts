@@ -77,7 +77,8 @@ try {
   }
   await exec(`insert into counters (org_id, scope_id, name, shard, value) values
     ('${org}', '${org}', '${ORG_COUNTERS.live}', 0, ${N}), ('${org}', '${org}', '${ORG_COUNTERS.docLen}', 0, ${total}),
-    ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.live}', 0, ${N}), ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.docLen}', 0, ${total})`);
+    ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.live}', 0, ${N}), ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.docLen}', 0,
+      ${total})`);
   await exec(`create table staged_copy as select * from lexical_staged`);
   await foldAll();
   console.log(`${N} memories written and folded in ${seconds(started)} s`);
@@ -127,7 +128,8 @@ try {
     return `p50 ${s.p50.toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms over ${times.length}`;
   };
   console.log(
-    `renumbering (compactPostings): ${took.toFixed(0)} ms, ${dropped} tombstones dropped, ${JSON.stringify(await state())}, ${await blocks()} blocks`,
+    `renumbering (compactPostings): ${took.toFixed(0)} ms, ${dropped} tombstones dropped, ${JSON.stringify(await state())}, ` +
+      `${await blocks()} blocks`,
   );
   console.log(`searches before it: ${show(before)}`);
   console.log(`searches beside it: ${show(beside)}`);

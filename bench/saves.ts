@@ -40,5 +40,6 @@ const embedded = (await db.query<{ n: number }>(`select count(*)::int as n from 
   .rows[0]!.n;
 await db.end();
 process.stdout.write(
-  `${count} saves in ${seconds.toFixed(1)} s: ${Math.round(count / seconds)} saves/s; CPU seconds meanwhile: ${cpuSpent(before, after)}; memories embedded meanwhile: ${embedded}\n`,
+  `${count} saves in ${seconds.toFixed(1)} s: ${Math.round(count / seconds)} saves/s; CPU seconds meanwhile: ` +
+    `${cpuSpent(before, after)}; memories embedded meanwhile: ${embedded}\n`,
 );

@@ -60,7 +60,8 @@ async function writeOrg(): Promise<void> {
     const vectors = await embedder.embedDocuments(Array.from({ length: Math.min(CHUNK, BASE - from) }, () => agent.memory()));
     await query(
       em(),
-      sql`insert into bench_base (i, v) select n + ${from} - 1, v::vector from unnest(${vectors.map(vectorLiteral)}::text[]) with ordinality as u(v, n)`,
+      sql`insert into bench_base (i, v) select n + ${from} - 1, v::vector
+        from unnest(${vectors.map(vectorLiteral)}::text[]) with ordinality as u(v, n)`,
     );
   }
   console.log(`${BASE} agent memories embedded in ${seconds(started)} s`);

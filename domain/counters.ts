@@ -30,7 +30,8 @@ export function countersUpsert(deltas: CounterDelta[]): RawBuilder<unknown> | nu
   if (live.length === 0) return null;
   const shard = Math.floor(Math.random() * COUNTER_SHARDS);
   return sql`insert into counters (org_id, scope_id, name, shard, value)
-      select o, s, n, ${shard}, v from unnest(${live.map((d) => d.orgId)}::uuid[], ${live.map((d) => d.scopeId)}::uuid[], ${live.map((d) => d.name)}::text[],
+      select o, s, n, ${shard}, v from unnest(${live.map((d) => d.orgId)}::uuid[], ${live.map((d) => d.scopeId)}::uuid[],
+        ${live.map((d) => d.name)}::text[],
         ${live.map((d) => d.delta)}::bigint[]) with ordinality as u(o, s, n, v, i)
       order by i
       on conflict (org_id, scope_id, name, shard) do update set value = counters.value + excluded.value`;

@@ -44,7 +44,8 @@ export async function deleteByCtid(em: EntityManager, table: string, candidates:
     em,
     sql<{
       n: number;
-    }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(${candidates})) returning 1) select count(*)::int as n from gone`,
+    }>`with gone as (delete from ${sql.table(table)} where ctid = any(array(${candidates})) returning 1) select count(*)::int as n
+      from gone`,
   );
   return rows[0]!.n;
 }

@@ -61,7 +61,9 @@ export const webhookLag = new Histogram({
 
 export const queryVectorsServed = new Counter({
   name: 'memsvc_query_vectors_total',
-  help: "Vectors of search queries by where they came from: the model, or the API's cache of recent queries (a text asked twice in one bulk search is embedded once)",
+  help:
+    "Vectors of search queries by where they came from: the model, or the API's cache of recent queries (a text asked " +
+    'twice in one bulk search is embedded once)',
   labelNames: ['source'],
   registers,
 });

@@ -231,7 +231,8 @@ export class OutboxRelay {
         await context.with(propagation.extract(ROOT_CONTEXT, group.rows[0]!.trace_context ?? {}), group.send);
         await query(
           em,
-          sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null, claimed_until = null where ${keyed(group.rows)}`,
+          sql`update outbox set dispatched_at = now(), attempts = attempts + 1, last_error = null, claimed_until = null
+            where ${keyed(group.rows)}`,
         );
       } catch (err) {
         if (err instanceof TemporalUnreachable) {

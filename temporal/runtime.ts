@@ -52,7 +52,8 @@ function drainTemporalMetrics(): void {
   }
 }
 
-// Routes the SDK's own log lines (worker state, activity failures) into our structured log. The SDK allows one runtime per process, so a second call is a no-op.
+// Routes the SDK's own log lines (worker state, activity failures) into our structured log. The SDK allows one runtime per process,
+// so a second call is a no-op.
 let installed = false;
 export function installTemporalRuntime(logger: Logger, level: string): void {
   if (installed) return;

@@ -18,7 +18,8 @@ const SCHEDULES: ScheduledWorkflow[] = [
     workflow: maintenanceWorkflow,
     every: '1 hour',
     description:
-      'delete expired idempotency keys, sealed keys, OAuth states, write-limit windows, and outbox rows and events dispatched over a week ago',
+      'delete expired idempotency keys, sealed keys, OAuth states, write-limit windows, and outbox rows and events ' +
+      'dispatched over a week ago',
   },
   {
     // Often enough that an org which grows past the threshold gets its index within minutes; a run with nothing

@@ -87,7 +87,8 @@ export function oauthRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'auth',
       access: 'public',
       summary:
-        'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to /dashboard (or to the OAuth authorization the sign-in began on)',
+        'Where the provider sends the user back: signs in or creates the user, sets the session cookie, redirects to ' +
+        '/dashboard (or to the OAuth authorization the sign-in began on)',
       description: getAuthOauthIdpCallback,
       query: z
         .object({ state: z.string().max(500).optional(), code: z.string().max(2000).optional(), error: z.string().max(200).optional() })

@@ -61,7 +61,8 @@ const mem0Filters = z
   .pipe(filterExpression)
   .meta({
     description:
-      "mem0's filter grammar (AND, OR, NOT; user_id, agent_id, app_id (a project here), run_id, created_at, updated_at, timestamp, categories (tags), keywords (content), memory_ids, metadata)",
+      "mem0's filter grammar (AND, OR, NOT; user_id, agent_id, app_id (a project here), run_id, created_at, updated_at, " +
+      'timestamp, categories (tags), keywords (content), memory_ids, metadata)',
   });
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -83,7 +84,8 @@ const mem0Memory = (m: MemoryView) => ({
 const mem0MemorySchema = z.record(z.string(), z.unknown()).meta({
   id: 'Mem0Memory',
   description:
-    "a memory in mem0's shape: id, memory, user_id, agent_id, app_id, run_id, hash, metadata, categories, created_at, updated_at (ISO 8601), score in searches",
+    "a memory in mem0's shape: id, memory, user_id, agent_id, app_id, run_id, hash, metadata, categories, created_at, " +
+    'updated_at (ISO 8601), score in searches',
 });
 
 // A conversation's message without its own time: mem0 gives one `timestamp` for the call.

@@ -127,7 +127,8 @@ export function consolidationRoutes(deps: ApiDeps): AnyRoute[] {
           const request = {
             workflowId: `consolidation-detect-${caller.orgId}-${scope}-${body.threshold}`,
             orgId: caller.orgId,
-            description: `find duplicate, stale and contradicting memories in ${body.namespace ? `project ${body.namespace}` : 'every project'}`,
+            description:
+              `find duplicate, stale and contradicting memories in ` + `${body.namespace ? `project ${body.namespace}` : 'every project'}`,
             args: [
               { orgId: caller.orgId, namespace: body.namespace, threshold: body.threshold, checkContradictions: llm.configured() },
             ] as [DetectArgs],

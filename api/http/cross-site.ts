@@ -24,7 +24,8 @@ export function refuseCrossSiteWrites(publicBaseUrl: string): Middleware<AppStat
       throw new AppError(
         'forbidden',
         'cross_site_request',
-        `a write or MCP call with a session cookie must come from ${trustedOrigin} itself (Origin or Sec-Fetch-Site says otherwise); other clients send a bearer token`,
+        `a write or MCP call with a session cookie must come from ${trustedOrigin} itself (Origin or Sec-Fetch-Site says ` +
+          `otherwise); other clients send a bearer token`,
       );
     }
     await next();

@@ -60,7 +60,11 @@ export function buildOpenApi(routes: AnyRoute[], serverUrl: string) {
       title: 'Memory Service API',
       version: '0.1.0',
       description:
-        'Multi-tenant memory service for AI agents. Every route but the public auth routes needs `Authorization: Bearer svc_...` or the `svc_session` cookie (cookie checked first). Errors are `{ error, message?, ...extra }`; validation errors add `issues: [{ path, message }]`, and docs/errors.md lists every code. Timestamps are epoch milliseconds. See docs/api-decisions.md for choices the contract leaves open, docs/changelog.md for what was added to it and when, and /llms.txt for where an agent starts.',
+        'Multi-tenant memory service for AI agents. Every route but the public auth routes needs `Authorization: Bearer ' +
+        'svc_...` or the `svc_session` cookie (cookie checked first). Errors are `{ error, message?, ...extra }`; ' +
+        'validation errors add `issues: [{ path, message }]`, and docs/errors.md lists every code. Timestamps are epoch ' +
+        'milliseconds. See docs/api-decisions.md for choices the contract leaves open, docs/changelog.md for what was ' +
+        'added to it and when, and /llms.txt for where an agent starts.',
     },
     servers: [{ url: serverUrl }],
     components: {

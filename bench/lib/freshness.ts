@@ -34,7 +34,8 @@ export async function freshness(
     while (saving || waiting.size > 0) {
       if (waiting.size > 0) {
         const found = await db.query<{ memory_id: string; committed: string }>(
-          `select memory_id, extract(epoch from pg_xact_commit_timestamp(xmin)) * 1000 as committed from memory_embeddings where org_id = $1 and memory_id = any($2::uuid[])`,
+          `select memory_id, extract(epoch from pg_xact_commit_timestamp(xmin)) * 1000 as committed from memory_embeddings
+            where org_id = $1 and memory_id = any($2::uuid[])`,
           [orgId, [...waiting.keys()]],
         );
         const now = Date.now();

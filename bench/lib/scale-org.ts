@@ -50,7 +50,8 @@ export async function writeScaleOrg(
     `insert into namespaces (id, org_id, name, created_at, updated_at)
        select ${project('i')}, '${org}', 'project-' || i, now(), now() from generate_series(0, ${PROJECTS - 1}) i`,
     `insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, tags, source, metadata, created_at, updated_at)
-       select gen_random_uuid(), '${org}', ${project(`(i % ${PROJECTS})`)}, ${content}, octet_length(${content}), 10, array['tag-' || (i % 50)], 'api', ${metadata},
+       select gen_random_uuid(), '${org}', ${project(`(i % ${PROJECTS})`)}, ${content}, octet_length(${content}), 10,
+         array['tag-' || (i % 50)], 'api', ${metadata},
               timestamptz '2026-01-01' + make_interval(secs => i * 20), timestamptz '2026-01-01' + make_interval(secs => i * 20)
          from generate_series(0, ${n - 1}) i`,
     `insert into counters (org_id, scope_id, name, shard, value) values ('${org}', '${org}', 'memories', 0, ${n})`,

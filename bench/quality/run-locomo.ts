@@ -74,7 +74,8 @@ await closedLoop(16, memories.length, async (i) => {
 for (const token of new Set(tokens.values())) await untilEmbedded(api, token);
 const layout = bySession ? 'a memory per session' : threads ? 'a thread per session' : 'no threads';
 console.log(
-  `LoCoMo: ${memories.length} ${bySession ? 'sessions' : 'turns'} in ${samples.length} conversations (${orgPerConversation ? 'an org each' : 'one org'}, ${layout}), ${questions.length} questions`,
+  `LoCoMo: ${memories.length} ${bySession ? 'sessions' : 'turns'} in ${samples.length} conversations ` +
+    `(${orgPerConversation ? 'an org each' : 'one org'}, ${layout}), ${questions.length} questions`,
 );
 
 console.log(`| mode | evidence recall@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);

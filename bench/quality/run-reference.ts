@@ -34,6 +34,7 @@ for (const collection of [loadCranfield(dataDir), loadCisi(dataDir)]) {
   const r = run(collection);
   const published = PUBLISHED_NDCG10[collection.name];
   console.log(
-    `| ${collection.name} | ${collection.docs.length} | ${r.queries} | ${f3(r.ndcg10)} | ${published === undefined ? '-' : f3(published)} | ${f3(r.recall100)} | ${f3(r.map)} | ${Math.round(r.ms)} ms |`,
+    `| ${collection.name} | ${collection.docs.length} | ${r.queries} | ${f3(r.ndcg10)} | ` +
+      `${published === undefined ? '-' : f3(published)} | ${f3(r.recall100)} | ${f3(r.map)} | ${Math.round(r.ms)} ms |`,
   );
 }

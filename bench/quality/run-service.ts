@@ -55,6 +55,7 @@ console.log('|---|---|---|---|---|---|---|');
 for (const collection of [loadCranfield(dataDir), loadCisi(dataDir)]) {
   const r = await run(collection);
   console.log(
-    `| ${collection.name} | ${collection.docs.length} | ${r.lexical.queries} | ${f3(r.lexical.ndcg10)} | ${f3(r.lexical.recall100)} | ${f3(r.semantic.ndcg10)} | ${f3(r.hybrid.ndcg10)} |`,
+    `| ${collection.name} | ${collection.docs.length} | ${r.lexical.queries} | ${f3(r.lexical.ndcg10)} | ` +
+      `${f3(r.lexical.recall100)} | ${f3(r.semantic.ndcg10)} | ${f3(r.hybrid.ndcg10)} |`,
   );
 }

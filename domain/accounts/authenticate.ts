@@ -42,7 +42,8 @@ export class CredentialLookups {
     if (row.stale)
       await query(
         this.#fork(),
-        sql`update credentials set last_used_at = now() where id = ${row.id} and (last_used_at is null or last_used_at < now() - interval '60 seconds')`,
+        sql`update credentials set last_used_at = now()
+          where id = ${row.id} and (last_used_at is null or last_used_at < now() - interval '60 seconds')`,
       );
     return { userId: row.user_id, orgId: row.org_id, role: row.role, plan: row.plan, credentialId: row.id, credentialKind: kind };
   }

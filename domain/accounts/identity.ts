@@ -31,7 +31,8 @@ export async function rememberAuthorization(em: EntityManager, state: string, pe
   await query(
     em,
     sql`insert into oauth_requests (state_hash, nonce, code_verifier, created_at, expires_at)
-        values (${hashSecret(state)}, ${pending.nonce}, ${pending.codeVerifier}, now(), now() + make_interval(secs => ${OAUTH_REQUEST_TTL_MS / 1000}))`,
+        values (${hashSecret(state)}, ${pending.nonce}, ${pending.codeVerifier}, now(),
+          now() + make_interval(secs => ${OAUTH_REQUEST_TTL_MS / 1000}))`,
   );
 }
 
@@ -106,7 +107,8 @@ export async function signInWithIdentity(em: EntityManager, identity: Identity):
     if (!linked) {
       await query(
         tx,
-        sql`insert into user_identities (issuer, subject, user_id, created_at) values (${identity.issuer}, ${identity.subject}, ${user.id}, now())`,
+        sql`insert into user_identities (issuer, subject, user_id, created_at)
+          values (${identity.issuer}, ${identity.subject}, ${user.id}, now())`,
       );
       if (identity.emailVerified && !user.email_verified_at) {
         // A local account whose e-mail was never verified may have been made by someone else in the owner's

@@ -22,7 +22,8 @@ export function auditInsert(inputs: AuditInput[]): RawBuilder<unknown> {
     select id, o, a, t, u, c, d, now() from unnest(
       ${inputs.map(() => newId())}::uuid[], ${inputs.map((i) => i.orgId)}::uuid[], ${inputs.map((i) => i.action)}::text[],
       ${inputs.map((i) => i.targetId ?? null)}::text[], ${inputs.map((i) => i.actor.userId)}::uuid[],
-      ${inputs.map((i) => i.actor.credentialId)}::uuid[], ${inputs.map((i) => JSON.stringify(i.details ?? {}))}::jsonb[]) as r(id, o, a, t, u, c, d)`;
+      ${inputs.map((i) => i.actor.credentialId)}::uuid[], ${inputs.map((i) => JSON.stringify(i.details ?? {}))}::jsonb[]) as r(id,
+          o, a, t, u, c, d)`;
 }
 
 // Called inside the transaction of the write it describes, so the row exists exactly when the write does.

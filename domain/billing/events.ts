@@ -48,7 +48,8 @@ export async function receiveEvent(em: EntityManager, event: ProcessorEvent): Pr
     const orgId = await orgOfEvent(tx, event);
     const inserted = await query(
       tx,
-      sql`insert into billing_events (id, type, org_id, payload, received_at) values (${event.id}, ${event.type}, ${orgId}, ${JSON.stringify(event)}::jsonb, now())
+      sql`insert into billing_events (id, type, org_id, payload, received_at)
+        values (${event.id}, ${event.type}, ${orgId}, ${JSON.stringify(event)}::jsonb, now())
           on conflict (id) do nothing returning id`,
     );
     if (inserted.length === 0) return { recorded: true, duplicate: true };

@@ -191,7 +191,8 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
     await supersedeMemories(tx, caller.orgId, new Map([a.id, b.id].map((id) => [id, memory.id])));
     await query(
       tx,
-      sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null, merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`,
+      sql`update consolidation_proposals set status = 'merged', merged_memory_id = ${memory.id}, merge_state = null,
+          merge_error = null where org_id = ${caller.orgId} and id = ${proposalId}`,
     );
     await recordAudit(tx, {
       orgId: caller.orgId,
@@ -208,6 +209,7 @@ export async function applyMerge(em: EntityManager, caller: Caller, proposalId: 
 export async function recordMergeFailure(em: EntityManager, orgId: string, proposalId: string, error: string): Promise<void> {
   await query(
     em,
-    sql`update consolidation_proposals set merge_state = 'failed', merge_error = ${error} where id = ${proposalId} and org_id = ${orgId} and status <> 'merged'`,
+    sql`update consolidation_proposals set merge_state = 'failed', merge_error = ${error}
+      where id = ${proposalId} and org_id = ${orgId} and status <> 'merged'`,
   );
 }

@@ -137,8 +137,10 @@ export async function recordProposals(
       id: string;
     }>`insert into consolidation_proposals (id, org_id, namespace_id, kind, memory_a_id, memory_b_id, score, note, proposed_at)
       select gen_random_uuid(), ${orgId}, n, k, a, b, s, t, now()
-        from unnest(${proposals.map((p) => p.namespaceId)}::uuid[], ${proposals.map((p) => p.kind)}::text[], ${proposals.map((p) => p.memoryAId)}::uuid[],
-                    ${proposals.map((p) => p.memoryBId)}::uuid[], ${proposals.map((p) => p.score)}::float8[], ${proposals.map((p) => p.note)}::text[]) as u(n, k, a, b, s, t)
+        from unnest(${proposals.map((p) => p.namespaceId)}::uuid[], ${proposals.map((p) => p.kind)}::text[],
+          ${proposals.map((p) => p.memoryAId)}::uuid[],
+                    ${proposals.map((p) => p.memoryBId)}::uuid[], ${proposals.map((p) => p.score)}::float8[],
+                        ${proposals.map((p) => p.note)}::text[]) as u(n, k, a, b, s, t)
         -- Each memory by its key (OFFSET 0 keeps it a probe whatever the statistics know of the org: memoryPasses).
         where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.a and m.superseded_by is null offset 0)
           and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.b and m.superseded_by is null offset 0)

@@ -146,7 +146,8 @@ async function lastChunkIndex(tx: EntityManager, orgId: string, ref: string): Pr
   const [last] = await query(
     tx,
     sql<{ chunk_index: number }>`select (m.metadata->>'chunk_index')::numeric as chunk_index from memories m
-      where m.org_id = ${orgId} and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = ${ref} and jsonb_typeof(m.metadata->'chunk_index') = 'number'
+      where m.org_id = ${orgId} and m.metadata ? 'parent_ref' and m.metadata->>'parent_ref' = ${ref}
+        and jsonb_typeof(m.metadata->'chunk_index') = 'number'
       order by ${threadOrder('m', 'desc')} limit 1`,
   );
   return last ? Math.floor(Number(last.chunk_index)) : -1;

@@ -25,7 +25,8 @@ export async function backfillLagging(em: EntityManager, model: string): Promise
     const rows = await query(
       tx,
       sql<{ org_id: string }>`with live as (
-          select org_id, sum(value) as n from counters where name = ${ORG_COUNTERS.live} and scope_id = org_id group by org_id having sum(value) > 0),
+          select org_id, sum(value) as n from counters where name = ${ORG_COUNTERS.live} and scope_id = org_id group by org_id
+          having sum(value) > 0),
         have as (select org_id, sum(value) as n from counters where name = ${vectorCounter(model)} and scope_id = org_id group by org_id),
         requested as (delete from embedding_backfills returning org_id)
         select live.org_id from live left join have using (org_id) where coalesce(have.n, 0) < live.n

@@ -72,9 +72,11 @@ export const pageWithoutVectors = (
       select id, content, metadata ? 'parent_ref' as thread, created_at, row_number() over (order by created_at, id) as n from memories
        where ${live} and (created_at, id) <= (${toDate(end.created_at).toISOString()}::timestamptz, ${end.id}::uuid)) x
      where not exists (select 1 from memory_embeddings e
-                        where e.org_id = ${orgId} and e.memory_id = x.id and e.passage = 0 and e.model = ${model} and e.content_hash = md5(x.content) offset 0)
+                        where e.org_id = ${orgId} and e.memory_id = x.id and e.passage = 0 and e.model = ${model}
+                          and e.content_hash = md5(x.content) offset 0)
         or (length(x.content) > ${LONG_TEXT_CHARS} and not exists (select 1 from memory_embeddings e
-                        where e.org_id = ${orgId} and e.memory_id = x.id and e.passage > 0 and e.model = ${model} and e.content_hash = md5(x.content) offset 0))
+                        where e.org_id = ${orgId} and e.memory_id = x.id and e.passage > 0 and e.model = ${model}
+                          and e.content_hash = md5(x.content) offset 0))
      order by x.created_at, x.id limit ${size}`;
 
 // One page of a backfill: of the next `examine` memories after `cursor` in creation order, the first `size` that
@@ -89,12 +91,14 @@ export async function embedPage(
   examine = BACKFILL_EXAMINE,
 ): Promise<{ outcome: EmbedOutcome; next: string | null }> {
   const [afterAt, afterId] = cursor ? cursor.split('|') : [null, null];
-  const live = sql`org_id = ${orgId} and superseded_by is null ${afterAt ? sql`and (created_at, id) > (${afterAt}::timestamptz, ${afterId}::uuid)` : sql``}`;
+  const live = sql`org_id = ${orgId} and superseded_by is null
+      ${afterAt ? sql`and (created_at, id) > (${afterAt}::timestamptz, ${afterId}::uuid)` : sql``}`;
   // The last of the memories this page examines, and how many they are.
   const end = await queryOne(
     em,
     sql<{ created_at: string | Date; id: string; n: number }>`select created_at, id, n::int from (
-        select created_at, id, row_number() over (order by created_at, id) as n from memories where ${live} order by created_at, id limit ${examine}) x
+        select created_at, id, row_number() over (order by created_at, id) as n from memories where ${live} order by created_at, id
+        limit ${examine}) x
       order by n desc limit 1`,
   );
   if (!end) return { outcome: noOutcome(), next: null };
@@ -119,10 +123,12 @@ export const vectorsWrite = (
 ) =>
   sql`insert into memory_embeddings (memory_id, org_id, model, content_hash, embedding, text_embedding, own_index, passage)
     select u.id, ${orgId}, ${model}, u.h, u.v::vector, u.t::vector, ${ownIndexServes(orgId)}, u.p
-      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[], ${rows.map((r) => r.text ?? null)}::text[],
+      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.hash)}::text[], ${rows.map((r) => r.vector)}::text[],
+        ${rows.map((r) => r.text ?? null)}::text[],
                   ${rows.map((r) => r.passage ?? 0)}::smallint[]) as u(id, h, v, t, p)
      where exists (select 1 from memories m where m.org_id = ${orgId} and m.id = u.id and md5(m.content) = u.h offset 0)
-    on conflict (org_id, memory_id, passage) do update set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding,
+    on conflict (org_id, memory_id, passage) do update
+    set model = excluded.model, content_hash = excluded.content_hash, embedding = excluded.embedding,
       text_embedding = excluded.text_embedding, embedded_at = now(), own_index = excluded.own_index`;
 
 // A text to embed: a memory's text (passage 0) or one of its passages, by the hash of the memory's text.

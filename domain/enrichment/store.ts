@@ -15,7 +15,8 @@ export async function enrichmentSubject(em: EntityManager, orgId: string, memory
     em,
     sql<{
       content: string;
-    }>`select content from memories where id = ${memoryId} and org_id = ${orgId} and superseded_by is null and md5(content) = ${contentHash}`,
+    }>`select content from memories where id = ${memoryId} and org_id = ${orgId} and superseded_by is null
+        and md5(content) = ${contentHash}`,
   );
   return row?.content ?? null;
 }

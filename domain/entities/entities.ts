@@ -82,7 +82,8 @@ async function entityMemories(em: EntityManager, orgId: string, entityId: string
       select m.id, m.content, n.name as namespace, m.created_at, me.linked_via
         from memory_entities me
         -- Each memory by its key, whatever the statistics know of the org (OFFSET 0: see memoryPasses).
-        cross join lateral (select m.id, m.content, m.namespace_id, m.created_at from memories m where m.org_id = me.org_id and m.id = me.memory_id offset 0) m
+        cross join lateral (select m.id, m.content, m.namespace_id, m.created_at from memories m
+        where m.org_id = me.org_id and m.id = me.memory_id offset 0) m
         join namespaces n on n.org_id = me.org_id and n.id = m.namespace_id
        where me.org_id = ${orgId} and me.entity_id = ${entityId}
        order by m.created_at desc, m.id desc
@@ -151,7 +152,8 @@ export async function updateEntity(em: EntityManager, caller: Caller, id: string
              entity_type = coalesce(${patch.entityType?.trim().toLowerCase() ?? null}, entity_type),
              aliases = coalesce(${aliases?.aliases ?? null}::text[], aliases),
              normalized_aliases = coalesce(${aliases?.normalized ?? null}::text[], normalized_aliases),
-             metadata = ${JSON.stringify(patch.metadata === undefined ? current.metadata : patchObject(current.metadata, patch.metadata))}::jsonb,
+             metadata =
+               ${JSON.stringify(patch.metadata === undefined ? current.metadata : patchObject(current.metadata, patch.metadata))}::jsonb,
              updated_at = now()
            where org_id = ${caller.orgId} and id = ${id}
            returning ${COLUMNS}`,

@@ -113,13 +113,16 @@ async function link(em: EntityManager, orgId: string, memoryId: string, entityId
          values (${entityId}, ${memoryId}, ${orgId}, 'extraction', now())
          on conflict do nothing
          returning entity_id),
-       names as (select display, norm, ord from unnest(${names.display}::text[], ${names.normalized}::text[]) with ordinality as n(display, norm, ord))
+       names as (select display, norm, ord from unnest(${names.display}::text[],
+         ${names.normalized}::text[]) with ordinality as n(display, norm, ord))
        update entities e set
          mention_count = e.mention_count + 1,
          first_seen_at = least(e.first_seen_at, ${seenAt}::timestamptz),
          last_seen_at = greatest(e.last_seen_at, ${seenAt}::timestamptz),
-         aliases = e.aliases || coalesce((select array_agg(display order by ord) from names where norm <> e.normalized_name and not norm = any(e.normalized_aliases)), '{}'),
-         normalized_aliases = e.normalized_aliases || coalesce((select array_agg(norm order by ord) from names where norm <> e.normalized_name and not norm = any(e.normalized_aliases)), '{}'),
+         aliases = e.aliases || coalesce((select array_agg(display order by ord) from names
+         where norm <> e.normalized_name and not norm = any(e.normalized_aliases)), '{}'),
+         normalized_aliases = e.normalized_aliases || coalesce((select array_agg(norm order by ord) from names
+         where norm <> e.normalized_name and not norm = any(e.normalized_aliases)), '{}'),
          updated_at = now()
         from link
        where e.org_id = ${orgId} and e.id = link.entity_id

@@ -51,7 +51,8 @@ export async function requestExport(em: EntityManager, caller: Caller, format: E
       tx,
       sql<{
         created_at: string;
-      }>`insert into export_jobs (id, org_id, format, filters, created_at) values (${id}, ${caller.orgId}, ${format}, ${JSON.stringify(filters)}::jsonb, now()) returning created_at`,
+      }>`insert into export_jobs (id, org_id, format, filters, created_at)
+        values (${id}, ${caller.orgId}, ${format}, ${JSON.stringify(filters)}::jsonb, now()) returning created_at`,
     );
     await enqueueJobs(tx, [
       {
@@ -126,7 +127,8 @@ export async function exportExtent(em: EntityManager, orgId: string, exportId: s
     sql<{
       pages: number;
       bytes: string;
-    }>`select count(*)::int as pages, coalesce(sum(octet_length(data)), 0) as bytes from export_chunks where org_id = ${orgId} and export_id = ${exportId}`,
+    }>`select count(*)::int as pages, coalesce(sum(octet_length(data)), 0) as bytes from export_chunks
+      where org_id = ${orgId} and export_id = ${exportId}`,
   );
   return { pages: row!.pages, bytes: Number(row!.bytes) };
 }
@@ -208,13 +210,15 @@ export async function exportPage(em: EntityManager, exportId: string, cursor: Pa
     const memories = rows.map(memoryView);
     await query(
       tx,
-      sql`insert into export_chunks (org_id, export_id, seq, data) values (${job.org_id}, ${exportId}, ${cursor.seq}, ${render(job.format, memories, cursor.seq === 0)})
+      sql`insert into export_chunks (org_id, export_id, seq, data)
+        values (${job.org_id}, ${exportId}, ${cursor.seq}, ${render(job.format, memories, cursor.seq === 0)})
           on conflict (org_id, export_id, seq) do nothing`,
     );
     // Pages before this one were full, so the count is exact; the dashboard polls it while the export runs.
     await query(
       tx,
-      sql`update export_jobs set row_count = ${cursor.seq * EXPORT_PAGE_SIZE + rows.length} where org_id = ${job.org_id} and id = ${exportId}`,
+      sql`update export_jobs set row_count = ${cursor.seq * EXPORT_PAGE_SIZE + rows.length}
+        where org_id = ${job.org_id} and id = ${exportId}`,
     );
     if (rows.length < EXPORT_PAGE_SIZE) return null;
     const last = memories[memories.length - 1]!;
@@ -225,6 +229,7 @@ export async function exportPage(em: EntityManager, exportId: string, cursor: Pa
 export async function finishExport(em: EntityManager, exportId: string, error: string | null): Promise<void> {
   await query(
     em,
-    sql`update export_jobs set status = ${error ? 'failed' : 'completed'}, error = ${error}, completed_at = now() where id = ${exportId} and status = 'pending'`,
+    sql`update export_jobs set status = ${error ? 'failed' : 'completed'}, error = ${error}, completed_at = now()
+      where id = ${exportId} and status = 'pending'`,
   );
 }

@@ -29,7 +29,8 @@ function open(key: Buffer, row: Sealed): ByokKeys {
 export function escrowInsert(rows: Sealed[]): RawBuilder<unknown> {
   return sql`insert into llm_key_escrow (id, org_id, sealed, created_at, expires_at)
     select id, org_id, sealed, now(), now() + make_interval(secs => ${ESCROW_TTL_SECONDS})
-      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.orgId)}::uuid[], ${rows.map((r) => r.sealed)}::bytea[]) as r(id, org_id, sealed)`;
+      from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.orgId)}::uuid[],
+        ${rows.map((r) => r.sealed)}::bytea[]) as r(id, org_id, sealed)`;
 }
 
 // The keys, or null when the row is gone (the work already ended, or it expired).

@@ -39,14 +39,16 @@ const RULES: Record<string, RawBuilder<unknown>> = {
   // through its (org_id, created_at) index, touching only the rows past retention.
   audit_events: sql`select a.ctid from orgs o cross join lateral (
       select ctid from audit_events a
-       where a.org_id = o.id and a.created_at < now() - make_interval(days => case when o.plan = 'free' then ${RETENTION_DAYS.auditFree}::int else ${RETENTION_DAYS.auditPaid}::int end)
+       where a.org_id = o.id and a.created_at < now() - make_interval(days => case when o.plan = 'free'
+         then ${RETENTION_DAYS.auditFree}::int else ${RETENTION_DAYS.auditPaid}::int end)
        limit ${SWEEP_BATCH}) a
     limit ${SWEEP_BATCH}`,
   // Deliveries still being retried stay; their attempts go with them (foreign key). Walked endpoint by
   // endpoint through the (org_id, endpoint_id, created_at) index.
   webhook_deliveries: sql`select d.ctid from webhook_endpoints w cross join lateral (
       select ctid from webhook_deliveries d
-       where d.org_id = w.org_id and d.endpoint_id = w.id and d.created_at < now() - make_interval(days => ${RETENTION_DAYS.webhookDeliveries}) and d.status <> 'pending'
+       where d.org_id = w.org_id and d.endpoint_id = w.id
+         and d.created_at < now() - make_interval(days => ${RETENTION_DAYS.webhookDeliveries}) and d.status <> 'pending'
        limit ${SWEEP_BATCH}) d
     limit ${SWEEP_BATCH}`,
   // Finished exports past their week, or beyond the org's most recent EXPORTS_KEPT; chunks go with them.

@@ -70,7 +70,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
     em,
     sql`with src as materialized (
         select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, org_id uuid, namespace_id uuid, namespace text,
-               content text, stored_bytes int, doc_len int, tfs text, tags jsonb, source text, source_ref text, metadata jsonb, created_at timestamptz,
+               content text, stored_bytes int, doc_len int, tfs text, tags jsonb, source text, source_ref text, metadata jsonb,
+                 created_at timestamptz,
                created_ms bigint, occurred_at timestamptz, occurred_ms bigint, user_id text, agent_id text, run_id text, n int)),
       saved as (
         insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, tags, source, source_ref, metadata,
@@ -84,7 +85,8 @@ export async function writeSaves(em: EntityManager, saves: PendingSave[]): Promi
       -- memory.saved carries the memory row as the API shows it (memoryRecord), built here from the same source.
       evented as (
         insert into events (org_id, type, data)
-        select r.org_id, 'memory.saved', jsonb_build_object('id', r.id, 'content', r.content, 'namespace', r.namespace, 'tags', r.tags, 'source', r.source,
+        select r.org_id, 'memory.saved', jsonb_build_object('id', r.id, 'content', r.content, 'namespace', r.namespace, 'tags',
+          r.tags, 'source', r.source,
                'source_ref', r.source_ref, 'metadata', r.metadata, 'created_at', r.created_ms, 'updated_at', r.created_ms,
                'occurred_at', r.occurred_ms)
                || jsonb_strip_nulls(jsonb_build_object('user_id', r.user_id, 'agent_id', r.agent_id, 'run_id', r.run_id))

@@ -168,7 +168,8 @@ async function applyPatch(
       updated_at: string;
     }>`update memories set content = ${content}, stored_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
           namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb,
-          user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId}, occurred_at = ${new Date(occurredAt).toISOString()}::timestamptz,
+          user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId},
+            occurred_at = ${new Date(occurredAt).toISOString()}::timestamptz,
           updated_at = greatest(now(), updated_at + interval '1 millisecond')
         where org_id = ${caller.orgId} and id = ${id} returning updated_at`,
   );

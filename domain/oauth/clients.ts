@@ -49,7 +49,8 @@ export async function registerClient(
   }
   const rows = await query(
     em,
-    sql<ClientRow>`insert into oauth_clients (id, name, redirect_uris, created_at) values (${newId()}, ${name}, ${input.redirectUris}::text[], now())
+    sql<ClientRow>`insert into oauth_clients (id, name, redirect_uris, created_at)
+      values (${newId()}, ${name}, ${input.redirectUris}::text[], now())
       returning id, name, redirect_uris, created_at`,
   );
   return view(rows[0]!);

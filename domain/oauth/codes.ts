@@ -24,8 +24,10 @@ export async function issueCode(em: EntityManager, caller: Caller, request: Appr
   await em.transactional(async (tx) => {
     await query(
       tx,
-      sql`insert into oauth_codes (code_hash, client_id, user_id, org_id, redirect_uri, code_challenge, resource, scope, created_at, expires_at)
-        values (${hashSecret(code)}, ${request.clientId}, ${caller.userId}, ${caller.orgId}, ${request.redirectUri}, ${request.codeChallenge},
+      sql`insert into oauth_codes (code_hash, client_id, user_id, org_id, redirect_uri, code_challenge, resource, scope, created_at,
+          expires_at)
+        values (${hashSecret(code)}, ${request.clientId}, ${caller.userId}, ${caller.orgId}, ${request.redirectUri},
+          ${request.codeChallenge},
                 ${request.resource}, ${request.scope}, now(), now() + make_interval(secs => ${CODE_TTL_SECONDS}))`,
     );
     await query(tx, sql`update oauth_clients set last_used_at = now() where id = ${request.clientId}`);

@@ -87,7 +87,8 @@ export async function openGrant(tx: EntityManager, input: GrantInput, lifetimes:
   await query(
     tx,
     sql`insert into oauth_grants (credential_id, client_id, refresh_hash, refresh_expires_at, scope, resource)
-      values (${credentialId}, ${input.clientId}, ${hashSecret(refresh)}, now() + make_interval(days => ${lifetimes.refreshDays}), ${input.scope}, ${input.resource})`,
+      values (${credentialId}, ${input.clientId}, ${hashSecret(refresh)}, now() + make_interval(days => ${lifetimes.refreshDays}),
+        ${input.scope}, ${input.resource})`,
   );
   await recordAudit(tx, {
     orgId: input.orgId,
@@ -143,7 +144,8 @@ export async function refreshGrant(
     const refresh = newRefreshToken();
     await query(
       tx,
-      sql`update credentials set secret_hash = ${access.hash}, prefix = ${access.prefix}, expires_at = now() + make_interval(secs => ${lifetimes.accessSeconds})
+      sql`update credentials set secret_hash = ${access.hash}, prefix = ${access.prefix},
+          expires_at = now() + make_interval(secs => ${lifetimes.accessSeconds})
         where id = ${row.credential_id}`,
     );
     await query(

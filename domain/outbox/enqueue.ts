@@ -36,7 +36,9 @@ export async function enqueueJobs(em: EntityManager, requests: JobRequest[]): Pr
 export function outboxInsert(requests: JobRequest[]): RawBuilder<unknown> {
   const trace = traceCarrier();
   return sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at, trace_context)
-    select i, o, t, k, a, d, now(), ${trace === null ? null : JSON.stringify(trace)}::jsonb from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId ?? NO_ORG)}::uuid[],
-      ${requests.map((r) => r.jobType)}::text[], ${requests.map((r) => r.jobKey)}::text[], ${requests.map((r) => JSON.stringify(r.args))}::jsonb[],
+    select i, o, t, k, a, d, now(), ${trace === null ? null : JSON.stringify(trace)}::jsonb
+    from unnest(${requests.map(() => newId())}::uuid[], ${requests.map((r) => r.orgId ?? NO_ORG)}::uuid[],
+      ${requests.map((r) => r.jobType)}::text[], ${requests.map((r) => r.jobKey)}::text[],
+          ${requests.map((r) => JSON.stringify(r.args))}::jsonb[],
       ${requests.map((r) => r.description)}::text[]) as r(i, o, t, k, a, d)`;
 }

@@ -13,7 +13,8 @@ export async function outboxStats(em: EntityManager): Promise<OutboxStats> {
     em,
     sql<{ pending: string; oldest: number | null; failed: string }>`select
         (select count(*) from outbox where dispatched_at is null and failed_at is null) as pending,
-        (select extract(epoch from now() - min(created_at))::float8 from outbox where dispatched_at is null and failed_at is null) as oldest,
+        (select extract(epoch from now() - min(created_at))::float8 from outbox
+        where dispatched_at is null and failed_at is null) as oldest,
         (select count(*) from outbox where failed_at is not null) as failed`,
   );
   return { pending: Number(row!.pending), oldestPendingSeconds: row!.oldest ?? 0, failed: Number(row!.failed) };

@@ -68,7 +68,8 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
     const rows = await query(
       tx,
       sql<{ id: string; stored_bytes: number; doc_len: number; superseded_by: string | null; thread: string | null }>`
-        delete from memories where ctid = any(array(select ctid from memories where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH}))
+        delete from memories where ctid = any(array(select ctid from memories
+        where org_id = ${job.orgId} and namespace_id = ${job.namespaceId} limit ${ERASE_BATCH}))
         returning id, stored_bytes, doc_len, superseded_by, metadata->>'parent_ref' as thread`,
     );
     if (rows.length === 0) return 0;
@@ -101,7 +102,8 @@ export async function eraseProjectBatch(em: EntityManager, job: ProjectErasure):
         tx,
         sql<{
           id: string;
-        }>`select id from memories where org_id = ${job.orgId} and metadata ? 'parent_ref' and metadata->>'parent_ref' = any(${threads}::text[])
+        }>`select id from memories where org_id = ${job.orgId} and metadata ? 'parent_ref'
+            and metadata->>'parent_ref' = any(${threads}::text[])
           and namespace_id <> ${job.namespaceId} and superseded_by is null`,
       );
       if (elsewhere.length > 0)

@@ -39,8 +39,10 @@ async function projects(em: EntityManager, orgId: string, page: { id?: string; l
   const rows = await query(
     em,
     sql<ProjectRow>`select n.id, n.name, n.description, n.metadata, n.archived_at, n.created_at, n.updated_at,
-          coalesce((select sum(value) from counters c where c.org_id = n.org_id and c.scope_id = n.id and c.name = ${NAMESPACE_COUNTERS.live}), 0) as memory_count,
-          greatest(n.updated_at, (select m.updated_at from memories m where m.org_id = n.org_id and m.namespace_id = n.id order by m.updated_at desc limit 1)) as last_activity_at
+          coalesce((select sum(value) from counters c
+          where c.org_id = n.org_id and c.scope_id = n.id and c.name = ${NAMESPACE_COUNTERS.live}), 0) as memory_count,
+          greatest(n.updated_at, (select m.updated_at from memories m where m.org_id = n.org_id and m.namespace_id = n.id
+          order by m.updated_at desc limit 1)) as last_activity_at
         from namespaces n
        where n.org_id = ${orgId} ${id ? sql`and n.id = ${id}` : sql``}
        order by last_activity_at desc, n.id

@@ -40,8 +40,10 @@ export async function peekSlot(em: EntityManager, key: string, limit: number, wi
   const row = await queryOne(
     em,
     sql<{ recent: number; oldest_needed_ms: string | null }>`select cardinality(r.hits) as recent,
-        (extract(epoch from (r.hits[cardinality(r.hits) - ${limit}::int + 1] + make_interval(secs => ${windowSeconds}) - clock_timestamp())) * 1000)::bigint as oldest_needed_ms
-      from (select array(select h from unnest(w.hits) h where h > clock_timestamp() - make_interval(secs => ${windowSeconds}) order by h) as hits
+        (extract(epoch from (r.hits[cardinality(r.hits) - ${limit}::int + 1] + make_interval(secs => ${windowSeconds}) -
+          clock_timestamp())) * 1000)::bigint as oldest_needed_ms
+      from (select array(select h from unnest(w.hits) h where h > clock_timestamp() - make_interval(secs => ${windowSeconds})
+      order by h) as hits
               from rate_limit_windows w where w.key = ${key}) r`,
   );
   if (!row || row.recent < limit) return { allowed: true, retryAfterSeconds: 0 };

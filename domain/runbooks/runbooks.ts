@@ -54,7 +54,8 @@ interface RunbookRow {
   last_used_at: string | null;
 }
 
-const COLUMNS = sql`id, title, summary, trigger_phrases, steps, metadata, success_count, failure_count, created_at, updated_at, last_used_at`;
+const COLUMNS = sql`id, title, summary, trigger_phrases, steps, metadata, success_count, failure_count, created_at, updated_at,
+    last_used_at`;
 
 const view = (r: RunbookRow): RunbookView => ({
   id: r.id,
@@ -145,7 +146,8 @@ export async function updateRunbook(em: EntityManager, caller: Caller, id: strin
       const row = await queryOne(
         tx,
         sql<RunbookRow>`update runbooks set title = ${patch.title ?? current.title}, summary = ${patch.summary ?? current.summary},
-              trigger_phrases = ${patch.triggerPhrases ?? current.trigger_phrases}::text[], steps = ${JSON.stringify(patch.steps ?? current.steps)}::jsonb,
+              trigger_phrases = ${patch.triggerPhrases ?? current.trigger_phrases}::text[],
+                steps = ${JSON.stringify(patch.steps ?? current.steps)}::jsonb,
               metadata = ${JSON.stringify(metadata)}::jsonb, updated_at = greatest(now(), updated_at + interval '1 millisecond')
             where org_id = ${caller.orgId} and id = ${id} returning ${COLUMNS}`,
       );
@@ -179,7 +181,8 @@ export async function recordOutcome(em: EntityManager, caller: Caller, id: strin
     const counter = outcome === 'success' ? sql`success_count = success_count + 1` : sql`failure_count = failure_count + 1`;
     const row = await queryOne(
       tx,
-      sql<RunbookRow>`update runbooks set ${counter}, last_used_at = now() where id = ${id} and org_id = ${caller.orgId} returning ${COLUMNS}`,
+      sql<RunbookRow>`update runbooks set ${counter}, last_used_at = now() where id = ${id} and org_id = ${caller.orgId}
+        returning ${COLUMNS}`,
     );
     if (!row) throw notFound('runbook', id);
     await recordAudit(tx, { orgId: caller.orgId, action: 'runbook.outcome', targetId: id, actor: actorOf(caller), details: { outcome } });
@@ -193,7 +196,8 @@ export async function suggestRunbooks(em: EntityManager, orgId: string, text: st
   const rows = await query(
     em,
     sql<RunbookRow>`select ${COLUMNS} from runbooks r
-        where org_id = ${orgId} and exists (select 1 from unnest(r.trigger_phrases) p where p <> '' and strpos(lower(${text}::text), lower(p)) > 0)
+        where org_id = ${orgId} and exists (select 1 from unnest(r.trigger_phrases) p
+        where p <> '' and strpos(lower(${text}::text), lower(p)) > 0)
         order by (success_count + 1)::float8 / (success_count + failure_count + 2) desc, updated_at desc, id desc
         limit ${limit}`,
   );

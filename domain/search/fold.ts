@@ -75,7 +75,8 @@ export async function foldPostings(em: EntityManager, orgId: string): Promise<nu
       tx,
       sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id, user_id, agent_id, run_id)
         select ${orgId}, d, m, ns, u, a, r
-          from unnest(${docnums}::int[], ${ids}::uuid[], ${places.map((p) => p.namespace_id)}::uuid[], ${places.map((p) => p.user_id)}::text[],
+          from unnest(${docnums}::int[], ${ids}::uuid[], ${places.map((p) => p.namespace_id)}::uuid[],
+            ${places.map((p) => p.user_id)}::text[],
                       ${places.map((p) => p.agent_id)}::text[], ${places.map((p) => p.run_id)}::text[]) as u(d, m, ns, u, a, r)`,
     );
     await query(tx, sql`update lexical_state set next_docnum = ${next} where org_id = ${orgId}`);
@@ -155,7 +156,8 @@ async function deleteBlocks(tx: EntityManager, orgId: string, keys: BlockKey[]) 
     tx,
     sql<{ term: string; first_docnum: number; docs: number; wide: boolean; data: Buffer }>`delete from lexical_blocks
       where ctid = any(array(select b.ctid from unnest(${keys.map((k) => k.term)}::text[], ${keys.map((k) => k.first)}::int[]) as u(t, f)
-                             cross join lateral (select ctid from lexical_blocks where org_id = ${orgId} and term = u.t and first_docnum = u.f offset 0) b))
+                             cross join lateral (select ctid from lexical_blocks
+                             where org_id = ${orgId} and term = u.t and first_docnum = u.f offset 0) b))
       returning term, first_docnum, docs, wide, data`,
   );
 }
@@ -166,7 +168,8 @@ async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey &
   await query(
     tx,
     sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
-      select ${orgId}, * from unnest(${blocks.map((b) => b.term)}::text[], ${blocks.map((b) => b.first)}::int[], ${blocks.map((b) => b.block.docs)}::int[],
+      select ${orgId}, * from unnest(${blocks.map((b) => b.term)}::text[], ${blocks.map((b) => b.first)}::int[],
+        ${blocks.map((b) => b.block.docs)}::int[],
              ${blocks.map((b) => b.block.wide)}::bool[], ${blocks.map((b) => b.block.data)}::bytea[])`,
   );
 }

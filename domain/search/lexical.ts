@@ -242,13 +242,16 @@ export async function readIndex(
     em,
     sql<IndexRow>`
       with totals as materialized (
-        select ${counterValue(orgId, orgId, ORG_COUNTERS.live)}::float8 as n, ${counterValue(orgId, orgId, ORG_COUNTERS.docLen)}::float8 as total,
+        select ${counterValue(orgId, orgId, ORG_COUNTERS.live)}::float8 as n,
+          ${counterValue(orgId, orgId, ORG_COUNTERS.docLen)}::float8 as total,
                ${counterValue(orgId, namespaceId, NAMESPACE_COUNTERS.live)}::float8 as in_namespace)
       ${scoped ? scopeDocuments(scoped.where, n) : decide ? sql`, read_whole as materialized (select ${decide} as whole from totals)` : sql``}
       select 0 as kind, b.term, b.docs, b.wide, case when c.f is null then b.data end as data, b.first_docnum, b.xmin::text as version,
-             null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total, null::float8 as in_namespace
+             null::uuid as memory_id, null::int as tf, null::int as doc_len, null::float8 as n, null::float8 as total,
+               null::float8 as in_namespace
         from lexical_blocks b
-        left join unnest(${have.map((h) => h.term)}::text[], ${have.map((h) => h.block.first)}::int[], ${have.map((h) => h.block.version)}::text[]) as c(t, f, v)
+        left join unnest(${have.map((h) => h.term)}::text[], ${have.map((h) => h.block.first)}::int[],
+          ${have.map((h) => h.block.version)}::text[]) as c(t, f, v)
           on c.t = b.term and c.f = b.first_docnum and c.v = b.xmin::text
        where b.org_id = ${orgId} and b.term = any(${terms}::text[])
       union all
@@ -355,14 +358,16 @@ const scopeDocuments = (where: RawBuilder<unknown>, n: number) => sql`,
 // The row of kind 3 for a scope read whole: its documents.
 const SCOPE_DOCUMENTS = sql`
       union all
-      select 3, null, null, null, (select string_agg(int4send(docnum), ''::bytea) from scope_docs), null, null, null, null, null, null, null, null
+      select 3, null, null, null, (select string_agg(int4send(docnum), ''::bytea)
+      from scope_docs), null, null, null, null, null, null, null, null
        where (select whole from read_whole)`;
 
 // The row of kind 3, when `readWhole` holds: the namespace's folded documents (from lexical_docs' namespace index
 // alone) and their total length; its memory count is the meta row's.
 const namespaceDocuments = (orgId: string, namespaceId: string, readWhole: RawBuilder<unknown>) => sql`
       union all
-      select 3, null, null, null, (select string_agg(int4send(docnum), ''::bytea) from lexical_docs where namespace_id = ${namespaceId}), null, null, null, null, null, null,
+      select 3, null, null, null, (select string_agg(int4send(docnum), ''::bytea) from lexical_docs
+      where namespace_id = ${namespaceId}), null, null, null, null, null, null,
              ${counterValue(orgId, namespaceId, NAMESPACE_COUNTERS.docLen)}::float8, null
        where ${readWhole}`;
 

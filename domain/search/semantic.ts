@@ -58,11 +58,13 @@ export function semanticCandidates(orgId: string, q: string, model: string, n: n
   // filter on it in the plan); set_config's third argument keeps them to the statement's own transaction.
   return sql<{ id: string; distance: number | string }>`
     select c.id, c.distance
-      from (select set_config('hnsw.iterative_scan', 'relaxed_order', true) as scan, set_config('hnsw.ef_search', ${String(efSearch(n))}, true) as ef) hnsw
+      from (select set_config('hnsw.iterative_scan', 'relaxed_order', true) as scan, set_config('hnsw.ef_search',
+        ${String(efSearch(n))}, true) as ef) hnsw
      cross join lateral (
        select e.memory_id as id, ${rowDistance(q)} as distance from memory_embeddings e
         where hnsw.scan is not null and hnsw.ef is not null
-          and e.org_id = ${orgId} and e.model = ${model} ${scan === 'own' ? sql`` : sql`and not e.own_index`} and ${memoryPasses(compiled, 'e')}
+          and e.org_id = ${orgId} and e.model = ${model} ${scan === 'own' ? sql`` : sql`and not e.own_index`}
+            and ${memoryPasses(compiled, 'e')}
         order by e.embedding::${HALFVEC} <=> ${q}::${HALFVEC} limit ${n}) c`;
 }
 

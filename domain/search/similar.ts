@@ -23,14 +23,16 @@ export async function similarMemories(
   const row = await queryOne(
     em,
     sql<{ vector: string | null }>`select e.embedding::text as vector from memories m
-      left join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id and e.passage = 0 and e.model = ${model} and e.content_hash = md5(m.content)
+      left join memory_embeddings e on e.org_id = m.org_id and e.memory_id = m.id and e.passage = 0 and e.model = ${model}
+        and e.content_hash = md5(m.content)
       where m.org_id = ${orgId} and m.id = ${id}`,
   );
   if (!row) throw notFound('memory', id);
   if (row.vector === null) {
     throw conflict(
       'embedding_pending',
-      `this memory has no vector of ${model} yet: the worker embeds it in the background, usually within seconds of its save (GET /api/memories/embeddings shows the backlog)`,
+      `this memory has no vector of ${model} yet: the worker embeds it in the background, usually within seconds of its save ` +
+        `(GET /api/memories/embeddings shows the backlog)`,
     );
   }
   const { hits } = await searchMemories(

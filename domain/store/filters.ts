@@ -50,7 +50,8 @@ const ts = (ms: number) => new Date(ms).toISOString();
 // primary key. Flattened, the plan follows the statistics, and an org they do not know yet (created since the
 // last ANALYZE, estimated at one row) got a join that read all the org's memories again for each row.
 export const memoryPasses = (compiled: CompiledFilters, alias: string): RawBuilder<unknown> =>
-  sql`exists (select 1 from memories m where m.org_id = ${sql.ref(`${alias}.org_id`)} and m.id = ${sql.ref(`${alias}.memory_id`)} and ${compiled.where} offset 0)`;
+  sql`exists (select 1 from memories m where m.org_id = ${sql.ref(`${alias}.org_id`)} and m.id = ${sql.ref(`${alias}.memory_id`)}
+      and ${compiled.where} offset 0)`;
 
 export async function compileFilters(em: EntityManager, orgId: string, f: MemoryFilters): Promise<CompiledFilters> {
   const parts: RawBuilder<unknown>[] = [sql`m.org_id = ${orgId}`];

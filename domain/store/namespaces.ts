@@ -32,7 +32,8 @@ export async function ensureNamespaces(em: EntityManager, wanted: { orgId: strin
   const rows = await query(
     em,
     sql<{ id: string; org_id: string; name: string }>`select n.id, n.org_id, n.name from namespaces n
-      join unnest(${keys.map((k) => k.orgId)}::uuid[], ${keys.map((k) => k.name)}::text[]) as w(org_id, name) on n.org_id = w.org_id and n.name = w.name
+      join unnest(${keys.map((k) => k.orgId)}::uuid[], ${keys.map((k) => k.name)}::text[]) as w(org_id, name) on n.org_id = w.org_id
+        and n.name = w.name
       order by n.id for key share of n`,
   );
   const found = new Map(rows.map((r) => [namespaceKey(r.org_id, r.name), r.id]));

@@ -52,7 +52,8 @@ export interface DocumentPlace {
 export async function moveIndexedMemory(em: EntityManager, orgId: string, memoryId: string, place: DocumentPlace): Promise<void> {
   await query(
     em,
-    sql`update lexical_docs set namespace_id = ${place.namespace_id}, user_id = ${place.user_id}, agent_id = ${place.agent_id}, run_id = ${place.run_id}
+    sql`update lexical_docs set namespace_id = ${place.namespace_id}, user_id = ${place.user_id}, agent_id = ${place.agent_id},
+        run_id = ${place.run_id}
          where org_id = ${orgId} and memory_id = ${memoryId}`,
   );
 }

@@ -56,17 +56,21 @@ export async function contextsOf(
       before_vector: string | null;
     }>`
       select x.id, md5(x.content) as hash,
-             case when k.x is null then coalesce(ex.text_embedding, ex.embedding)::text end as own, case when k.x is null then ex.embedding::text end as searched,
-             p.id as before_id, md5(p.content) as before_hash, case when kp.x is null then coalesce(ep.text_embedding, ep.embedding)::text end as before_vector
+             case when k.x is null then coalesce(ex.text_embedding, ex.embedding)::text end as own,
+               case when k.x is null then ex.embedding::text end as searched,
+             p.id as before_id, md5(p.content) as before_hash, case when kp.x is null then coalesce(ep.text_embedding,
+               ep.embedding)::text end as before_vector
         from ${memoriesNamed(orgId, ids)}
         left join unnest(${known}::uuid[]) as k(x) on k.x = x.id
-        left join memory_embeddings ex on ex.org_id = x.org_id and ex.memory_id = x.id and ex.passage = 0 and ex.model = ${model} and ex.content_hash = md5(x.content)
+        left join memory_embeddings ex on ex.org_id = x.org_id and ex.memory_id = x.id and ex.passage = 0 and ex.model = ${model}
+          and ex.content_hash = md5(x.content)
         left join lateral (
           select m.id, m.content from memories m
            where ${inThread(orgId, sql`x.metadata->>'parent_ref'`)} and ${threadPosition('m')} < ${threadPosition('x')}
            order by ${threadOrder('m', 'desc')} limit ${CONTEXT_CHUNKS}) p on true
         left join unnest(${known}::uuid[]) as kp(x) on kp.x = p.id
-        left join memory_embeddings ep on ep.org_id = ${orgId} and ep.memory_id = p.id and ep.passage = 0 and ep.model = ${model} and ep.content_hash = md5(p.content)
+        left join memory_embeddings ep on ep.org_id = ${orgId} and ep.memory_id = p.id and ep.passage = 0 and ep.model = ${model}
+          and ep.content_hash = md5(p.content)
        where x.superseded_by is null and x.metadata ? 'parent_ref'`,
   );
   const contexts = new Map<string, ChunkContext>();
@@ -91,7 +95,8 @@ export const chunksAfterNamed = (orgId: string, ids: string[], where?: RawBuilde
      select m.id, row_number() over (order by ${threadOrder('m', 'asc')})::int as place from memories m
       where ${inThread(orgId, sql`x.metadata->>'parent_ref'`, alive)} and ${threadPosition('m')} > ${threadPosition('x')}
       order by ${threadOrder('m', 'asc')} limit ${CONTEXT_CHUNKS}) s
-   where x.metadata ? 'parent_ref' ${where ? sql`and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${where} offset 0)` : sql``}`;
+   where x.metadata ? 'parent_ref'
+     ${where ? sql`and exists (select 1 from memories m where m.org_id = ${orgId} and m.id = s.id and ${where} offset 0)` : sql``}`;
 
 // Those chunks' ids, less `ids` themselves.
 export async function chunksAfter(em: EntityManager, orgId: string, ids: string[]): Promise<string[]> {

@@ -10,7 +10,8 @@ import { sql } from '../sql.ts';
 // indexes these columns, so a thread read in order, or the chunks next to one, is an index range.
 const chunkKey = (alias: string) => {
   const m = sql.raw(alias);
-  return sql`coalesce(case when jsonb_typeof(${m}.metadata->'chunk_index') = 'number' then (${m}.metadata->>'chunk_index')::numeric end, 'Infinity')`;
+  return sql`coalesce(case when jsonb_typeof(${m}.metadata->'chunk_index') = 'number'
+      then (${m}.metadata->>'chunk_index')::numeric end, 'Infinity')`;
 };
 export const threadPosition = (alias: string) => sql`(${chunkKey(alias)}, ${sql.raw(alias)}.created_at, ${sql.raw(alias)}.id)`;
 export const threadOrder = (alias: string, direction: 'asc' | 'desc') => {
@@ -21,7 +22,8 @@ export const threadOrder = (alias: string, direction: 'asc' | 'desc') => {
 // with a plain `x.id = any(...)`, an org the statistics do not know yet (estimated at one row) was read through the
 // thread-order index, every chunk the org has for each statement.
 export const memoriesNamed = (orgId: string, ids: string[]) =>
-  sql`unnest(${ids}::uuid[]) as named(id) cross join lateral (select * from memories m where m.org_id = ${orgId} and m.id = named.id offset 0) x`;
+  sql`unnest(${ids}::uuid[]) as named(id) cross join lateral (select * from memories m where m.org_id = ${orgId} and m.id = named.id
+    offset 0) x`;
 
 // The live chunks of the thread `ref` (a text expression), as a condition on `m`; `alive` says which are live (those
 // not superseded, unless a search as of a past time says otherwise).

@@ -53,7 +53,8 @@ export async function planVectorIndexes(em: EntityManager, minVectors: number): 
   const sizes = await query(
     em,
     sql<{ org_id: string; vectors: string }>`select org_id, sum(value) as vectors from counters
-      where scope_id = org_id and name like 'vectors:%' group by org_id having sum(value) >= ${minVectors} or org_id = any(${indexed}::uuid[])`,
+      where scope_id = org_id and name like 'vectors:%' group by org_id
+      having sum(value) >= ${minVectors} or org_id = any(${indexed}::uuid[])`,
   );
   const holding = new Set(sizes.filter((s) => Number(s.vectors) > 0).map((s) => orgIndexName(s.org_id)));
   const valid = new Set(present.filter((p) => p.valid).map((p) => p.name));
@@ -129,7 +130,8 @@ async function markOwnIndex(em: EntityManager, orgId: string, own: boolean, onBa
     const row = await queryOne(
       em,
       sql<{ last: string | null; moved: number }>`with batch as (
-          select memory_id from memory_embeddings where org_id = ${orgId} and memory_id > ${cursor} and passage = 0 order by memory_id limit ${MARK_BATCH}),
+          select memory_id from memory_embeddings where org_id = ${orgId} and memory_id > ${cursor} and passage = 0
+          order by memory_id limit ${MARK_BATCH}),
         moved as (
           update memory_embeddings set own_index = ${own}
            where org_id = ${orgId} and memory_id = any(array(select memory_id from batch)) and own_index <> ${own} returning 1)

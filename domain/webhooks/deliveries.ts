@@ -91,18 +91,21 @@ export async function recordAttempt(
     await query(
       tx,
       sql`insert into webhook_attempts (id, org_id, delivery_id, attempt, status_code, error, duration_ms, created_at)
-          values (${newId()}, ${delivery.orgId}, ${delivery.id}, ${attempt}, ${result.statusCode ?? null}, ${result.error ?? null}, ${Math.round(result.durationMs)}, now())`,
+          values (${newId()}, ${delivery.orgId}, ${delivery.id}, ${attempt}, ${result.statusCode ?? null}, ${result.error ?? null},
+            ${Math.round(result.durationMs)}, now())`,
     );
     const ok = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;
     if (ok) {
       await query(
         tx,
-        sql`update webhook_endpoints set last_success_at = now(), consecutive_failures = 0 where org_id = ${delivery.orgId} and id = ${delivery.endpointId}`,
+        sql`update webhook_endpoints set last_success_at = now(), consecutive_failures = 0
+          where org_id = ${delivery.orgId} and id = ${delivery.endpointId}`,
       );
       await query(
         tx,
-        sql`update webhook_deliveries set status = 'succeeded', attempt_count = ${attempt}, completed_at = now() where org_id = ${delivery.orgId} and id = ${delivery.id}`,
+        sql`update webhook_deliveries set status = 'succeeded', attempt_count = ${attempt}, completed_at = now()
+          where org_id = ${delivery.orgId} and id = ${delivery.id}`,
       );
       return 'done';
     }
@@ -116,7 +119,8 @@ export async function recordAttempt(
     const stop = final || gone;
     await query(
       tx,
-      sql`update webhook_deliveries set attempt_count = ${attempt}, status = ${stop ? 'failed' : 'pending'}, completed_at = ${stop ? sql`now()` : sql`null`} where org_id = ${delivery.orgId} and id = ${delivery.id}`,
+      sql`update webhook_deliveries set attempt_count = ${attempt}, status = ${stop ? 'failed' : 'pending'},
+          completed_at = ${stop ? sql`now()` : sql`null`} where org_id = ${delivery.orgId} and id = ${delivery.id}`,
     );
     return stop ? 'stop' : 'retry';
   });
@@ -149,7 +153,8 @@ export async function listDeliveries(em: EntityManager, orgId: string, endpointI
       attempts: { attempt: number; status_code: number | null; error: string | null; duration_ms: number; created_at: string }[];
     }>`
       select d.id, d.event_id, d.event_type, d.status, d.attempt_count, d.created_at, d.completed_at,
-             coalesce((select jsonb_agg(jsonb_build_object('attempt', a.attempt, 'status_code', a.status_code, 'error', a.error, 'duration_ms', a.duration_ms, 'created_at', a.created_at) order by a.attempt)
+             coalesce((select jsonb_agg(jsonb_build_object('attempt', a.attempt, 'status_code', a.status_code, 'error', a.error,
+               'duration_ms', a.duration_ms, 'created_at', a.created_at) order by a.attempt)
                          from webhook_attempts a where a.org_id = d.org_id and a.delivery_id = d.id), '[]') as attempts
         from webhook_deliveries d where d.endpoint_id = ${endpointId} and d.org_id = ${orgId}
        order by d.created_at desc, d.id desc limit ${limit}`,

@@ -18,7 +18,8 @@ export const subscribed = (orgId: RawBuilder<unknown>, type: RawBuilder<unknown>
 // The events as one INSERT, so a write path can embed it in its own statement.
 function eventsInsert(events: DomainEvent[]): RawBuilder<unknown> {
   return sql`insert into events (org_id, type, data)
-    select o, t, d from unnest(${events.map((e) => e.orgId)}::uuid[], ${events.map((e) => e.type)}::text[], ${events.map((e) => JSON.stringify(e.data))}::jsonb[]) with ordinality as u(o, t, d, i)
+    select o, t, d from unnest(${events.map((e) => e.orgId)}::uuid[], ${events.map((e) => e.type)}::text[],
+      ${events.map((e) => JSON.stringify(e.data))}::jsonb[]) with ordinality as u(o, t, d, i)
      where ${subscribed(sql`u.o`, sql`u.t`)}
     order by i`;
 }

@@ -19,7 +19,8 @@ export async function fanOutEvents(em: EntityManager, schedule: number[], limit 
     const events = await query(
       tx,
       sql<{ id: string; org_id: string; type: string; data: unknown; created_at: string }>`
-        select id, org_id, type, data, created_at from events where dispatched_at is null order by id limit ${limit} for update skip locked`,
+        select id, org_id, type, data, created_at from events where dispatched_at is null order by id limit ${limit}
+        for update skip locked`,
     );
     if (events.length === 0) return 0;
     const orgIds = [...new Set(events.map((e) => e.org_id))];
@@ -55,7 +56,8 @@ export async function fanOutEvents(em: EntityManager, schedule: number[], limit 
     await enqueueJobs(tx, jobs);
     await query(
       tx,
-      sql`update events set dispatched_at = now() where (org_id, id) in (select * from unnest(${events.map((e) => e.org_id)}::uuid[], ${events.map((e) => e.id)}::bigint[]))`,
+      sql`update events set dispatched_at = now() where (org_id, id) in (select *
+        from unnest(${events.map((e) => e.org_id)}::uuid[], ${events.map((e) => e.id)}::bigint[]))`,
     );
     return events.length;
   });

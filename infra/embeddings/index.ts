@@ -52,7 +52,8 @@ export async function createEmbedder(config: Config, logger: Logger, purpose: Em
       } catch (err) {
         logger.error(
           { err, modelDir },
-          'the embedding model could not be loaded from EMBEDDING_MODEL_DIR (it needs model.onnx and tokenizer.json); semantic search is off',
+          'the embedding model could not be loaded from EMBEDDING_MODEL_DIR (it needs model.onnx and tokenizer.json); ' +
+            'semantic search is off',
         );
         return null;
       }

@@ -141,5 +141,7 @@ const corpus = {
 mkdirSync(new URL('test/fixtures/redaction/', root), { recursive: true });
 writeFileSync(new URL('test/fixtures/redaction/gitleaks-samples.json', root), JSON.stringify(corpus, null, 1) + '\n');
 console.log(
-  `${run.length} of ${recorded.length} gitleaks rules written; corpus of ${recorded.reduce((n, r) => n + r.truePositives.length, 0)} true and ${recorded.reduce((n, r) => n + r.falsePositives.length, 0)} false positives`,
+  `${run.length} of ${recorded.length} gitleaks rules written; corpus of ` +
+    `${recorded.reduce((n, r) => n + r.truePositives.length, 0)} true and ` +
+    `${recorded.reduce((n, r) => n + r.falsePositives.length, 0)} false positives`,
 );

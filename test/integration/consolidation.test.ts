@@ -65,7 +65,8 @@ async function expectCounted(namespace: string) {
   const [live] = await query(
     stack.orm.em.fork(),
     sql<{ id: string; n: number; total: number }>`select n.id, count(m.id)::int as n, coalesce(sum(m.doc_len), 0)::int as total
-      from namespaces n left join memories m on m.namespace_id = n.id and m.superseded_by is null where n.org_id = ${a.org.id} and n.name = ${namespace} group by n.id`,
+      from namespaces n left join memories m on m.namespace_id = n.id and m.superseded_by is null
+      where n.org_id = ${a.org.id} and n.name = ${namespace} group by n.id`,
   );
   const counters = await readCounters(stack.orm.em.fork(), a.org.id, live!.id);
   expect([counters.get('memories'), counters.get('doc_len')]).toEqual([live!.n, live!.total]);

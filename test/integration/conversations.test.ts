@@ -68,7 +68,8 @@ describe('conversation capture', () => {
       stack.orm.em.fork(),
       sql<{
         n: number;
-      }>`select count(*)::int as n from events where org_id = ${a.org.id} and type = 'memory.saved' and data->'metadata'->>'parent_ref' = 'support-42'`,
+      }>`select count(*)::int as n from events where org_id = ${a.org.id} and type = 'memory.saved'
+          and data->'metadata'->>'parent_ref' = 'support-42'`,
     );
     expect(events!.n).toBe(4);
   });

@@ -153,7 +153,8 @@ describe("the org's curator", () => {
               db,
               sql<{
                 n: number;
-              }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%lexical_state%'`,
+              }>`select count(*)::int as n from pg_stat_activity
+                where datname = current_database() and wait_event_type = 'Lock' and query like '%lexical_state%'`,
             )
           )[0]!.n > 0,
       );

@@ -391,7 +391,8 @@ describe('the dashboard', () => {
     await query(
       stack.orm.em.fork(),
       sql`insert into conversation_extractions (org_id, id, conversation_id, message_ids, status, decisions, caller, processed_at)
-          values (${org!.org_id}, gen_random_uuid(), 'walk-9', ${[saved.body.memories[0].id]}::uuid[], 'processed', ${JSON.stringify(decisions)}::jsonb, '{}'::jsonb, now())`,
+          values (${org!.org_id}, gen_random_uuid(), 'walk-9', ${[saved.body.memories[0].id]}::uuid[], 'processed',
+            ${JSON.stringify(decisions)}::jsonb, '{}'::jsonb, now())`,
     );
     await page.goto(`${stack.baseUrl}/dashboard/threads/walk-9`);
     const learnt = page.getByRole('region', { name: 'What was learnt' });

@@ -60,7 +60,8 @@ describe('recordMentions', () => {
         stack.orm.em.fork(),
         sql<{
           n: number;
-        }>`select count(*)::int as n from entities where org_id = ${b.org.id} and (normalized_name like ${`racer ${i}%`} or ${`racer ${i} incorporated`} = any(normalized_aliases))`,
+        }>`select count(*)::int as n from entities
+          where org_id = ${b.org.id} and (normalized_name like ${`racer ${i}%`} or ${`racer ${i} incorporated`} = any(normalized_aliases))`,
       );
       expect(rows[0]!.n).toBe(1);
       expect((await entity(byName.entityIds[0]!, b)).mention_count).toBe(2);

@@ -166,12 +166,14 @@ describe('a large export downloaded', () => {
     const em = stack.orm.em.fork();
     await query(
       em,
-      sql`insert into export_jobs (id, org_id, format, filters, status, row_count, created_at, completed_at) values (${exportId}, ${a.org.id}, 'ndjson', '{}', 'completed', 48000, now(), now())`,
+      sql`insert into export_jobs (id, org_id, format, filters, status, row_count, created_at, completed_at)
+        values (${exportId}, ${a.org.id}, 'ndjson', '{}', 'completed', 48000, now(), now())`,
     );
     await query(
       em,
       sql`insert into export_chunks (org_id, export_id, seq, data)
-          select ${a.org.id}, ${exportId}, seq, repeat(format('{"page":%s,"content":"naïve café ☕ 🦜"}' || chr(10), seq), 25000) from generate_series(0, 47) seq`,
+          select ${a.org.id}, ${exportId}, seq, repeat(format('{"page":%s,"content":"naïve café ☕ 🦜"}' || chr(10), seq), 25000)
+          from generate_series(0, 47) seq`,
     );
   });
   const download = (signal?: AbortSignal) =>
@@ -186,7 +188,8 @@ describe('a large export downloaded', () => {
       sql<{
         bytes: string;
         digest: string;
-      }>`select sum(octet_length(data))::bigint as bytes, encode(sha256(convert_to(string_agg(data, '' order by seq), 'UTF8')), 'hex') as digest
+      }>`select sum(octet_length(data))::bigint as bytes, encode(sha256(convert_to(string_agg(data, ''
+        order by seq), 'UTF8')), 'hex') as digest
           from export_chunks where org_id = ${a.org.id} and export_id = ${exportId}`,
     );
     const file = await download();

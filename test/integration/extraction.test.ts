@@ -142,7 +142,8 @@ describe('extraction from conversations', { timeout: 3 * CURATOR_WAIT_MS }, () =
       stack.orm.em.fork(),
       sql<{
         details: { decision: string };
-      }>`select details from audit_events where org_id = ${paid.org.id} and action = 'memory.extract' and details->>'extraction_id' = ${second.extraction.id}`,
+      }>`select details from audit_events where org_id = ${paid.org.id} and action = 'memory.extract'
+          and details->>'extraction_id' = ${second.extraction.id}`,
     );
     expect(audits.map((a) => a.details.decision).sort()).toEqual(['DELETE', 'NONE', 'UPDATE']);
     const listed2 = await stack.api.get('/api/conversations/extractions?conversation_id=run-2', { token: paid.token });
@@ -197,7 +198,8 @@ describe('extraction from conversations', { timeout: 3 * CURATOR_WAIT_MS }, () =
     await setPlan(capped.org.id, 'team');
     await query(
       stack.orm.em.fork(),
-      sql`insert into llm_usage (org_id, month, tokens_in, tokens_out) values (${capped.org.id}, date_trunc('month', now())::date, 999000, 1000)`,
+      sql`insert into llm_usage (org_id, month, tokens_in, tokens_out)
+        values (${capped.org.id}, date_trunc('month', now())::date, 999000, 1000)`,
     );
     const over = await converse({ messages: [{ role: 'user', content: 'Remember my locker is 42.' }] }, capped.token);
     expect(await settled(over.extraction.id, capped.token)).toMatchObject({ status: 'skipped', reason: 'llm_budget' });

@@ -261,7 +261,8 @@ describe('lexical search over postings blocks', () => {
         docnum: number;
         memory_id: string;
         namespace_id: string;
-      }>`select docnum, memory_id, namespace_id from lexical_docs where org_id = ${a.org.id} and memory_id = any(${ranked.map((r) => r.id)}::uuid[])`,
+      }>`select docnum, memory_id, namespace_id from lexical_docs
+        where org_id = ${a.org.id} and memory_id = any(${ranked.map((r) => r.id)}::uuid[])`,
     );
     // One of the best 3 that is folded (every memory is by now).
     const gone = ranked.slice(0, 3).flatMap((r) => docsOf.filter((d) => d.memory_id === r.id))[0]!;
@@ -277,7 +278,8 @@ describe('lexical search over postings blocks', () => {
     } finally {
       await query(
         stack.orm.em.fork(),
-        sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id) values (${a.org.id}, ${gone.docnum}, ${gone.memory_id}, ${gone.namespace_id})`,
+        sql`insert into lexical_docs (org_id, docnum, memory_id, namespace_id)
+          values (${a.org.id}, ${gone.docnum}, ${gone.memory_id}, ${gone.namespace_id})`,
       );
     }
     await expectAsOracle('with the document row back');

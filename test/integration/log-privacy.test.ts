@@ -19,7 +19,8 @@ describe('logged database errors', () => {
     const insert = () =>
       query(
         stack.orm.em.fork(),
-        sql`insert into namespaces (org_id, id, name, created_at, updated_at) values (${a.org.id}, gen_random_uuid(), ${secret}, now(), now())`,
+        sql`insert into namespaces (org_id, id, name, created_at, updated_at)
+          values (${a.org.id}, gen_random_uuid(), ${secret}, now(), now())`,
       );
     await insert();
     const failure = await insert().then(

@@ -55,7 +55,8 @@ describe('mail over SMTP', () => {
         sql<{
           job_key: string;
           dispatched: boolean;
-        }>`select job_key, dispatched_at is not null as dispatched from outbox where job_type = ${PASSWORD_RESET_MAIL_JOB} and created_at > now() - interval '1 minute'`,
+        }>`select job_key, dispatched_at is not null as dispatched from outbox
+          where job_type = ${PASSWORD_RESET_MAIL_JOB} and created_at > now() - interval '1 minute'`,
       );
       return rows.length >= 2 && rows.every((r) => r.dispatched) ? rows : undefined;
     });

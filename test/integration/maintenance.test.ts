@@ -21,17 +21,20 @@ async function seed(tag: string) {
   await query(
     db(),
     sql`insert into idempotency_keys (org_id, key, request_hash, status, body, created_at) values
-    (${org}, ${`${tag}-old`}, 'h', 201, '{}', now() - interval '25 hours'), (${org}, ${`${tag}-new`}, 'h', 201, '{}', now() - interval '23 hours')`,
+    (${org}, ${`${tag}-old`}, 'h', 201, '{}', now() - interval '25 hours'), (${org}, ${`${tag}-new`}, 'h', 201, '{}',
+      now() - interval '23 hours')`,
   );
   await query(
     db(),
     sql`insert into llm_key_escrow (id, org_id, sealed, created_at, expires_at) values
-    (gen_random_uuid(), ${org}, '\\x00', now() - interval '2 hours', now() - interval '1 hour'), (gen_random_uuid(), ${org}, '\\x01', now(), now() + interval '1 hour')`,
+    (gen_random_uuid(), ${org}, '\\x00', now() - interval '2 hours', now() - interval '1 hour'), (gen_random_uuid(), ${org},
+      '\\x01', now(), now() + interval '1 hour')`,
   );
   await query(
     db(),
     sql`insert into oauth_requests (state_hash, nonce, code_verifier, created_at, expires_at) values
-    (${`${tag}-old`}, 'n', 'v', now() - interval '1 hour', now() - interval '50 minutes'), (${`${tag}-new`}, 'n', 'v', now(), now() + interval '10 minutes')`,
+    (${`${tag}-old`}, 'n', 'v', now() - interval '1 hour', now() - interval '50 minutes'), (${`${tag}-new`}, 'n', 'v', now(),
+      now() + interval '10 minutes')`,
   );
   await query(
     db(),
@@ -49,7 +52,8 @@ async function seed(tag: string) {
   await query(
     db(),
     sql`insert into rate_limit_windows (key, hits) values
-    (${`${tag}-idle`}, array[now() - interval '2 hours']::timestamptz[]), (${`${tag}-busy`}, array[now() - interval '2 hours', now()]::timestamptz[])`,
+    (${`${tag}-idle`}, array[now() - interval '2 hours']::timestamptz[]), (${`${tag}-busy`}, array[now() - interval '2 hours',
+      now()]::timestamptz[])`,
   );
 }
 
@@ -84,7 +88,8 @@ describe('hourly maintenance', () => {
     const audit = (org: string, days: number, tag: string) =>
       query(
         db(),
-        sql`insert into audit_events (id, org_id, action, details, created_at) values (gen_random_uuid(), ${org}, ${`retention.${tag}`}, '{}', now() - make_interval(days => ${days}))`,
+        sql`insert into audit_events (id, org_id, action, details, created_at)
+          values (gen_random_uuid(), ${org}, ${`retention.${tag}`}, '{}', now() - make_interval(days => ${days}))`,
       );
     await audit(free.org.id, 91, 'free-old');
     await audit(free.org.id, 89, 'free-recent');
@@ -94,17 +99,20 @@ describe('hourly maintenance', () => {
     const [endpoint] = await query(
       db(),
       sql<{ id: string }>`insert into webhook_endpoints (id, org_id, url, events, secret, created_at, updated_at)
-        values (gen_random_uuid(), ${free.org.id}, 'https://hooks.example.test/r', array['memory.saved'], 'whsec_r', now(), now()) returning id`,
+        values (gen_random_uuid(), ${free.org.id}, 'https://hooks.example.test/r', array['memory.saved'], 'whsec_r', now(), now())
+        returning id`,
     );
     const delivery = async (status: string, days: number) => {
       const [d] = await query(
         db(),
         sql<{ id: string }>`insert into webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, body, status, created_at)
-          values (gen_random_uuid(), ${free.org.id}, ${endpoint!.id}, 1, 'memory.saved', '{}', ${status}, now() - make_interval(days => ${days})) returning id`,
+          values (gen_random_uuid(), ${free.org.id}, ${endpoint!.id}, 1, 'memory.saved', '{}', ${status},
+            now() - make_interval(days => ${days})) returning id`,
       );
       await query(
         db(),
-        sql`insert into webhook_attempts (id, org_id, delivery_id, attempt, status_code, duration_ms, created_at) values (gen_random_uuid(), ${free.org.id}, ${d!.id}, 1, 200, 5, now())`,
+        sql`insert into webhook_attempts (id, org_id, delivery_id, attempt, status_code, duration_ms, created_at)
+          values (gen_random_uuid(), ${free.org.id}, ${d!.id}, 1, 200, 5, now())`,
       );
       return d!.id;
     };

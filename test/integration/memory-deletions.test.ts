@@ -54,7 +54,8 @@ describe('deleting memories by filter', () => {
       em,
       sql<{
         n: number;
-      }>`select count(*)::int as n from audit_events where org_id = ${a.org.id} and action = 'memory.delete' and details->>'deletion_id' = ${started.body.id}`,
+      }>`select count(*)::int as n from audit_events
+        where org_id = ${a.org.id} and action = 'memory.delete' and details->>'deletion_id' = ${started.body.id}`,
     );
     expect(audits!.n).toBe(1203);
     const handle = stack.temporal.workflow.getHandle(`memory-deletion-${started.body.id}`);

@@ -300,7 +300,8 @@ describe('entity filter', () => {
     for (const id of linked) {
       await query(
         em,
-        sql`insert into memory_entities (entity_id, memory_id, org_id, linked_via, created_at) values (${entityId}, ${id}, ${a.org.id}, 'extraction', now())`,
+        sql`insert into memory_entities (entity_id, memory_id, org_id, linked_via, created_at)
+          values (${entityId}, ${id}, ${a.org.id}, 'extraction', now())`,
       );
     }
     const res = await list({ entity: entityId });

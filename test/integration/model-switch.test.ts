@@ -59,7 +59,8 @@ const models = async () =>
 async function inContext(first: string, second: string, model: string): Promise<boolean> {
   const rows = (
     await db.query<{ memory_id: string; model: string; embedding: string; text_embedding: string }>(
-      'select memory_id, model, embedding::text as embedding, text_embedding::text as text_embedding from memory_embeddings where memory_id = any($1::uuid[])',
+      'select memory_id, model, embedding::text as embedding, text_embedding::text as text_embedding from memory_embeddings ' +
+        'where memory_id = any($1::uuid[])',
       [[first, second]],
     )
   ).rows;

@@ -168,11 +168,13 @@ describe('logs', () => {
     await db.connect();
     try {
       await db.query(
-        `insert into export_jobs (id, org_id, format, filters, status, row_count, created_at, completed_at) values ($1, $2, 'ndjson', '{}', 'completed', 32000, now(), now())`,
+        `insert into export_jobs (id, org_id, format, filters, status, row_count, created_at, completed_at)
+          values ($1, $2, 'ndjson', '{}', 'completed', 32000, now(), now())`,
         [exportId, a.org.id],
       );
       await db.query(
-        `insert into export_chunks (org_id, export_id, seq, data) select $1, $2, seq, repeat('{"content":"a line of an export"}' || chr(10), 30000) from generate_series(0, 31) seq`,
+        `insert into export_chunks (org_id, export_id, seq, data)
+          select $1, $2, seq, repeat('{"content":"a line of an export"}' || chr(10), 30000) from generate_series(0, 31) seq`,
         [a.org.id, exportId],
       );
     } finally {

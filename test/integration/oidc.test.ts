@@ -144,12 +144,11 @@ describe('sign-in through the identity provider', () => {
     expect((await del({})).status).toBe(400);
     // A session older than 15 minutes must sign in again first.
     const em = stack.orm.em.fork();
-    await em
-      .getConnection()
-      .execute(
-        `update credentials set created_at = now() - interval '20 minutes' where kind = 'session' and user_id = (select id from users where email = ?)`,
-        [email],
-      );
+    await em.getConnection().execute(
+      `update credentials set created_at = now() - interval '20 minutes' where kind = 'session' and user_id = (select id
+          from users where email = ?)`,
+      [email],
+    );
     const stale = await del({ confirm_email: email });
     expect(stale.status).toBe(403);
     expect(stale.body.error).toBe('reauthentication_required');

@@ -157,7 +157,8 @@ describe('outbox relay', () => {
         sql<{
           job_type: string;
           sent: boolean;
-        }>`select job_type, dispatched_at is not null as sent from outbox where org_id = ${a.org.id} and created_at >= ${mail.createdAt}::timestamptz - interval '1 minute'`,
+        }>`select job_type, dispatched_at is not null as sent from outbox
+          where org_id = ${a.org.id} and created_at >= ${mail.createdAt}::timestamptz - interval '1 minute'`,
       );
       expect(rows.filter((r) => r.job_type === CURATE_JOB).map((r) => r.sent)).toEqual([false]);
       expect(rows.find((r) => r.job_type === VERIFICATION_MAIL_JOB)?.sent).toBe(true);
@@ -379,7 +380,8 @@ describe('relay across a PostgreSQL restart', () => {
       await query(
         orm!.em.fork(),
         sql`insert into outbox (id, org_id, job_type, job_key, args, description, created_at)
-        values (gen_random_uuid(), ${NO_ORG}, ${VERIFICATION_MAIL_JOB}, ${key}, '["00000000-0000-0000-0000-000000000000"]'::jsonb, 'restart probe', now())`,
+        values (gen_random_uuid(), ${NO_ORG}, ${VERIFICATION_MAIL_JOB}, ${key}, '["00000000-0000-0000-0000-000000000000"]'::jsonb,
+          'restart probe', now())`,
       );
       return key;
     };

@@ -64,7 +64,8 @@ const rowsOf = async (id: string) =>
     sql<{
       passage: number;
       embedding: string;
-    }>`select passage, embedding::text as embedding from memory_embeddings where org_id = ${a.org.id} and memory_id = ${id} order by passage`,
+    }>`select passage, embedding::text as embedding from memory_embeddings where org_id = ${a.org.id} and memory_id = ${id}
+      order by passage`,
   );
 
 beforeAll(async () => {

@@ -70,7 +70,8 @@ describe('/api/projects', () => {
     await query(
       stack.orm.em.fork(),
       sql`insert into namespaces (id, org_id, name, metadata, created_at, updated_at)
-          select gen_random_uuid(), ${b.org.id}, 'bulk-' || i, '{}', now() - make_interval(hours => 1, secs => i), now() - make_interval(hours => 1, secs => i)
+          select gen_random_uuid(), ${b.org.id}, 'bulk-' || i, '{}', now() - make_interval(hours => 1, secs => i),
+            now() - make_interval(hours => 1, secs => i)
             from generate_series(1, ${MAX_PROJECTS_PER_ORG - 1}) as i`,
     );
     expect((await projects(b.token)).length).toBe(MAX_PROJECTS_PER_ORG);
@@ -246,7 +247,8 @@ describe('thread listing', () => {
       stack.orm.em.fork(),
       sql`insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, source, metadata, created_at, updated_at)
         select u.id, ${c.org.id}, u.ns, 'memory ' || u.id, 40, 2, 'api', u.meta, u.at, u.at
-          from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.namespace)}::uuid[], ${rows.map((r) => JSON.stringify(r.metadata))}::jsonb[], ${rows.map((r) => r.at)}::timestamptz[]) as u(id, ns, meta, at)`,
+          from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.namespace)}::uuid[],
+            ${rows.map((r) => JSON.stringify(r.metadata))}::jsonb[], ${rows.map((r) => r.at)}::timestamptz[]) as u(id, ns, meta, at)`,
     );
     await query(stack.orm.em.fork(), sql`update memories set superseded_by = ${rows[1]!.id} where id = ${rows[0]!.id}`);
 

@@ -183,7 +183,8 @@ describe('an embedding provider that fails', () => {
     const third = await embedPage(stack.orm.em.fork(), embedder, user.org.id, second.next, 2, 5);
     expect(third).toEqual({ outcome: { embedded: 1, reused: 0, current: 2, refused: 0 }, next: null });
     const current = await db.execute<{ n: number }[]>(
-      `select count(*)::int as n from memory_embeddings e join memories m on m.id = e.memory_id where e.org_id = ? and e.content_hash = md5(m.content)`,
+      `select count(*)::int as n from memory_embeddings e join memories m on m.id = e.memory_id
+        where e.org_id = ? and e.content_hash = md5(m.content)`,
       [user.org.id],
     );
     expect(current[0]!.n).toBe(12);

@@ -305,7 +305,8 @@ describe('semantic and hybrid search', () => {
     const [rows, after] = await em.transactional(async (tx) => {
       await query(
         tx,
-        sql`select set_config('hnsw.ef_search', '1', true), set_config('hnsw.iterative_scan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
+        sql`select set_config('hnsw.ef_search', '1', true), set_config('hnsw.iterative_scan', 'off', true),
+            set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
       );
       const found = await query(
         tx,

@@ -27,7 +27,8 @@ describe('supervise (scripts/start.sh)', () => {
     const pidFile = join(dir, 'pid');
     // The stand-in writes its pid and then waits, as a server does.
     const standIn = `echo $$ > ${pidFile}; exec sleep 1000`;
-    const script = `source scripts/lib.sh; trap stop_started EXIT; trap 'exit 130' INT TERM; supervise stand-in "" bash -c '${standIn}'; wait`;
+    const script =
+      `source scripts/lib.sh; trap stop_started EXIT; trap 'exit 130' INT TERM; supervise stand-in "" bash -c ` + `'${standIn}'; wait`;
     const run = spawn('bash', ['-c', script], { cwd: process.cwd(), stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
     run.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));

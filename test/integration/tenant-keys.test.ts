@@ -71,7 +71,8 @@ interface ForeignKey {
 const tables = async (): Promise<string[]> =>
   (
     await db.query<{ name: string }>(
-      `select c.relname as name from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p') order by 1`,
+      `select c.relname as name from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p')
+        order by 1`,
     )
   ).rows.map((r) => r.name);
 
@@ -91,8 +92,10 @@ const foreignKeys = async (): Promise<ForeignKey[]> =>
   (
     await db.query<ForeignKey>(`
       select t.relname as table, c.conname as name, r.relname as referenced,
-             array(select a.attname::text from unnest(c.conkey) with ordinality k(attnum, ord) join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum order by k.ord) as columns,
-             array(select a.attname::text from unnest(c.confkey) with ordinality k(attnum, ord) join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.attnum order by k.ord) as "referencedColumns"
+             array(select a.attname::text from unnest(c.conkey) with ordinality k(attnum, ord)
+             join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum order by k.ord) as columns,
+             array(select a.attname::text from unnest(c.confkey) with ordinality k(attnum, ord)
+             join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.attnum order by k.ord) as "referencedColumns"
         from pg_constraint c join pg_class t on t.oid = c.conrelid join pg_class r on r.oid = c.confrelid
        where c.contype = 'f' and t.relnamespace = current_schema()::regnamespace`)
   ).rows;
@@ -119,7 +122,8 @@ async function violations(): Promise<string[]> {
   }
   for (const key of keys.filter((k) => tenant.has(k.table) && k.columns[0] !== 'org_id')) {
     found.push(
-      `${key.table}: ${key.primary ? 'primary key' : 'unique index'} ${key.name} (${key.columns.map((c) => c ?? '<expression>').join(', ')}) must start with org_id`,
+      `${key.table}: ${key.primary ? 'primary key' : 'unique index'} ${key.name} ` +
+        `(${key.columns.map((c) => c ?? '<expression>').join(', ')}) must start with org_id`,
     );
   }
   for (const fk of await foreignKeys()) {
@@ -131,7 +135,8 @@ async function violations(): Promise<string[]> {
     const at = fk.columns.indexOf('org_id');
     if (at < 0 || fk.referencedColumns[at] !== 'org_id') {
       found.push(
-        `${fk.table}: foreign key ${fk.name} (${fk.columns.join(', ')}) to tenant table ${fk.referenced} must pair org_id with ${fk.referenced}.org_id`,
+        `${fk.table}: foreign key ${fk.name} (${fk.columns.join(', ')}) to tenant table ${fk.referenced} must pair org_id ` +
+          `with ${fk.referenced}.org_id`,
       );
     }
   }
@@ -161,7 +166,8 @@ describe('tenant keys', () => {
           'probe_items: org_id must be uuid not null, is uuid nullable',
           'probe_items: primary key probe_items_pkey (id) must start with org_id',
           'probe_items: unique index probe_items_code_key (code) must start with org_id',
-          'probe_links: foreign key probe_links_item_id_fkey (item_id) to tenant table probe_items must pair org_id with probe_items.org_id',
+          'probe_links: foreign key probe_links_item_id_fkey (item_id) to tenant table probe_items must pair org_id with ' +
+            'probe_items.org_id',
         ]),
       );
       expect(found).toHaveLength(4);

@@ -143,7 +143,8 @@ describe('vector indexes of large orgs', () => {
             stack.orm.em.fork(),
             sql<{
               hash: string;
-            }>`select content_hash as hash from memory_embeddings e join memories m on m.id = e.memory_id where e.memory_id = ${ids[1]} and e.content_hash = md5(m.content)`,
+            }>`select content_hash as hash from memory_embeddings e join memories m on m.id = e.memory_id
+              where e.memory_id = ${ids[1]} and e.content_hash = md5(m.content)`,
           )
         ).length === 1,
       30_000,

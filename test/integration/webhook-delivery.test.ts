@@ -139,7 +139,8 @@ describe('endpoint health and the connection-time address check', () => {
       .fork()
       .getConnection()
       .execute(
-        `update webhook_endpoints set consecutive_failures = 19, created_at = now() - interval '4 days', last_success_at = now() - interval '4 days' where id = ?`,
+        `update webhook_endpoints set consecutive_failures = 19, created_at = now() - interval '4 days',
+            last_success_at = now() - interval '4 days' where id = ?`,
         [ep.id],
       );
     receiver.script.push(500);

@@ -206,7 +206,8 @@ export async function subscribeToMemoryEvents(stack: Stack, orgId: string): Prom
   await query(
     stack.orm.em.fork(),
     sql`insert into webhook_endpoints (id, org_id, url, events, secret, created_at, updated_at)
-        values (gen_random_uuid(), ${orgId}, 'https://hooks.example.test/memory', ${[...WEBHOOK_EVENTS]}::text[], 'whsec_test', now(), now())`,
+        values (gen_random_uuid(), ${orgId}, 'https://hooks.example.test/memory', ${[...WEBHOOK_EVENTS]}::text[], 'whsec_test',
+          now(), now())`,
   );
 }
 

@@ -12,7 +12,8 @@ beforeAll(async () => {
   const modelDir = process.env.EMBEDDING_MODEL_DIR;
   if (!modelDir) {
     throw new Error(
-      'EMBEDDING_MODEL_DIR is not set: run the tests with `bash scripts/test.sh`, or point it at the directory holding model.onnx and tokenizer.json',
+      'EMBEDDING_MODEL_DIR is not set: run the tests with `bash scripts/test.sh`, or point it at the directory holding ' +
+        'model.onnx and tokenizer.json',
     );
   }
   // The worker's settings: two sessions of one thread each.
