@@ -309,8 +309,8 @@ function metadataCondition(
     if (s === undefined) return null;
     // A string holds it as a part; a list holds it as an item (icontains: an item holding it, in any case).
     return op === 'contains'
-      ? sql`(case ${type} when 'string' then strpos(${v} #>> '{}',
-          ${s}) > 0 when 'array' then ${v} @> jsonb_build_array(${s}::text) else false end)`
+      ? sql`(case ${type} when 'string' then strpos(${v} #>> '{}', ${s}) > 0
+               when 'array' then ${v} @> jsonb_build_array(${s}::text) else false end)`
       : sql`(case ${type} when 'string' then strpos(lower(${v} #>> '{}'), lower(${s})) > 0
                when 'array' then exists (select 1 from jsonb_array_elements(${v}) e
                where jsonb_typeof(e) = 'string' and strpos(lower(e #>> '{}'), lower(${s})) > 0)

@@ -188,8 +188,8 @@ describe('a large export downloaded', () => {
       sql<{
         bytes: string;
         digest: string;
-      }>`select sum(octet_length(data))::bigint as bytes, encode(sha256(convert_to(string_agg(data, ''
-        order by seq), 'UTF8')), 'hex') as digest
+      }>`select sum(octet_length(data))::bigint as bytes,
+               encode(sha256(convert_to(string_agg(data, '' order by seq), 'UTF8')), 'hex') as digest
           from export_chunks where org_id = ${a.org.id} and export_id = ${exportId}`,
     );
     const file = await download();
