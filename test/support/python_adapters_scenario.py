@@ -6,6 +6,7 @@ test's LLM server at LLM_BASE_URL), and Anthropic's memory tool commands. Prints
 import asyncio
 import json
 import os
+import time
 import uuid
 from typing import TypedDict
 
@@ -25,6 +26,19 @@ run = uuid.uuid4().hex[:8]
 client = MemoryClient()
 
 
+def until_embedded(deadline_s: float = 60) -> None:
+    """Waits until every memory of the org has its vector. A search right after a save scores the newest memories by
+    meaning only within a short wait (fresh results), which a loaded machine can miss; the ranking checked here is
+    the store's search by meaning, not that wait."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        status = client.request("GET", "/api/memories/embeddings")
+        if status["embedded"] >= status["total"]:
+            return
+        time.sleep(0.1)
+    raise TimeoutError("the org's memories were not embedded within the deadline")
+
+
 def langgraph_part() -> dict:
     store = MemoryServiceStore(project_prefix=f"lg{run}.", index_fields=["text"])
 
@@ -37,6 +51,7 @@ def langgraph_part() -> dict:
         store.put(("users", state["user"], "facts"), "diet", {"text": state["said"], "stars": 4})
         store.put(("users", state["user"], "facts"), "pet", {"text": "Alex has a cat named Miso", "stars": 2})
         store.put(("users", "bob", "facts"), "diet", {"text": "Bob eats everything", "stars": 5})
+        until_embedded()
         hits = store.search(("users", state["user"]), query="which foods can alex not eat", limit=3)
         return {"recalled": [(hit.key, hit.value["text"], hit.score is not None) for hit in hits]}
 
