@@ -19,8 +19,11 @@ function sources(dir: string): string[] {
 
 const ENTITY = /\b(defineEntity|EntitySchema)\b|@Entity\(/;
 // The EntityManager methods that need an entity: a call on an EntityManager (`em`, `tx`, `db`, a fork) names one.
-const UNIT_OF_WORK =
-  /(\b(em|tx|db)|\.fork\(\))\.(find|findOne|findOneOrFail|findAll|findAndCount|count|create|persist|flush|remove|assign|merge|upsert|upsertMany|insert|insertMany|nativeInsert|nativeUpdate|nativeDelete|getReference|refresh|populate)\(/;
+const ENTITY_METHODS =
+  'find findOne findOneOrFail findAll findAndCount count create persist flush remove assign merge upsert upsertMany insert'
+    .concat(' insertMany nativeInsert nativeUpdate nativeDelete getReference refresh populate')
+    .split(' ');
+const UNIT_OF_WORK = new RegExp(`(\\b(em|tx|db)|\\.fork\\(\\))\\.(${ENTITY_METHODS.join('|')})\\(`);
 
 const offending = (pattern: RegExp) =>
   FOLDERS.flatMap(sources).flatMap((file) =>
