@@ -9,16 +9,15 @@
 // minutes instead of the half hour the API takes at a million.
 //   ADMIN_DATABASE_URL=postgres://memsvc:memsvc@127.0.0.1:5433/postgres N=1000000 node bench/namespaces-at-scale.ts
 // N (default 1,000,000); KEEP=1 keeps the scratch database and REUSE=1 searches the one kept.
-import { randomUUID } from 'node:crypto';
 import { compileFilters } from '../domain/store/filters.ts';
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../domain/store/counters.ts';
-import { analyze, termFrequencies } from '../domain/store/analyzer.ts';
+import { analyze } from '../domain/store/analyzer.ts';
 import { foldPostings } from '../domain/search/fold.ts';
 import { lexicalRanking } from '../domain/search/lexical.ts';
-import { tfsJson } from '../domain/store/postings.ts';
 import { query, sql } from '../domain/sql.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
+import { writeStagedMemories } from './lib/agent-postings.ts';
 import { Corpus } from './lib/corpus.ts';
 import { scratchDatabase } from './lib/scale-org.ts';
 import { summarize } from './lib/stats.ts';
@@ -49,35 +48,18 @@ if (!reuse) {
   await exec(`insert into namespaces (id, org_id, name, created_at, updated_at)
     select ('00000000-0000-0000-0002-' || lpad(j::text, 12, '0'))::uuid, '${org}', 'project-' || j, now(), now()
     from generate_series(0, ${SHARES.length}) j`);
+  const { lens } = await writeStagedMemories(
+    orm.em,
+    org,
+    () => agent.memory(),
+    N,
+    (i) => namespaceId(namespaceOf(i)),
+  );
   const lengths = new Map<number, { n: number; len: number }>();
-  for (let at = 0; at < N; at += 5_000) {
-    const ids: string[] = [],
-      namespaces: string[] = [],
-      contents: string[] = [],
-      lens: number[] = [],
-      tfs: string[] = [];
-    for (let i = at; i < Math.min(N, at + 5_000); i++) {
-      const content = agent.memory();
-      const analyzed = termFrequencies(content);
-      const j = namespaceOf(i);
-      const sum = lengths.get(j) ?? { n: 0, len: 0 };
-      lengths.set(j, { n: sum.n + 1, len: sum.len + analyzed.length });
-      ids.push(randomUUID());
-      namespaces.push(namespaceId(j));
-      contents.push(content);
-      lens.push(analyzed.length);
-      tfs.push(tfsJson(analyzed.terms));
-    }
-    await query(
-      orm.em.fork(),
-      sql`with m as (
-         insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, tags, source, metadata, created_at, updated_at)
-         select id, ${org}, ns, content, octet_length(content), len, '{}', 'api', '{}', now(), now()
-           from unnest(${ids}::uuid[], ${namespaces}::uuid[], ${contents}::text[], ${lens}::int[]) as x(id, ns, content, len))
-       insert into lexical_staged (org_id, memory_id, doc_len, tfs)
-       select ${org}, id, len, tfs from unnest(${ids}::uuid[], ${lens}::int[], ${tfs}::jsonb[]) as y(id, len, tfs)`,
-    );
-  }
+  lens.forEach((len, i) => {
+    const sum = lengths.get(namespaceOf(i)) ?? { n: 0, len: 0 };
+    lengths.set(namespaceOf(i), { n: sum.n + 1, len: sum.len + len });
+  });
   const counters = [...lengths].flatMap(([j, { n, len }]) => [
     `('${namespaceId(j)}', '${NAMESPACE_COUNTERS.live}', ${n})`,
     `('${namespaceId(j)}', '${NAMESPACE_COUNTERS.docLen}', ${len})`,

@@ -6,16 +6,15 @@
 // the org beside it, p50 / max, against the same searches before it: they read without waiting, and one that
 // straddles the renumbering starts over.
 //   ADMIN_DATABASE_URL=postgres://memsvc:memsvc@127.0.0.1:5433/postgres N=100000 node bench/renumbering.ts
-import { randomUUID } from 'node:crypto';
 import { compileFilters } from '../domain/store/filters.ts';
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../domain/store/counters.ts';
-import { analyze, termFrequencies } from '../domain/store/analyzer.ts';
+import { analyze } from '../domain/store/analyzer.ts';
 import { compactPostings, foldPostings } from '../domain/search/fold.ts';
 import { lexicalRanking } from '../domain/search/lexical.ts';
-import { tfsJson } from '../domain/store/postings.ts';
 import { query, sql } from '../domain/sql.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
+import { writeStagedMemories } from './lib/agent-postings.ts';
 import { Corpus } from './lib/corpus.ts';
 import { scratchDatabase } from './lib/scale-org.ts';
 import { summarize } from './lib/stats.ts';
@@ -48,33 +47,14 @@ try {
   await exec(
     `insert into namespaces (id, org_id, name, created_at, updated_at) values ('${namespace}', '${org}', 'default', now(), now())`,
   );
-  let total = 0;
-  const all: string[] = [];
-  for (let at = 0; at < N; at += 5_000) {
-    const ids: string[] = [],
-      contents: string[] = [],
-      lens: number[] = [],
-      tfs: string[] = [];
-    for (let i = at; i < Math.min(N, at + 5_000); i++) {
-      const content = agent.memory();
-      const analyzed = termFrequencies(content);
-      total += analyzed.length;
-      ids.push(randomUUID());
-      contents.push(content);
-      lens.push(analyzed.length);
-      tfs.push(tfsJson(analyzed.terms));
-    }
-    all.push(...ids);
-    await query(
-      orm.em.fork(),
-      sql`with m as (
-         insert into memories (id, org_id, namespace_id, content, stored_bytes, doc_len, tags, source, metadata, created_at, updated_at)
-         select id, ${org}, ${namespace}, content, octet_length(content), len, '{}', 'api', '{}', now(), now()
-           from unnest(${ids}::uuid[], ${contents}::text[], ${lens}::int[]) as x(id, content, len))
-       insert into lexical_staged (org_id, memory_id, doc_len, tfs)
-       select ${org}, id, len, tfs from unnest(${ids}::uuid[], ${lens}::int[], ${tfs}::jsonb[]) as y(id, len, tfs)`,
-    );
-  }
+  const { ids: all, lens } = await writeStagedMemories(
+    orm.em,
+    org,
+    () => agent.memory(),
+    N,
+    () => namespace,
+  );
+  const total = lens.reduce((sum, len) => sum + len, 0);
   await exec(`insert into counters (org_id, scope_id, name, shard, value) values
     ('${org}', '${org}', '${ORG_COUNTERS.live}', 0, ${N}), ('${org}', '${org}', '${ORG_COUNTERS.docLen}', 0, ${total}),
     ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.live}', 0, ${N}), ('${org}', '${namespace}', '${NAMESPACE_COUNTERS.docLen}', 0,
