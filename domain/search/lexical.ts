@@ -9,7 +9,8 @@ import { BestFirst } from './best-first.ts';
 import { BlockCache, DEFAULT_BLOCK_CACHE_MB, type CachedBlock } from './block-cache.ts';
 import { decodeBlock, peaksOf } from './blocks.ts';
 import { byRank, type Ranked } from './fusion.ts';
-import { scoreAll, scoreTop, type IndexRead, type Scored } from './scoring.ts';
+import { scoreAll, type IndexRead, type Scored } from './scoring.ts';
+import { scoreTop } from './top-scores.ts';
 
 // Distinct query terms beyond this are ignored.
 export const MAX_QUERY_TERMS = 128;

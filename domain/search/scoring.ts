@@ -2,9 +2,10 @@ import { kthLargest } from './best-first.ts';
 import type { Peaks, Postings } from './blocks.ts';
 import { B, idf, K1 } from './bm25.ts';
 
-// BM25 over what a search read of the org's index (lexical.ts), in this process: every posting scored into an
-// accumulator per document (scoreAll), or only as many as it takes to know the best n exactly (scoreTop). The
-// loops are written out (no callback per posting): they are the whole cost of a search of common words.
+// BM25 over what a search read of the org's index (lexical.ts), in this process, into an accumulator per document:
+// every posting, every document that has one handed out (scoreAll) or only the best n (scoreBest; top-scores.ts
+// chooses it or MaxScore document at a time). The loops are written out (no callback per posting): they are the whole
+// cost of a search of common words.
 
 export interface IndexBlock {
   postings: Postings;
@@ -48,7 +49,7 @@ export interface Scored {
 }
 
 // Bounds are compared with this much room, so that a sum rounded differently never prunes a document that ties.
-const ROOM = 1e-9;
+export const ROOM = 1e-9;
 
 // Scratch shared by every search of the process: scoring runs to its end without awaiting, so one search at a
 // time uses it, and it leaves the accumulators and the dead marks zeroed.
@@ -61,7 +62,7 @@ let touched = new Int32Array(INITIAL_ENTRIES);
 // postings; past this many entries (52 MiB in all) they are let go after the search, so one org that needed them
 // does not hold that memory for good, and an org that large pays for them each search.
 export const BUFFER_KEEP_ENTRIES = 1 << 22;
-function trimBuffers(): void {
+export function trimBuffers(): void {
   if (accumulator.length > BUFFER_KEEP_ENTRIES) accumulator = new Float64Array(INITIAL_ENTRIES);
   if (deadMarks.length > BUFFER_KEEP_ENTRIES) deadMarks = new Uint8Array(INITIAL_ENTRIES);
   if (touched.length > BUFFER_KEEP_ENTRIES) touched = new Int32Array(INITIAL_ENTRIES);
@@ -70,7 +71,7 @@ function trimBuffers(): void {
 // What the buffers hold between searches (tests, and the process's memory at a glance).
 export const scoringBufferBytes = (): number => accumulator.byteLength + deadMarks.byteLength + touched.byteLength;
 
-interface Term {
+export interface Term {
   // qtf * idf * (k1 + 1): the term's score in a document is weight * tf / (tf + c0 + c1 * length).
   weight: number;
   blocks: IndexBlock[];
@@ -79,7 +80,7 @@ interface Term {
 
 // The query's terms that have live postings, with the tombstones (and, for a scope, every document outside it)
 // marked dead; `done()` must be called when scoring ends.
-function prepare(index: IndexRead, counts: [string, number][]) {
+export function prepare(index: IndexRead, counts: [string, number][]) {
   if (deadMarks.length < index.base) deadMarks = new Uint8Array(Math.max(index.base, 2 * deadMarks.length));
   const dead = deadMarks;
   // Indexed loops over the typed arrays here and below: a for-of loop over one costs ten times more (a namespace
@@ -140,6 +141,17 @@ function live(blocks: IndexBlock[], dead: Uint8Array, anyDead: boolean): number 
 // Every live posting of the query's terms scored: every document that has any, with its score.
 export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
   const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
+  reserve(index, terms);
+  const sum = { count: 0 };
+  for (const term of terms) accumulate(term, c0, c1, dead, anyDead, sum);
+  done();
+  const scored = { ...collect(touched.subarray(0, sum.count)), pruned: false, ceiling };
+  trimBuffers();
+  return scored;
+}
+
+// The accumulators and the list of documents touched, large enough for a search of these terms.
+function reserve(index: IndexRead, terms: Term[]): void {
   let postings = 0;
   for (const t of terms) {
     for (const b of t.blocks) postings += b.postings.docnums.length;
@@ -148,37 +160,113 @@ export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
   const documents = index.base + index.stagedIds.length;
   if (accumulator.length < documents) accumulator = new Float64Array(Math.max(documents, 2 * accumulator.length));
   if (touched.length < postings) touched = new Int32Array(Math.max(postings, 2 * touched.length));
-  const acc = accumulator;
-  const keys = touched;
-  let count = 0;
-  for (const { weight, blocks, staged } of terms) {
-    for (const { postings } of blocks) {
-      const { docnums, lens, tfs } = postings;
-      for (let i = 0; i < docnums.length; i++) {
-        const doc = docnums[i]!;
-        if (anyDead && dead[doc] === 1) continue;
-        const tf = tfs[i]!;
-        const before = acc[doc]!;
-        if (before === 0) keys[count++] = doc;
-        acc[doc] = before + (weight * tf) / (tf + c0 + c1 * lens[i]!);
-      }
-    }
-    count = addStaged(staged, weight, c0, c1, count);
-  }
-  done();
-  const scored = { ...collect(keys.subarray(0, count)), pruned: false, ceiling };
-  trimBuffers();
-  return scored;
 }
 
-function addStaged(staged: Term['staged'], weight: number, c0: number, c1: number, count: number): number {
+// One term's live postings added to their documents' accumulators; `sum` counts the documents touched.
+function accumulate(
+  { weight, blocks, staged }: Term,
+  c0: number,
+  c1: number,
+  dead: Uint8Array,
+  anyDead: boolean,
+  sum: { count: number },
+): void {
   const acc = accumulator;
+  const keys = touched;
+  let { count } = sum;
+  for (const { postings } of blocks) {
+    const { docnums, lens, tfs } = postings;
+    for (let i = 0; i < docnums.length; i++) {
+      const doc = docnums[i]!;
+      if (anyDead && dead[doc] === 1) continue;
+      const tf = tfs[i]!;
+      const before = acc[doc]!;
+      if (before === 0) keys[count++] = doc;
+      acc[doc] = before + (weight * tf) / (tf + c0 + c1 * lens[i]!);
+    }
+  }
   for (const p of staged) {
     const before = acc[p.key]!;
-    if (before === 0) touched[count++] = p.key;
+    if (before === 0) keys[count++] = p.key;
     acc[p.key] = before + (weight * p.tf) / (p.tf + c0 + c1 * p.len);
   }
-  return count;
+  sum.count = count;
+}
+
+// The most a term can add to one document's score: its weight times the best of its blocks' peaks and staged postings.
+export function termBound(term: Term, c0: number, c1: number): number {
+  let best = 0;
+  for (const { peaks } of term.blocks) {
+    for (let i = 0; i < peaks.tfs.length; i++) best = Math.max(best, peaks.tfs[i]! / (peaks.tfs[i]! + c0 + c1 * peaks.lens[i]!));
+  }
+  for (const p of term.staged) best = Math.max(best, p.tf / (p.tf + c0 + c1 * p.len));
+  return term.weight * best;
+}
+
+// Every live posting scored, as scoreAll scores them, but only the documents scoring at least the n-th best kept
+// (ties included): a search that wants the best n of many terms hands out a few documents instead of a copy of every
+// score.
+export function scoreBest(index: IndexRead, counts: [string, number][], n: number): Scored {
+  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
+  reserve(index, terms);
+  const sum = { count: 0 };
+  for (const term of terms) accumulate(term, c0, c1, dead, anyDead, sum);
+  done();
+  const seen = touched.subarray(0, sum.count);
+  const threshold = seen.length > n ? nthBest(seen, n) : -Infinity;
+  let kept = 0;
+  let keys = new Int32Array(Math.min(seen.length, 2 * n + 64));
+  let scores = new Float64Array(keys.length);
+  for (let i = 0; i < seen.length; i++) {
+    const score = accumulator[seen[i]!]!;
+    accumulator[seen[i]!] = 0;
+    if (score < threshold) continue;
+    // Ties of the n-th best can outnumber the room made for them.
+    if (kept === keys.length) [keys, scores] = grown(keys, scores);
+    keys[kept] = seen[i]!;
+    scores[kept++] = score;
+  }
+  trimBuffers();
+  return { keys: keys.subarray(0, kept), scores: scores.subarray(0, kept), pruned: kept < seen.length, ceiling };
+}
+
+function grown(keys: Int32Array, scores: Float64Array): [Int32Array<ArrayBuffer>, Float64Array<ArrayBuffer>] {
+  const k = new Int32Array(2 * keys.length);
+  k.set(keys);
+  const s = new Float64Array(2 * scores.length);
+  s.set(scores);
+  return [k, s];
+}
+
+// The n-th best score of these documents' accumulators: a heap of the best n for a few, quickselect on a copy past
+// HEAP_MOST (a heap of n costs log n a document that enters it).
+const HEAP_MOST = 1024;
+function nthBest(keys: Int32Array, n: number): number {
+  const acc = accumulator;
+  if (n > HEAP_MOST) {
+    const values = new Float64Array(keys.length);
+    for (let i = 0; i < keys.length; i++) values[i] = acc[keys[i]!]!;
+    return kthLargest(values, n);
+  }
+  // A min-heap of the best n seen so far: its root is the n-th best.
+  const heap = new Float64Array(n);
+  for (let i = 0; i < n; i++) heap[i] = acc[keys[i]!]!;
+  heap.sort();
+  for (let i = n; i < keys.length; i++) {
+    const value = acc[keys[i]!]!;
+    if (value <= heap[0]!) continue;
+    let at = 0;
+    for (;;) {
+      const left = 2 * at + 1;
+      if (left >= n) break;
+      const child = left + 1 < n && heap[left + 1]! < heap[left]! ? left + 1 : left;
+      if (heap[child]! >= value) break;
+      heap[at] = heap[child]!;
+      at = child;
+    }
+    heap[at] = value;
+  }
+  return heap[0]!;
 }
 
 // The given keys with their accumulated scores, every accumulator of the search zeroed.
@@ -188,212 +276,4 @@ function collect(keys: Int32Array): Pick<Scored, 'keys' | 'scores'> {
   for (let i = 0; i < keys.length; i++) scores[i] = acc[keys[i]!]!;
   for (let i = 0; i < keys.length; i++) acc[keys[i]!] = 0;
   return { keys: keys.slice(), scores };
-}
-
-// A superset of the best n documents (every tie of the n-th included), each with its exact score, found by
-// MaxScore (Turtle and Flood, 1995) document at a time. Each term's bound is its weight times its blocks' best
-// score (blocks.ts, peaks). Documents are visited in ascending order through one cursor per term, scored whole,
-// and kept while they reach the n-th best score so far. As that score rises, the terms of smallest bounds whose
-// bounds add up to less than it stop leading the walk: a document found only in them cannot be among the best,
-// so they are only looked up (a forward seek) for documents the other terms make promising. On queries mixing
-// rare and common words, most of the common words' postings are skipped. Cursors read postings in order, so
-// memory is read sequentially; an accumulator per document (scoreAll) would be read at random.
-// Past MAX_CURSORS terms the org holds, every posting is scored instead.
-export function scoreTop(index: IndexRead, counts: [string, number][], n: number): Scored {
-  const held = counts.filter(([term]) => index.blocks.has(term) || index.staged.has(term)).length;
-  return held > MAX_CURSORS ? scoreAll(index, counts) : maxScore(index, counts, n);
-}
-
-export function maxScore(index: IndexRead, counts: [string, number][], n: number): Scored {
-  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
-  const cursors = terms.map((t, i) => new Cursor(t, i, c0, c1)).sort((a, b) => a.bound - b.bound);
-  const m = cursors.length;
-  // below[i]: the most the terms before i (the smaller bounds) can add to a document's score.
-  const below = new Float64Array(m + 1);
-  for (let i = 0; i < m; i++) below[i + 1] = below[i]! + cursors[i]!.bound;
-  const pool = new Pool(n);
-  // A document's score from each term, by the term's place in the query: the sum is taken in that order, as
-  // scoreAll takes it, so that equal scores are equal to the last bit and their ties go by id.
-  const parts = new Float64Array(m);
-  // cursors[0, lead) are only looked up; the others lead the walk.
-  let lead = 0;
-  for (;;) {
-    let doc = NO_DOC;
-    for (let i = lead; i < m; i++) doc = Math.min(doc, cursors[i]!.doc);
-    if (doc === NO_DOC) break;
-    let partial = 0;
-    for (let i = lead; i < m; i++) {
-      const c = cursors[i]!;
-      if (c.doc === doc) {
-        partial += parts[c.place] = c.score();
-        c.next();
-      }
-    }
-    let reachable = !(anyDead && doc < index.base && dead[doc] === 1);
-    for (let i = lead - 1; i >= 0 && reachable; i--) {
-      reachable = partial + below[i + 1]! >= pool.threshold;
-      const c = cursors[i]!;
-      if (reachable && c.seek(doc) === doc) partial += parts[c.place] = c.score();
-    }
-    let score = 0;
-    for (let i = 0; i < m; i++) {
-      score += parts[i]!;
-      parts[i] = 0;
-    }
-    if (reachable && score >= pool.threshold && pool.add(doc, score)) {
-      while (lead < m && below[lead + 1]! < pool.threshold) lead += 1;
-    }
-  }
-  done();
-  trimBuffers();
-  return { ...pool.result(), ceiling };
-}
-
-const NO_DOC = 0x7fffffff;
-// Each document visited costs a step of every cursor: past this many terms, scoring every posting was cheaper
-// (bench/lexical-scoring.ts).
-const MAX_CURSORS = 8;
-
-// One term's postings in document order: its blocks, then its staged postings (whose keys come after every
-// document number).
-class Cursor {
-  readonly bound: number;
-  // The term's place among the query's terms.
-  readonly place: number;
-  readonly #weight: number;
-  readonly #c0: number;
-  readonly #c1: number;
-  readonly #lists: Postings[];
-  #list = 0;
-  #at = 0;
-  #docnums: Int32Array;
-  doc: number;
-
-  constructor(term: Term, place: number, c0: number, c1: number) {
-    this.place = place;
-    let best = 0;
-    for (const { peaks } of term.blocks) {
-      for (let i = 0; i < peaks.tfs.length; i++) best = Math.max(best, peaks.tfs[i]! / (peaks.tfs[i]! + c0 + c1 * peaks.lens[i]!));
-    }
-    const staged = [...term.staged].sort((a, b) => a.key - b.key);
-    for (const p of staged) best = Math.max(best, p.tf / (p.tf + c0 + c1 * p.len));
-    this.bound = term.weight * best;
-    this.#weight = term.weight;
-    this.#c0 = c0;
-    this.#c1 = c1;
-    this.#lists = term.blocks.map((b) => b.postings);
-    if (staged.length > 0) {
-      this.#lists.push({
-        docnums: Int32Array.from(staged, (p) => p.key),
-        lens: Uint32Array.from(staged, (p) => p.len),
-        tfs: Uint32Array.from(staged, (p) => p.tf),
-      });
-    }
-    this.#docnums = this.#lists[0]?.docnums ?? new Int32Array(0);
-    this.doc = this.#docnums.length > 0 ? this.#docnums[0]! : NO_DOC;
-  }
-
-  score(): number {
-    const { lens, tfs } = this.#lists[this.#list]!;
-    const tf = tfs[this.#at]!;
-    return (this.#weight * tf) / (tf + this.#c0 + this.#c1 * lens[this.#at]!);
-  }
-
-  next(): void {
-    if (++this.#at < this.#docnums.length) {
-      this.doc = this.#docnums[this.#at]!;
-      return;
-    }
-    this.#enter(this.#list + 1);
-  }
-
-  // Moves to the first posting at or after `target`; returns its document.
-  seek(target: number): number {
-    if (this.doc >= target) return this.doc;
-    let list = this.#list;
-    while (list < this.#lists.length && this.#lists[list]!.docnums.at(-1)! < target) list += 1;
-    if (list !== this.#list) this.#enter(list);
-    if (this.doc >= target) return this.doc;
-    // Galloping from the current posting, then a binary search in the last step's range.
-    const docnums = this.#docnums;
-    let lo = this.#at;
-    let step = 1;
-    while (lo + step < docnums.length && docnums[lo + step]! < target) {
-      lo += step;
-      step *= 2;
-    }
-    let hi = Math.min(lo + step, docnums.length - 1);
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (docnums[mid]! < target) lo = mid + 1;
-      else hi = mid;
-    }
-    this.#at = lo;
-    this.doc = docnums[lo]!;
-    return this.doc;
-  }
-
-  #enter(list: number): void {
-    this.#list = list;
-    this.#at = 0;
-    if (list < this.#lists.length) {
-      this.#docnums = this.#lists[list]!.docnums;
-      this.doc = this.#docnums[0]!;
-    } else this.doc = NO_DOC;
-  }
-}
-
-// The documents that may be among the best n, with their scores. `threshold` is the n-th best score seen so far
-// (less a little room): a document below it cannot be among the best n. The pool is cut back to the documents at
-// or above it whenever it doubles.
-class Pool {
-  threshold = -Infinity;
-  readonly #n: number;
-  #docs: Int32Array;
-  #scores: Float64Array;
-  #size = 0;
-  #limit: number;
-
-  constructor(n: number) {
-    this.#n = n;
-    this.#limit = Math.max(2 * n, 64);
-    this.#docs = new Int32Array(this.#limit);
-    this.#scores = new Float64Array(this.#limit);
-  }
-
-  // Adds a document; says whether the threshold rose.
-  add(doc: number, score: number): boolean {
-    this.#docs[this.#size] = doc;
-    this.#scores[this.#size++] = score;
-    if (this.#size === this.#n || this.#size === this.#limit) return this.#cut();
-    return false;
-  }
-
-  #cut(): boolean {
-    const before = this.threshold;
-    this.threshold = Math.max(before, kthLargest(this.#scores.slice(0, this.#size), this.#n) * (1 - ROOM));
-    let kept = 0;
-    for (let i = 0; i < this.#size; i++) {
-      if (this.#scores[i]! < this.threshold) continue;
-      this.#docs[kept] = this.#docs[i]!;
-      this.#scores[kept++] = this.#scores[i]!;
-    }
-    this.#size = kept;
-    // Ties of the n-th best can fill the pool: it grows instead.
-    if (kept > this.#limit / 2) {
-      this.#limit *= 2;
-      const docs = new Int32Array(this.#limit);
-      docs.set(this.#docs.subarray(0, kept));
-      const scores = new Float64Array(this.#limit);
-      scores.set(this.#scores.subarray(0, kept));
-      this.#docs = docs;
-      this.#scores = scores;
-    }
-    return this.threshold > before;
-  }
-
-  result(): Omit<Scored, 'ceiling'> {
-    if (this.#size >= this.#n) this.#cut();
-    return { keys: this.#docs.slice(0, this.#size), scores: this.#scores.slice(0, this.#size), pruned: this.threshold > -Infinity };
-  }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBlock, encodeBlock, peaksOf } from '../../domain/search/blocks.ts';
-import { BUFFER_KEEP_ENTRIES, maxScore, scoreAll, scoringBufferBytes, type IndexRead, type Scored } from '../../domain/search/scoring.ts';
+import { BUFFER_KEEP_ENTRIES, scoreAll, scoringBufferBytes, scoreBest, type IndexRead, type Scored } from '../../domain/search/scoring.ts';
+import { maxScore } from '../../domain/search/top-scores.ts';
 
 // MaxScore (maxScore) against scoring every posting (scoreAll) on random indexes: rare and common terms,
 // blocks of several sizes, tombstones, staged memories, lengths and tfs that make many exact ties.
@@ -44,9 +45,9 @@ function randomIndex(documents: number, staged: number, blockSize: number): { in
 
 const asMap = (s: Scored) => new Map(Array.from(s.keys, (k, i) => [k, s.scores[i]!]));
 
-describe('MaxScore over postings blocks', () => {
+describe('the best n over postings blocks, by MaxScore and from every posting', () => {
   it('finds every document scoring at least the n-th best, ties included, with the exhaustive scores to the last bit', () => {
-    let prunedRuns = 0;
+    const prunedRuns = { 'document at a time': 0, 'the best of all': 0 };
     for (const [documents, staged, blockSize] of [
       [3_000, 0, 64],
       [3_000, 40, 500],
@@ -65,22 +66,28 @@ describe('MaxScore over postings blocks', () => {
         }
         const all = asMap(scoreAll(index, counts));
         const ranked = [...all.values()].sort((a, b) => b - a);
-        for (const n of [1, 10, 100]) {
-          // The cursors themselves, whatever the number of terms (scoreTop uses them up to MAX_CURSORS).
-          const top = maxScore(index, counts, n);
-          if (top.pruned) prunedRuns += 1;
-          const found = asMap(top);
-          // Summed in the query's term order, as scoreAll sums: equal to the last bit, so ties stay ties.
-          for (const [key, score] of found) expect(score).toBe(all.get(key));
-          const nth = ranked[Math.min(n, ranked.length) - 1];
-          if (nth === undefined) continue;
-          for (const [key, score] of all)
-            if (score >= nth) expect(found.has(key), `n ${n}, ${JSON.stringify(counts)}, key ${key}`).toBe(true);
+        // The cursors, and every posting with the best kept,, whatever the number of terms (scoreTop chooses by it).
+        for (const [way, top] of [
+          ['document at a time', maxScore],
+          ['the best of all', scoreBest],
+        ] as const) {
+          for (const n of [1, 10, 100]) {
+            const scored = top(index, counts, n);
+            if (scored.pruned) prunedRuns[way] += 1;
+            const found = asMap(scored);
+            // Summed in the query's term order, as scoreAll sums: equal to the last bit, so ties stay ties.
+            for (const [key, score] of found) expect(score, `${way}, key ${key}`).toBe(all.get(key));
+            const nth = ranked[Math.min(n, ranked.length) - 1];
+            if (nth === undefined) continue;
+            for (const [key, score] of all)
+              if (score >= nth) expect(found.has(key), `${way}, n ${n}, ${JSON.stringify(counts)}, key ${key}`).toBe(true);
+          }
         }
       }
     }
     // The property was checked where pruning happened, not only where it gave up.
-    expect(prunedRuns).toBeGreaterThan(100);
+    expect(prunedRuns['document at a time']).toBeGreaterThan(100);
+    expect(prunedRuns['the best of all']).toBeGreaterThan(100);
   });
 
   it('leaves the accumulators clean for the next search', () => {
@@ -91,6 +98,8 @@ describe('MaxScore over postings blocks', () => {
     ];
     const first = asMap(scoreAll(index, counts));
     maxScore(index, counts, 5);
+    expect(asMap(scoreAll(index, counts))).toEqual(first);
+    scoreBest(index, counts, 5);
     expect(asMap(scoreAll(index, counts))).toEqual(first);
   });
 
