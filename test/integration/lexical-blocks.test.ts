@@ -363,10 +363,11 @@ describe('lexical search over postings blocks', () => {
     }
   });
 
-  it('reads a namespace whole while its share of the org is small enough for the depth of the list, and not beyond', async () => {
+  it('reads a namespace whole while its share of the org is small enough for the depth of the list and the filter, and not beyond', async () => {
     // The choice is made in the statement from the counters (wholeNamespace in lexical.ts): with the namespace's
     // statistics asked for, a namespace read whole is scored with them and one that is not with the org's, so the
-    // scores tell which way was taken. The counters are raised to stand for an org of a million memories.
+    // scores tell which way was taken. The counters are raised to stand for an org of a million memories. Every
+    // memory carries the tag `lamp`, so a filter on it passes them all but is more than the namespace.
     const c = await signUp(stack.api);
     for (let i = 0; i < 40; i++) {
       const namespace = i % 4 === 0 ? 'small' : 'large';
@@ -374,7 +375,7 @@ describe('lexical search over postings blocks', () => {
         (
           await stack.api.post('/api/memories', {
             token: c.token,
-            body: { content: `lantern ${i % 3 === 0 ? 'lantern ' : ''}harbour ${i}`, namespace },
+            body: { content: `lantern ${i % 3 === 0 ? 'lantern ' : ''}harbour ${i}`, namespace, tags: ['lamp'] },
           })
         ).status,
       ).toBe(201);
@@ -389,30 +390,33 @@ describe('lexical search over postings blocks', () => {
       bumpCounters(stack.orm.em.fork(), [{ orgId: c.org.id, scopeId, name, delta: by }]);
     await raise(c.org.id, ORG_COUNTERS.live, 1_000_000);
     // `small` stands for 30,000 (3%): read whole for k 10 (up to about 42,000) and for k 100. `large` stands for
-    // 100,000 (10%): read whole for k 100 only (up to about 115,000).
+    // 100,000 (10%): read whole for k 100 only (up to about 115,000), or with the tag filter for k 10 too (up to about
+    // 119,000).
     await raise(ids.get('small')!, NAMESPACE_COUNTERS.live, 30_000 - 10);
     await raise(ids.get('large')!, NAMESPACE_COUNTERS.live, 100_000 - 30);
-    const ranking = async (namespace: string, k: number, namespaceRead?: 'whole' | 'candidates') =>
+    const ranking = async (namespace: string, k: number, tags: string[], namespaceRead?: 'whole' | 'candidates') =>
       lexicalRanking(
         stack.orm.em.fork(),
         c.org.id,
         analyze('lantern harbour'),
         k,
-        await compileFilters(stack.orm.em.fork(), c.org.id, { namespace }),
+        await compileFilters(stack.orm.em.fork(), c.org.id, { namespace, tags }),
         {
           statistics: 'namespace',
           ...(namespaceRead ? { namespaceRead } : {}),
         },
       );
-    for (const [namespace, k, way] of [
-      ['small', 10, 'whole'],
-      ['small', 100, 'whole'],
-      ['large', 10, 'candidates'],
-      ['large', 100, 'whole'],
+    for (const [namespace, k, tags, way] of [
+      ['small', 10, [], 'whole'],
+      ['small', 100, [], 'whole'],
+      ['large', 10, [], 'candidates'],
+      ['large', 10, ['lamp'], 'whole'],
+      ['large', 100, [], 'whole'],
     ] as const) {
-      const chosen = await ranking(namespace, k);
-      expect(chosen, `${namespace}, k ${k}`).toEqual(await ranking(namespace, k, way));
-      expect(chosen, `${namespace}, k ${k}`).not.toEqual(await ranking(namespace, k, way === 'whole' ? 'candidates' : 'whole'));
+      const chosen = await ranking(namespace, k, [...tags]);
+      const other = way === 'whole' ? 'candidates' : 'whole';
+      expect(chosen, `${namespace}, k ${k}, tags ${tags}`).toEqual(await ranking(namespace, k, [...tags], way));
+      expect(chosen, `${namespace}, k ${k}, tags ${tags}`).not.toEqual(await ranking(namespace, k, [...tags], other));
     }
   });
 
