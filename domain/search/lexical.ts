@@ -18,8 +18,8 @@ export const MAX_QUERY_TERMS = 128;
 // common words it leaves out hold most of the postings and add little to BM25, so the ranking stays about as good
 // for far less reading.
 export const HYBRID_LEXICAL_TERMS = 32;
-// A filtered search checks its best candidates against the filter in rounds: this many first (or 8k), then
-// eight times more each round, until k pass or every candidate has been checked.
+// A filtered search checks its best candidates against the filter in rounds: this many first (or 8k), then as many as
+// the share that passed says are needed (at most eight times more), until k pass or every candidate has been checked.
 const FIRST_CHECK = 256;
 const CHECK_GROWTH = 8;
 
@@ -183,8 +183,10 @@ async function pick(
     }
     const batch = order.take(want);
     checked += batch.length;
-    want *= CHECK_GROWTH;
     collect(batch, await resolve(em, orgId, index, keysAt(candidates.keys, batch), compiled));
+    // The next round: twice the candidates that the share passing so far says the missing hits need, at most
+    // CHECK_GROWTH times this round's.
+    want = Math.min(want * CHECK_GROWTH, Math.ceil((2 * (n - found.length) * (checked + 1)) / (found.length + 1)));
   }
   found.sort(byRank);
   return found.slice(0, n);
