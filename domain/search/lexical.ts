@@ -389,8 +389,10 @@ function int4s(data: Buffer): Int32Array {
   return values;
 }
 
-// A copy the cache may keep: the driver's buffer can be a slice of a larger one, which a view would keep alive.
+// A buffer the cache may keep: the driver's buffer can be a slice of a larger one (a small one is cut from Node's
+// shared pool), which a view would keep alive, so such a slice is copied.
 function owned(data: Buffer): Buffer {
+  if (data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) return data;
   const copy = new Uint8Array(data.byteLength);
   copy.set(data);
   return Buffer.from(copy.buffer);
