@@ -9,8 +9,9 @@ import type { IndexBlock } from './scoring.ts';
 // reads the raw id of the writing transaction, which freezing leaves as it is.
 // Terms are kept and evicted whole, least recently used first.
 
-// The size a process keeps unless LEXICAL_CACHE_MB says otherwise.
-export const DEFAULT_BLOCK_CACHE_MB = 64;
+// The size a process keeps unless LEXICAL_CACHE_MB says otherwise. The cache grows only with what searches read, so a
+// process holds that much only when its orgs are large (docs/performance.md, "Lexical search").
+export const DEFAULT_BLOCK_CACHE_MB = 256;
 
 export interface CachedBlock extends IndexBlock {
   first: number;
