@@ -163,14 +163,26 @@ async function deleteBlocks(tx: EntityManager, orgId: string, keys: BlockKey[]) 
 }
 
 // Inserts blocks. A block may take the key of one deleted earlier in the same transaction (a fold's merge, a rewrite).
+// Their bytes travel as one binary parameter cut by offsets: a bytea[] would be sent as text, every byte in hex.
 async function writeBlocks(tx: EntityManager, orgId: string, blocks: (BlockKey & { block: StoredBlock })[]): Promise<void> {
   if (blocks.length === 0) return;
+  const offsets: number[] = [];
+  let at = 0;
+  for (const b of blocks) {
+    offsets.push(at);
+    at += b.block.data.length;
+  }
+  const bytes = Buffer.concat(
+    blocks.map((b) => b.block.data),
+    at,
+  );
   await query(
     tx,
     sql`insert into lexical_blocks (org_id, term, first_docnum, docs, wide, data)
-      select ${orgId}, * from unnest(${blocks.map((b) => b.term)}::text[], ${blocks.map((b) => b.first)}::int[],
-        ${blocks.map((b) => b.block.docs)}::int[],
-             ${blocks.map((b) => b.block.wide)}::bool[], ${blocks.map((b) => b.block.data)}::bytea[])`,
+      select ${orgId}, t, f, d, w, substring(${bytes}::bytea from o + 1 for l)
+        from unnest(${blocks.map((b) => b.term)}::text[], ${blocks.map((b) => b.first)}::int[], ${blocks.map((b) => b.block.docs)}::int[],
+          ${blocks.map((b) => b.block.wide)}::bool[], ${offsets}::int[], ${blocks.map((b) => b.block.data.length)}::int[])
+          as u(t, f, d, w, o, l)`,
   );
 }
 
