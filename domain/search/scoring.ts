@@ -45,6 +45,8 @@ export interface Scored {
   // The most any document could score for these terms (each term at its weight, df 0 included): what a hit's score
   // is measured against for its relevance (relevance.ts).
   ceiling: number;
+  // Each query term's weight, qtf * idf * (k1 + 1), df 0 included (thread-terms.ts scores a thread by them).
+  weights: Map<string, number>;
 }
 
 // Bounds are compared with this much room, so that a sum rounded differently never prunes a document that ties.
@@ -108,11 +110,13 @@ function prepare(index: IndexRead, counts: [string, number][]) {
   if (scope?.statistics) for (const [term] of counts) dfs.set(term, staged.get(term)!.length + live(blocksOf(term), dead, true));
   const { n, total } = scope?.statistics ?? index;
   const terms: Term[] = [];
+  const weights = new Map<string, number>();
   let ceiling = 0;
   for (const [term, qtf] of counts) {
     const df = dfs.get(term)!;
     const weight = qtf * idf(n, df) * (K1 + 1);
     ceiling += weight;
+    weights.set(term, weight);
     if (df > 0) terms.push({ weight, blocks: blocksOf(term), staged: staged.get(term)! });
   }
   const c0 = K1 * (1 - B);
@@ -121,7 +125,7 @@ function prepare(index: IndexRead, counts: [string, number][]) {
     if (scope) dead.fill(0, 0, index.base);
     else for (let i = 0; i < tombstones.length; i++) dead[tombstones[i]!] = 0;
   };
-  return { terms, c0, c1, dead, anyDead, done, ceiling };
+  return { terms, c0, c1, dead, anyDead, done, ceiling, weights };
 }
 
 // How many of the blocks' postings are not marked dead. An indexed loop summing the marks: half the time of a
@@ -139,7 +143,7 @@ function live(blocks: IndexBlock[], dead: Uint8Array, anyDead: boolean): number 
 
 // Every live posting of the query's terms scored: every document that has any, with its score.
 export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
-  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
+  const { terms, c0, c1, dead, anyDead, done, ceiling, weights } = prepare(index, counts);
   let postings = 0;
   for (const t of terms) {
     for (const b of t.blocks) postings += b.postings.docnums.length;
@@ -166,7 +170,7 @@ export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
     count = addStaged(staged, weight, c0, c1, count);
   }
   done();
-  const scored = { ...collect(keys.subarray(0, count)), pruned: false, ceiling };
+  const scored = { ...collect(keys.subarray(0, count)), pruned: false, ceiling, weights };
   trimBuffers();
   return scored;
 }
@@ -205,7 +209,7 @@ export function scoreTop(index: IndexRead, counts: [string, number][], n: number
 }
 
 export function maxScore(index: IndexRead, counts: [string, number][], n: number): Scored {
-  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
+  const { terms, c0, c1, dead, anyDead, done, ceiling, weights } = prepare(index, counts);
   const cursors = terms.map((t, i) => new Cursor(t, i, c0, c1)).sort((a, b) => a.bound - b.bound);
   const m = cursors.length;
   // below[i]: the most the terms before i (the smaller bounds) can add to a document's score.
@@ -246,7 +250,7 @@ export function maxScore(index: IndexRead, counts: [string, number][], n: number
   }
   done();
   trimBuffers();
-  return { ...pool.result(), ceiling };
+  return { ...pool.result(), ceiling, weights };
 }
 
 const NO_DOC = 0x7fffffff;
@@ -392,7 +396,7 @@ class Pool {
     return this.threshold > before;
   }
 
-  result(): Omit<Scored, 'ceiling'> {
+  result(): Omit<Scored, 'ceiling' | 'weights'> {
     if (this.#size >= this.#n) this.#cut();
     return { keys: this.#docs.slice(0, this.#size), scores: this.#scores.slice(0, this.#size), pruned: this.threshold > -Infinity };
   }

@@ -639,6 +639,10 @@ class HitExplain(BaseModel):
     semantic: Semantic | None = Field(
         None, description='its place in the semantic list: rank and cosine similarity'
     )
+    thread_terms: float | None = Field(
+        None,
+        description="hybrid: what its thread (metadata.parent_ref) added to its fused score, the thread's chunks scored together as one document by the query's words",
+    )
     passage: int | None = Field(
         None,
         description='the passage (1-based) of a long memory its semantic score came from',
@@ -3094,7 +3098,7 @@ class ScoredMemory(BaseModel):
     )
     score: float = Field(
         ...,
-        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists",
+        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus up to 0.5 for a chunk of a thread that holds the query's words (explain.thread_terms)",
     )
     relevance: float | None = Field(
         None,
