@@ -106,7 +106,8 @@ const hitExplainSchema = z
         lexical: z.number().meta({
           description:
             "the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 " +
-            'if the words did not find it',
+            "if the words did not find it; hybrid: a chunk of a thread that holds the query's words counts its thread's " +
+            'score (thread_terms) when higher',
         }),
         semantic: z.number().nullable().meta({
           description: "the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode",

@@ -154,13 +154,14 @@ export async function answerFromLists(
   const only = (retriever: Retriever, list: Ranked[]) => list.map((r) => ({ ...r, foundBy: [retriever] }));
   // One list keeps its own scores; hybrid's are fused, then raised by their threads' words.
   const fused = mode === 'hybrid' ? fuse(lists, depth) : null;
-  const threads = fused && words ? await withThreadTerms(em, orgId, fused, words) : { ranked: fused, gains: new Map<string, number>() };
+  const none = { gains: new Map<string, number>(), threadScores: new Map<string, number>() };
+  const threads = fused && words ? await withThreadTerms(em, orgId, fused, words) : { ranked: fused, ...none };
   const listed = threads.ranked ?? (words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked));
   const { ranked, inWindow } = window
     ? await windowFirst(em, orgId, listed, window, k)
     : { ranked: listed.slice(0, k), inWindow: new Set<string>() };
   const model = meaning && vector ? (await vector).relevance : undefined;
-  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model, inWindow, threads.gains);
+  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model, inWindow, threads);
   const hits = (await withRows(em, orgId, explained)).filter((h) => h.relevance >= (request.minRelevance ?? 0));
   const answer = { hits, pendingEmbeddings: meaning ? meaning.pending : null, terms, window };
   const long = hits.filter((h) => h.foundBy.includes('semantic') && isLong(h.content));
@@ -208,7 +209,7 @@ function explainRanking(
   meaning: Ranked[] | null,
   model: ModelRelevance | undefined,
   inWindow: Set<string>,
-  threadGains: Map<string, number>,
+  threads: { gains: Map<string, number>; threadScores: Map<string, number> },
 ): Explained[] {
   const placesOf = (list: Ranked[]) => new Map(list.map((r, i) => [r.id, { rank: i + 1, score: r.score }]));
   const lexicalPlaces = words ? placesOf(words.ranked) : new Map<string, ListPlace>();
@@ -218,8 +219,10 @@ function explainRanking(
   const explained = ranked.map((r) => {
     const lexical = lexicalPlaces.get(r.id);
     const semantic = semanticPlaces.get(r.id);
+    // A chunk of a thread that holds the query's words counts its thread's words when they score higher.
+    const byWords = Math.max(lexical?.score ?? 0, threads.threadScores.get(r.id) ?? 0);
     const inputs: RelevanceInputs = {
-      lexical: lexical && words && words.ceiling > 0 ? Math.min(1, lexical.score / words.ceiling) : 0,
+      lexical: words && words.ceiling > 0 ? Math.min(1, byWords / words.ceiling) : 0,
       semantic: meaning ? (semantic?.score ?? semanticFloor) : null,
     };
     const gain = words?.gains.get(r.id);
@@ -227,7 +230,7 @@ function explainRanking(
       ...(lexical ? { lexical: { rank: lexical.rank, score: lexical.score - (gain ?? 0) } } : {}),
       ...(gain ? { threadContext: gain } : {}),
       ...(semantic ? { semantic } : {}),
-      ...(threadGains.has(r.id) ? { threadTerms: threadGains.get(r.id)! } : {}),
+      ...(threads.gains.has(r.id) ? { threadTerms: threads.gains.get(r.id)! } : {}),
       ...(mode === 'hybrid' ? { fused: r.score } : {}),
       ...(inWindow.has(r.id) ? { timeWindow: true } : {}),
       relevanceInputs: inputs,

@@ -19,16 +19,17 @@ export const THREAD_SHARE = 0.5;
 // search pays for the long chunks of a document.
 export const THREAD_TEXT_MAX = 500;
 
-// The fused list with the threads' gains added, best first (ties by id), and what each hit gained (explain). `words`:
-// the lexical list (its ids, and each term's weight).
+// The fused list with the threads' gains added, best first (ties by id), what each hit gained (explain), and its
+// thread's score (relevance reads it as the hit's words). `words`: the lexical list (its ids, and each term's weight).
 export async function withThreadTerms(
   em: EntityManager,
   orgId: string,
   fused: Fused[],
   words: { ranked: Ranked[]; weights: Map<string, number> },
-): Promise<{ ranked: Fused[]; gains: Map<string, number> }> {
+): Promise<{ ranked: Fused[]; gains: Map<string, number>; threadScores: Map<string, number> }> {
   const gains = new Map<string, number>();
-  if (fused.length === 0 || words.ranked.length === 0 || words.weights.size === 0) return { ranked: fused, gains };
+  const ofHits = new Map<string, number>();
+  if (fused.length === 0 || words.ranked.length === 0 || words.weights.size === 0) return { ranked: fused, gains, threadScores: ofHits };
   const listed = words.ranked.map((r) => r.id);
   const ids = [...new Set([...listed, ...fused.map((f) => f.id)])];
   const rows = await query(
@@ -39,16 +40,18 @@ export async function withThreadTerms(
   );
   const scores = threadScores(rows, words.weights);
   const best = Math.max(0, ...scores.values());
-  if (best === 0) return { ranked: fused, gains };
+  if (best === 0) return { ranked: fused, gains, threadScores: ofHits };
   const threadOf = new Map(rows.map((r) => [r.id, r.thread]));
   const ranked = fused
     .map((f) => {
-      const gain = (THREAD_SHARE * (scores.get(threadOf.get(f.id) ?? '') ?? 0)) / best;
-      if (gain > 0) gains.set(f.id, gain);
-      return gain > 0 ? { ...f, score: f.score + gain } : f;
+      const score = scores.get(threadOf.get(f.id) ?? '') ?? 0;
+      if (score === 0) return f;
+      gains.set(f.id, (THREAD_SHARE * score) / best);
+      ofHits.set(f.id, score);
+      return { ...f, score: f.score + gains.get(f.id)! };
     })
     .sort(byRank);
-  return { ranked, gains };
+  return { ranked, gains, threadScores: ofHits };
 }
 
 // Each thread's score over the query's terms in the texts of its listed chunks.

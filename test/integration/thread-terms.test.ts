@@ -58,8 +58,12 @@ describe('thread terms', () => {
       ['picnic', 3],
     ]);
     const words = { ranked: [alone, other, beach, picnic].map((id) => ({ id, score: 1 })), weights };
-    const { ranked, gains } = await withThreadTerms(stack.orm.em.fork(), a.org.id, fused, words);
+    const { ranked, gains, threadScores: scores } = await withThreadTerms(stack.orm.em.fork(), a.org.id, fused, words);
     const best = saturated(3, 1) * 2;
+    // Each raised hit carries its thread's score, which its relevance reads as its words.
+    expect(scores.get(quiet)).toBeCloseTo(best, 10);
+    expect(scores.get(other)).toBeCloseTo(saturated(3, 1), 10);
+    expect(scores.has(alone)).toBe(false);
     expect(gains.get(beach)).toBeCloseTo(THREAD_SHARE, 10);
     expect(gains.get(picnic)).toBeCloseTo(THREAD_SHARE, 10);
     // A chunk of a scored thread gains though its own text was not listed.
@@ -81,9 +85,15 @@ describe('thread terms', () => {
         token: a.token,
         body: { query: 'lighthouse ferry', mode, namespace: 'travel', k: 5, explain: true },
       });
-    const hybrid = (await search('hybrid')).body.hits as { id: string; explain: { thread_terms?: number } }[];
+    type Hit = { id: string; explain: { thread_terms?: number; relevance_inputs: { lexical: number } } };
+    const hybrid = (await search('hybrid')).body.hits as Hit[];
     expect(hybrid.map((h) => h.id).sort()).toEqual([...ids].sort());
-    for (const h of hybrid) expect(h.explain.thread_terms).toBeCloseTo(THREAD_SHARE, 10);
+    for (const h of hybrid) {
+      expect(h.explain.thread_terms).toBeCloseTo(THREAD_SHARE, 10);
+      // Each turn holds one of the two words; its relevance reads its thread's words, which hold both once: the share
+      // of the query's ceiling that a document holding every term once, with no length norm, scores.
+      expect(h.explain.relevance_inputs.lexical).toBeCloseTo(1 / (1 + K1), 10);
+    }
     const lexical = (await search('lexical')).body.hits as { explain: { thread_terms?: number } }[];
     expect(lexical.every((h) => h.explain.thread_terms === undefined)).toBe(true);
   });

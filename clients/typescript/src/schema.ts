@@ -1918,7 +1918,7 @@ export interface components {
             time_window?: true;
             /** @description what its relevance was computed from ([docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance") */
             relevance_inputs: {
-                /** @description the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it */
+                /** @description the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it; hybrid: a chunk of a thread that holds the query's words counts its thread's score (thread_terms) when higher */
                 lexical: number;
                 /** @description the cosine similarity (for a memory the semantic list missed, that list's last score); null in lexical mode */
                 semantic: number | null;

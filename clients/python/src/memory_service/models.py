@@ -616,7 +616,7 @@ class RelevanceInputs(BaseModel):
     )
     lexical: float = Field(
         ...,
-        description="the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it",
+        description="the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it; hybrid: a chunk of a thread that holds the query's words counts its thread's score (thread_terms) when higher",
     )
     semantic: float | None = Field(
         ...,
