@@ -9,7 +9,8 @@
 # backlogs (an org's freshness beside other orgs' backlogs and behind its own), webhooks (save to webhook received
 # at 5 saves a second), fairness (one org's flood beside another's searches and saves), mcp (MCP's cost over HTTP),
 # dashboard (its loads in Chromium), locomo (LoCoMo's conversations, from LOCOMO_JSON) and relevance (the relevance
-# scale on every quality set and questions never answered).
+# scale on every quality set and questions never answered). BENCH_API_PORT moves the API (default 3099), with
+# Temporal at BENCH_API_PORT+4200 and its Web UI at +5200, so that a second checkout can run the benchmark beside the first.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
@@ -38,43 +39,45 @@ database=memsvc_bench keep="${BENCH_REUSE:-0}"
 export DATABASE_POOL_MAX=20
 # The webhook lag's receiver listens on this machine.
 [[ "$suites" == *,webhooks,* ]] && export WEBHOOK_ALLOW_PRIVATE_TARGETS=true
-STACK_KEEP_DATABASE="$keep" start_own_stack "$database" 3099 7299 8299 bench
+api_port="${BENCH_API_PORT:-3099}"
+export BENCH_API_URL="http://127.0.0.1:$api_port"
+STACK_KEEP_DATABASE="$keep" start_own_stack "$database" "$api_port" "$((api_port + 4200))" "$((api_port + 5200))" bench
 if [[ "$suites" == *,saves,* ]]; then
   log "save throughput and its CPU"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/saves.ts
+  node bench/saves.ts
 fi
 if [[ "$suites" == *,batches,* ]]; then
   log "saves through batches, and the embedding backlog they leave"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/batches.ts
+  node bench/batches.ts
 fi
 if [[ "$suites" == *,scopes,* ]]; then
   log "searches filtered to one user in a large org"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/scopes.ts
+  node bench/scopes.ts
 fi
 if [[ "$suites" == *,backlogs,* ]]; then
   log "an org's freshness beside other orgs' backlogs and behind its own"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/backlogs.ts
+  node bench/backlogs.ts
 fi
 if [[ "$suites" == *,webhooks,* ]]; then
   log "save to webhook received"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/webhook-lag.ts
+  node bench/webhook-lag.ts
 fi
 if [[ "$suites" == *,fairness,* ]]; then
   log "one org's flood beside another org's searches and saves"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/fairness.ts
+  node bench/fairness.ts
 fi
 if [[ "$suites" == *,mcp,* ]]; then
   log "MCP over HTTP: the cost of a tool call, and many sessions at once"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/mcp.ts
+  node bench/mcp.ts
 fi
 if [[ "$suites" == *,dashboard,* ]]; then
   log "the dashboard in Chromium: first loads, and the memories page of a large org"
   ensure_chromium
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/dashboard.ts
+  node bench/dashboard.ts
 fi
 if [[ "$suites" == *,memories,* ]]; then
   log "data-plane benchmark"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/memories.ts
+  node bench/memories.ts
 fi
 if [[ "$suites" == *,consolidation,* ]]; then
   log "consolidation scan"
@@ -82,11 +85,11 @@ if [[ "$suites" == *,consolidation,* ]]; then
 fi
 if [[ "$suites" == *,exports,* ]]; then
   log "exports"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/exports.ts
+  node bench/exports.ts
 fi
 if [[ "$suites" == *,quality,* ]]; then
   log "ranking quality through the API"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-service.ts
+  node bench/quality/run-service.ts
 fi
 # LoCoMo's conversations in the shape of its data/locomo10.json, written from ../shared/data/locomo (CC BY-NC: read
 # from there, never kept in the repository) unless LOCOMO_JSON names a copy.
@@ -97,17 +100,17 @@ if [[ "$suites" == *,locomo,* || "$suites" == *,relevance,* ]] && [ -z "${LOCOMO
 fi
 if [[ "$suites" == *,locomo,* ]]; then
   log "conversational memory: LoCoMo's evidence recall, per search mode"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-locomo.ts
+  node bench/quality/run-locomo.ts
 fi
 if [[ "$suites" == *,relevance,* ]]; then
   log "relevance: precision and recall at the recommended floor on every quality set and never-stored questions; the curves fitted"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-relevance.ts
+  node bench/quality/run-relevance.ts
 fi
 if [[ "$suites" == *,paraphrase,* ]]; then
   log "recall of paraphrased questions, per search mode"
-  BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-paraphrase.ts
+  node bench/quality/run-paraphrase.ts
 fi
 if [[ "$suites" == *,documents,* ]]; then
   log "recall of paraphrased questions in long memories (searched in passages), per search mode"
-  PARAPHRASE_DOCUMENTS=32 BENCH_API_URL=http://127.0.0.1:3099 node bench/quality/run-paraphrase.ts
+  PARAPHRASE_DOCUMENTS=32 node bench/quality/run-paraphrase.ts
 fi

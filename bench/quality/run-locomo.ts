@@ -13,7 +13,8 @@
 // a question then scores the share of its evidence sessions found; LOCOMO_K sets k (10 by default).
 import { conversationEnd, evidenceOf, readLocomo, sessionsOf, sessionTime, turnLine } from './locomo-set.ts';
 import { ApiClient } from '../../test/support/api-client.ts';
-import { paidOrg, untilEmbedded } from '../lib/service.ts';
+import pg from 'pg';
+import { paidOrg, paidOrgPassword, untilEmbedded } from '../lib/service.ts';
 import { closedLoop } from '../lib/stats.ts';
 
 const MODES = ['lexical', 'semantic', 'hybrid'] as const;
@@ -58,24 +59,30 @@ const questions = samples.flatMap((s) =>
 const api = new ApiClient(process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099');
 const orgPerConversation = process.env.LOCOMO_ORGS === 'conversation';
 const threads = process.env.LOCOMO_THREADS !== 'none' && !bySession;
+const layout = bySession ? 'a memory per session' : threads ? 'a thread per session' : 'no threads';
+// BENCH_REUSE=1 (scripts/bench.sh keeps the database then): the one org an earlier run seeded in this layout is searched
+// again, without saving and embedding its turns anew, e.g. while tuning search. An org per conversation is always seeded.
+const label = `locomo-${bySession ? 'sessions' : threads ? 'threads' : 'turns'}`;
+const reused = process.env.BENCH_REUSE === '1' && !orgPerConversation ? await seededOrg(label, memories.length) : null;
 const tokens = new Map<string, string>();
 for (const namespace of new Set(memories.map((m) => m.namespace))) {
-  if (orgPerConversation || tokens.size === 0) tokens.set(namespace, (await paidOrg(api, 'locomo')).token);
+  if (reused) tokens.set(namespace, reused);
+  else if (orgPerConversation || tokens.size === 0) tokens.set(namespace, (await paidOrg(api, label)).token);
   else tokens.set(namespace, tokens.values().next().value!);
 }
-await closedLoop(16, memories.length, async (i) => {
-  const m = memories[i]!;
-  const res = await api.post('/api/memories', {
-    token: tokens.get(m.namespace)!,
-    body: { content: m.content, namespace: m.namespace, occurred_at: m.occurredAt, metadata: { ref: m.ref, ...(threads ? m.thread : {}) } },
+if (!reused)
+  await closedLoop(16, memories.length, async (i) => {
+    const m = memories[i]!;
+    const res = await api.post('/api/memories', {
+      token: tokens.get(m.namespace)!,
+      body: { content: m.content, namespace: m.namespace, occurred_at: m.occurredAt, metadata: { ref: m.ref, ...(threads ? m.thread : {}) } },
+    });
+    if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
   });
-  if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
-});
 for (const token of new Set(tokens.values())) await untilEmbedded(api, token);
-const layout = bySession ? 'a memory per session' : threads ? 'a thread per session' : 'no threads';
 console.log(
   `LoCoMo: ${memories.length} ${bySession ? 'sessions' : 'turns'} in ${samples.length} conversations ` +
-    `(${orgPerConversation ? 'an org each' : 'one org'}, ${layout}), ${questions.length} questions`,
+    `(${orgPerConversation ? 'an org each' : 'one org'}, ${layout}${reused ? ', reused' : ''}), ${questions.length} questions`,
 );
 
 console.log(`| mode | evidence recall@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);
@@ -107,4 +114,21 @@ for (const [mode, resolve_time] of MODES.flatMap(
   const mean = (of: number[]) => `${((100 * of.reduce((a, b) => a + b, 0)) / of.length).toFixed(1)}%`;
   const byCategory = Object.keys(CATEGORIES).map((c) => mean(recall.filter((_, i) => questions[i]!.category === Number(c))));
   console.log(`| ${mode}${resolve_time ? ', time words read' : ''} | ${mean(recall)} | ${byCategory.join(' | ')} |`);
+}
+
+// A new token to the newest org of this layout that holds all its memories, or null when there is none.
+async function seededOrg(prefix: string, count: number): Promise<string | null> {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  const { rows } = await db.query<{ email: string }>(
+    `select u.email from users u join memberships m on m.user_id = u.id where u.email like $1
+      and (select count(*) from memories where org_id = m.org_id) = $2 order by u.created_at desc limit 1`,
+    [`${prefix}-%@example.test`, count],
+  );
+  await db.end();
+  if (!rows[0]) return null;
+  const session = await api.post('/api/auth/login', { body: { email: rows[0].email, password: paidOrgPassword } });
+  const issued = await api.post('/api/auth/tokens', { cookie: session.cookie, body: { name: `locomo-again-${Date.now()}` } });
+  if (issued.status !== 201) throw new Error(`token answered ${issued.status}: ${issued.text}`);
+  return issued.body.raw as string;
 }

@@ -112,7 +112,7 @@ async function lexicalAsOf(
   rarest: number | undefined,
 ): Promise<LexicalList> {
   const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
-  if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0 };
+  if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0, weights: new Map() };
   const plain: CompiledFilters = { ...compiled, namespaceId: null, documents: null };
   const names = asked.map(([t]) => t);
   const { index } = await readIndex(em, orgId, names, plain, 'org', 'chosen', n);
@@ -202,14 +202,16 @@ function rankCandidates(
   const c0 = K1 * (1 - B);
   const c1 = docs > 0 && total > 0 ? (K1 * B) / (total / docs) : 0;
   const scores = new Float64Array(docs);
+  const weights = new Map<string, number>();
   let ceiling = 0;
   for (const [term, qtf] of counts) {
     const held = tfs.get(term)!;
     const weight = qtf * idf(docs, held.size) * (K1 + 1);
     ceiling += weight;
+    weights.set(term, weight);
     for (const [at, tf] of held) scores[at] = scores[at]! + (weight * tf) / (tf + c0 + c1 * candidates[at]!.doc_len);
   }
   const ranked: Ranked[] = [];
   for (let at = 0; at < docs; at++) if (scores[at]! > 0) ranked.push({ id: candidates[at]!.id, score: scores[at]! });
-  return { ranked: ranked.sort(byRank).slice(0, n), ceiling };
+  return { ranked: ranked.sort(byRank).slice(0, n), ceiling, weights };
 }

@@ -41,6 +41,8 @@ export const blockCache = new BlockCache(DEFAULT_BLOCK_CACHE_MB * 2 ** 20);
 export interface LexicalList {
   ranked: Ranked[];
   ceiling: number;
+  // Each searched term's weight (scoring.ts, Scored).
+  weights: Map<string, number>;
 }
 export async function lexicalRanking(
   em: EntityManager,
@@ -66,7 +68,7 @@ async function rankLexically(
   }: { statistics?: 'org' | 'namespace'; namespaceRead?: NamespaceRead; rarest?: number },
 ): Promise<LexicalList> {
   const asked = [...queryTermCounts(terms)].slice(0, MAX_QUERY_TERMS);
-  if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0 };
+  if (asked.length === 0 || n <= 0) return { ranked: [], ceiling: 0, weights: new Map() };
   const { index, inNamespace, exact } = await readIndex(
     em,
     orgId,
@@ -92,10 +94,10 @@ async function rankLexically(
   if (!filter || first < index.n / 2) {
     const top = scoreTop(index, counts, first);
     const found = await pick(em, orgId, index, top, n, filter, first);
-    if (found.length >= n || !top.pruned) return { ranked: found, ceiling: top.ceiling };
+    if (found.length >= n || !top.pruned) return { ranked: found, ceiling: top.ceiling, weights: top.weights };
   }
   const all = scoreAll(index, counts);
-  return { ranked: await pick(em, orgId, index, all, n, filter), ceiling: all.ceiling };
+  return { ranked: await pick(em, orgId, index, all, n, filter), ceiling: all.ceiling, weights: all.weights };
 }
 
 // A search reads the index in one statement and looks its document numbers up in later ones; between them, the curator

@@ -5,8 +5,9 @@
 // - lexical: the BM25 score as a share of the query's ceiling (what a document holding every query term could
 //   score, scoring.ts), so that a query's length and its words' rarity do not move the scale;
 // - semantic: the cosine similarity (a passage's with its handicap, as ranked);
-// - hybrid: both, the lexical share of hybrid's own list (thread context included) and the cosine; a memory one
-//   list missed counts 0 for words, and for meaning the worst cosine that list kept (it scored no better).
+// - hybrid: both, the lexical share of hybrid's own list (thread context included; for a chunk of a thread that
+//   holds the query's words, its thread's score when higher: thread-terms.ts) and the cosine; a memory one list
+//   missed counts 0 for words, and for meaning the worst cosine that list kept (it scored no better).
 // Only absolute scores count, so that a scope's size or subject does not move its scale. (A cosine's lift over the
 // scope's background, the list's last score, was tried: it kept a few more answers and let more never-stored
 // questions through, and a small scope has no background.)

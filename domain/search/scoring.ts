@@ -46,6 +46,8 @@ export interface Scored {
   // The most any document could score for these terms (each term at its weight, df 0 included): what a hit's score
   // is measured against for its relevance (relevance.ts).
   ceiling: number;
+  // Each query term's weight, qtf * idf * (k1 + 1), df 0 included (thread-terms.ts scores a thread by them).
+  weights: Map<string, number>;
 }
 
 // Bounds are compared with this much room, so that a sum rounded differently never prunes a document that ties.
@@ -109,11 +111,13 @@ export function prepare(index: IndexRead, counts: [string, number][]) {
   if (scope?.statistics) for (const [term] of counts) dfs.set(term, staged.get(term)!.length + live(blocksOf(term), dead, true));
   const { n, total } = scope?.statistics ?? index;
   const terms: Term[] = [];
+  const weights = new Map<string, number>();
   let ceiling = 0;
   for (const [term, qtf] of counts) {
     const df = dfs.get(term)!;
     const weight = qtf * idf(n, df) * (K1 + 1);
     ceiling += weight;
+    weights.set(term, weight);
     if (df > 0) terms.push({ weight, blocks: blocksOf(term), staged: staged.get(term)! });
   }
   const c0 = K1 * (1 - B);
@@ -122,7 +126,7 @@ export function prepare(index: IndexRead, counts: [string, number][]) {
     if (scope) dead.fill(0, 0, index.base);
     else for (let i = 0; i < tombstones.length; i++) dead[tombstones[i]!] = 0;
   };
-  return { terms, c0, c1, dead, anyDead, done, ceiling };
+  return { terms, c0, c1, dead, anyDead, done, ceiling, weights };
 }
 
 // How many of the blocks' postings are not marked dead. An indexed loop summing the marks: half the time of a
@@ -140,12 +144,12 @@ function live(blocks: IndexBlock[], dead: Uint8Array, anyDead: boolean): number 
 
 // Every live posting of the query's terms scored: every document that has any, with its score.
 export function scoreAll(index: IndexRead, counts: [string, number][]): Scored {
-  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
+  const { terms, c0, c1, dead, anyDead, done, ceiling, weights } = prepare(index, counts);
   reserve(index, terms);
   const sum = { count: 0 };
   for (const term of terms) accumulate(term, c0, c1, dead, anyDead, sum);
   done();
-  const scored = { ...collect(touched.subarray(0, sum.count)), pruned: false, ceiling };
+  const scored = { ...collect(touched.subarray(0, sum.count)), pruned: false, ceiling, weights };
   trimBuffers();
   return scored;
 }
@@ -207,7 +211,7 @@ export function termBound(term: Term, c0: number, c1: number): number {
 // (ties included): a search that wants the best n of many terms hands out a few documents instead of a copy of every
 // score.
 export function scoreBest(index: IndexRead, counts: [string, number][], n: number): Scored {
-  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
+  const { terms, c0, c1, dead, anyDead, done, ceiling, weights } = prepare(index, counts);
   reserve(index, terms);
   const sum = { count: 0 };
   for (const term of terms) accumulate(term, c0, c1, dead, anyDead, sum);
@@ -227,7 +231,7 @@ export function scoreBest(index: IndexRead, counts: [string, number][], n: numbe
     scores[kept++] = score;
   }
   trimBuffers();
-  return { keys: keys.subarray(0, kept), scores: scores.subarray(0, kept), pruned: kept < seen.length, ceiling };
+  return { keys: keys.subarray(0, kept), scores: scores.subarray(0, kept), pruned: kept < seen.length, ceiling, weights };
 }
 
 function grown(keys: Int32Array, scores: Float64Array): [Int32Array<ArrayBuffer>, Float64Array<ArrayBuffer>] {

@@ -19,7 +19,7 @@ export function scoreTop(index: IndexRead, counts: [string, number][], n: number
 // rare and common words, most of the common words' postings are skipped. Cursors read postings in order, so
 // memory is read sequentially; an accumulator per document (scoreAll) would be read at random.
 export function maxScore(index: IndexRead, counts: [string, number][], n: number): Scored {
-  const { terms, c0, c1, dead, anyDead, done, ceiling } = prepare(index, counts);
+  const { terms, c0, c1, dead, anyDead, done, ceiling, weights } = prepare(index, counts);
   const cursors = terms.map((t, i) => new Cursor(t, i, c0, c1)).sort((a, b) => a.bound - b.bound);
   const m = cursors.length;
   // below[i]: the most the terms before i (the smaller bounds) can add to a document's score.
@@ -60,7 +60,7 @@ export function maxScore(index: IndexRead, counts: [string, number][], n: number
   }
   done();
   trimBuffers();
-  return { ...pool.result(), ceiling };
+  return { ...pool.result(), ceiling, weights };
 }
 
 const NO_DOC = 0x7fffffff;
@@ -201,7 +201,7 @@ class Pool {
     return this.threshold > before;
   }
 
-  result(): Omit<Scored, 'ceiling'> {
+  result(): Omit<Scored, 'ceiling' | 'weights'> {
     if (this.#size >= this.#n) this.#cut();
     return { keys: this.#docs.slice(0, this.#size), scores: this.#scores.slice(0, this.#size), pruned: this.threshold > -Infinity };
   }

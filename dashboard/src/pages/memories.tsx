@@ -244,7 +244,10 @@ function Explain({ explain }: { explain: NonNullable<Hit['explain']> }) {
         {explain.fused !== undefined ? (
           <>
             <dt>Fused</dt>
-            <dd>{explain.fused.toFixed(3)}</dd>
+            <dd>
+              {explain.fused.toFixed(3)}
+              {explain.thread_terms ? `, +${explain.thread_terms.toFixed(3)} from its thread's words` : ''}
+            </dd>
           </>
         ) : null}
       </dl>

@@ -616,7 +616,7 @@ class RelevanceInputs(BaseModel):
     )
     lexical: float = Field(
         ...,
-        description="the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it",
+        description="the BM25 score over the query's ceiling (what a memory holding every query term could score), capped at 1; 0 if the words did not find it; hybrid: a chunk of a thread that holds the query's words counts its thread's score (thread_terms) when higher",
     )
     semantic: float | None = Field(
         ...,
@@ -638,6 +638,10 @@ class HitExplain(BaseModel):
     )
     semantic: Semantic | None = Field(
         None, description='its place in the semantic list: rank and cosine similarity'
+    )
+    thread_terms: float | None = Field(
+        None,
+        description="hybrid: what its thread (metadata.parent_ref) added to its fused score, the thread's chunks scored together as one document by the query's words",
     )
     passage: int | None = Field(
         None,
@@ -3094,7 +3098,7 @@ class ScoredMemory(BaseModel):
     )
     score: float = Field(
         ...,
-        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score in [0, 1], the weighted sum of the scaled scores of both lists",
+        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus up to 0.5 for a chunk of a thread that holds the query's words (explain.thread_terms)",
     )
     relevance: float | None = Field(
         None,
