@@ -344,8 +344,8 @@ const WHOLE_COST_RATIO = 64;
 
 // A filter beyond the namespace (tags, times, metadata) passes a share of the namespace's memories, so the org's
 // candidates that must be checked one by one grow by its inverse. Taken as 1 / FILTERED_SHARE, the bound on a
-// namespace read whole grows by sqrt(FILTERED_SHARE): about 119,000 of 1,000,000 for k 10. Measured with a tag that
-// four memories in a hundred carry, reading the namespace whole was the faster way up to about 150,000.
+// namespace read whole grows by sqrt(FILTERED_SHARE), near where the two ways crossed with a selective tag filter
+// (docs/performance.md, "Lexical search").
 const FILTERED_SHARE = 8;
 
 // True when the namespace is read whole for a search of the best `n`, as a condition on the statement's totals;
