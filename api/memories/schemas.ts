@@ -90,11 +90,14 @@ const hitExplainSchema = z
         'hybrid: the BM25 it gained from the chunks before it in its thread (its lexical score in fusion is lexical.score plus this)',
     }),
     semantic: listPlace.optional().meta({ description: 'its place in the semantic list: rank and cosine similarity' }),
-    thread_terms: z.number().optional().meta({
-      description:
-        "hybrid: what its thread (metadata.parent_ref) added to its fused score, the thread's chunks scored together as one " +
-        "document by the query's words",
-    }),
+    thread_terms: z
+      .number()
+      .optional()
+      .meta({
+        description:
+          "hybrid: what its thread (metadata.parent_ref) added to its fused score, the thread's chunks scored together as one " +
+          "document by the query's words",
+      }),
     passage: z.number().int().optional().meta({ description: 'the passage (1-based) of a long memory its semantic score came from' }),
     fused: z.number().optional().meta({ description: "hybrid: the fused score (the hit's score)" }),
     time_window: z
@@ -123,7 +126,7 @@ export const scoredMemorySchema = memorySchema
       description:
         'lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the ' +
         "best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of " +
-        "the scaled scores of both lists in [0, 1], plus up to 0.5 for a chunk of a thread that holds the query's words " +
+        "the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words " +
         '(explain.thread_terms)',
     }),
     relevance: z

@@ -10,10 +10,12 @@ import { byRank, type Fused, type Ranked } from './fusion.ts';
 // hybrid also scores each thread (metadata.parent_ref) as one document: the query's terms its chunks in the lexical
 // list hold, each term's frequencies over those chunks summed, saturated as BM25 does (k1, no length norm, since
 // only the listed chunks are read) at the term's weight in that list. Every fused hit of a scored thread gains
-// THREAD_SHARE times its thread's score over the best thread's, so the turns of the thread that holds the most of
-// the question rise together. Memories outside threads gain nothing: scored as threads of one, the share became a
-// second lexical weight and cost CISI and the paraphrase set (docs/performance.md, "Fusion, quality and relevance").
-export const THREAD_SHARE = 0.5;
+// THREAD_SHARE times its thread's score over the query's ceiling (the sum of its terms' weights, which no thread
+// reaches), so the turns of a thread that holds much of the question rise together, and a thread that holds little
+// of it gains little even when no other thread holds more: memories outside threads gain nothing, and must not fall
+// behind a thread for a word or two. (Scored as threads of one, the share became a second lexical weight and cost
+// CISI and the paraphrase set: docs/performance.md, "Fusion, quality and relevance".)
+export const THREAD_SHARE = 0.75;
 
 // A listed chunk's text is read up to this many characters (a conversation's turns are shorter): it bounds the analysis a
 // search pays for the long chunks of a document.
@@ -39,14 +41,14 @@ export async function withThreadTerms(
       from ${memoriesNamed(orgId, ids)} where x.metadata ? 'parent_ref'`,
   );
   const scores = threadScores(rows, words.weights);
-  const best = Math.max(0, ...scores.values());
-  if (best === 0) return { ranked: fused, gains, threadScores: ofHits };
+  const ceiling = [...words.weights.values()].reduce((sum, w) => sum + w, 0);
+  if (scores.size === 0 || ceiling === 0) return { ranked: fused, gains, threadScores: ofHits };
   const threadOf = new Map(rows.map((r) => [r.id, r.thread]));
   const ranked = fused
     .map((f) => {
       const score = scores.get(threadOf.get(f.id) ?? '') ?? 0;
       if (score === 0) return f;
-      gains.set(f.id, (THREAD_SHARE * score) / best);
+      gains.set(f.id, (THREAD_SHARE * score) / ceiling);
       ofHits.set(f.id, score);
       return { ...f, score: f.score + gains.get(f.id)! };
     })

@@ -46,7 +46,7 @@ describe('thread terms', () => {
     expect(scores.has('t3')).toBe(false);
   });
 
-  it("raises each fused hit by its thread's share of the best thread's score, and leaves memories outside threads alone", async () => {
+  it("raises each fused hit by its thread's score as a share of the query's ceiling, and leaves memories outside threads alone", async () => {
     const beach = await save('Sam: We drove to the beach on Saturday.', turn('trip', 0));
     const picnic = await save('Sam: The kids loved the picnic.', turn('trip', 1));
     const quiet = await save('Sam: It rained all afternoon.', turn('trip', 2));
@@ -59,18 +59,22 @@ describe('thread terms', () => {
     ]);
     const words = { ranked: [alone, other, beach, picnic].map((id) => ({ id, score: 1 })), weights };
     const { ranked, gains, threadScores: scores } = await withThreadTerms(stack.orm.em.fork(), a.org.id, fused, words);
-    const best = saturated(3, 1) * 2;
+    const trip = saturated(3, 1) * 2;
+    // What a thread's score is measured against: the query's ceiling, the sum of its terms' weights.
+    const ceiling = 6;
     // Each raised hit carries its thread's score, which its relevance reads as its words.
-    expect(scores.get(quiet)).toBeCloseTo(best, 10);
+    expect(scores.get(quiet)).toBeCloseTo(trip, 10);
     expect(scores.get(other)).toBeCloseTo(saturated(3, 1), 10);
     expect(scores.has(alone)).toBe(false);
-    expect(gains.get(beach)).toBeCloseTo(THREAD_SHARE, 10);
-    expect(gains.get(picnic)).toBeCloseTo(THREAD_SHARE, 10);
+    expect(gains.get(beach)).toBeCloseTo((THREAD_SHARE * trip) / ceiling, 10);
+    expect(gains.get(picnic)).toBeCloseTo((THREAD_SHARE * trip) / ceiling, 10);
     // A chunk of a scored thread gains though its own text was not listed.
-    expect(gains.get(quiet)).toBeCloseTo(THREAD_SHARE, 10);
-    expect(gains.get(other)).toBeCloseTo((THREAD_SHARE * saturated(3, 1)) / best, 10);
+    expect(gains.get(quiet)).toBeCloseTo((THREAD_SHARE * trip) / ceiling, 10);
+    // The best of the threads that hold a word of the query gains by what it holds, not by being the best.
+    expect(gains.get(other)).toBeCloseTo((THREAD_SHARE * saturated(3, 1)) / ceiling, 10);
     expect(gains.has(alone)).toBe(false);
-    expect(ranked.map((r) => r.id)).toEqual([beach, picnic, other, quiet, alone]);
+    // 0.8, 0.9, 0.7, 1.0 and 0.6 fused, raised by 0.34 (both words), 0.17 (one word) or nothing.
+    expect(ranked.map((r) => r.id)).toEqual([beach, other, picnic, alone, quiet]);
   });
 
   it('shows what a hybrid hit gained from its thread in explain, and leaves lexical search as it was', async () => {
@@ -89,7 +93,8 @@ describe('thread terms', () => {
     const hybrid = (await search('hybrid')).body.hits as Hit[];
     expect(hybrid.map((h) => h.id).sort()).toEqual([...ids].sort());
     for (const h of hybrid) {
-      expect(h.explain.thread_terms).toBeCloseTo(THREAD_SHARE, 10);
+      // Its thread holds both words once: 1 / (1 + k1) of the query's ceiling.
+      expect(h.explain.thread_terms).toBeCloseTo(THREAD_SHARE / (1 + K1), 10);
       // Each turn holds one of the two words; its relevance reads its thread's words, which hold both once: the share
       // of the query's ceiling that a document holding every term once, with no length norm, scores.
       expect(h.explain.relevance_inputs.lexical).toBeCloseTo(1 / (1 + K1), 10);

@@ -1872,7 +1872,7 @@ export interface components {
              * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.
              */
             superseded_by?: string;
-            /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus up to 0.5 for a chunk of a thread that holds the query's words (explain.thread_terms) */
+            /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms) */
             score: number;
             /** @description search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.15 is the recommended "nothing relevant" floor, [docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance"). Absent from similar. */
             relevance?: number;

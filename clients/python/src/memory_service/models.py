@@ -3098,7 +3098,7 @@ class ScoredMemory(BaseModel):
     )
     score: float = Field(
         ...,
-        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus up to 0.5 for a chunk of a thread that holds the query's words (explain.thread_terms)",
+        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms)",
     )
     relevance: float | None = Field(
         None,
