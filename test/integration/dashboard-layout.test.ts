@@ -218,7 +218,8 @@ async function openSectionChecked(page: Page, section: string): Promise<void> {
   }
   // Each section by its text, a free org's "paid" mark aside (dashboard/src/paid.tsx).
   const unmarked = (texts: string[]) => texts.map((text) => text.replace(/paid$/, ''));
-  expect(unmarked(await nav.getByRole('link').allTextContents())).toEqual(SECTIONS);
+  // Polled: on a loaded machine the links were once read before the list of sections was shown, and came back empty.
+  await expect.poll(async () => unmarked(await nav.getByRole('link').allTextContents())).toEqual(SECTIONS);
   await nav.getByRole('link', { name: section, exact: true }).click();
   // Read by CSS selector: on the phone the menu has closed, and what it holds is hidden.
   expect(unmarked([(await page.locator('header nav a[aria-current=page]').textContent())!])).toEqual([section]);
