@@ -10,7 +10,7 @@ import type { IndexBlock } from './scoring.ts';
 // Terms are kept and evicted whole, least recently used first.
 
 // The size a process keeps unless LEXICAL_CACHE_MB says otherwise. The cache grows only with what searches read, so a
-// process holds that much only when its orgs are large (docs/performance.md, "Lexical search").
+// process holds that much only when its orgs are large.
 export const DEFAULT_BLOCK_CACHE_MB = 256;
 
 export interface CachedBlock extends IndexBlock {

@@ -344,8 +344,7 @@ const WHOLE_COST_RATIO = 64;
 
 // A filter beyond the namespace (tags, times, metadata) passes a share of the namespace's memories, so the org's
 // candidates that must be checked one by one grow by its inverse. Taken as 1 / FILTERED_SHARE, the bound on a
-// namespace read whole grows by sqrt(FILTERED_SHARE), near where the two ways crossed with a selective tag filter
-// (docs/performance.md, "Lexical search").
+// namespace read whole grows by sqrt(FILTERED_SHARE), near where the two ways crossed with a selective tag filter.
 const FILTERED_SHARE = 8;
 
 // True when the namespace is read whole for a search of the best `n`, as a condition on the statement's totals;

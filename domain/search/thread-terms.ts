@@ -14,7 +14,7 @@ import { byRank, type Fused, type Ranked } from './fusion.ts';
 // reaches), so the turns of a thread that holds much of the question rise together, and a thread that holds little
 // of it gains little even when no other thread holds more: memories outside threads gain nothing, and must not fall
 // behind a thread for a word or two. (Scored as threads of one, the share became a second lexical weight and cost
-// CISI and the paraphrase set: docs/performance.md, "Fusion, quality and relevance".)
+// CISI and the paraphrase set.)
 export const THREAD_SHARE = 0.75;
 
 // A listed chunk's text is read up to this many characters (a conversation's turns are shorter): it bounds the analysis a
@@ -22,12 +22,13 @@ export const THREAD_SHARE = 0.75;
 export const THREAD_TEXT_MAX = 500;
 
 // The fused list with the threads' gains added, best first (ties by id), what each hit gained (explain), and its
-// thread's score (relevance reads it as the hit's words). `words`: the lexical list (its ids, and each term's weight).
+// thread's score (relevance reads it as the hit's words). `words`: the lexical list (its ids, each term's weight, and
+// their sum, the ceiling).
 export async function withThreadTerms(
   em: EntityManager,
   orgId: string,
   fused: Fused[],
-  words: { ranked: Ranked[]; weights: Map<string, number> },
+  words: { ranked: Ranked[]; weights: Map<string, number>; ceiling: number },
 ): Promise<{ ranked: Fused[]; gains: Map<string, number>; threadScores: Map<string, number> }> {
   const gains = new Map<string, number>();
   const ofHits = new Map<string, number>();
@@ -41,7 +42,7 @@ export async function withThreadTerms(
       from ${memoriesNamed(orgId, ids)} where x.metadata ? 'parent_ref'`,
   );
   const scores = threadScores(rows, words.weights);
-  const ceiling = [...words.weights.values()].reduce((sum, w) => sum + w, 0);
+  const { ceiling } = words;
   if (scores.size === 0 || ceiling === 0) return { ranked: fused, gains, threadScores: ofHits };
   const threadOf = new Map(rows.map((r) => [r.id, r.thread]));
   const ranked = fused

@@ -58,6 +58,20 @@ async function remove(org: Org, id: string): Promise<void> {
   expect((await stack.api.delete(`/api/memories/${id}`, { token: org.who.token })).status).toBe(204);
   org.reference.remove(id);
 }
+// An org whose first `before` documents are numbered from 0 and the next `after` past three times the renumbering
+// floor, all folded, with the first `removed` deleted: the next compaction renumbers it.
+async function pastTheFloor(before: number, after: number, removed: number): Promise<Org> {
+  const org = await seed(docs.slice(0, before).map((d) => d.text));
+  await foldAll(org);
+  await setNext(org, 3 * RENUMBER_FLOOR);
+  await seed(
+    docs.slice(before, before + after).map((d) => d.text),
+    org,
+  );
+  await foldAll(org);
+  for (const id of org.ids.slice(0, removed)) await remove(org, id);
+  return org;
+}
 async function edit(org: Org, id: string, content: string): Promise<void> {
   expect((await stack.api.patch(`/api/memories/${id}`, { token: org.who.token, body: { content } })).status).toBe(200);
   org.reference.add(id, content);
@@ -183,15 +197,7 @@ describe('renumbering the documents of an org', () => {
   it('answers a search that read the index before a renumbering and looks its documents up after it as one after it', async () => {
     // A plain search and one as of now (as-of.ts looks the numbers up its own way), each in an org of its own.
     for (const asOf of [false, true]) {
-      const org = await seed(docs.slice(0, 40).map((d) => d.text));
-      await foldAll(org);
-      await setNext(org, 3 * RENUMBER_FLOOR);
-      await seed(
-        docs.slice(40, 80).map((d) => d.text),
-        org,
-      );
-      await foldAll(org);
-      for (const id of org.ids.slice(0, 20)) await remove(org, id);
+      const org = await pastTheFloor(40, 40, 20);
       const found = await answers(org);
 
       // The renumbering holds lexical_docs locked until it commits: the search that holds the API's search slot reads
@@ -222,15 +228,7 @@ describe('renumbering the documents of an org', () => {
   });
 
   it('waits for the next compaction while an edit holds a document; an edit that waited for it tombstones the new number', async () => {
-    const org = await seed(docs.slice(0, 30).map((d) => d.text));
-    await foldAll(org);
-    await setNext(org, 3 * RENUMBER_FLOOR);
-    await seed(
-      docs.slice(30, 60).map((d) => d.text),
-      org,
-    );
-    await foldAll(org);
-    for (const id of org.ids.slice(0, 10)) await remove(org, id);
+    const org = await pastTheFloor(30, 30, 10);
 
     // A transaction holding one document's row, as an edit or a delete does until it commits.
     const client = new pg.Client({ connectionString: stack.config.DATABASE_URL });

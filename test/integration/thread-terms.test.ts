@@ -57,11 +57,11 @@ describe('thread terms', () => {
       ['beach', 3],
       ['picnic', 3],
     ]);
-    const words = { ranked: [alone, other, beach, picnic].map((id) => ({ id, score: 1 })), weights };
-    const { ranked, gains, threadScores: scores } = await withThreadTerms(stack.orm.em.fork(), a.org.id, fused, words);
-    const trip = saturated(3, 1) * 2;
     // What a thread's score is measured against: the query's ceiling, the sum of its terms' weights.
     const ceiling = 6;
+    const words = { ranked: [alone, other, beach, picnic].map((id) => ({ id, score: 1 })), weights, ceiling };
+    const { ranked, gains, threadScores: scores } = await withThreadTerms(stack.orm.em.fork(), a.org.id, fused, words);
+    const trip = saturated(3, 1) * 2;
     // Each raised hit carries its thread's score, which its relevance reads as its words.
     expect(scores.get(quiet)).toBeCloseTo(trip, 10);
     expect(scores.get(other)).toBeCloseTo(saturated(3, 1), 10);
