@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readCounters } from '../counters.ts';
-import { PASSAGE_HANDICAP, passagesOf, type Passage } from '../store/passages.ts';
+import { PASSAGE_CHARS, PASSAGE_HANDICAP, PASSAGE_OVERLAP, passagesOf, type Passage } from '../store/passages.ts';
 import { NAMESPACE_COUNTERS, ORG_COUNTERS } from '../store/counters.ts';
 import { memoryPasses, type CompiledFilters } from '../store/filters.ts';
 import { query, queryOne, sql } from '../sql.ts';
 import { byRank, type Ranked } from './fusion.ts';
 import { HALFVEC, orgIndexReady } from '../store/vector-indexes.ts';
-import { vectorLiteral } from '../store/vectors.ts';
+import { vectorCounter, vectorLiteral } from '../store/vectors.ts';
 import type { ModelRelevance } from '../store/embedder.ts';
 
 // A query's embedding, the model that made it, and that model's relevance curves when it has its own.
@@ -92,10 +92,15 @@ const EXACT_OVER_INDEX = 6;
 export const exactScanMax = (n: number, orgMemories: number): number =>
   Math.max(EXACT_SCAN_MAX, Math.floor(Math.sqrt(EXACT_OVER_INDEX * n * orgMemories)));
 
-// Whether the best n of the memories that pass the filters are found by scoring each of them (exactScanMax). Without
-// filters, or with a namespace alone, the counters know how many pass; otherwise they are counted, stopping past
-// the bound.
-async function scoredExactly(em: EntityManager, orgId: string, compiled: CompiledFilters, n: number): Promise<boolean> {
+// Whether the best n of the memories that pass the filters are found by scoring each of them (exactScanMax), and
+// the org's counters. Without filters, or with a namespace alone, the counters know how many pass; otherwise they
+// are counted, stopping past the bound.
+async function scoredExactly(
+  em: EntityManager,
+  orgId: string,
+  compiled: CompiledFilters,
+  n: number,
+): Promise<{ exactly: boolean; counters: Map<string, number> }> {
   const inNamespace = compiled.trivial && compiled.namespaceId !== null;
   const [org, namespace] = await Promise.all([
     readCounters(em.fork(), orgId),
@@ -103,23 +108,45 @@ async function scoredExactly(em: EntityManager, orgId: string, compiled: Compile
   ]);
   const total = org.get(ORG_COUNTERS.live) ?? 0;
   const limit = exactScanMax(n, total);
-  if (compiled.trivial) return (namespace ? (namespace.get(NAMESPACE_COUNTERS.live) ?? 0) : total) <= limit;
+  if (compiled.trivial) return { exactly: (namespace ? (namespace.get(NAMESPACE_COUNTERS.live) ?? 0) : total) <= limit, counters: org };
   const row = await queryOne(
     em,
     sql<{ n: number }>`select count(*)::int as n from (select 1 from memories m where ${compiled.where} limit ${limit + 1}) passing`,
   );
-  return (row?.n ?? 0) <= limit;
+  return { exactly: (row?.n ?? 0) <= limit, counters: org };
+}
+
+// An org without an index of its own is never searched through the shared index while scoring all its rows costs
+// at most about as much as an index scan: there the scan reads about n / share rows, the share being the org's
+// among every tenant's vectors, so its cost grows with the other tenants (and past pgvector's max_scan_tuples it
+// ends in the exact scan anyway), whereas one range of the org's key costs the same whoever else is stored. Its
+// rows are counted from above, a row per memory and one per PASSAGE_CHARS - PASSAGE_OVERLAP of stored bytes (a
+// long memory's passages). At this bound an org of short memories reaches VECTOR_INDEX_ORG_MIN's default, where
+// it gets an index of its own.
+export const ORG_SCAN_ROWS = 20_000;
+export const orgRowsAtMost = (memories: number, storedBytes: number): number =>
+  memories + Math.ceil(storedBytes / (PASSAGE_CHARS - PASSAGE_OVERLAP));
+
+// Which way a search reads its candidates first (semanticRanking): `exactly` says few enough memories pass the
+// filters to score each, `wholeOrg` that no filter but the org's applies.
+export function firstScan(o: { exactly: boolean; wholeOrg: boolean; ownIndex: boolean; orgRows: number }): SemanticScan {
+  const small = !o.ownIndex && o.orgRows <= ORG_SCAN_ROWS;
+  if (o.wholeOrg && (o.exactly || small)) return 'org';
+  if (o.exactly) return 'exact';
+  if (small) return 'org';
+  return o.ownIndex ? 'own' : 'shared';
 }
 
 // The best `n` memories of the org by cosine similarity to the query's vector, best first, with every filter
-// applied. When few memories pass the filters they are scored exactly (exactScanMax); they are counted while
-// the query's vector is still being computed. A small org searched whole reads its vectors alone first (`org`);
-// should fewer than n of the nearest 2n pass (memories merged away), the memories are scored. Otherwise an HNSW
-// index serves them (the org's own, or the one the other orgs share), and the filters (and, in the shared one, the
-// org) are applied after the index scan, which goes on until n rows pass them (efSearch); a long memory's passages
-// may fill several of those rows, and the scan is then made deeper, up to DEEPEN_MAX times n rows. When the index
-// still yields fewer than n memories, because the org's rows are too sparse in it (vectors of an older model, say),
-// an exact scan decides, so k rows come back whenever k exist.
+// applied (firstScan). When few memories pass the filters they are scored exactly (exactScanMax); they are counted
+// while the query's vector is still being computed. A small org, or one searched whole with few memories, reads
+// its vectors alone first (`org`) and checks the nearest 2n against the filters; should fewer than n pass (memories
+// merged away, a narrow filter), the memories that pass are scored. Otherwise the org's own HNSW index serves them,
+// or the one the other orgs share, and the filters (and, in the shared one, the org) are applied after the index
+// scan, which goes on until n rows pass them (efSearch); a long memory's passages may fill several of those rows,
+// and the scan is then made deeper, up to DEEPEN_MAX times n rows. When the index still yields fewer than n
+// memories, because the org's rows are too sparse in it (vectors of an older model, say), an exact scan decides,
+// so k rows come back whenever k exist.
 export async function semanticRanking(
   em: EntityManager,
   orgId: string,
@@ -127,19 +154,22 @@ export async function semanticRanking(
   n: number,
   compiled: CompiledFilters,
 ): Promise<Ranked[]> {
-  const [exactly, own, { vector: v, model }] = await Promise.all([
+  const [{ exactly, counters }, ownIndex, { vector: v, model }] = await Promise.all([
     scoredExactly(em.fork(), orgId, compiled, n),
     orgIndexReady(em.fork(), orgId),
     vector,
   ]);
   const q = vectorLiteral(v);
   const exact = async () => nearestFirst(await query(em, semanticCandidates(orgId, q, model, n, compiled, 'exact')));
-  if (exactly && compiled.trivial && compiled.namespaceId === null) {
+  const wholeOrg = compiled.trivial && compiled.namespaceId === null;
+  const orgRows = orgRowsAtMost(counters.get(vectorCounter(model)) ?? 0, counters.get(ORG_COUNTERS.bytes) ?? 0);
+  const scan = firstScan({ exactly, wholeOrg, ownIndex, orgRows });
+  if (scan === 'exact') return exact();
+  if (scan === 'org') {
     const nearest = nearestFirst(await query(em, semanticCandidates(orgId, q, model, n, compiled, 'org')));
-    if (nearest.length >= n) return nearest.slice(0, n);
+    return nearest.length >= n ? nearest.slice(0, n) : exact();
   }
-  if (exactly) return exact();
-  const found = await indexRanking(em, orgId, q, model, n, compiled, own ? 'own' : 'shared');
+  const found = await indexRanking(em, orgId, q, model, n, compiled, scan);
   return found.length >= n ? found : exact();
 }
 

@@ -15,8 +15,8 @@ export const HALFVEC = sql.raw(`halfvec(${EMBEDDING_DIMENSIONS})`);
 // of the neighbour's vectors, find too few of the org's, and fall back to the exact scan, slow in a large org.
 // Once the index is built, the org's rows are marked `own_index` and leave the shared index (a partial index over
 // the other rows, migrations/0019), so each vector is kept in one HNSW graph; the curator marks the vectors it
-// writes for such an org at once (vectorsWrite). Smaller orgs stay in the shared index, where the fallback stays
-// cheap, and the smallest are scored exactly (exactScanMax).
+// writes for such an org at once (vectorsWrite). Smaller orgs stay in the shared index, but their searches score
+// their own rows instead while those are few (ORG_SCAN_ROWS, domain/search/semantic.ts).
 //
 // These indexes are the schema's one part not made by a migration: which orgs have one is data. Their names are
 // derived from the org id, so the catalog is the only record of them. The vector-indexes workflow keeps them in

@@ -265,7 +265,8 @@ describe('semantic and hybrid search', () => {
     const d = await signUp(stack.api);
     const put = async (content: string) => (await save(d, { content })).body.id as string;
     const deploys = await put('Deploys to production happen on Tuesdays after the change review.');
-    const releases = await put('We ship a new release to our customers every Tuesday.');
+    const releases = (await save(d, { content: 'We ship a new release to our customers every Tuesday.', tags: ['ship'] })).body
+      .id as string;
     const cat = await put("Ivan's cat is called Pixel and sleeps on the office printer.");
     await put('The office plants are watered by an outside company on Mondays.');
     await allEmbedded(d);
@@ -287,6 +288,13 @@ describe('semantic and hybrid search', () => {
     const whole = await query(em, semanticCandidates(d.org.id, row!.v, 'bge-small-en-v1.5-int8', 2, compiled, 'org'));
     const scored = await query(em, semanticCandidates(d.org.id, row!.v, 'bge-small-en-v1.5-int8', 4, compiled, 'exact'));
     expect(byDistance(whole)).toEqual(byDistance(scored));
+    // Filtered, the nearest 2n rows are checked against the filter: what passes of them ranks as the scored ones.
+    const tagged = await compileFilters(em, d.org.id, { tags: ['ship'] });
+    const taggedWhole = await query(em, semanticCandidates(d.org.id, row!.v, 'bge-small-en-v1.5-int8', 2, tagged, 'org'));
+    expect(taggedWhole.map((r) => r.id)).toEqual([releases]);
+    expect(byDistance(taggedWhole)).toEqual(
+      byDistance(await query(em, semanticCandidates(d.org.id, row!.v, 'bge-small-en-v1.5-int8', 2, tagged, 'exact'))),
+    );
     // Both nearest merged away: the 2k nearest vectors of a search for one hold no memory that passes, so the
     // memories are scored, and the next one comes back.
     await query(

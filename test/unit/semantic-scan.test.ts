@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { efSearch, exactScanMax } from '../../domain/search/semantic.ts';
+import { efSearch, exactScanMax, firstScan, ORG_SCAN_ROWS, orgRowsAtMost } from '../../domain/search/semantic.ts';
 
 // When a filtered semantic search scores every memory that passes instead of reading the HNSW index: the index
 // reads about n / share vectors, the exact scan one per memory passing.
@@ -33,5 +33,33 @@ describe('efSearch', () => {
     expect(efSearch(80)).toBe(80);
     expect(efSearch(100)).toBe(100);
     expect(efSearch(800)).toBe(100);
+  });
+});
+
+// Which way a search reads its candidates first: an org without an index of its own is scored from its own rows
+// while they are few, never through the index it shares with other tenants.
+describe('firstScan', () => {
+  const org = { exactly: false, wholeOrg: true, ownIndex: false, orgRows: 5_000 };
+
+  it('scores a small org from its rows, filtered or not, whatever the share of it the filters pass', () => {
+    expect(firstScan(org)).toBe('org');
+    expect(firstScan({ ...org, wholeOrg: false })).toBe('org');
+    expect(firstScan({ ...org, orgRows: ORG_SCAN_ROWS })).toBe('org');
+    // Few memories passing are scored one by one, as before.
+    expect(firstScan({ ...org, wholeOrg: false, exactly: true })).toBe('exact');
+  });
+
+  it("reads an index past the bound: the shared one, or the org's own once built", () => {
+    expect(firstScan({ ...org, orgRows: ORG_SCAN_ROWS + 1 })).toBe('shared');
+    expect(firstScan({ ...org, ownIndex: true, orgRows: 100_000 })).toBe('own');
+    expect(firstScan({ ...org, ownIndex: true, orgRows: 5_000 })).toBe('own');
+    expect(firstScan({ ...org, ownIndex: true, wholeOrg: true, exactly: true })).toBe('org');
+  });
+
+  it("counts a long memory's passages in the org's rows", () => {
+    expect(orgRowsAtMost(1_000, 0)).toBe(1_000);
+    // 1,000 memories of 9,000 bytes: their passages are about 12 rows each.
+    expect(orgRowsAtMost(1_000, 9_000_000)).toBe(13_000);
+    expect(firstScan({ ...org, orgRows: orgRowsAtMost(2_000, 20_000_000) })).toBe('shared');
   });
 });
