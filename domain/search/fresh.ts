@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Embedder } from '../store/embedder.ts';
@@ -8,6 +7,7 @@ import { query, sql } from '../sql.ts';
 import { embeddingStatus } from '../store/vectors.ts';
 import { byRank, type Ranked } from './fusion.ts';
 import type { QueryVector } from './semantic.ts';
+import { vectorKey } from './query-vectors.ts';
 
 // Fresh results: a memory saved a moment ago has no vector yet (the curator embeds it in the background, usually
 // within a second), so a search by meaning would miss it. A search by meaning therefore looks at the org's latest
@@ -38,14 +38,13 @@ const computedBefore = new LRUCache<string, Float32Array>({ max: FRESH_CACHE_ENT
 // A request's fresh vectors, from the org's turn of the model; none without a model.
 export function freshVectors(embedder: Embedder | null, orgId: string): FreshVectors | undefined {
   if (!embedder) return undefined;
-  const keyOf = (text: string) => createHash('sha256').update(`${orgId}\0${embedder.model}\0${text}`).digest('base64');
   const known = new Map<string, Promise<Float32Array | null>>();
   return async (memories) => {
     const missing: { id: string; text: string; key: string }[] = [];
     for (const m of memories) {
       if (known.has(m.id)) continue;
       const text = m.content.slice(0, FRESH_TEXT_CHARS);
-      const key = keyOf(text);
+      const key = vectorKey(orgId, embedder.model, text);
       const cached = computedBefore.get(key);
       if (cached) known.set(m.id, Promise.resolve(cached));
       else missing.push({ id: m.id, text, key });

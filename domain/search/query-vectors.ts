@@ -18,6 +18,10 @@ export type QueryVectorSource = 'cache' | 'model';
 // At most about 17 MB.
 export const DEFAULT_QUERY_VECTOR_CACHE_ENTRIES = 10_000;
 
+// A cached vector's key: a digest of the org, the model and the text (also fresh.ts's, for waiting memories).
+export const vectorKey = (orgId: string, model: string, text: string): string =>
+  createHash('sha256').update(`${orgId}\0${model}\0${text}`).digest('base64');
+
 export class QueryVectors {
   readonly #embedder: Embedder | null;
   readonly #cache: LRUCache<string, Float32Array> | null;
@@ -36,7 +40,7 @@ export class QueryVectors {
     const embedder = this.#embedder;
     if (!embedder) throw embeddingsUnavailable('no embedding model is configured on this server');
     const { model } = embedder;
-    const keys = texts.map((text) => createHash('sha256').update(`${orgId}\0${model}\0${text}`).digest('base64'));
+    const keys = texts.map((text) => vectorKey(orgId, model, text));
     // Each distinct text once, by its key.
     const textOf = new Map(keys.map((key, i) => [key, texts[i]!]));
     const vectors = new Map<string, Float32Array>();

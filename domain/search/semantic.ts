@@ -130,10 +130,8 @@ export const orgRowsAtMost = (memories: number, storedBytes: number): number =>
 // Which way a search reads its candidates first (semanticRanking): `exactly` says few enough memories pass the
 // filters to score each, `wholeOrg` that no filter but the org's applies.
 export function firstScan(o: { exactly: boolean; wholeOrg: boolean; ownIndex: boolean; orgRows: number }): SemanticScan {
-  const small = !o.ownIndex && o.orgRows <= ORG_SCAN_ROWS;
-  if (o.wholeOrg && (o.exactly || small)) return 'org';
-  if (o.exactly) return 'exact';
-  if (small) return 'org';
+  if (o.exactly && !o.wholeOrg) return 'exact';
+  if (o.exactly || (!o.ownIndex && o.orgRows <= ORG_SCAN_ROWS)) return 'org';
   return o.ownIndex ? 'own' : 'shared';
 }
 
