@@ -8,6 +8,7 @@
 // into one, as an agent saving a document or a meeting's notes would; a question's evidence is then the long
 // memories holding its evidence, most of it past the first 512 tokens (domain/store/passages.ts).
 import { analyze } from '../../domain/store/analyzer.ts';
+import { asksTime } from '../../domain/search/answer-type.ts';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
 import { recallAt } from './metrics.ts';
@@ -91,8 +92,10 @@ async function run(memories: Memory[], questions: Question[]): Promise<void> {
   const rows: string[] = [];
   for (const mode of MODES) {
     const rankings = await askParaphraseSet(api, token, questions, mode, refOf);
-    for (const kind of ['all', ...KINDS] as const) {
-      const picked = questions.flatMap((q, i) => (kind === 'all' || q.kind === kind ? [{ q, ranking: rankings[i]! }] : []));
+    // The last row: the questions that ask for a time, which hybrid answers with memories that state one (answer-type.ts).
+    for (const kind of ['all', ...KINDS, 'asks a time'] as const) {
+      const of = (q: Question) => kind === 'all' || q.kind === kind || (kind === 'asks a time' && asksTime(q.question));
+      const picked = questions.flatMap((q, i) => (of(q) ? [{ q, ranking: rankings[i]! }] : []));
       const s = { recall: 0, mrr: 0, hit1: 0 };
       for (const { q, ranking } of picked) {
         const relevant = new Set(q.evidence);

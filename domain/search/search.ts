@@ -14,11 +14,13 @@ import { nonIncreasing, relevanceOf, type RelevanceInputs } from './relevance.ts
 import type { TimeWindow } from './time-words.ts';
 import { matchedPassages, semanticRanking, type QueryVector } from './semantic.ts';
 import { withThreadTerms } from './thread-terms.ts';
+import { TIME_ANSWER_GAIN, withTimeAnswers } from './answer-type.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
 // lists fused by relative score (fusion.ts), the lexical one without question words, from a long question's rarest
 // terms, with a namespace's own statistics (lexical.ts) and with thread context (lexical-context.ts), then the hits of
-// the threads that hold most of the query's words raised (thread-terms.ts). Every hit
+// the threads that hold most of the query's words raised (thread-terms.ts), and those that state a time when the
+// question asks for one (answer-type.ts). Every hit
 // carries its relevance (relevance.ts), and memories not embedded yet are scored by meaning on the spot (fresh.ts).
 
 // Hybrid fuses this many of each list (or k, if larger): deep enough that a memory ranked moderately by
@@ -39,6 +41,8 @@ export interface HitExplain {
   semantic?: ListPlace;
   // Hybrid: what its thread's share of the query's words added to its fused score (thread-terms.ts).
   threadTerms?: number;
+  // Hybrid: what it gained for stating a time when the question asks for one (answer-type.ts).
+  timeAnswer?: number;
   passage?: number;
   fused?: number;
   // Its event time lies in the window the question named, which ranked it ahead of the memories outside.
@@ -152,16 +156,18 @@ export async function answerFromLists(
   const { k, mode } = request;
   const lists = { lexical: words?.ranked ?? [], semantic: meaning?.ranked ?? [] };
   const only = (retriever: Retriever, list: Ranked[]) => list.map((r) => ({ ...r, foundBy: [retriever] }));
-  // One list keeps its own scores; hybrid's are fused, then raised by their threads' words.
+  // One list keeps its own scores; hybrid's are fused, then raised by their threads' words and by stating a time.
   const fused = mode === 'hybrid' ? fuse(lists, depth) : null;
   const none = { gains: new Map<string, number>(), threadScores: new Map<string, number>() };
   const threads = fused && words ? await withThreadTerms(em, orgId, fused, words) : { ranked: fused, ...none };
-  const listed = threads.ranked ?? (words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked));
+  const timed = threads.ranked ? await withTimeAnswers(em, orgId, request.text, threads.ranked) : null;
+  const listed = timed?.ranked ?? (words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked));
   const { ranked, inWindow } = window
     ? await windowFirst(em, orgId, listed, window, k)
     : { ranked: listed.slice(0, k), inWindow: new Set<string>() };
   const model = meaning && vector ? (await vector).relevance : undefined;
-  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model, inWindow, threads);
+  const timeAnswers = timed?.gains ?? new Set<string>();
+  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model, inWindow, { ...threads, timeAnswers });
   const hits = (await withRows(em, orgId, explained)).filter((h) => h.relevance >= (request.minRelevance ?? 0));
   const answer = { hits, pendingEmbeddings: meaning ? meaning.pending : null, terms, window };
   const long = hits.filter((h) => h.foundBy.includes('semantic') && isLong(h.content));
@@ -209,7 +215,7 @@ function explainRanking(
   meaning: Ranked[] | null,
   model: ModelRelevance | undefined,
   inWindow: Set<string>,
-  threads: { gains: Map<string, number>; threadScores: Map<string, number> },
+  raised: { gains: Map<string, number>; threadScores: Map<string, number>; timeAnswers: Set<string> },
 ): Explained[] {
   const placesOf = (list: Ranked[]) => new Map(list.map((r, i) => [r.id, { rank: i + 1, score: r.score }]));
   const lexicalPlaces = words ? placesOf(words.ranked) : new Map<string, ListPlace>();
@@ -220,7 +226,7 @@ function explainRanking(
     const lexical = lexicalPlaces.get(r.id);
     const semantic = semanticPlaces.get(r.id);
     // A chunk of a thread that holds the query's words counts its thread's words when they score higher.
-    const byWords = Math.max(lexical?.score ?? 0, threads.threadScores.get(r.id) ?? 0);
+    const byWords = Math.max(lexical?.score ?? 0, raised.threadScores.get(r.id) ?? 0);
     const inputs: RelevanceInputs = {
       lexical: words && words.ceiling > 0 ? Math.min(1, byWords / words.ceiling) : 0,
       semantic: meaning ? (semantic?.score ?? semanticFloor) : null,
@@ -230,7 +236,8 @@ function explainRanking(
       ...(lexical ? { lexical: { rank: lexical.rank, score: lexical.score - (gain ?? 0) } } : {}),
       ...(gain ? { threadContext: gain } : {}),
       ...(semantic ? { semantic } : {}),
-      ...(threads.gains.has(r.id) ? { threadTerms: threads.gains.get(r.id)! } : {}),
+      ...(raised.gains.has(r.id) ? { threadTerms: raised.gains.get(r.id)! } : {}),
+      ...(raised.timeAnswers.has(r.id) ? { timeAnswer: TIME_ANSWER_GAIN } : {}),
       ...(mode === 'hybrid' ? { fused: r.score } : {}),
       ...(inWindow.has(r.id) ? { timeWindow: true } : {}),
       relevanceInputs: inputs,

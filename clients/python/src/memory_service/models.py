@@ -643,6 +643,10 @@ class HitExplain(BaseModel):
         None,
         description="hybrid: what its thread (metadata.parent_ref) added to its fused score, the thread's chunks scored together as one document by the query's words",
     )
+    time_answer: float | None = Field(
+        None,
+        description='hybrid: what it gained for stating a time ("last Friday", "in March", "2 weeks ago") when the query asks for one',
+    )
     passage: int | None = Field(
         None,
         description='the passage (1-based) of a long memory its semantic score came from',
@@ -3098,7 +3102,7 @@ class ScoredMemory(BaseModel):
     )
     score: float = Field(
         ...,
-        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms)",
+        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms), plus 0.25 for a memory that states a time when the query asks for one (explain.time_answer)",
     )
     relevance: float | None = Field(
         None,
