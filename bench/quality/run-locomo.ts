@@ -1,9 +1,10 @@
 // Recall of conversational memory through the API, on LoCoMo (Maharana et al., 2024: 10 long conversations
 // between two people, 5,882 turns, questions with the turns that answer them), read by locomo-set.ts:
 //   BENCH_SUITES=locomo bash scripts/bench.sh   (LOCOMO_JSON names another copy of locomo10.json)
-// Each turn is saved as one memory ("Speaker: text", a shared photo's caption appended), one namespace per
-// conversation; every question is searched in its conversation's namespace (k 10) in each mode, and a question
-// scores the share of its evidence turns found. Category 5 (adversarial: questions with no answer) is left out.
+// Each turn is saved as one memory ("Speaker: text", a shared photo's caption appended; the speaker also in
+// metadata.name, with role user, as conversation capture saves a message), one namespace per conversation; every
+// question is searched in its conversation's namespace (k 10) in each mode, and a question scores the share of its
+// evidence turns found. Category 5 (adversarial: questions with no answer) is left out.
 // Each session is a thread, as a conversation capture saves it (metadata.parent_ref, chunk_index: the turn's
 // number), so a turn is searched with the turns before it (domain/store/thread-context.ts); LOCOMO_THREADS=none
 // saves the turns alone. LOCOMO_ORGS=conversation saves each conversation into an org of its own instead, so that
@@ -30,6 +31,7 @@ const memories = samples.flatMap((s) =>
         content: `${String(s.conversation[`${key}_date_time`] ?? '')}\n${turns.map(turnLine).join('\n')}`.trim(),
         occurredAt: sessionTime(s, key),
         ref: `${s.sample_id}/D${key.split('_')[1]}`,
+        name: undefined as string | undefined,
         thread: {},
       }))
     : sessionsOf(s)
@@ -40,6 +42,7 @@ const memories = samples.flatMap((s) =>
           occurredAt,
           ref: `${s.sample_id}/${t.dia_id}`,
           // dia_id is "D<session>:<turn>".
+          name: t.speaker,
           thread: { parent_ref: `${s.sample_id}/${t.dia_id.split(':')[0]}`, chunk_index: Number(t.dia_id.split(':')[1]) },
         })),
 );
@@ -62,7 +65,7 @@ const threads = process.env.LOCOMO_THREADS !== 'none' && !bySession;
 const layout = bySession ? 'a memory per session' : threads ? 'a thread per session' : 'no threads';
 // BENCH_REUSE=1 (scripts/bench.sh keeps the database then): the one org an earlier run seeded in this layout is searched
 // again, without saving and embedding its turns anew, e.g. while tuning search. An org per conversation is always seeded.
-const label = `locomo-${bySession ? 'sessions' : threads ? 'threads' : 'turns'}`;
+const label = `locomo-${bySession ? 'sessions' : threads ? 'speakers-threads' : 'speakers-turns'}`;
 const reused = process.env.BENCH_REUSE === '1' && !orgPerConversation ? await seededOrg(label, memories.length) : null;
 const tokens = new Map<string, string>();
 for (const namespace of new Set(memories.map((m) => m.namespace))) {
@@ -75,7 +78,12 @@ if (!reused)
     const m = memories[i]!;
     const res = await api.post('/api/memories', {
       token: tokens.get(m.namespace)!,
-      body: { content: m.content, namespace: m.namespace, occurred_at: m.occurredAt, metadata: { ref: m.ref, ...(threads ? m.thread : {}) } },
+      body: {
+        content: m.content,
+        namespace: m.namespace,
+        occurred_at: m.occurredAt,
+        metadata: { ref: m.ref, ...(m.name ? { role: 'user', name: m.name } : {}), ...(threads ? m.thread : {}) },
+      },
     });
     if (res.status !== 201) throw new Error(`save answered ${res.status}: ${res.text}`);
   });
@@ -85,9 +93,9 @@ console.log(
     `(${orgPerConversation ? 'an org each' : 'one org'}, ${layout}${reused ? ', reused' : ''}), ${questions.length} questions`,
 );
 
-console.log(`| mode | evidence recall@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);
+console.log(`| mode | evidence recall@${K} | hit@${K} | ${Object.values(CATEGORIES).join(' | ')} |`);
 console.log(
-  `|---|---|${Object.keys(CATEGORIES)
+  `|---|---|---|${Object.keys(CATEGORIES)
     .map(() => '---|')
     .join('')}`,
 );
@@ -113,7 +121,9 @@ for (const [mode, resolve_time] of MODES.flatMap(
   });
   const mean = (of: number[]) => `${((100 * of.reduce((a, b) => a + b, 0)) / of.length).toFixed(1)}%`;
   const byCategory = Object.keys(CATEGORIES).map((c) => mean(recall.filter((_, i) => questions[i]!.category === Number(c))));
-  console.log(`| ${mode}${resolve_time ? ', time words read' : ''} | ${mean(recall)} | ${byCategory.join(' | ')} |`);
+  // hit@k: the share of questions with at least one of their evidence turns found.
+  const hit = mean(recall.map((r) => (r > 0 ? 1 : 0)));
+  console.log(`| ${mode}${resolve_time ? ', time words read' : ''} | ${mean(recall)} | ${hit} | ${byCategory.join(' | ')} |`);
 }
 
 // A new token to the newest org of this layout that holds all its memories, or null when there is none.

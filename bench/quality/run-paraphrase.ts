@@ -8,7 +8,7 @@
 // into one, as an agent saving a document or a meeting's notes would; a question's evidence is then the long
 // memories holding its evidence, most of it past the first 512 tokens (domain/store/passages.ts).
 import { analyze } from '../../domain/store/analyzer.ts';
-import { asksTime } from '../../domain/search/answer-type.ts';
+import { asksTime } from '../../domain/search/answer-cues.ts';
 import { ApiClient } from '../../test/support/api-client.ts';
 import { paidOrg, untilEmbedded } from '../lib/service.ts';
 import { recallAt } from './metrics.ts';
@@ -92,7 +92,7 @@ async function run(memories: Memory[], questions: Question[]): Promise<void> {
   const rows: string[] = [];
   for (const mode of MODES) {
     const rankings = await askParaphraseSet(api, token, questions, mode, refOf);
-    // The last row: the questions that ask for a time, which hybrid answers with memories that state one (answer-type.ts).
+    // The last row: the questions that ask for a time, which hybrid answers with memories that state one (answer-cues.ts).
     for (const kind of ['all', ...KINDS, 'asks a time'] as const) {
       const of = (q: Question) => kind === 'all' || q.kind === kind || (kind === 'asks a time' && asksTime(q.question));
       const picked = questions.flatMap((q, i) => (of(q) ? [{ q, ranking: rankings[i]! }] : []));

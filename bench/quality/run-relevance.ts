@@ -118,7 +118,14 @@ function locomo(): Omit<Collected, 'token'> {
       memories.push({
         content: turnLine(t),
         namespace,
-        metadata: { ref: `${s.sample_id}/${t.dia_id}`, parent_ref: `${s.sample_id}/${session}`, chunk_index: Number(turn) },
+        // Each turn as conversation capture saves a message: its role and speaker, its session's thread.
+        metadata: {
+          ref: `${s.sample_id}/${t.dia_id}`,
+          role: 'user',
+          name: t.speaker,
+          parent_ref: `${s.sample_id}/${session}`,
+          chunk_index: Number(turn),
+        },
       });
     }
     for (const q of s.qa.filter((q) => q.category >= 1 && q.category <= 4)) {

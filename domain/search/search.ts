@@ -14,13 +14,13 @@ import { nonIncreasing, relevanceOf, type RelevanceInputs } from './relevance.ts
 import type { TimeWindow } from './time-words.ts';
 import { matchedPassages, semanticRanking, type QueryVector } from './semantic.ts';
 import { withThreadTerms } from './thread-terms.ts';
-import { TIME_ANSWER_GAIN, withTimeAnswers } from './answer-type.ts';
+import { TIME_ANSWER_GAIN, withAnswerCues } from './answer-cues.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
 // lists fused by relative score (fusion.ts), the lexical one without question words, from a long question's rarest
 // terms, with a namespace's own statistics (lexical.ts) and with thread context (lexical-context.ts), then the hits of
-// the threads that hold most of the query's words raised (thread-terms.ts), and those that state a time when the
-// question asks for one (answer-type.ts). Every hit
+// the threads that hold most of the query's words raised (thread-terms.ts), and those whose speaker the question names
+// or that state a time when it asks for one (answer-cues.ts). Every hit
 // carries its relevance (relevance.ts), and memories not embedded yet are scored by meaning on the spot (fresh.ts).
 
 // Hybrid fuses this many of each list (or k, if larger): deep enough that a memory ranked moderately by
@@ -41,7 +41,9 @@ export interface HitExplain {
   semantic?: ListPlace;
   // Hybrid: what its thread's share of the query's words added to its fused score (thread-terms.ts).
   threadTerms?: number;
-  // Hybrid: what it gained for stating a time when the question asks for one (answer-type.ts).
+  // Hybrid: what it gained because the question names its speaker (metadata.name), and for stating a time when the
+  // question asks for one (answer-cues.ts).
+  speakerNamed?: number;
   timeAnswer?: number;
   passage?: number;
   fused?: number;
@@ -156,18 +158,18 @@ export async function answerFromLists(
   const { k, mode } = request;
   const lists = { lexical: words?.ranked ?? [], semantic: meaning?.ranked ?? [] };
   const only = (retriever: Retriever, list: Ranked[]) => list.map((r) => ({ ...r, foundBy: [retriever] }));
-  // One list keeps its own scores; hybrid's are fused, then raised by their threads' words and by stating a time.
+  // One list keeps its own scores; hybrid's are fused, then raised by their threads' words and their answer cues.
   const fused = mode === 'hybrid' ? fuse(lists, depth) : null;
   const none = { gains: new Map<string, number>(), threadScores: new Map<string, number>() };
   const threads = fused && words ? await withThreadTerms(em, orgId, fused, words) : { ranked: fused, ...none };
-  const timed = threads.ranked ? await withTimeAnswers(em, orgId, request.text, threads.ranked) : null;
-  const listed = timed?.ranked ?? (words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked));
+  const cues = threads.ranked ? await withAnswerCues(em, orgId, request.text, threads.ranked) : null;
+  const listed = cues?.ranked ?? (words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked));
   const { ranked, inWindow } = window
     ? await windowFirst(em, orgId, listed, window, k)
     : { ranked: listed.slice(0, k), inWindow: new Set<string>() };
   const model = meaning && vector ? (await vector).relevance : undefined;
-  const timeAnswers = timed?.gains ?? new Set<string>();
-  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model, inWindow, { ...threads, timeAnswers });
+  const raised = { ...threads, speakers: cues?.speakers ?? new Map<string, number>(), times: cues?.times ?? new Set<string>() };
+  const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model, inWindow, raised);
   const hits = (await withRows(em, orgId, explained)).filter((h) => h.relevance >= (request.minRelevance ?? 0));
   const answer = { hits, pendingEmbeddings: meaning ? meaning.pending : null, terms, window };
   const long = hits.filter((h) => h.foundBy.includes('semantic') && isLong(h.content));
@@ -215,7 +217,7 @@ function explainRanking(
   meaning: Ranked[] | null,
   model: ModelRelevance | undefined,
   inWindow: Set<string>,
-  raised: { gains: Map<string, number>; threadScores: Map<string, number>; timeAnswers: Set<string> },
+  raised: { gains: Map<string, number>; threadScores: Map<string, number>; speakers: Map<string, number>; times: Set<string> },
 ): Explained[] {
   const placesOf = (list: Ranked[]) => new Map(list.map((r, i) => [r.id, { rank: i + 1, score: r.score }]));
   const lexicalPlaces = words ? placesOf(words.ranked) : new Map<string, ListPlace>();
@@ -237,7 +239,8 @@ function explainRanking(
       ...(gain ? { threadContext: gain } : {}),
       ...(semantic ? { semantic } : {}),
       ...(raised.gains.has(r.id) ? { threadTerms: raised.gains.get(r.id)! } : {}),
-      ...(raised.timeAnswers.has(r.id) ? { timeAnswer: TIME_ANSWER_GAIN } : {}),
+      ...(raised.speakers.has(r.id) ? { speakerNamed: raised.speakers.get(r.id)! } : {}),
+      ...(raised.times.has(r.id) ? { timeAnswer: TIME_ANSWER_GAIN } : {}),
       ...(mode === 'hybrid' ? { fused: r.score } : {}),
       ...(inWindow.has(r.id) ? { timeWindow: true } : {}),
       relevanceInputs: inputs,

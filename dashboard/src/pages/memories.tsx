@@ -247,6 +247,7 @@ function Explain({ explain }: { explain: NonNullable<Hit['explain']> }) {
             <dd>
               {explain.fused.toFixed(3)}
               {explain.thread_terms ? `, +${explain.thread_terms.toFixed(3)} from its thread's words` : ''}
+              {explain.speaker_named ? `, +${explain.speaker_named.toFixed(3)} for its speaker, named in the query` : ''}
               {explain.time_answer ? `, +${explain.time_answer.toFixed(2)} for stating a time` : ''}
             </dd>
           </>

@@ -643,6 +643,10 @@ class HitExplain(BaseModel):
         None,
         description="hybrid: what its thread (metadata.parent_ref) added to its fused score, the thread's chunks scored together as one document by the query's words",
     )
+    speaker_named: float | None = Field(
+        None,
+        description='hybrid: what it gained because the query names its speaker (the first word of metadata.name, as conversation capture saves it): half its fused score',
+    )
     time_answer: float | None = Field(
         None,
         description='hybrid: what it gained for stating a time ("last Friday", "in March", "2 weeks ago") when the query asks for one',
@@ -3102,7 +3106,7 @@ class ScoredMemory(BaseModel):
     )
     score: float = Field(
         ...,
-        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms), plus 0.25 for a memory that states a time when the query asks for one (explain.time_answer)",
+        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms), that times 1.5 for a message whose speaker the query names (explain.speaker_named), plus 0.25 for a memory that states a time when the query asks for one (explain.time_answer): less than 3",
     )
     relevance: float | None = Field(
         None,

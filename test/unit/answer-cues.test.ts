@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asksTime } from '../../domain/search/answer-type.ts';
+import { asksTime } from '../../domain/search/answer-cues.ts';
 
 describe('asksTime', () => {
   it('reads a question that asks for a time', () => {
