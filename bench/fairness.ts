@@ -1,8 +1,9 @@
 // Whether one org's flood slows another's requests: seeds a flooding org and a quiet one (BENCH_FAIR_MEMORIES
 // each, default 3,000, embedded), then measures the quiet org's hybrid searches (one at a time), alone and then while
-// the other org floods, and then its saves (4 at a time) the same way; the flood is MCP batches of hybrid searches,
-// bulk searches, exports and batch updates, all at once (BENCH_FAIR_FLOOD picks some: mcp,bulk,exports,updates); prints both
-// side by side with what the flood got done and how much of it was refused. `BENCH_SUITES=fairness bash scripts/bench.sh`.
+// the other org floods, and then its saves (4 at a time, BENCH_FAIR_SAVE_ROUNDS rounds of BENCH_FAIR_SAVE_SECONDS
+// each way, alternately). The flood is MCP batches of hybrid searches, bulk searches, exports and batch updates, all
+// at once (BENCH_FAIR_FLOOD picks some: mcp,bulk,exports,updates, or none); prints both side by side with what the
+// flood got done and how much of it was refused. `BENCH_SUITES=fairness bash scripts/bench.sh`.
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
@@ -13,7 +14,8 @@ const baseUrl = process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099';
 const api = new ApiClient(baseUrl);
 const memories = Number(process.env.BENCH_FAIR_MEMORIES ?? 3_000);
 const searchCount = Number(process.env.BENCH_FAIR_SEARCHES ?? 200);
-const saveSeconds = Number(process.env.BENCH_FAIR_SAVE_SECONDS ?? 15);
+const saveSeconds = Number(process.env.BENCH_FAIR_SAVE_SECONDS ?? 5);
+const saveRounds = Number(process.env.BENCH_FAIR_SAVE_ROUNDS ?? 3);
 const floodKinds = new Set((process.env.BENCH_FAIR_FLOOD ?? 'mcp,bulk,exports,updates').split(','));
 const corpus = new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname, 13);
 const agent = agentMemoryGenerator(corpus);
@@ -167,9 +169,17 @@ async function besideFlood<T>(measure: () => Promise<T>): Promise<T> {
 }
 const searchAlone = await measureSearches(newQueries());
 const searchBeside = await besideFlood(() => measureSearches(newQueries()));
-const savesAlone = await measureSaves();
-await untilEmbedded(api, quiet.token);
-const savesBeside = await besideFlood(measureSaves);
+// Saves alternate, alone and beside the flood, saveRounds times each: the org grows with every round, and one round
+// each way could not tell the target from the benchmark's own spread.
+const savePairs: { alone: number; beside: number }[] = [];
+for (let round = 0; round < saveRounds; round++) {
+  await untilEmbedded(api, quiet.token);
+  const alone = await measureSaves();
+  await untilEmbedded(api, quiet.token);
+  savePairs.push({ alone, beside: await besideFlood(measureSaves) });
+}
+const savesAlone = Math.round(savePairs.reduce((sum, p) => sum + p.alone, 0) / saveRounds);
+const savesBeside = Math.round(savePairs.reduce((sum, p) => sum + p.beside, 0) / saveRounds);
 
 const row = (label: string, a: number, b: number, unit: string) => `| ${label} | ${a} ${unit} | ${b} ${unit} | ${(b / a).toFixed(2)}x |`;
 console.log(`\nThe quiet org alone and beside the flood (${memories} memories each, hybrid, k 10):\n`);
@@ -177,6 +187,8 @@ console.log('| quiet org | alone | beside the flood | ratio |\n|---|---|---|---|
 console.log(row('search p50', searchAlone.p50, searchBeside.p50, 'ms'));
 console.log(row('search p95', searchAlone.p95, searchBeside.p95, 'ms'));
 console.log(row('saves', savesAlone, savesBeside, '/s'));
+const rounds = savePairs.map((p) => `${p.alone}, ${p.beside}/s (${(p.beside / p.alone).toFixed(2)}x)`);
+console.log(`\nSaves, round by round (alone, beside): ${rounds.join('; ')}.`);
 const per = (n: number) => Math.round(n / floodSeconds);
 console.log(
   `\nThe flood over ${Math.round(floodSeconds)} s: ${per(flood.mcpCalls)} MCP searches/s, ${per(flood.bulkQueries)} bulk queries/s, ` +

@@ -103,8 +103,8 @@ const hitExplainSchema = z
       .optional()
       .meta({
         description:
-          'hybrid: what it gained because the query names its speaker (the first word of metadata.name, as conversation ' +
-          'capture saves it): half its fused score',
+          'hybrid: what a message gained because the query names its speaker (the first word of metadata.name, beside ' +
+          'metadata.role, as conversation capture saves them): half its fused score',
       }),
     time_answer: z.number().optional().meta({
       description: 'hybrid: what it gained for stating a time ("last Friday", "in March", "2 weeks ago") when the query asks for one',

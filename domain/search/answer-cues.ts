@@ -4,9 +4,10 @@ import { byRank, type Fused } from './fusion.ts';
 
 // Cues in a hit that it answers the question, whatever its other words, which hybrid raises the fused hits by:
 // - Its speaker is named in the question. A conversation's messages carry who said them (metadata.name beside
-//   metadata.role, as conversation capture saves them; a name without a role is not a speaker's), and a question about a person ("what does Dana think of the migration?") is
-//   answered mostly by that person's own messages, which name neither Dana nor always the question's words. Their
-//   fused score is multiplied by 1 + SPEAKER_SHARE, so a message that the lists ranked low stays low.
+//   metadata.role, as conversation capture saves them; a name without a role is not a speaker's), and a question
+//   about a person ("what does Dana think of the migration?") is answered mostly by that person's own messages,
+//   which name neither Dana nor always the question's words. Their fused score is multiplied by 1 + SPEAKER_SHARE,
+//   so a message that the lists ranked low stays low.
 // - It states a time when the question asks for one ("when did we ship it?" is answered by "we shipped it last
 //   Friday"): the expected answer type of question answering. It gains TIME_ANSWER_GAIN.
 export const SPEAKER_SHARE = 0.5;

@@ -1907,7 +1907,7 @@ export interface components {
             };
             /** @description hybrid: what its thread (metadata.parent_ref) added to its fused score, the thread's chunks scored together as one document by the query's words */
             thread_terms?: number;
-            /** @description hybrid: what it gained because the query names its speaker (the first word of metadata.name, as conversation capture saves it): half its fused score */
+            /** @description hybrid: what a message gained because the query names its speaker (the first word of metadata.name, beside metadata.role, as conversation capture saves them): half its fused score */
             speaker_named?: number;
             /** @description hybrid: what it gained for stating a time ("last Friday", "in March", "2 weeks ago") when the query asks for one */
             time_answer?: number;

@@ -645,7 +645,7 @@ class HitExplain(BaseModel):
     )
     speaker_named: float | None = Field(
         None,
-        description='hybrid: what it gained because the query names its speaker (the first word of metadata.name, as conversation capture saves it): half its fused score',
+        description='hybrid: what a message gained because the query names its speaker (the first word of metadata.name, beside metadata.role, as conversation capture saves them): half its fused score',
     )
     time_answer: float | None = Field(
         None,
