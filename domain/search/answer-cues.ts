@@ -13,8 +13,16 @@ import { byRank, type Fused } from './fusion.ts';
 export const SPEAKER_SHARE = 0.5;
 export const TIME_ANSWER_GAIN = 0.25;
 
-const ASKS_TIME =
-  /^\s*(since )?when('s| (is|are|was|were|am|do|does|did|will|would|should|shall|can|could|has|have|had|might|must)\b)|\b(what|which) (year|month|day|date|time(?! ?zone)|week|season)\b|\bhow long (ago|since|has|have|had|did|was|were)\b|\bhow (many|much) (years|months|weeks|days)\b/i;
+// A question that opens with "when" and an auxiliary (not "when I deploy, does..."), or asks what year, how long ago.
+const ASKS_TIME = new RegExp(
+  [
+    "^\\s*(since )?when('s| (is|are|was|were|am|do|does|did|will|would|should|shall|can|could|has|have|had|might|must)\\b)",
+    '\\b(what|which) (year|month|day|date|time(?! ?zone)|week|season)\\b',
+    '\\bhow long (ago|since|has|have|had|did|was|were)\\b',
+    '\\bhow (many|much) (years|months|weeks|days)\\b',
+  ].join('|'),
+  'i',
+);
 
 export const asksTime = (question: string): boolean => ASKS_TIME.test(question);
 
@@ -62,25 +70,35 @@ export interface AnswerCues {
   times: Set<string>;
 }
 
-// The fused list with the hits that carry a cue raised, best first (ties by id).
-export async function withAnswerCues(em: EntityManager, orgId: string, question: string, fused: Fused[]): Promise<AnswerCues> {
-  const speakers = new Map<string, number>();
-  const times = new Set<string>();
-  if (fused.length === 0) return { ranked: fused, speakers, times };
+export interface CueRow {
+  name: string | null;
+  states_time: boolean;
+}
+
+// What the hits carry that a cue reads: a message's speaker, and whether the text states a time when the question asks
+// for one. Read beside the threads' statement, since it needs only the fused ids.
+export async function readAnswerCues(em: EntityManager, orgId: string, question: string, ids: string[]): Promise<Map<string, CueRow>> {
+  if (ids.length === 0) return new Map();
   const timed = asksTime(question);
   const rows = await query(
     em,
-    sql<{ id: string; name: string | null; states_time: boolean }>`select m.id,
+    sql<CueRow & { id: string }>`select m.id,
         case when m.metadata ? 'role' then m.metadata->>'name' end as name,
         case when ${timed}::boolean then left(m.content, ${TIME_TEXT_MAX}) ~* ${STATES_TIME} else false end as states_time
-      from memories m where m.org_id = ${orgId} and m.id = any(${fused.map((f) => f.id)}::uuid[])
+      from memories m where m.org_id = ${orgId} and m.id = any(${ids}::uuid[])
         and ((m.metadata ? 'name' and m.metadata ? 'role') or ${timed}::boolean)`,
   );
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+// The fused list with the hits that carry a cue raised, best first (ties by id).
+export function raiseByCues(question: string, fused: Fused[], cues: Map<string, CueRow>): AnswerCues {
+  const speakers = new Map<string, number>();
+  const times = new Set<string>();
   const words = wordsOf(question);
-  const byId = new Map(rows.map((r) => [r.id, r]));
   const ranked = fused
     .map((f) => {
-      const row = byId.get(f.id);
+      const row = cues.get(f.id);
       if (!row) return f;
       let score = f.score;
       if (named(row.name, words)) {

@@ -14,7 +14,7 @@ import { nonIncreasing, relevanceOf, type RelevanceInputs } from './relevance.ts
 import type { TimeWindow } from './time-words.ts';
 import { matchedPassages, semanticRanking, type QueryVector } from './semantic.ts';
 import { withThreadTerms } from './thread-terms.ts';
-import { TIME_ANSWER_GAIN, withAnswerCues } from './answer-cues.ts';
+import { raiseByCues, readAnswerCues, TIME_ANSWER_GAIN } from './answer-cues.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
 // lists fused by relative score (fusion.ts), the lexical one without question words, from a long question's rarest
@@ -161,8 +161,12 @@ export async function answerFromLists(
   // One list keeps its own scores; hybrid's are fused, then raised by their threads' words and their answer cues.
   const fused = mode === 'hybrid' ? fuse(lists, depth) : null;
   const none = { gains: new Map<string, number>(), threadScores: new Map<string, number>() };
-  const threads = fused && words ? await withThreadTerms(em, orgId, fused, words) : { ranked: fused, ...none };
-  const cues = threads.ranked ? await withAnswerCues(em, orgId, request.text, threads.ranked) : null;
+  const fusedIds = fused?.map((f) => f.id);
+  const [threads, cueRows] = await Promise.all([
+    fused && words ? withThreadTerms(em, orgId, fused, words) : { ranked: fused, ...none },
+    fusedIds ? readAnswerCues(em.fork(), orgId, request.text, fusedIds) : null,
+  ]);
+  const cues = threads.ranked && cueRows ? raiseByCues(request.text, threads.ranked, cueRows) : null;
   const listed = cues?.ranked ?? (words ? only('lexical', words.ranked) : only('semantic', meaning!.ranked));
   const { ranked, inWindow } = window
     ? await windowFirst(em, orgId, listed, window, k)

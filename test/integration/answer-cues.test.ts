@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPEAKER_SHARE, TIME_ANSWER_GAIN, withAnswerCues } from '../../domain/search/answer-cues.ts';
+import { raiseByCues, readAnswerCues, SPEAKER_SHARE, TIME_ANSWER_GAIN } from '../../domain/search/answer-cues.ts';
 import { query, sql } from '../../domain/sql.ts';
 import { eventually, signUp, startStack, type SignedUp, type Stack } from '../support/stack.ts';
 
@@ -23,7 +23,8 @@ const save = async (content: string, namespace: string, metadata?: Record<string
 };
 // Each a little behind the one before.
 const fusedOf = (ids: string[]) => ids.map((id, i) => ({ id, score: 1 - i / 100, foundBy: ['lexical' as const] }));
-const cues = (question: string, ids: string[]) => withAnswerCues(stack.orm.em.fork(), a.org.id, question, fusedOf(ids));
+const cues = async (question: string, ids: string[]) =>
+  raiseByCues(question, fusedOf(ids), await readAnswerCues(stack.orm.em.fork(), a.org.id, question, ids));
 
 describe('answer cues', () => {
   it('raises the fused hits whose text states a time, when the question asks for one', async () => {
