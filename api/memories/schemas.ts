@@ -109,6 +109,15 @@ const hitExplainSchema = z
     time_answer: z.number().optional().meta({
       description: 'hybrid: what it gained for stating a time ("last Friday", "in March", "2 weeks ago") when the query asks for one',
     }),
+    short_message: z
+      .number()
+      .max(0)
+      .optional()
+      .meta({
+        description:
+          'hybrid: what a message (a memory with metadata.role) shorter than 400 bytes lost, a negative number: its score ' +
+          'is multiplied by (bytes / 400) ^ 0.25',
+      }),
     passage: z.number().int().optional().meta({ description: 'the passage (1-based) of a long memory its semantic score came from' }),
     fused: z.number().optional().meta({ description: "hybrid: the fused score (the hit's score)" }),
     time_window: z
@@ -139,7 +148,8 @@ export const scoredMemorySchema = memorySchema
         "best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of " +
         "the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words " +
         '(explain.thread_terms), that times 1.5 for a message whose speaker the query names (explain.speaker_named), plus ' +
-        '0.25 for a memory that states a time when the query asks for one (explain.time_answer): less than 3',
+        '0.25 for a memory that states a time when the query asks for one (explain.time_answer), all of that times ' +
+        '(bytes / 400) ^ 0.25 for a message shorter than 400 bytes (explain.short_message): less than 3',
     }),
     relevance: z
       .number()

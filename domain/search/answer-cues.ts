@@ -10,8 +10,14 @@ import { byRank, type Fused } from './fusion.ts';
 //   so a message that the lists ranked low stays low.
 // - It states a time when the question asks for one ("when did we ship it?" is answered by "we shipped it last
 //   Friday"): the expected answer type of question answering. It gains TIME_ANSWER_GAIN.
+// And one cue against: a short message ("Wow, that's great!", "Yes, show me!") mostly reacts rather than states, yet
+// ranks by what its thread says around it (thread context, and the neighbours in its vector). A message (it has
+// metadata.role) of fewer than SHORT_MESSAGE_BYTES bytes keeps (bytes / SHORT_MESSAGE_BYTES) ^ SHORT_MESSAGE_POWER of
+// its score; memories outside conversations, however short (a fact, a preference), keep all of theirs.
 export const SPEAKER_SHARE = 0.5;
 export const TIME_ANSWER_GAIN = 0.25;
+export const SHORT_MESSAGE_BYTES = 400;
+export const SHORT_MESSAGE_POWER = 0.25;
 
 // A question that opens with "when" and an auxiliary (not "when I deploy, does..."), or asks what year, how long ago.
 const ASKS_TIME = new RegExp(
@@ -65,18 +71,26 @@ const named = (name: string | null, words: Set<string>): boolean => {
 
 export interface AnswerCues {
   ranked: Fused[];
-  // What each raised hit gained for its speaker (explain's speaker_named), and which gained for stating a time.
+  // What each raised hit gained for its speaker (explain's speaker_named), which gained for stating a time, and what
+  // each short message lost (explain's short_message, negative).
   speakers: Map<string, number>;
   times: Set<string>;
+  shortMessages: Map<string, number>;
 }
 
 export interface CueRow {
   name: string | null;
   states_time: boolean;
+  // A message's length in bytes (null for a memory that is no message).
+  message_bytes: number | null;
 }
 
-// What the hits carry that a cue reads: a message's speaker, and whether the text states a time when the question asks
-// for one. Read beside the threads' statement, since it needs only the fused ids.
+// What a message of this many bytes keeps of its score.
+export const shortMessageShare = (bytes: number): number =>
+  Math.min(1, Math.max(1, bytes) / SHORT_MESSAGE_BYTES) ** SHORT_MESSAGE_POWER;
+
+// What the hits carry that a cue reads: a message's speaker and length, and whether the text states a time when the
+// question asks for one. Read beside the threads' statement, since it needs only the fused ids.
 export async function readAnswerCues(em: EntityManager, orgId: string, question: string, ids: string[]): Promise<Map<string, CueRow>> {
   if (ids.length === 0) return new Map();
   const timed = asksTime(question);
@@ -84,17 +98,19 @@ export async function readAnswerCues(em: EntityManager, orgId: string, question:
     em,
     sql<CueRow & { id: string }>`select m.id,
         case when m.metadata ? 'role' then m.metadata->>'name' end as name,
-        case when ${timed}::boolean then left(m.content, ${TIME_TEXT_MAX}) ~* ${STATES_TIME} else false end as states_time
+        case when ${timed}::boolean then left(m.content, ${TIME_TEXT_MAX}) ~* ${STATES_TIME} else false end as states_time,
+        case when m.metadata ? 'role' then octet_length(m.content) end as message_bytes
       from memories m where m.org_id = ${orgId} and m.id = any(${ids}::uuid[])
-        and ((m.metadata ? 'name' and m.metadata ? 'role') or ${timed}::boolean)`,
+        and (m.metadata ? 'role' or ${timed}::boolean)`,
   );
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-// The fused list with the hits that carry a cue raised, best first (ties by id).
+// The fused list with the hits that carry a cue raised and the short messages lowered, best first (ties by id).
 export function raiseByCues(question: string, fused: Fused[], cues: Map<string, CueRow>): AnswerCues {
   const speakers = new Map<string, number>();
   const times = new Set<string>();
+  const shortMessages = new Map<string, number>();
   const words = wordsOf(question);
   const ranked = fused
     .map((f) => {
@@ -109,8 +125,13 @@ export function raiseByCues(question: string, fused: Fused[], cues: Map<string, 
         times.add(f.id);
         score += TIME_ANSWER_GAIN;
       }
+      const kept = row.message_bytes === null ? 1 : shortMessageShare(row.message_bytes);
+      if (kept < 1) {
+        shortMessages.set(f.id, score * kept - score);
+        score *= kept;
+      }
       return score === f.score ? f : { ...f, score };
     })
     .sort(byRank);
-  return { ranked, speakers, times };
+  return { ranked, speakers, times, shortMessages };
 }

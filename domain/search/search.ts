@@ -14,13 +14,13 @@ import { nonIncreasing, relevanceOf, type RelevanceInputs } from './relevance.ts
 import type { TimeWindow } from './time-words.ts';
 import { matchedPassages, semanticRanking, type QueryVector } from './semantic.ts';
 import { withThreadTerms } from './thread-terms.ts';
-import { raiseByCues, readAnswerCues, TIME_ANSWER_GAIN } from './answer-cues.ts';
+import { raiseByCues, readAnswerCues, TIME_ANSWER_GAIN, type AnswerCues } from './answer-cues.ts';
 
 // lexical: BM25 over the postings (the default); semantic: cosine similarity of embeddings; hybrid: both
 // lists fused by relative score (fusion.ts), the lexical one without question words, from a long question's rarest
 // terms, with a namespace's own statistics (lexical.ts) and with thread context (lexical-context.ts), then the hits of
 // the threads that hold most of the query's words raised (thread-terms.ts), and those whose speaker the question names
-// or that state a time when it asks for one (answer-cues.ts). Every hit
+// or that state a time when it asks for one, short messages lowered (answer-cues.ts). Every hit
 // carries its relevance (relevance.ts), and memories not embedded yet are scored by meaning on the spot (fresh.ts).
 
 // Hybrid fuses this many of each list (or k, if larger): deep enough that a memory ranked moderately by
@@ -45,6 +45,8 @@ export interface HitExplain {
   // question asks for one (answer-cues.ts).
   speakerNamed?: number;
   timeAnswer?: number;
+  // Hybrid: what a short message lost (negative; answer-cues.ts).
+  shortMessage?: number;
   passage?: number;
   fused?: number;
   // Its event time lies in the window the question named, which ranked it ahead of the memories outside.
@@ -172,7 +174,12 @@ export async function answerFromLists(
     ? await windowFirst(em, orgId, listed, window, k)
     : { ranked: listed.slice(0, k), inWindow: new Set<string>() };
   const model = meaning && vector ? (await vector).relevance : undefined;
-  const raised = { ...threads, speakers: cues?.speakers ?? new Map<string, number>(), times: cues?.times ?? new Set<string>() };
+  const raised = {
+    ...threads,
+    speakers: cues?.speakers ?? new Map<string, number>(),
+    times: cues?.times ?? new Set<string>(),
+    shortMessages: cues?.shortMessages ?? new Map<string, number>(),
+  };
   const explained = explainRanking(mode, ranked, words, meaning?.ranked ?? null, model, inWindow, raised);
   const hits = (await withRows(em, orgId, explained)).filter((h) => h.relevance >= (request.minRelevance ?? 0));
   const answer = { hits, pendingEmbeddings: meaning ? meaning.pending : null, terms, window };
@@ -221,7 +228,7 @@ function explainRanking(
   meaning: Ranked[] | null,
   model: ModelRelevance | undefined,
   inWindow: Set<string>,
-  raised: { gains: Map<string, number>; threadScores: Map<string, number>; speakers: Map<string, number>; times: Set<string> },
+  raised: Pick<AnswerCues, 'speakers' | 'times' | 'shortMessages'> & { gains: Map<string, number>; threadScores: Map<string, number> },
 ): Explained[] {
   const placesOf = (list: Ranked[]) => new Map(list.map((r, i) => [r.id, { rank: i + 1, score: r.score }]));
   const lexicalPlaces = words ? placesOf(words.ranked) : new Map<string, ListPlace>();
@@ -245,6 +252,7 @@ function explainRanking(
       ...(raised.gains.has(r.id) ? { threadTerms: raised.gains.get(r.id)! } : {}),
       ...(raised.speakers.has(r.id) ? { speakerNamed: raised.speakers.get(r.id)! } : {}),
       ...(raised.times.has(r.id) ? { timeAnswer: TIME_ANSWER_GAIN } : {}),
+      ...(raised.shortMessages.has(r.id) ? { shortMessage: raised.shortMessages.get(r.id)! } : {}),
       ...(mode === 'hybrid' ? { fused: r.score } : {}),
       ...(inWindow.has(r.id) ? { timeWindow: true } : {}),
       relevanceInputs: inputs,

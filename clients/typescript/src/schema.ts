@@ -1872,7 +1872,7 @@ export interface components {
              * @description present once a consolidation merge replaced this memory: the id of the merged memory. Superseded memories are left out of search (but for a search as_of a time before) and, unless include_superseded is set, of lists and exports.
              */
             superseded_by?: string;
-            /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms), that times 1.5 for a message whose speaker the query names (explain.speaker_named), plus 0.25 for a memory that states a time when the query asks for one (explain.time_answer): less than 3 */
+            /** @description lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms), that times 1.5 for a message whose speaker the query names (explain.speaker_named), plus 0.25 for a memory that states a time when the query asks for one (explain.time_answer), all of that times (bytes / 400) ^ 0.25 for a message shorter than 400 bytes (explain.short_message): less than 3 */
             score: number;
             /** @description search hits (every mode, bulk included): the calibrated chance in [0, 1] that the hit is relevant, on one scale in every mode, never rising down the ranking; min_relevance drops hits below a floor (0.15 is the recommended "nothing relevant" floor, [docs/api-decisions.md](http://127.0.0.1:3000/docs/api-decisions.md), "Relevance"). Absent from similar. */
             relevance?: number;
@@ -1911,6 +1911,8 @@ export interface components {
             speaker_named?: number;
             /** @description hybrid: what it gained for stating a time ("last Friday", "in March", "2 weeks ago") when the query asks for one */
             time_answer?: number;
+            /** @description hybrid: what a message (a memory with metadata.role) shorter than 400 bytes lost, a negative number: its score is multiplied by (bytes / 400) ^ 0.25 */
+            short_message?: number;
             /** @description the passage (1-based) of a long memory its semantic score came from */
             passage?: number;
             /** @description hybrid: the fused score (the hit's score) */

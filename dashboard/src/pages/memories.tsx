@@ -249,6 +249,7 @@ function Explain({ explain }: { explain: NonNullable<Hit['explain']> }) {
               {explain.thread_terms ? `, +${explain.thread_terms.toFixed(3)} from its thread's words` : ''}
               {explain.speaker_named ? `, +${explain.speaker_named.toFixed(3)} for its speaker, named in the query` : ''}
               {explain.time_answer ? `, +${explain.time_answer.toFixed(2)} for stating a time` : ''}
+              {explain.short_message ? `, ${explain.short_message.toFixed(3)} for a short message` : ''}
             </dd>
           </>
         ) : null}

@@ -651,6 +651,11 @@ class HitExplain(BaseModel):
         None,
         description='hybrid: what it gained for stating a time ("last Friday", "in March", "2 weeks ago") when the query asks for one',
     )
+    short_message: float | None = Field(
+        None,
+        description='hybrid: what a message (a memory with metadata.role) shorter than 400 bytes lost, a negative number: its score is multiplied by (bytes / 400) ^ 0.25',
+        le=0.0,
+    )
     passage: int | None = Field(
         None,
         description='the passage (1-based) of a long memory its semantic score came from',
@@ -3106,7 +3111,7 @@ class ScoredMemory(BaseModel):
     )
     score: float = Field(
         ...,
-        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms), that times 1.5 for a message whose speaker the query names (explain.speaker_named), plus 0.25 for a memory that states a time when the query asks for one (explain.time_answer): less than 3",
+        description="lexical: the BM25 score; semantic: the cosine similarity of query and memory (for a memory with passages, the best of its text's cosine and its passages' cosines less 0.02); hybrid: the fused score, the weighted sum of the scaled scores of both lists in [0, 1], plus less than 0.75 for a chunk of a thread that holds the query's words (explain.thread_terms), that times 1.5 for a message whose speaker the query names (explain.speaker_named), plus 0.25 for a memory that states a time when the query asks for one (explain.time_answer), all of that times (bytes / 400) ^ 0.25 for a message shorter than 400 bytes (explain.short_message): less than 3",
     )
     relevance: float | None = Field(
         None,
