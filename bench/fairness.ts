@@ -1,9 +1,11 @@
 // Whether one org's flood slows another's requests: seeds a flooding org and a quiet one (BENCH_FAIR_MEMORIES
 // each, default 3,000, embedded), then measures the quiet org's hybrid searches (one at a time), alone and then while
-// the other org floods, and then its saves (4 at a time, BENCH_FAIR_SAVE_ROUNDS rounds of BENCH_FAIR_SAVE_SECONDS
-// each way, alternately). The flood is MCP batches of hybrid searches, bulk searches, exports and batch updates, all
-// at once (BENCH_FAIR_FLOOD picks some: mcp,bulk,exports,updates, or none); prints both side by side with what the
-// flood got done and how much of it was refused. `BENCH_SUITES=fairness bash scripts/bench.sh`.
+// the other org floods, and then its saves in BENCH_FAIR_SAVE_ROUNDS rounds of BENCH_FAIR_SAVE_SECONDS each way,
+// alone and beside the flood alternately: as fast as 4 at a time go, and sent at a steady BENCH_FAIR_PACED_RATE a
+// second (default 50: a tenant's agents saving as they work, not a flood of its own). The flood is MCP batches of
+// hybrid searches, bulk searches, exports and batch updates, all at once (BENCH_FAIR_FLOOD picks some:
+// mcp,bulk,exports,updates, or none); prints both side by side with what the flood got done and how much of it was
+// refused. `BENCH_SUITES=fairness bash scripts/bench.sh`.
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
@@ -16,6 +18,7 @@ const memories = Number(process.env.BENCH_FAIR_MEMORIES ?? 3_000);
 const searchCount = Number(process.env.BENCH_FAIR_SEARCHES ?? 200);
 const saveSeconds = Number(process.env.BENCH_FAIR_SAVE_SECONDS ?? 5);
 const saveRounds = Number(process.env.BENCH_FAIR_SAVE_ROUNDS ?? 3);
+const pacedRate = Number(process.env.BENCH_FAIR_PACED_RATE ?? 50);
 const floodKinds = new Set((process.env.BENCH_FAIR_FLOOD ?? 'mcp,bulk,exports,updates').split(','));
 const corpus = new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname, 13);
 const agent = agentMemoryGenerator(corpus);
@@ -70,6 +73,23 @@ async function measureSaves(): Promise<number> {
     }),
   );
   return Math.round(saves / saveSeconds);
+}
+
+// The quiet org's saves sent at pacedRate a second for saveSeconds, each on schedule whether or not the last was
+// answered (an open loop), each timed from when it was due, so that a stall counts against every save it held up.
+async function measurePacedSaves(): Promise<{ seconds: number; latencies: number[] }> {
+  const count = Math.round(pacedRate * saveSeconds);
+  const started = performance.now();
+  const latencies = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const due = started + (i * 1000) / pacedRate;
+      await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
+      const res = await api.post('/api/memories', { token: quiet.token, body: { content: agent.memory(), namespace: 'bench' } });
+      ok('quiet paced save', res.status, 201, res.text);
+      return performance.now() - due;
+    }),
+  );
+  return { seconds: (performance.now() - started) / 1000, latencies };
 }
 
 // What the flood did: requests answered, and how many were refused (429 or 503) rather than served. The flood
@@ -172,11 +192,20 @@ const searchBeside = await besideFlood(() => measureSearches(newQueries()));
 // Saves alternate, alone and beside the flood, saveRounds times each: the org grows with every round, and one round
 // each way could not tell the target from the benchmark's own spread.
 const savePairs: { alone: number; beside: number }[] = [];
+const paced = { alone: { seconds: 0, latencies: [] as number[] }, beside: { seconds: 0, latencies: [] as number[] } };
+const addPaced = (side: keyof typeof paced, round: { seconds: number; latencies: number[] }) => {
+  paced[side].seconds += round.seconds;
+  paced[side].latencies.push(...round.latencies);
+};
 for (let round = 0; round < saveRounds; round++) {
   await untilEmbedded(api, quiet.token);
   const alone = await measureSaves();
   await untilEmbedded(api, quiet.token);
   savePairs.push({ alone, beside: await besideFlood(measureSaves) });
+  await untilEmbedded(api, quiet.token);
+  addPaced('alone', await measurePacedSaves());
+  await untilEmbedded(api, quiet.token);
+  addPaced('beside', await besideFlood(measurePacedSaves));
 }
 const savesAlone = Math.round(savePairs.reduce((sum, p) => sum + p.alone, 0) / saveRounds);
 const savesBeside = Math.round(savePairs.reduce((sum, p) => sum + p.beside, 0) / saveRounds);
@@ -186,7 +215,12 @@ console.log(`\nThe quiet org alone and beside the flood (${memories} memories ea
 console.log('| quiet org | alone | beside the flood | ratio |\n|---|---|---|---|');
 console.log(row('search p50', searchAlone.p50, searchBeside.p50, 'ms'));
 console.log(row('search p95', searchAlone.p95, searchBeside.p95, 'ms'));
-console.log(row('saves', savesAlone, savesBeside, '/s'));
+console.log(row('saves, 4 at a time', savesAlone, savesBeside, '/s'));
+const [pacedAlone, pacedBeside] = [summarize(paced.alone.latencies), summarize(paced.beside.latencies)];
+const answered = (side: keyof typeof paced) => Math.round(paced[side].latencies.length / paced[side].seconds);
+console.log(row(`saves sent at ${pacedRate}/s, answered`, answered('alone'), answered('beside'), '/s'));
+console.log(row(`saves sent at ${pacedRate}/s, p50`, pacedAlone.p50, pacedBeside.p50, 'ms'));
+console.log(row(`saves sent at ${pacedRate}/s, p95`, pacedAlone.p95, pacedBeside.p95, 'ms'));
 const rounds = savePairs.map((p) => `${p.alone}, ${p.beside}/s (${(p.beside / p.alone).toFixed(2)}x)`);
 console.log(`\nSaves, round by round (alone, beside): ${rounds.join('; ')}.`);
 const per = (n: number) => Math.round(n / floodSeconds);
