@@ -50,17 +50,19 @@ import { metricsRoutes } from './system/metrics.ts';
 import { checkResponses } from './http/response-check.ts';
 import { QueryVectors } from '../domain/search/query-vectors.ts';
 import { searchSlotCount, searchSlots } from '../domain/search/search-slots.ts';
+import { OrgActivity } from '../domain/org-activity.ts';
 import { queryVectorsServed } from '../infra/metrics.ts';
 import { errorJson } from '../domain/error-codes.ts';
 
 // The API's routes: what /api/openapi.json documents and the TypeScript client is generated from.
-export function apiRoutes(deps: ApiDeps): AnyRoute[] {
+// `activity`: the orgs with a request under way, which the search slots leave room for (createApp counts them).
+export function apiRoutes(deps: ApiDeps, activity = new OrgActivity()): AnyRoute[] {
   // One cache of recent queries' vectors for every route that searches by meaning.
   const queries = new QueryVectors(deps.embedder, deps.config.QUERY_VECTOR_CACHE_ENTRIES, (source, count) =>
     queryVectorsServed.inc({ source }, count),
   );
   // One set of search slots, shared by the orgs in turn, for every route that searches for a caller.
-  const slots = searchSlots(deps.config.SEARCH_SLOTS ?? searchSlotCount(deps.config.DATABASE_POOL_MAX));
+  const slots = searchSlots(deps.config.SEARCH_SLOTS ?? searchSlotCount(deps.config.DATABASE_POOL_MAX), activity);
   return [
     ...systemRoutes(deps),
     ...llmsTxtRoutes(deps.config.publicBaseUrl),
@@ -96,8 +98,8 @@ export function apiRoutes(deps: ApiDeps): AnyRoute[] {
 }
 
 // Everything the app serves: the API, Prometheus metrics, the dashboard's pages, and the API's own documentation.
-function buildRoutes(deps: ApiDeps): AnyRoute[] {
-  const routes = apiRoutes(deps);
+function buildRoutes(deps: ApiDeps, activity: OrgActivity): AnyRoute[] {
+  const routes = apiRoutes(deps, activity);
   return [...routes, ...metricsRoutes(deps), ...dashboardRoutes(), ...docsRoutes(() => routes, deps.config.publicBaseUrl)];
 }
 
@@ -120,11 +122,12 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.proxy = deps.config.trustedProxies > 0;
   app.maxIpsCount = deps.config.trustedProxies;
   const router = new Router<AppState>();
-  const authenticate = requireCaller(deps.localCaller, bearerChallenge(deps.config.publicBaseUrl));
+  const activity = new OrgActivity();
+  const authenticate = requireCaller(deps.localCaller, bearerChallenge(deps.config.publicBaseUrl), activity);
   const crossSite = refuseCrossSiteWrites(deps.config.publicBaseUrl);
   const writeLimit = rateLimit('write', deps.config.WRITE_RATE_LIMIT_PER_MINUTE);
   const readLimit = rateLimit('read', deps.config.READ_RATE_LIMIT_PER_SECOND);
-  const routes = buildRoutes(deps);
+  const routes = buildRoutes(deps, activity);
   for (const route of routes) {
     const chain: Middleware<AppState>[] = [];
     if (deps.validateResponses) chain.push(checkResponses(route));

@@ -26,11 +26,13 @@ export class Turns<T> {
     this.#size += 1;
   }
 
-  // The next item of the owner whose turn it is: the first in turn order among those with the fewest items under way.
-  shift(underWay?: (owner: string) => number): T | undefined {
+  // The next item of the owner whose turn it is: the first in turn order among those with the fewest items under way,
+  // of the owners `may` lets go now.
+  shift(underWay?: (owner: string) => number, may?: (owner: string) => boolean): T | undefined {
     let owner: string | undefined;
     let fewest = Infinity;
     for (const candidate of this.#lines.keys()) {
+      if (may && !may(candidate)) continue;
       const running = underWay?.(candidate) ?? 0;
       if (running < fewest) [owner, fewest] = [candidate, running];
       if (fewest === 0) break;

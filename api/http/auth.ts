@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Caller } from '../../domain/accounts/caller.ts';
+import type { OrgActivity } from '../../domain/org-activity.ts';
 import { unauthenticated, type AppError } from '../../domain/errors.ts';
 import type { AppContext, AppState } from './state.ts';
 
@@ -51,8 +52,9 @@ const inProcessCallers = new WeakMap<IncomingMessage, Caller>();
 export const actAs = (req: IncomingMessage, caller: Caller): void => void inProcessCallers.set(req, caller);
 
 // In local mode every call acts as the one implicit user; otherwise a credential is required, and a request
-// without a valid one gets the 401 with `challenge` as its WWW-Authenticate.
-export function requireCaller(localCaller: Caller | null, challenge: string): Middleware<AppState> {
+// without a valid one gets the 401 with `challenge` as its WWW-Authenticate. The request counts as its org's
+// activity while it runs.
+export function requireCaller(localCaller: Caller | null, challenge: string, activity: OrgActivity): Middleware<AppState> {
   return async (ctx, next) => {
     const caller = localCaller ?? inProcessCallers.get(ctx.req) ?? (await resolveCaller(ctx));
     if (!caller) {
@@ -60,7 +62,12 @@ export function requireCaller(localCaller: Caller | null, challenge: string): Mi
       throw await refusalOf(ctx);
     }
     ctx.state.caller = caller;
-    await next();
+    const leave = activity.enter(caller.orgId);
+    try {
+      await next();
+    } finally {
+      leave();
+    }
   };
 }
 

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { FairSlots } from '../fair-slots.ts';
+import type { OrgActivity } from '../org-activity.ts';
 
 // Every search of this process's requests (single, bulk, MCP's, mem0's, similar) runs in one of these slots, the
 // orgs served in turn (fair-slots.ts): one org's flood makes another's search wait for one slot at most. A search
@@ -14,6 +15,11 @@ export const searchSlotCount = (poolMax: number): number =>
 const SEARCHES_WAITING_PER_ORG_PER_SLOT = 16;
 const SEARCHES_WAITING_PER_SLOT = 64;
 
-export function searchSlots(slots: number): FairSlots {
-  return new FairSlots(slots, SEARCHES_WAITING_PER_ORG_PER_SLOT * slots, SEARCHES_WAITING_PER_SLOT * slots, 'searches');
+// While another org has a request under way (a save, a list, a search), an org's searches leave one slot to the
+// others: a search keeps a core busy in the database and the model, and another org's save waits for a core at each
+// of its steps. An org alone in the process uses every slot.
+export function searchSlots(slots: number, activity: OrgActivity): FairSlots {
+  return new FairSlots(slots, SEARCHES_WAITING_PER_ORG_PER_SLOT * slots, SEARCHES_WAITING_PER_SLOT * slots, 'searches', (orgId) =>
+    activity.othersActive(orgId) ? Math.max(1, slots - 1) : slots,
+  );
 }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { FairSlots } from '../../domain/fair-slots.ts';
+import { OrgActivity } from '../../domain/org-activity.ts';
+import { searchSlots } from '../../domain/search/search-slots.ts';
+
+type Gated = ReturnType<typeof gated>;
 
 // A call that runs until released, recording when it started.
 function gated(started: string[], name: string) {
@@ -80,5 +84,58 @@ describe('FairSlots', () => {
     const slots = new FairSlots(1, 8, 32, 'searches');
     await expect(slots.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await slots.run('a', async () => 'next')).toBe('next');
+  });
+
+  it('holds an org to its share, leaving a free slot to other orgs, and lets it use every slot again after', async () => {
+    let share = 1;
+    const slots = new FairSlots(2, 8, 32, 'searches', (org) => (org === 'a' ? share : 2));
+    const started: string[] = [];
+    const [a1, a2, a3, b1] = ['a1', 'a2', 'a3', 'b1'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
+    const results = [slots.run('a', a1.run), slots.run('a', a2.run)];
+    await tick();
+    // a2 waits beside a free slot; b1 takes it at once.
+    expect(started).toEqual(['a1']);
+    results.push(slots.run('b', b1.run));
+    await tick();
+    expect(started).toEqual(['a1', 'b1']);
+    a1.release();
+    await tick();
+    expect(started).toEqual(['a1', 'b1', 'a2']);
+    share = 2;
+    results.push(slots.run('a', a3.run));
+    b1.release();
+    await tick();
+    expect(started).toEqual(['a1', 'b1', 'a2', 'a3']);
+    for (const c of [a2, a3]) c.release();
+    expect(await Promise.all(results)).toEqual(['a1', 'a2', 'b1', 'a3']);
+  });
+
+  it("gives the search slots to an org alone, and all but one while another org's request is under way", async () => {
+    const activity = new OrgActivity();
+    const slots = searchSlots(2, activity);
+    const started: string[] = [];
+    const calls = ['a1', 'a2', 'a3', 'a4'].map((name) => gated(started, name));
+    const leaveA = activity.enter('a');
+    const results = [slots.run('a', calls[0]!.run), slots.run('a', calls[1]!.run)];
+    await tick();
+    expect(started).toEqual(['a1', 'a2']);
+    // Another org's save begins: with a2 under way, a's next searches wait beside the slot a1 freed.
+    const leaveB = activity.enter('b');
+    calls[0]!.release();
+    await tick();
+    results.push(slots.run('a', calls[2]!.run), slots.run('a', calls[3]!.run));
+    await tick();
+    expect(started).toEqual(['a1', 'a2']);
+    // The save ends (leaving twice counts once); when a2 ends, a takes both slots again.
+    leaveB();
+    leaveB();
+    calls[1]!.release();
+    await tick();
+    expect(started).toEqual(['a1', 'a2', 'a3', 'a4']);
+    for (const c of calls.slice(2)) c.release();
+    expect(await Promise.all(results)).toEqual(['a1', 'a2', 'a3', 'a4']);
+    leaveA();
+    expect(activity.othersActive('a')).toBe(false);
+    expect(activity.othersActive('c')).toBe(false);
   });
 });

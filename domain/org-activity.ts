@@ -1,0 +1,23 @@
+// The orgs with a request under way in this process, so that work shared by orgs (the search slots) can leave room
+// for another org's requests while there are any: a save waits for a core behind whatever else runs.
+export class OrgActivity {
+  readonly #underWay = new Map<string, number>();
+
+  // Counts a request of the org until the returned function is called.
+  enter(orgId: string): () => void {
+    this.#underWay.set(orgId, (this.#underWay.get(orgId) ?? 0) + 1);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const n = this.#underWay.get(orgId)! - 1;
+      if (n > 0) this.#underWay.set(orgId, n);
+      else this.#underWay.delete(orgId);
+    };
+  }
+
+  // Whether an org other than this one has a request under way.
+  othersActive(orgId: string): boolean {
+    return this.#underWay.size > (this.#underWay.has(orgId) ? 1 : 0);
+  }
+}
