@@ -62,7 +62,8 @@ export function apiRoutes(deps: ApiDeps, activity = new OrgActivity()): AnyRoute
     queryVectorsServed.inc({ source }, count),
   );
   // One set of search slots, shared by the orgs in turn, for every route that searches for a caller.
-  const slots = searchSlots(deps.config.SEARCH_SLOTS ?? searchSlotCount(deps.config.DATABASE_POOL_MAX), activity);
+  const { SEARCH_SLOTS, DATABASE_POOL_MAX, SEARCH_BUSY_SHARE } = deps.config;
+  const slots = searchSlots(SEARCH_SLOTS ?? searchSlotCount(DATABASE_POOL_MAX), activity, SEARCH_BUSY_SHARE);
   return [
     ...systemRoutes(deps),
     ...llmsTxtRoutes(deps.config.publicBaseUrl),

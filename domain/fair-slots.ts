@@ -4,29 +4,47 @@ import { Turns } from './turns.ts';
 // How long an org whose queue is full should wait before asking again.
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 1;
 
+// How orgs share the slots beyond taking turns (search-slots.ts).
+export interface SlotShares {
+  // How many slots the org may hold at once.
+  slotsFor(orgId: string): number;
+  // Whether the org's waiting calls are held to `share` of the slots' time: `queued` tells which orgs have calls
+  // waiting.
+  paced(orgId: string, queued: (orgId: string) => boolean): boolean;
+  // The share of all the slots' time a paced org may use (0 to 1].
+  share: number;
+}
+
+const everySlot = (slots: number): SlotShares => ({ slotsFor: () => slots, paced: () => false, share: 1 });
+
 // Work of many orgs sharing a few slots, so that one org's flood holds up another org's call by at most one call
 // of its own. While a slot is free, a call starts at once, whoever makes it (one org alone may use every slot);
 // while all are busy, calls wait in a line per org, and a freed slot goes to the org whose turn it is among those
 // with the fewest calls under way (turns.ts).
 // An org with `maxWaitingPerOrg` calls waiting already is refused (429, its own doing); past `maxWaiting` calls
-// waiting in all, any org is refused (503 server_busy: this process is behind). `slotsFor` may hold an org to fewer
-// slots than all (search-slots.ts: while other orgs are busy); its calls past that wait, and a slot it cannot take
-// stays free until one of its calls ends.
+// waiting in all, any org is refused (503 server_busy: this process is behind). `shares` may hold an org to fewer
+// slots than all (its calls past that wait, and a slot it cannot take stays free until one of its calls ends), and
+// pace an org's waiting calls, so that they use at most `share` of all the slots' time: each call's time in its slot
+// puts off the org's next waiting call by that time over the share.
 export class FairSlots {
   readonly slots: number;
   readonly #maxWaitingPerOrg: number;
   readonly #maxWaiting: number;
   // What the calls are, for the refusals' messages ("searches").
   readonly #what: string;
+  readonly #shares: SlotShares;
   readonly #waiting = new Turns<() => void>();
   // Calls under way, in all and per org.
   #running = 0;
   readonly #underWay = new Map<string, number>();
-  readonly #slotsFor: (orgId: string) => number;
+  // When a paced org's next waiting call may start (performance.now()).
+  readonly #pacedUntil = new Map<string, number>();
+  // Wakes the dispatch when a paced org's next call may start.
+  #wake: NodeJS.Timeout | undefined;
 
-  constructor(slots: number, maxWaitingPerOrg: number, maxWaiting: number, what: string, slotsFor?: (orgId: string) => number) {
+  constructor(slots: number, maxWaitingPerOrg: number, maxWaiting: number, what: string, shares = everySlot(slots)) {
     this.slots = slots;
-    this.#slotsFor = slotsFor ?? (() => slots);
+    this.#shares = shares;
     this.#maxWaitingPerOrg = maxWaitingPerOrg;
     this.#maxWaiting = maxWaiting;
     this.#what = what;
@@ -43,12 +61,50 @@ export class FairSlots {
     }
     if (this.#waiting.size >= this.#maxWaiting)
       return Promise.reject(serverBusy(`${this.#waiting.size} ${this.#what} are waiting already`));
-    return new Promise<T>((resolve, reject) => this.#waiting.push(orgId, () => void this.#start(orgId, fn).then(resolve, reject)));
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting.push(orgId, () => void this.#start(orgId, fn).then(resolve, reject));
+      this.#wakeWhenPaced();
+    });
   }
+
+  // Time the org's calls spent on the slots' behalf outside them (its searches' model passes), counted as slot time.
+  charge(orgId: string, ms: number): void {
+    if (this.#shares.paced(orgId, this.#queued)) this.#putOff(orgId, performance.now(), ms);
+  }
+
+  // Puts off the org's next waiting call by `ms` of slot time over its share, from `from` or from when its last
+  // put-off ends, whichever is later.
+  #putOff(orgId: string, from: number, ms: number): void {
+    const after = Math.max(this.#pacedUntil.get(orgId) ?? 0, from);
+    this.#pacedUntil.set(orgId, after + ms / (this.#shares.share * this.slots));
+  }
+
+  readonly #queued = (orgId: string): boolean => this.#waiting.waiting(orgId) > 0;
 
   // Whether another call of this org may start now, as far as its own share goes; `ending` calls no longer count.
   #mayStart(orgId: string, ending = 0): boolean {
-    return (this.#underWay.get(orgId) ?? 0) - ending < this.#slotsFor(orgId);
+    if (this.#isPaced(orgId) && (this.#pacedUntil.get(orgId) ?? 0) > performance.now()) return false;
+    return (this.#underWay.get(orgId) ?? 0) - ending < this.#shares.slotsFor(orgId);
+  }
+
+  #isPaced(orgId: string): boolean {
+    return this.#queued(orgId) && this.#shares.paced(orgId, this.#queued);
+  }
+
+  #wakeWhenPaced(): void {
+    if (this.#wake) return;
+    const now = performance.now();
+    let soonest = Infinity;
+    for (const [orgId, until] of this.#pacedUntil) {
+      if (until <= now) this.#pacedUntil.delete(orgId);
+      else if (this.#queued(orgId)) soonest = Math.min(soonest, until);
+    }
+    if (soonest === Infinity) return;
+    this.#wake = setTimeout(() => {
+      this.#wake = undefined;
+      this.#dispatch();
+    }, Math.ceil(soonest - now));
+    this.#wake.unref();
   }
 
   // Starts waiting calls while slots are free, an org at a time in turn (turns.ts), each within its org's share. The
@@ -57,7 +113,7 @@ export class FairSlots {
     const underWay = (owner: string) => this.#underWay.get(owner) ?? 0;
     while (this.#running < this.slots) {
       const next = this.#waiting.shift(underWay, (owner) => this.#mayStart(owner, owner === ended ? 1 : 0));
-      if (!next) return;
+      if (!next) return this.#wakeWhenPaced();
       next();
     }
   }
@@ -65,9 +121,11 @@ export class FairSlots {
   async #start<T>(orgId: string, fn: () => Promise<T>): Promise<T> {
     this.#running += 1;
     this.#underWay.set(orgId, (this.#underWay.get(orgId) ?? 0) + 1);
+    const started = performance.now();
     try {
       return await fn();
     } finally {
+      if (this.#isPaced(orgId)) this.#putOff(orgId, started, performance.now() - started);
       this.#running -= 1;
       this.#dispatch(orgId);
       const left = this.#underWay.get(orgId)! - 1;

@@ -16,8 +16,10 @@ export class OrgActivity {
     };
   }
 
-  // Whether an org other than this one has a request under way.
-  othersActive(orgId: string): boolean {
-    return this.#underWay.size > (this.#underWay.has(orgId) ? 1 : 0);
+  // Whether an org other than this one has a request under way (one that `where` accepts, if given).
+  othersActive(orgId: string, where?: (other: string) => boolean): boolean {
+    if (!where) return this.#underWay.size > (this.#underWay.has(orgId) ? 1 : 0);
+    for (const other of this.#underWay.keys()) if (other !== orgId && where(other)) return true;
+    return false;
   }
 }

@@ -38,6 +38,9 @@ export async function searchBulk(
   const { slots } = options;
   // Its failure is answered where a search awaits it; a search refused its slot first must not leave it unhandled.
   options.vectors?.catch(() => undefined);
+  // The questions are embedded before any slot is taken: the model's time counts against the org's share all the same.
+  const embedding = performance.now();
+  void options.vectors?.then(() => slots.charge(orgId, performance.now() - embedding), () => undefined);
   const results: SearchAnswer[] = new Array(queries.length);
   let next = 0;
   const worker = async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FairSlots } from '../../domain/fair-slots.ts';
 import { OrgActivity } from '../../domain/org-activity.ts';
 import { searchSlots } from '../../domain/search/search-slots.ts';
@@ -88,7 +88,7 @@ describe('FairSlots', () => {
 
   it('holds an org to its share, leaving a free slot to other orgs, and lets it use every slot again after', async () => {
     let share = 1;
-    const slots = new FairSlots(2, 8, 32, 'searches', (org) => (org === 'a' ? share : 2));
+    const slots = new FairSlots(2, 8, 32, 'searches', { slotsFor: (org) => (org === 'a' ? share : 2), paced: () => false, share: 1 });
     const started: string[] = [];
     const [a1, a2, a3, b1] = ['a1', 'a2', 'a3', 'b1'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
     const results = [slots.run('a', a1.run), slots.run('a', a2.run)];
@@ -137,5 +137,98 @@ describe('FairSlots', () => {
     leaveA();
     expect(activity.othersActive('a')).toBe(false);
     expect(activity.othersActive('c')).toBe(false);
+  });
+
+  describe('pacing an org whose searches wait', () => {
+    afterEach(() => vi.useRealTimers());
+    // Time moves only when a test says so: the pacing is read from performance.now() and woken by a timer.
+    const clock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const advance = async (ms: number) => {
+      await tick();
+      vi.advanceTimersByTime(ms);
+      await tick();
+    };
+
+    it('holds its waiting searches to the share of the slots while another org with none waiting is busy', async () => {
+      clock();
+      const activity = new OrgActivity();
+      // A quarter of two slots' time: each search's time in its slot puts off the next by twice that.
+      const slots = searchSlots(2, activity, 0.25);
+      const started: string[] = [];
+      const [a1, a2, a3, b1] = ['a1', 'a2', 'a3', 'b1'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
+      const leaveA = activity.enter('a');
+      const leaveB = activity.enter('b');
+      const results = [slots.run('a', a1.run), slots.run('a', a2.run), slots.run('a', a3.run)];
+      await tick();
+      expect(started).toEqual(['a1']);
+      await advance(20);
+      a1.release();
+      await tick();
+      // a1 held its slot 20 ms: a2 may start 40 ms after a1 started, though both slots are free.
+      expect(started).toEqual(['a1']);
+      // The other org's search is not held back: it waits for nothing of its own.
+      results.push(slots.run('b', b1.run));
+      await tick();
+      expect(started).toEqual(['a1', 'b1']);
+      await advance(19);
+      expect(started).toEqual(['a1', 'b1']);
+      await advance(1);
+      expect(started).toEqual(['a1', 'b1', 'a2']);
+      // Once the other org is done, a is paced no more: a3 starts as soon as a2 ends.
+      b1.release();
+      leaveB();
+      await advance(30);
+      a2.release();
+      await tick();
+      expect(started).toEqual(['a1', 'b1', 'a2', 'a3']);
+      a3.release();
+      expect(await Promise.all(results)).toEqual(['a1', 'a2', 'a3', 'b1']);
+      leaveA();
+    });
+
+    it("counts the model's time for a bulk search's questions as the org's slot time", async () => {
+      clock();
+      const activity = new OrgActivity();
+      const slots = searchSlots(2, activity, 0.25);
+      const started: string[] = [];
+      const [a1, a2] = ['a1', 'a2'].map((name) => gated(started, name)) as [Gated, Gated];
+      const [leaveA, leaveB] = [activity.enter('a'), activity.enter('b')];
+      const results = [slots.run('a', a1.run), slots.run('a', a2.run)];
+      // The model spent 10 ms on a's questions, and a1 holds its slot 5 ms: a2 starts (10 + 5) × 2 ms after.
+      slots.charge('a', 10);
+      await advance(5);
+      a1.release();
+      await advance(24);
+      expect(started).toEqual(['a1']);
+      await advance(1);
+      expect(started).toEqual(['a1', 'a2']);
+      a2.release();
+      expect(await Promise.all(results)).toEqual(['a1', 'a2']);
+      leaveA();
+      leaveB();
+    });
+
+    it('leaves orgs unpaced when every busy org has searches waiting', async () => {
+      clock();
+      const activity = new OrgActivity();
+      const slots = searchSlots(2, activity, 0.25);
+      const started: string[] = [];
+      const calls = ['a1', 'b1', 'a2', 'b2'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
+      const [leaveA, leaveB] = [activity.enter('a'), activity.enter('b')];
+      const results = calls.map((c) => slots.run(c === calls[0] || c === calls[2] ? 'a' : 'b', c.run));
+      await tick();
+      expect(started).toEqual(['a1', 'b1']);
+      await advance(20);
+      calls[0].release();
+      await tick();
+      // Both floods wait for a slot, so neither is held to a share: a2 takes the freed slot at once.
+      expect(started).toEqual(['a1', 'b1', 'a2']);
+      // With a's line empty, b's waiting search is paced in turn.
+      for (const c of calls.slice(1)) c.release();
+      await advance(40);
+      expect(await Promise.all(results)).toEqual(['a1', 'b1', 'a2', 'b2']);
+      leaveA();
+      leaveB();
+    });
   });
 });
