@@ -51,6 +51,7 @@ import { checkResponses } from './http/response-check.ts';
 import { QueryVectors } from '../domain/search/query-vectors.ts';
 import { searchSlotCount, searchSlots } from '../domain/search/search-slots.ts';
 import { OrgActivity } from '../domain/org-activity.ts';
+import { batchSlots } from '../domain/memories/batch-slots.ts';
 import { queryVectorsServed } from '../infra/metrics.ts';
 import { errorJson } from '../domain/error-codes.ts';
 
@@ -62,8 +63,11 @@ export function apiRoutes(deps: ApiDeps, activity = new OrgActivity()): AnyRoute
     queryVectorsServed.inc({ source }, count),
   );
   // One set of search slots, shared by the orgs in turn, for every route that searches for a caller.
-  const { SEARCH_SLOTS, DATABASE_POOL_MAX, SEARCH_BUSY_SHARE } = deps.config;
-  const slots = searchSlots(SEARCH_SLOTS ?? searchSlotCount(DATABASE_POOL_MAX), activity, SEARCH_BUSY_SHARE);
+  const { SEARCH_SLOTS, DATABASE_POOL_MAX, ORG_BUSY_SHARE } = deps.config;
+  const slotCount = SEARCH_SLOTS ?? searchSlotCount(DATABASE_POOL_MAX);
+  const slots = searchSlots(slotCount, activity, ORG_BUSY_SHARE);
+  // As many slots for batch writes, shared the same way.
+  const batches = batchSlots(slotCount, activity, ORG_BUSY_SHARE);
   return [
     ...systemRoutes(deps),
     ...llmsTxtRoutes(deps.config.publicBaseUrl),
@@ -77,9 +81,9 @@ export function apiRoutes(deps: ApiDeps, activity = new OrgActivity()): AnyRoute
     ...eventRoutes(),
     ...exportRoutes(deps),
     ...embeddingRoutes(deps),
-    ...batchRoutes(deps),
+    ...batchRoutes(deps, batches),
     ...conversationRoutes(deps),
-    ...mem0Routes(deps, queries, slots),
+    ...mem0Routes(deps, queries, slots, batches),
     ...deletionRoutes(),
     ...searchRoutes(deps, queries, slots),
     ...memoryRoutes(deps, slots),

@@ -1,3 +1,5 @@
+import type { SlotShares } from './fair-slots.ts';
+
 // The orgs with a request under way in this process, so that work shared by orgs (the search slots) can leave room
 // for another org's requests while there are any: a save waits for a core behind whatever else runs.
 export class OrgActivity {
@@ -13,6 +15,19 @@ export class OrgActivity {
       const n = this.#underWay.get(orgId)! - 1;
       if (n > 0) this.#underWay.set(orgId, n);
       else this.#underWay.delete(orgId);
+    };
+  }
+
+  // How orgs share `slots` while others are busy: while another org has a request under way (a save, a list, a
+  // search), an org takes all slots but one, leaving one to the others; and while such an org has no call waiting, an
+  // org whose calls wait for a slot (a flood) uses at most `busyShare` of the slots' time, since its one slot alone
+  // would still keep a core busy beside the other org's requests. Orgs that all flood are not paced, so the slots are
+  // never left idle for want of a quiet org. An org alone in the process uses every slot.
+  shares(slots: number, busyShare: number): SlotShares {
+    return {
+      slotsFor: (orgId) => (this.othersActive(orgId) ? Math.max(1, slots - 1) : slots),
+      paced: (orgId, queued) => this.othersActive(orgId, (other) => !queued(other)),
+      share: busyShare,
     };
   }
 

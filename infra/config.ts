@@ -48,7 +48,7 @@ const envSchema = z.object({
   SEARCH_SLOTS: z.coerce.number().int().min(1).max(200).optional(),
   // The share of the search slots' time an org whose searches queue may use while another org, not queuing, has a
   // request under way (domain/search/search-slots.ts); 1 leaves it unpaced.
-  SEARCH_BUSY_SHARE: z.coerce.number().gt(0).max(1).default(0.25),
+  ORG_BUSY_SHARE: z.coerce.number().gt(0).max(1).default(0.25),
   // Deadlines of every pooled connection (infra/orm.ts): the longest an API statement runs, a worker's statement
   // runs (activities: bounded per attempt by their own timeouts), a transaction stays idle, and a caller waits for
   // a free connection. A request past one answers 503 with Retry-After.

@@ -111,7 +111,8 @@ const addBody = z.object({
   custom_categories: z.unknown().optional(),
 });
 
-export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlots): AnyRoute[] {
+// `slots`: the search slots; `batches`: the batch writes' slots.
+export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlots, batches: FairSlots): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   const listFilters = (filters: Record<string, unknown> | undefined): MemoryFilters => (filters ? { expression: filters } : {});
@@ -387,7 +388,8 @@ export function mem0Routes(deps: ApiDeps, queries: QueryVectors, slots: FairSlot
       },
       handler: async (ctx, { body }) => {
         const items = body.memories.map((m) => ({ id: m.memory_id, content: m.text, metadata: m.metadata }));
-        const result = await batchUpdate(ctx.state.em, callerOf(ctx), items, { upgradeUrl, llm });
+        const caller = callerOf(ctx);
+        const result = await batches.run(caller.orgId, () => batchUpdate(ctx.state.em, caller, items, { upgradeUrl, llm }));
         ctx.body = {
           message: `Successfully updated ${result.results.length} memories`,
           failed: result.failed.map((f) => ({ memory_id: f.id, error: f.error })),

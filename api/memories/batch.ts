@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { batchUpdate, rowFailure, type BatchUpdateFailure } from '../../domain/memories/batch.ts';
+import type { FairSlots } from '../../domain/fair-slots.ts';
+import { batchUpdate, rowFailure, type BatchItem as UpdateItem, type BatchUpdateFailure } from '../../domain/memories/batch.ts';
 import { createMemories, type BatchItem } from '../../domain/memories/create-batch.ts';
 import { BATCH_CREATE_MAX, BATCH_UPDATE_MAX } from '../../domain/memories/limits.ts';
 import { invalid, type AppError } from '../../domain/errors.ts';
@@ -62,7 +63,8 @@ function parseItem(sent: Record<string, unknown>, index: number): BatchItem {
   return { index, failure: invalid(code, issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues }) };
 }
 
-export function batchRoutes(deps: ApiDeps): AnyRoute[] {
+// `batches`: the slots every batch write runs in, the orgs in turn (domain/memories/batch-slots.ts).
+export function batchRoutes(deps: ApiDeps, batches: FairSlots): AnyRoute[] {
   const upgradeUrl = upgradeUrlOf(deps.config);
   const llm = { llm: deps.llm, escrowKey: deps.config.byokEscrowKey };
   return [
@@ -80,11 +82,9 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
       },
       handler: async (ctx, { body }) => {
         const items = body.memories.map(parseItem);
-        const outcome = await createMemories(ctx.state.em, callerOf(ctx), items, {
-          upgradeUrl,
-          llm,
-          idempotency: idempotencyOf(ctx, body),
-        });
+        const caller = callerOf(ctx);
+        const idempotency = idempotencyOf(ctx, body);
+        const outcome = await batches.run(caller.orgId, () => createMemories(ctx.state.em, caller, items, { upgradeUrl, llm, idempotency }));
         if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc(outcome.created.length);
         ctx.body = {
@@ -129,7 +129,7 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
         },
       },
       handler: async (ctx, { body }) => {
-        const valid = [];
+        const valid: UpdateItem[] = [];
         const failed: BatchUpdateFailure[] = [];
         for (const [index, sent] of body.updates.entries()) {
           const id = typeof sent.id === 'string' ? sent.id : null;
@@ -149,7 +149,8 @@ export function batchRoutes(deps: ApiDeps): AnyRoute[] {
           } else if (patchable.isEmpty(item.data)) failed.push({ id, error: 'no patchable fields supplied', message: patchable.message });
           else valid.push({ id: item.data.id, ...memoryPatchOf(item.data) });
         }
-        const outcome = await batchUpdate(ctx.state.em, callerOf(ctx), valid, { upgradeUrl, llm });
+        const caller = callerOf(ctx);
+        const outcome = await batches.run(caller.orgId, () => batchUpdate(ctx.state.em, caller, valid, { upgradeUrl, llm }));
         failed.push(...outcome.failed);
         ctx.body = { updated: outcome.results.length, failed, results: outcome.results.map(memoryRecord) };
       },

@@ -3,6 +3,13 @@ import { FRESH_EMBED_MAX, FRESH_WAIT_MS } from '../../domain/search/fresh.ts';
 import { DELETION_BATCH } from '../../domain/memories/delete-by-filter.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { HISTORY_ENTRIES_KEPT } from '../../domain/memories/limits.ts';
+import { BATCHES_WAITING_PER_ORG_PER_SLOT } from '../../domain/memories/batch-slots.ts';
+
+// Batch writes take turns between orgs (domain/memories/batch-slots.ts).
+const BATCH_SLOTS =
+  `Batches of all organizations take turns in a few slots: an organization with ${BATCHES_WAITING_PER_ORG_PER_SLOT} batches per ` +
+  'slot waiting already gets 429 `rate-limited` with Retry-After, and while another organization is busy, a stream of ' +
+  'batches is paced to a share of the slots (docs/api-decisions.md, "Batch slots").';
 
 export const postMemoriesBatch =
   'Each item is shaped like the body of POST /api/memories and has its semantics: secrets redacted, the free ' +
@@ -12,12 +19,14 @@ export const postMemoriesBatch =
   'and error a single save would answer, and does not stop the others; on the free plan the items past the quota ' +
   'fail one by one with 402 and the earlier ones stay. With an `Idempotency-Key` header the call is one ' +
   'transaction, and a repeat with the same body within 24 hours answers the first outcome (`Idempotent-Replayed: ' +
-  'true`) and saves nothing. The body is limited to 2 MiB like any other.';
+  'true`) and saves nothing. The body is limited to 2 MiB like any other. ' +
+  BATCH_SLOTS;
 
 export const putMemoriesBatch =
   'Each item has the single-update semantics. A bad row is reported in `failed` with the code, message and extra ' +
   'fields its single update would have answered (for example `not found`, `validation_failed` or `unknown_field` ' +
-  'with `issues`) and does not stop the others.';
+  'with `issues`) and does not stop the others. ' +
+  BATCH_SLOTS;
 
 export const postMemoriesDeletions =
   `The filters of POST /api/memories/list (at least one that selects: namespace, tags, metadata_filter, a time ` +

@@ -15,16 +15,14 @@ export const searchSlotCount = (poolMax: number): number =>
 const SEARCHES_WAITING_PER_ORG_PER_SLOT = 16;
 const SEARCHES_WAITING_PER_SLOT = 64;
 
-// While another org has a request under way (a save, a list, a search), an org's searches leave one slot to the
-// others: a search keeps a core busy in the database and the model, and another org's save waits for a core at each
-// of its steps. An org alone in the process uses every slot. And while such an org has no search waiting, an org whose
-// searches wait for a slot (a flood: a bulk search, an MCP batch) uses at most `busyShare` of the slots' time: its
-// one slot alone would still keep a core busy, beside the other org's saves and searches. Orgs that all flood are
-// not paced, so the slots are never left idle for want of a quiet org.
+// Orgs share the slots as OrgActivity.shares says: while another org is busy, an org leaves it a slot, and a flood
+// is paced to `busyShare` of the slots' time.
 export function searchSlots(slots: number, activity: OrgActivity, busyShare = 1): FairSlots {
-  return new FairSlots(slots, SEARCHES_WAITING_PER_ORG_PER_SLOT * slots, SEARCHES_WAITING_PER_SLOT * slots, 'searches', {
-    slotsFor: (orgId) => (activity.othersActive(orgId) ? Math.max(1, slots - 1) : slots),
-    paced: (orgId, queued) => activity.othersActive(orgId, (other) => !queued(other)),
-    share: busyShare,
-  });
+  return new FairSlots(
+    slots,
+    SEARCHES_WAITING_PER_ORG_PER_SLOT * slots,
+    SEARCHES_WAITING_PER_SLOT * slots,
+    'searches',
+    activity.shares(slots, busyShare),
+  );
 }

@@ -87,7 +87,7 @@ describe('configuration', () => {
       SERVICE_MODE: 'local',
       SMTP_URL: '',
       EMBEDDING_LOCAL_MODEL: 'e5-small-v2',
-      SEARCH_BUSY_SHARE: '0.5',
+      ORG_BUSY_SHARE: '0.5',
     });
     expect(config.PORT).toBe(8080);
     expect(config.publicBaseUrl).toBe('https://mem.example.com');
@@ -96,7 +96,7 @@ describe('configuration', () => {
     expect(config.WRITE_RATE_LIMIT_PER_MINUTE).toBe(0);
     expect(config.SMTP_URL).toBeUndefined();
     expect(config.EMBEDDING_LOCAL_MODEL).toBe('e5-small-v2');
-    expect(config.SEARCH_BUSY_SHARE).toBe(0.5);
+    expect(config.ORG_BUSY_SHARE).toBe(0.5);
     expect(loadConfig(secrets).EMBEDDING_LOCAL_MODEL).toBe('bge-small-en-v1.5');
   });
 
@@ -110,8 +110,8 @@ describe('configuration', () => {
     ['LLM_PRIMARY_PROVIDER', 'gemini'],
     ['WRITE_RATE_LIMIT_PER_MINUTE', '-1'],
     ['EMBEDDING_LOCAL_MODEL', 'all-minilm-l6-v2'],
-    ['SEARCH_BUSY_SHARE', '0'],
-    ['SEARCH_BUSY_SHARE', '1.5'],
+    ['ORG_BUSY_SHARE', '0'],
+    ['ORG_BUSY_SHARE', '1.5'],
   ])('names the variable at fault: %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));

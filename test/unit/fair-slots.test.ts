@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FairSlots } from '../../domain/fair-slots.ts';
 import { OrgActivity } from '../../domain/org-activity.ts';
 import { searchSlots } from '../../domain/search/search-slots.ts';
+import { batchSlots } from '../../domain/memories/batch-slots.ts';
 
 type Gated = ReturnType<typeof gated>;
 
@@ -149,11 +150,14 @@ describe('FairSlots', () => {
       await tick();
     };
 
-    it('holds its waiting searches to the share of the slots while another org with none waiting is busy', async () => {
+    it.each([
+      ['searches', searchSlots],
+      ['batch writes', batchSlots],
+    ])('holds its waiting %s to the share of the slots while another org with none waiting is busy', async (_, slotsOf) => {
       clock();
       const activity = new OrgActivity();
-      // A quarter of two slots' time: each search's time in its slot puts off the next by twice that.
-      const slots = searchSlots(2, activity, 0.25);
+      // A quarter of two slots' time: each call's time in its slot puts off the next by twice that.
+      const slots = slotsOf(2, activity, 0.25);
       const started: string[] = [];
       const [a1, a2, a3, b1] = ['a1', 'a2', 'a3', 'b1'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
       const leaveA = activity.enter('a');
