@@ -1,6 +1,6 @@
 import { accountActivities, type AccountActivityDeps } from './accounts.ts';
 import { webhookActivities, type WebhookActivityDeps } from './webhooks.ts';
-import { exportActivities } from './exports.ts';
+import { exportActivities, type ExportActivityDeps } from './exports.ts';
 import { billingActivities } from './billing.ts';
 import { consolidationActivities } from './consolidation.ts';
 import { maintenanceActivities } from './maintenance.ts';
@@ -9,7 +9,12 @@ import { enrichmentActivities, type LlmActivityDeps } from './enrichment.ts';
 import { curatorActivities, type CuratorActivityDeps } from './curator.ts';
 import { vectorIndexActivities, type VectorIndexActivityDeps } from './vector-indexes.ts';
 
-export type ActivityDeps = AccountActivityDeps & WebhookActivityDeps & LlmActivityDeps & CuratorActivityDeps & VectorIndexActivityDeps;
+export type ActivityDeps = AccountActivityDeps &
+  WebhookActivityDeps &
+  LlmActivityDeps &
+  CuratorActivityDeps &
+  VectorIndexActivityDeps &
+  ExportActivityDeps;
 
 // Every activity of the service, built over injected dependencies; workflows import only this type.
 export function createActivities(deps: ActivityDeps) {

@@ -11,6 +11,8 @@ import type { Config, TemporalEndpoint } from '../infra/config.ts';
 import { createWebhookSender } from '../infra/webhook-sender.ts';
 import type { Tracing } from '../infra/tracing.ts';
 import { connectionOptions } from './client.ts';
+import { OrgActivityInbound } from './org-activity-interceptor.ts';
+import { OrgActivity } from '../domain/org-activity.ts';
 import { dataConverter } from './data-converter.ts';
 import type { CodecKey } from './payload-codec.ts';
 
@@ -45,6 +47,8 @@ export function activityDeps(config: Config, parts: Pick<ActivityDeps, 'orm' | '
     embeddingsDisabled: config.EMBEDDING_PROVIDER === 'none',
     vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN,
     extractionTokensPerMonth: config.EXTRACTION_TOKENS_PER_MONTH,
+    orgActivity: new OrgActivity(),
+    busyShare: config.ORG_BUSY_SHARE,
   };
 }
 
@@ -62,6 +66,7 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
           inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
           outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
         }),
+        () => ({ inbound: new OrgActivityInbound(options.deps.orgActivity) }),
       ],
       // A prebuilt bundle carries them already (temporal/workflow-bundle.ts).
       ...(options.workflowBundle ? {} : { workflowModules: [WORKFLOW_INTERCEPTORS_PATH] }),

@@ -183,20 +183,26 @@ export interface PageCursor {
   afterId: string | null;
 }
 
+// What a page written leaves: the next cursor (null when done), and whose export it is (null: no such export pending).
+export interface PageWritten {
+  next: PageCursor | null;
+  orgId: string | null;
+}
+
 // Writes the next page of the export (keyset order by creation, then id) as one chunk and counts its
-// rows, in one transaction; idempotent for a given cursor. Returns the next cursor, or null when done.
-export async function exportPage(em: EntityManager, exportId: string, cursor: PageCursor): Promise<PageCursor | null> {
-  return em.transactional(async (tx) => {
+// rows, in one transaction; idempotent for a given cursor.
+export async function exportPage(em: EntityManager, exportId: string, cursor: PageCursor): Promise<PageWritten> {
+  return em.transactional(async (tx): Promise<PageWritten> => {
     // By id alone (export_jobs_id_idx): the workflow carries only the id. The org's key from here on.
     const job = await queryOne(tx, sql<JobRow>`select * from export_jobs where id = ${exportId} for update`);
-    if (!job || job.status !== 'pending') return null;
+    if (!job || job.status !== 'pending') return { next: null, orgId: null };
     let filters: Awaited<ReturnType<typeof compileFilters>>;
     try {
       filters = await compileFilters(tx, job.org_id, job.filters);
     } catch (err) {
       throw invalid('invalid_export_filters', `the stored filters cannot be applied: ${String(err)}`);
     }
-    if (!filters.satisfiable) return null;
+    if (!filters.satisfiable) return { next: null, orgId: job.org_id };
     const after =
       cursor.afterCreatedAt === null
         ? sql`true`
@@ -206,7 +212,7 @@ export async function exportPage(em: EntityManager, exportId: string, cursor: Pa
       sql<MemoryRow>`select ${MEMORY_COLUMNS} from ${MEMORIES_IN_NAMESPACES}
           where ${filters.where} and ${after} order by m.created_at, m.id limit ${EXPORT_PAGE_SIZE}`,
     );
-    if (rows.length === 0 && cursor.seq > 0) return null;
+    if (rows.length === 0 && cursor.seq > 0) return { next: null, orgId: job.org_id };
     const memories = rows.map(memoryView);
     await query(
       tx,
@@ -220,9 +226,9 @@ export async function exportPage(em: EntityManager, exportId: string, cursor: Pa
       sql`update export_jobs set row_count = ${cursor.seq * EXPORT_PAGE_SIZE + rows.length}
         where org_id = ${job.org_id} and id = ${exportId}`,
     );
-    if (rows.length < EXPORT_PAGE_SIZE) return null;
+    if (rows.length < EXPORT_PAGE_SIZE) return { next: null, orgId: job.org_id };
     const last = memories[memories.length - 1]!;
-    return { seq: cursor.seq + 1, afterCreatedAt: last.createdAt, afterId: last.id };
+    return { next: { seq: cursor.seq + 1, afterCreatedAt: last.createdAt, afterId: last.id }, orgId: job.org_id };
   });
 }
 

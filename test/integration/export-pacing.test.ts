@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportActivities } from '../../activities/exports.ts';
+import { OrgActivity } from '../../domain/org-activity.ts';
+import { OrgActivityInbound } from '../../temporal/org-activity-interceptor.ts';
+import { signUp, startStack, type Stack } from '../support/stack.ts';
+
+// No relay and no worker: the export stays pending, and this test runs its pages itself.
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ relay: false, worker: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+});
+afterAll(async () => stack?.close());
+
+describe("an export's pages beside another org's work", () => {
+  it('pause for three times their own time while another org has an activity under way, and not after the last page', async () => {
+    const a = await signUp(stack.api);
+    await stack.orm.em.fork().getConnection().execute(`update orgs set plan = 'team' where id = ?`, [a.org.id]);
+    // 1,001 memories: a full page and one row.
+    for (const n of [500, 500, 1]) {
+      const memories = Array.from({ length: n }, (_, i) => ({ content: `memory ${n}-${i}` }));
+      expect((await stack.api.post('/api/memories/batch', { token: a.token, body: { memories } })).status).toBe(200);
+    }
+    const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'ndjson' } });
+    expect(started.status).toBe(202);
+    const orgs = new OrgActivity();
+    const pauses: number[] = [];
+    const { exportPage } = exportActivities({ orm: stack.orm, orgActivity: orgs, busyShare: 0.25, pause: async (ms) => pauses.push(ms) });
+    const first = { exportId: started.body.id as string, cursor: { seq: 0, afterCreatedAt: null, afterId: null } };
+
+    // Alone in the worker: no pause.
+    const next = await exportPage(first);
+    expect(next).toMatchObject({ seq: 1 });
+    expect(pauses).toEqual([]);
+
+    // Another org's activity under way, counted as the worker's interceptor counts it: the page (written again, to
+    // the same effect) is followed by a pause.
+    const inbound = new OrgActivityInbound(orgs);
+    let release!: () => void;
+    const held = inbound.execute({ args: [{ orgId: 'another-org', ids: [] }], headers: {} }, () => new Promise((r) => (release = () => r(null))));
+    expect(orgs.othersActive(a.org.id)).toBe(true);
+    const t0 = performance.now();
+    expect(await exportPage(first)).toEqual(next);
+    const took = performance.now() - t0;
+    expect(pauses).toHaveLength(1);
+    // Three times the page's time (a quarter of the time for the export), which the call itself outlasted.
+    expect(pauses[0]).toBeGreaterThan(0);
+    expect(pauses[0]).toBeLessThanOrEqual(3 * took);
+
+    // The last page ends the export: nothing is left to pace.
+    expect(await exportPage({ ...first, cursor: next! })).toBeNull();
+    expect(pauses).toHaveLength(1);
+
+    // Once the other org's activity ends, no pause.
+    release();
+    await held;
+    expect(orgs.othersActive(a.org.id)).toBe(false);
+    expect(await exportPage(first)).toEqual(next);
+    expect(pauses).toHaveLength(1);
+  });
+});
