@@ -1,7 +1,8 @@
 import type { SlotShares } from './fair-slots.ts';
 
-// The orgs with a request under way in this process, so that work shared by orgs (the search slots) can leave room
-// for another org's requests while there are any: a save waits for a core behind whatever else runs.
+// The orgs with work under way in this process (the API's requests; the worker's activities that name their org), so
+// that work shared by orgs (the search and batch slots, an export's pages) can leave room for another org's while
+// there is any: a save waits for a core behind whatever else runs.
 export class OrgActivity {
   readonly #underWay = new Map<string, number>();
 
