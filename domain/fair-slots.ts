@@ -21,8 +21,8 @@ const everySlot = (slots: number): SlotShares => ({ slotsFor: () => slots, paced
 // of its own. While a slot is free, a call starts at once, whoever makes it (one org alone may use every slot);
 // while all are busy, calls wait in a line per org, and a freed slot goes to the org whose turn it is among those
 // with the fewest calls under way (turns.ts).
-// An org with `maxWaitingPerOrg` calls waiting already is refused (429, its own doing); past `maxWaiting` calls
-// waiting in all, any org is refused (503 server_busy: this process is behind). `shares` may hold an org to fewer
+// An org with `waitingPerOrgPerSlot` calls per slot waiting already is refused (429, its own doing); past
+// `waitingPerSlot` per slot waiting in all, any org is refused (503 server_busy: this process is behind). `shares` may hold an org to fewer
 // slots than all (its calls past that wait, and a slot it cannot take stays free until one of its calls ends), and
 // pace an org's waiting calls, so that they use at most `share` of all the slots' time: each call's time in its slot
 // puts off the org's next waiting call by that time over the share.
@@ -42,11 +42,11 @@ export class FairSlots {
   // Wakes the dispatch when a paced org's next call may start.
   #wake: NodeJS.Timeout | undefined;
 
-  constructor(slots: number, maxWaitingPerOrg: number, maxWaiting: number, what: string, shares = everySlot(slots)) {
+  constructor(slots: number, waitingPerOrgPerSlot: number, waitingPerSlot: number, what: string, shares = everySlot(slots)) {
     this.slots = slots;
     this.#shares = shares;
-    this.#maxWaitingPerOrg = maxWaitingPerOrg;
-    this.#maxWaiting = maxWaiting;
+    this.#maxWaitingPerOrg = waitingPerOrgPerSlot * slots;
+    this.#maxWaiting = waitingPerSlot * slots;
     this.#what = what;
   }
 

@@ -84,7 +84,8 @@ export function batchRoutes(deps: ApiDeps, batches: FairSlots): AnyRoute[] {
         const items = body.memories.map(parseItem);
         const caller = callerOf(ctx);
         const idempotency = idempotencyOf(ctx, body);
-        const outcome = await batches.run(caller.orgId, () => createMemories(ctx.state.em, caller, items, { upgradeUrl, llm, idempotency }));
+        const save = () => createMemories(ctx.state.em, caller, items, { upgradeUrl, llm, idempotency });
+        const outcome = await batches.run(caller.orgId, save);
         if (outcome.replayed) ctx.set('Idempotent-Replayed', 'true');
         else memoriesSaved.inc(outcome.created.length);
         ctx.body = {

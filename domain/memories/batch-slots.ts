@@ -10,11 +10,6 @@ export const BATCHES_WAITING_PER_ORG_PER_SLOT = 4;
 const BATCHES_WAITING_PER_SLOT = 32;
 
 export function batchSlots(slots: number, activity: OrgActivity, busyShare: number): FairSlots {
-  return new FairSlots(
-    slots,
-    BATCHES_WAITING_PER_ORG_PER_SLOT * slots,
-    BATCHES_WAITING_PER_SLOT * slots,
-    'batch writes',
-    activity.shares(slots, busyShare),
-  );
+  const shares = activity.shares(slots, busyShare);
+  return new FairSlots(slots, BATCHES_WAITING_PER_ORG_PER_SLOT, BATCHES_WAITING_PER_SLOT, 'batch writes', shares);
 }

@@ -18,11 +18,5 @@ const SEARCHES_WAITING_PER_SLOT = 64;
 // Orgs share the slots as OrgActivity.shares says: while another org is busy, an org leaves it a slot, and a flood
 // is paced to `busyShare` of the slots' time.
 export function searchSlots(slots: number, activity: OrgActivity, busyShare = 1): FairSlots {
-  return new FairSlots(
-    slots,
-    SEARCHES_WAITING_PER_ORG_PER_SLOT * slots,
-    SEARCHES_WAITING_PER_SLOT * slots,
-    'searches',
-    activity.shares(slots, busyShare),
-  );
+  return new FairSlots(slots, SEARCHES_WAITING_PER_ORG_PER_SLOT, SEARCHES_WAITING_PER_SLOT, 'searches', activity.shares(slots, busyShare));
 }

@@ -24,7 +24,8 @@ describe("an export's pages beside another org's work", () => {
     expect(started.status).toBe(202);
     const orgs = new OrgActivity();
     const pauses: number[] = [];
-    const { exportPage } = exportActivities({ orm: stack.orm, orgActivity: orgs, busyShare: 0.25, pause: async (ms) => pauses.push(ms) });
+    const pause = async (ms: number) => pauses.push(ms);
+    const { exportPage } = exportActivities({ orm: stack.orm, orgActivity: orgs, busyShare: 0.25, pause });
     const first = { exportId: started.body.id as string, cursor: { seq: 0, afterCreatedAt: null, afterId: null } };
 
     // Alone in the worker: no pause.
@@ -36,7 +37,8 @@ describe("an export's pages beside another org's work", () => {
     // the same effect) is followed by a pause.
     const inbound = new OrgActivityInbound(orgs);
     let release!: () => void;
-    const held = inbound.execute({ args: [{ orgId: 'another-org', ids: [] }], headers: {} }, () => new Promise((r) => (release = () => r(null))));
+    const underWay = () => new Promise((r) => (release = () => r(null)));
+    const held = inbound.execute({ args: [{ orgId: 'another-org', ids: [] }], headers: {} }, underWay);
     expect(orgs.othersActive(a.org.id)).toBe(true);
     const t0 = performance.now();
     expect(await exportPage(first)).toEqual(next);

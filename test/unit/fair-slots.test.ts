@@ -24,7 +24,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 describe('FairSlots', () => {
   it('lets one org use every slot while no other waits', async () => {
-    const slots = new FairSlots(2, 8, 32, 'searches');
+    const slots = new FairSlots(2, 4, 16, 'searches');
     const started: string[] = [];
     const calls = ['a1', 'a2', 'a3'].map((name) => gated(started, name));
     const results = calls.map((c) => slots.run('a', c.run));
@@ -89,7 +89,7 @@ describe('FairSlots', () => {
 
   it('holds an org to its share, leaving a free slot to other orgs, and lets it use every slot again after', async () => {
     let share = 1;
-    const slots = new FairSlots(2, 8, 32, 'searches', { slotsFor: (org) => (org === 'a' ? share : 2), paced: () => false, share: 1 });
+    const slots = new FairSlots(2, 4, 16, 'searches', { slotsFor: (org) => (org === 'a' ? share : 2), paced: () => false, share: 1 });
     const started: string[] = [];
     const [a1, a2, a3, b1] = ['a1', 'a2', 'a3', 'b1'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
     const results = [slots.run('a', a1.run), slots.run('a', a2.run)];
