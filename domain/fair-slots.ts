@@ -22,10 +22,10 @@ const everySlot = (slots: number): SlotShares => ({ slotsFor: () => slots, paced
 // while all are busy, calls wait in a line per org, and a freed slot goes to the org whose turn it is among those
 // with the fewest calls under way (turns.ts).
 // An org with `waitingPerOrgPerSlot` calls per slot waiting already is refused (429, its own doing); past
-// `waitingPerSlot` per slot waiting in all, any org is refused (503 server_busy: this process is behind). `shares` may hold an org to fewer
-// slots than all (its calls past that wait, and a slot it cannot take stays free until one of its calls ends), and
-// pace an org's waiting calls, so that they use at most `share` of all the slots' time: each call's time in its slot
-// puts off the org's next waiting call by that time over the share.
+// `waitingPerSlot` per slot waiting in all, any org is refused (503 server_busy: this process is behind).
+// `shares` may hold an org to fewer slots than all (its calls past that wait, and a slot it cannot take stays free
+// until one of its calls ends), and pace an org's waiting calls, so that they use at most `share` of all the slots'
+// time: each call's time in its slot puts off the org's next waiting call by that time over the share.
 export class FairSlots {
   readonly slots: number;
   readonly #maxWaitingPerOrg: number;
