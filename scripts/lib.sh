@@ -481,9 +481,14 @@ supervise() {
 }
 
 stop_started() {
-  local pid
-  for pid in "${STARTED_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${STARTED_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  local i pid
+  # Newest first, each waited for: the API and the worker finish what they have under way while Temporal, started
+  # before them, still answers.
+  for ((i = ${#STARTED_PIDS[@]} - 1; i >= 0; i--)); do
+    pid="${STARTED_PIDS[i]}"
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if [ -n "$STARTED_PG" ]; then
     log "stopping PostgreSQL (this script started it)"
     as_pg_owner "$(pg_bin pg_ctl)" -D "$PG_DATA" -w -m fast stop >/dev/null || true
