@@ -13,6 +13,9 @@ export interface SlotShares {
   paced(orgId: string, queued: (orgId: string) => boolean): boolean;
   // The share of all the slots' time a paced org may use (0 to 1].
   share: number;
+  // When each paced org's next waiting call may start (performance.now()): slots given the same map pace an org by
+  // its time in all of them together.
+  pacedUntil?: Map<string, number>;
 }
 
 const everySlot = (slots: number): SlotShares => ({ slotsFor: () => slots, paced: () => false, share: 1 });
@@ -37,14 +40,14 @@ export class FairSlots {
   // Calls under way, in all and per org.
   #running = 0;
   readonly #underWay = new Map<string, number>();
-  // When a paced org's next waiting call may start (performance.now()).
-  readonly #pacedUntil = new Map<string, number>();
+  readonly #pacedUntil: Map<string, number>;
   // Wakes the dispatch when a paced org's next call may start.
   #wake: NodeJS.Timeout | undefined;
 
   constructor(slots: number, waitingPerOrgPerSlot: number, waitingPerSlot: number, what: string, shares = everySlot(slots)) {
     this.slots = slots;
     this.#shares = shares;
+    this.#pacedUntil = shares.pacedUntil ?? new Map();
     this.#maxWaitingPerOrg = waitingPerOrgPerSlot * slots;
     this.#maxWaiting = waitingPerSlot * slots;
     this.#what = what;

@@ -5,6 +5,8 @@ import type { SlotShares } from './fair-slots.ts';
 // there is any: a save waits for a core behind whatever else runs.
 export class OrgActivity {
   readonly #underWay = new Map<string, number>();
+  // One pace per org for every set of slots built from here: a flood's searches and batches share its share.
+  readonly #pacedUntil = new Map<string, number>();
 
   // Counts a request of the org until the returned function is called.
   enter(orgId: string): () => void {
@@ -29,6 +31,7 @@ export class OrgActivity {
       slotsFor: (orgId) => (this.othersActive(orgId) ? Math.max(1, slots - 1) : slots),
       paced: (orgId, queued) => this.othersActive(orgId, (other) => !queued(other)),
       share: busyShare,
+      pacedUntil: this.#pacedUntil,
     };
   }
 

@@ -212,6 +212,31 @@ describe('FairSlots', () => {
       leaveB();
     });
 
+    it("paces an org by its time in the search slots and the batch slots together", async () => {
+      clock();
+      const activity = new OrgActivity();
+      const [searches, batches] = [searchSlots(2, activity, 0.25), batchSlots(2, activity, 0.25)];
+      const started: string[] = [];
+      const [s1, s2, b1, b2] = ['s1', 's2', 'b1', 'b2'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
+      const [leaveA, leaveB] = [activity.enter('a'), activity.enter('b')];
+      const results = [searches.run('a', s1.run), searches.run('a', s2.run), batches.run('a', b1.run), batches.run('a', b2.run)];
+      await tick();
+      expect(started).toEqual(['s1', 'b1']);
+      // Each held its slot 20 ms: the batch puts a's pace 40 ms on, and the search another 40 ms after that.
+      await advance(20);
+      b1.release();
+      s1.release();
+      await advance(59);
+      expect(started).toEqual(['s1', 'b1']);
+      await advance(1);
+      expect(started).toEqual(['s1', 'b1', 's2', 'b2']);
+      s2.release();
+      b2.release();
+      expect(await Promise.all(results)).toEqual(['s1', 's2', 'b1', 'b2']);
+      leaveA();
+      leaveB();
+    });
+
     it('leaves orgs unpaced when every busy org has searches waiting', async () => {
       clock();
       const activity = new OrgActivity();
