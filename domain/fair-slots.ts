@@ -4,7 +4,7 @@ import { Turns } from './turns.ts';
 // How long an org whose queue is full should wait before asking again.
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 1;
 
-// How orgs share the slots beyond taking turns (search-slots.ts).
+// How orgs share the slots beyond taking turns (OrgActivity.shares builds it for the search and batch slots).
 export interface SlotShares {
   // How many slots the org may hold at once.
   slotsFor(orgId: string): number;
