@@ -112,7 +112,8 @@ function buildRoutes(deps: ApiDeps, activity: OrgActivity): AnyRoute[] {
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 // Each route runs: caller resolution (401 first) -> write or read limit -> JSON body (per-route size limit) -> validation -> handler.
-export function createApp(deps: ApiDeps): Koa<AppState> {
+// `activity`: the orgs with a request under way here (api/main.ts also writes them for the worker).
+export function createApp(deps: ApiDeps, activity = new OrgActivity()): Koa<AppState> {
   const app = new Koa<AppState>();
   // What fails once a response has begun (a streamed body; a client gone in the middle of a download) reaches Koa,
   // not errorHandler: it is logged here, through the app's logger, instead of Koa's default print to stderr. A
@@ -127,7 +128,6 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
   app.proxy = deps.config.trustedProxies > 0;
   app.maxIpsCount = deps.config.trustedProxies;
   const router = new Router<AppState>();
-  const activity = new OrgActivity();
   const authenticate = requireCaller(deps.localCaller, bearerChallenge(deps.config.publicBaseUrl), activity);
   const crossSite = refuseCrossSiteWrites(deps.config.publicBaseUrl);
   const writeLimit = rateLimit('write', deps.config.WRITE_RATE_LIMIT_PER_MINUTE);

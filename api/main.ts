@@ -3,6 +3,8 @@ import { databaseDeadlines, loadConfigOrExit } from '../infra/config.ts';
 import { blockCache } from '../domain/search/lexical.ts';
 import { watchLexicalCache, watchPool } from '../infra/metrics.ts';
 import { installTracing } from '../infra/tracing.ts';
+import { OrgActivity } from '../domain/org-activity.ts';
+import { publishOrgActivity } from '../domain/org-activity-board.ts';
 import { createEmbedder } from '../infra/embeddings/index.ts';
 import { createLlm } from '../infra/llm/router.ts';
 import { createLogger } from '../infra/logger.ts';
@@ -28,8 +30,14 @@ const localCaller = config.SERVICE_MODE === 'local' ? await ensureLocalAccount(o
 
 const embedder = await createEmbedder(config, logger, 'queries');
 
+// The orgs this process serves, written for the worker, whose exports leave room for them.
+const activity = new OrgActivity();
+const publishing = publishOrgActivity(orm, activity, (err) => logger.warn({ err }, 'could not write which orgs are busy'));
 const server = await listen(
-  createApp({ config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder, clients: externalClients(config) }),
+  createApp(
+    { config, orm, temporal, logger, localCaller, llm: createLlm(config, logger), embedder, clients: externalClients(config) },
+    activity,
+  ),
   config.PORT,
   config.HOST,
 );
@@ -37,6 +45,7 @@ logger.info({ url: config.publicBaseUrl, mode: config.SERVICE_MODE, docs: `${con
 
 onShutdown(logger, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  await publishing.stop();
   await embedder?.close();
   await temporal.connection.close();
   await orm.close();

@@ -7,10 +7,14 @@ export class OrgActivity {
   readonly #underWay = new Map<string, number>();
   // One pace per org for every set of slots built from here: a flood's searches and batches share its share.
   readonly #pacedUntil = new Map<string, number>();
+  // Orgs that began a request since the last `takeSeen` (kept from the first call on, so that a process that never
+  // takes them keeps none): one that came and went between two looks still counts.
+  #seen: Set<string> | undefined;
 
   // Counts a request of the org until the returned function is called.
   enter(orgId: string): () => void {
     this.#underWay.set(orgId, (this.#underWay.get(orgId) ?? 0) + 1);
+    this.#seen?.add(orgId);
     let left = false;
     return () => {
       if (left) return;
@@ -33,6 +37,13 @@ export class OrgActivity {
       share: busyShare,
       pacedUntil: this.#pacedUntil,
     };
+  }
+
+  // The orgs with a request under way now or begun since the last call.
+  takeSeen(): string[] {
+    const orgs = new Set([...(this.#seen ?? []), ...this.#underWay.keys()]);
+    this.#seen = new Set();
+    return [...orgs];
   }
 
   // Whether an org other than this one has a request under way (one that `where` accepts, if given).

@@ -33,6 +33,7 @@ import { Migration0031OauthServer } from './0031_oauth_server.ts';
 import { Migration0032RateLimitHeaders } from './0032_rate_limit_headers.ts';
 import { Migration0033SupersededAt } from './0033_superseded_at.ts';
 import { Migration0034DocumentRenumbering } from './0034_document_renumbering.ts';
+import { Migration0035OrgActivity } from './0035_org_activity.ts';
 
 // Applied in this order; append new migrations, never edit one that has shipped.
 export const migrations: MigrationObject[] = [
@@ -70,4 +71,5 @@ export const migrations: MigrationObject[] = [
   { name: '0032_rate_limit_headers', class: Migration0032RateLimitHeaders },
   { name: '0033_superseded_at', class: Migration0033SupersededAt },
   { name: '0034_document_renumbering', class: Migration0034DocumentRenumbering },
+  { name: '0035_org_activity', class: Migration0035OrgActivity },
 ];

@@ -13,6 +13,7 @@ import type { Tracing } from '../infra/tracing.ts';
 import { connectionOptions } from './client.ts';
 import { OrgActivityInbound } from './org-activity-interceptor.ts';
 import { OrgActivity } from '../domain/org-activity.ts';
+import { OrgActivityBoard } from '../domain/org-activity-board.ts';
 import { dataConverter } from './data-converter.ts';
 import type { CodecKey } from './payload-codec.ts';
 
@@ -48,6 +49,7 @@ export function activityDeps(config: Config, parts: Pick<ActivityDeps, 'orm' | '
     vectorIndexOrgMin: config.VECTOR_INDEX_ORG_MIN,
     extractionTokensPerMonth: config.EXTRACTION_TOKENS_PER_MONTH,
     orgActivity: new OrgActivity(),
+    orgBoard: new OrgActivityBoard(parts.orm),
     busyShare: config.ORG_BUSY_SHARE,
   };
 }

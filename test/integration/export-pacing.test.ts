@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportActivities } from '../../activities/exports.ts';
 import { OrgActivity } from '../../domain/org-activity.ts';
+import { OrgActivityBoard, PUBLISH_EVERY_MS, publishOrgActivity } from '../../domain/org-activity-board.ts';
 import { OrgActivityInbound } from '../../temporal/org-activity-interceptor.ts';
 import { signUp, startStack, type Stack } from '../support/stack.ts';
 
@@ -11,22 +12,27 @@ beforeAll(async () => {
 });
 afterAll(async () => stack?.close());
 
+// An org with a pending export of 1,001 memories (a full page and one row), and its first page's input.
+async function pendingExport() {
+  const a = await signUp(stack.api);
+  await stack.orm.em.fork().getConnection().execute(`update orgs set plan = 'team' where id = ?`, [a.org.id]);
+  for (const n of [500, 500, 1]) {
+    const memories = Array.from({ length: n }, (_, i) => ({ content: `memory ${n}-${i}` }));
+    expect((await stack.api.post('/api/memories/batch', { token: a.token, body: { memories } })).status).toBe(200);
+  }
+  const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'ndjson' } });
+  expect(started.status).toBe(202);
+  return { org: a.org.id as string, first: { exportId: started.body.id as string, cursor: { seq: 0, afterCreatedAt: null, afterId: null } } };
+}
+
 describe("an export's pages beside another org's work", () => {
   it('pause for three times their own time while another org has an activity under way, and not after the last page', async () => {
-    const a = await signUp(stack.api);
-    await stack.orm.em.fork().getConnection().execute(`update orgs set plan = 'team' where id = ?`, [a.org.id]);
-    // 1,001 memories: a full page and one row.
-    for (const n of [500, 500, 1]) {
-      const memories = Array.from({ length: n }, (_, i) => ({ content: `memory ${n}-${i}` }));
-      expect((await stack.api.post('/api/memories/batch', { token: a.token, body: { memories } })).status).toBe(200);
-    }
-    const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'ndjson' } });
-    expect(started.status).toBe(202);
+    const { org, first } = await pendingExport();
     const orgs = new OrgActivity();
     const pauses: number[] = [];
     const pause = async (ms: number) => pauses.push(ms);
-    const { exportPage } = exportActivities({ orm: stack.orm, orgActivity: orgs, busyShare: 0.25, pause });
-    const first = { exportId: started.body.id as string, cursor: { seq: 0, afterCreatedAt: null, afterId: null } };
+    const orgBoard = new OrgActivityBoard(stack.orm);
+    const { exportPage } = exportActivities({ orm: stack.orm, orgActivity: orgs, orgBoard, busyShare: 0.25, pause });
 
     // Alone in the worker: no pause.
     const next = await exportPage(first);
@@ -39,7 +45,7 @@ describe("an export's pages beside another org's work", () => {
     let release!: () => void;
     const underWay = () => new Promise((r) => (release = () => r(null)));
     const held = inbound.execute({ args: [{ orgId: 'another-org', ids: [] }], headers: {} }, underWay);
-    expect(orgs.othersActive(a.org.id)).toBe(true);
+    expect(orgs.othersActive(org)).toBe(true);
     const t0 = performance.now();
     expect(await exportPage(first)).toEqual(next);
     const took = performance.now() - t0;
@@ -55,8 +61,42 @@ describe("an export's pages beside another org's work", () => {
     // Once the other org's activity ends, no pause.
     release();
     await held;
-    expect(orgs.othersActive(a.org.id)).toBe(false);
+    expect(orgs.othersActive(org)).toBe(false);
     expect(await exportPage(first)).toEqual(next);
     expect(pauses).toHaveLength(1);
+  });
+
+  it("pause while another org has a request under way in an API process, as that process writes it", async () => {
+    const { org, first } = await pendingExport();
+    const other = await signUp(stack.api);
+    const pauses: number[] = [];
+    const pause = async (ms: number) => pauses.push(ms);
+    const orgBoard = new OrgActivityBoard(stack.orm);
+    const { exportPage } = exportActivities({ orm: stack.orm, orgActivity: new OrgActivity(), orgBoard, busyShare: 0.25, pause });
+    // An API process's activity, written to the database as api/main.ts writes it.
+    const api = new OrgActivity();
+    const publishing = publishOrgActivity(stack.orm, api, (err) => {
+      throw err;
+    });
+    const settle = () => new Promise((r) => setTimeout(r, 3 * PUBLISH_EVERY_MS));
+    try {
+      // The exporting org's own requests do not pause it.
+      const own = api.enter(org);
+      await settle();
+      await exportPage(first);
+      expect(pauses).toEqual([]);
+
+      const leave = api.enter(other.org.id);
+      await settle();
+      await exportPage(first);
+      expect(pauses).toHaveLength(1);
+      own();
+      leave();
+      await settle();
+      await exportPage(first);
+      expect(pauses).toHaveLength(1);
+    } finally {
+      await publishing.stop();
+    }
   });
 });

@@ -261,3 +261,20 @@ describe('FairSlots', () => {
     });
   });
 });
+
+describe('OrgActivity.takeSeen', () => {
+  it('gives the orgs under way and those that came and went since the last take, each once', () => {
+    const activity = new OrgActivity();
+    // Before the first take nothing is kept but what is under way.
+    activity.enter('before')();
+    const stays = activity.enter('stays');
+    expect(activity.takeSeen()).toEqual(['stays']);
+    const leaveA = activity.enter('a');
+    activity.enter('a')();
+    leaveA();
+    activity.enter('b')();
+    expect(activity.takeSeen().sort()).toEqual(['a', 'b', 'stays']);
+    stays();
+    expect(activity.takeSeen()).toEqual([]);
+  });
+});
