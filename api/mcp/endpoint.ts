@@ -39,7 +39,16 @@ export function mcpHandler(app: Koa<AppState>): Middleware<AppState> {
       return;
     }
     const caller = callerOf(ctx);
-    const call: ApiCall = async (method, path, body) => {
+    // One call of the API at a time per MCP request, as one client sending them would: an org's MCP concurrency is
+    // its concurrent requests, so a JSON-RPC batch waits its turn instead of overrunning the org's search queue,
+    // whose refusals (429) each still cost a pass through the MCP server and the middleware.
+    let previous: Promise<unknown> = Promise.resolve();
+    const call: ApiCall = (method, path, body) => {
+      const answer = previous.then(() => callApi(method, path, body));
+      previous = answer.catch(() => undefined);
+      return answer;
+    };
+    const callApi: ApiCall = async (method, path, body) => {
       const dispatch = (handler ??= app.callback());
       const res = await inject(
         (req, res) => {

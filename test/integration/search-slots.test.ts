@@ -105,3 +105,40 @@ describe('search slots shared by the orgs in turn', () => {
     expect(served.indexOf('b')).toBeLessThanOrEqual(3);
   });
 });
+
+describe("an MCP request's tool calls", () => {
+  it('reach the API one at a time: a JSON-RPC batch of three reads waits in the database one read at a time', async () => {
+    const a = await signUp(stack.api);
+    const saved = await stack.api.post('/api/memories', { token: a.token, body: { content: 'alpha memory' } });
+    // Every read of a memory now waits for the lock.
+    const gate = new pg.Client({ connectionString: stack.config.DATABASE_URL });
+    await gate.connect();
+    await gate.query('begin; lock table memories in access exclusive mode');
+    let answered: Promise<Response> | undefined;
+    try {
+      answered = fetch(new URL('/mcp', stack.baseUrl), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(
+          Array.from({ length: 3 }, (_, id) => ({
+            jsonrpc: '2.0',
+            id,
+            method: 'tools/call',
+            params: { name: 'get_memory', arguments: { id: saved.body.id } },
+          })),
+        ),
+      });
+      await eventually(async () => (await lockWaiters(stack)) >= 1);
+      // Time enough for the other two to reach the lock, were they sent at once.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await lockWaiters(stack)).toBe(1);
+    } finally {
+      await gate.query('commit');
+      await gate.end();
+    }
+    const results = (await (await answered!).json()) as { result: { isError?: boolean; structuredContent?: { id: string } } }[];
+    expect(results.map((r) => [r.result.isError ?? false, r.result.structuredContent?.id])).toEqual(
+      Array.from({ length: 3 }, () => [false, saved.body.id]),
+    );
+  });
+});
