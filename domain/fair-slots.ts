@@ -3,6 +3,9 @@ import { Turns } from './turns.ts';
 
 // How long an org whose queue is full should wait before asking again.
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 1;
+// How far ahead a paced org's next start may be before its next call is refused rather than held: a call waits for the
+// pace this long at most, and a caller whose calls come one after another (an MCP request's) is told when to come back.
+export const PACE_AHEAD_MAX_MS = 2_000;
 
 // How orgs share the slots beyond taking turns (OrgActivity.shares builds it for the search and batch slots).
 export interface SlotShares {
@@ -57,6 +60,12 @@ export class FairSlots {
     // Calls that wait while a slot is free are held to their org's share; any that may start now go first.
     this.#dispatch();
     if (this.#running < this.slots && this.#waiting.waiting(orgId) === 0 && this.#mayStart(orgId)) return this.#start(orgId, fn);
+    const ahead = (this.#pacedUntil.get(orgId) ?? 0) - performance.now();
+    if (ahead > PACE_AHEAD_MAX_MS && this.#shares.paced(orgId, this.#queued)) {
+      const retryAfter = Math.ceil(ahead / 1000);
+      const detail = `this organization's ${this.#what} are paced beside other organizations' work; retry in ${retryAfter} s`;
+      return Promise.reject(new AppError('rate_limited', 'rate-limited', detail, { retry_after: retryAfter }));
+    }
     const waiting = this.#waiting.waiting(orgId);
     if (waiting >= this.#maxWaitingPerOrg) {
       const detail = `${waiting} ${this.#what} of this organization are waiting already; retry in ${QUEUE_FULL_RETRY_AFTER_SECONDS} s`;
@@ -84,9 +93,11 @@ export class FairSlots {
 
   readonly #queued = (orgId: string): boolean => this.#waiting.waiting(orgId) > 0;
 
-  // Whether another call of this org may start now, as far as its own share goes; `ending` calls no longer count.
+  // Whether another call of this org may start now, as far as its own share goes; `ending` calls no longer count. A
+  // pace still running holds a call that found nothing of its org waiting too (a flood back from its Retry-After), while
+  // an org that never queued has none.
   #mayStart(orgId: string, ending = 0): boolean {
-    if (this.#isPaced(orgId) && (this.#pacedUntil.get(orgId) ?? 0) > performance.now()) return false;
+    if ((this.#pacedUntil.get(orgId) ?? 0) > performance.now() && this.#shares.paced(orgId, this.#queued)) return false;
     return (this.#underWay.get(orgId) ?? 0) - ending < this.#shares.slotsFor(orgId);
   }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FairSlots } from '../../domain/fair-slots.ts';
+import { FairSlots, PACE_AHEAD_MAX_MS } from '../../domain/fair-slots.ts';
 import { OrgActivity } from '../../domain/org-activity.ts';
 import { searchSlots } from '../../domain/search/search-slots.ts';
 import { batchSlots } from '../../domain/memories/batch-slots.ts';
@@ -188,6 +188,53 @@ describe('FairSlots', () => {
       a3.release();
       expect(await Promise.all(results)).toEqual(['a1', 'a2', 'a3', 'b1']);
       leaveA();
+    });
+
+    it(`refuses a call with 429 and the wait while its org's pace runs more than ${PACE_AHEAD_MAX_MS} ms ahead`, async () => {
+      clock();
+      const activity = new OrgActivity();
+      // A tenth of two slots' time: each call's time in its slot puts off the next by five times that.
+      const slots = searchSlots(2, activity, 0.1);
+      const started: string[] = [];
+      const [a1, a2, a4] = ['a1', 'a2', 'a4'].map((name) => gated(started, name)) as [Gated, Gated, Gated];
+      const [leaveA, leaveB] = [activity.enter('a'), activity.enter('b')];
+      const results = [slots.run('a', a1.run), slots.run('a', a2.run)];
+      await advance(600);
+      a1.release();
+      await tick();
+      // a1 held its slot 600 ms: a2 may start 3,000 ms after a1 started, 2,400 ms from now.
+      const refused: unknown = await slots.run('a', async () => 'a3').catch((err: unknown) => err);
+      expect(refused).toMatchObject({ error: 'rate-limited', extra: { retry_after: 3 } });
+      expect(started).toEqual(['a1']);
+      // Once the other org is done, the pace binds no more.
+      leaveB();
+      results.push(slots.run('a', a4.run));
+      await tick();
+      expect(started).toEqual(['a1', 'a2', 'a4']);
+      a2.release();
+      a4.release();
+      expect(await Promise.all(results)).toEqual(['a1', 'a2', 'a4']);
+      leaveA();
+    });
+
+    it('holds a call back until its pace ends though nothing of its org waits (a flood back from its Retry-After)', async () => {
+      clock();
+      const activity = new OrgActivity();
+      const slots = searchSlots(2, activity, 0.1);
+      const started: string[] = [];
+      const a1 = gated(started, 'a1');
+      const [leaveA, leaveB] = [activity.enter('a'), activity.enter('b')];
+      // The model spent 100 ms on a's questions: a's next search may start 500 ms from now, a slot free or not.
+      slots.charge('a', 100);
+      const result = slots.run('a', a1.run);
+      await advance(499);
+      expect(started).toEqual([]);
+      await advance(1);
+      expect(started).toEqual(['a1']);
+      a1.release();
+      expect(await result).toBe('a1');
+      leaveA();
+      leaveB();
     });
 
     it("counts the model's time for a bulk search's questions as the org's slot time", async () => {
