@@ -46,9 +46,10 @@ const envSchema = z.object({
   // Searches of all orgs at once in one API process (domain/search/search-slots.ts); unset: as many as the cores,
   // at most a quarter of the pool.
   SEARCH_SLOTS: z.coerce.number().int().min(1).max(200).optional(),
-  // The share of the search slots' time an org whose searches queue may use while another org, not queuing, has a
-  // request under way (domain/search/search-slots.ts); 1 leaves it unpaced.
-  ORG_BUSY_SHARE: z.coerce.number().gt(0).max(1).default(0.25),
+  // The share of the search and batch slots' time an org whose calls queue may use while another org, not queuing, has
+  // a request under way (domain/org-activity.ts), and of the worker's time its export pages take beside another org's
+  // work; 1 leaves it unpaced.
+  ORG_BUSY_SHARE: z.coerce.number().gt(0).max(1).default(0.1),
   // Deadlines of every pooled connection (infra/orm.ts): the longest an API statement runs, a worker's statement
   // runs (activities: bounded per attempt by their own timeouts), a transaction stays idle, and a caller waits for
   // a free connection. A request past one answers 503 with Retry-After.
