@@ -40,6 +40,10 @@ const SHARED: Record<string, { kind: 'reference' | 'coordinator'; why: string }>
     kind: 'coordinator',
     why: 'keyed by credential or client address; written on every write request, so replicating it to every node would cost each write',
   },
+  org_activity: {
+    kind: 'coordinator',
+    why: "a row per API process naming the orgs it serves, written a few times a second and read by the worker; joined with nothing",
+  },
   billing_events: { kind: 'coordinator', why: "the payment processor's events by its own id, some of no known org; joined with nothing" },
   mikro_orm_migrations: { kind: 'coordinator', why: "the migrator's own record; migrations run on the coordinator" },
 };
