@@ -14,13 +14,14 @@ const READ_EVERY_MS = PUBLISH_EVERY_MS;
 // since the last write (org_activity, a row per process), so that the worker's background work for one org (an
 // export's pages) leaves room for an org busy here. A write that fails is reported and the next one tries again.
 export function publishOrgActivity(orm: MikroORM, activity: OrgActivity, onError: (err: unknown) => void): { stop(): Promise<void> } {
-  const process = randomUUID();
+  // This process's row.
+  const row = randomUUID();
   let published = 0;
   let writing: Promise<unknown> | undefined;
   const write = (orgIds: string[]) =>
     query(
       orm.em.fork(),
-      sql`insert into org_activity (process, org_ids) values (${process}, ${orgIds}::uuid[])
+      sql`insert into org_activity (process, org_ids) values (${row}, ${orgIds}::uuid[])
           on conflict (process) do update set org_ids = excluded.org_ids, seen_at = now()`,
     );
   const timer = setInterval(() => {
@@ -39,7 +40,7 @@ export function publishOrgActivity(orm: MikroORM, activity: OrgActivity, onError
     async stop() {
       clearInterval(timer);
       await writing;
-      await query(orm.em.fork(), sql`delete from org_activity where process = ${process}`).catch(onError);
+      await query(orm.em.fork(), sql`delete from org_activity where process = ${row}`).catch(onError);
     },
   };
 }
