@@ -60,8 +60,8 @@ export class FairSlots {
     // Calls that wait while a slot is free are held to their org's share; any that may start now go first.
     this.#dispatch();
     if (this.#running < this.slots && this.#waiting.waiting(orgId) === 0 && this.#mayStart(orgId)) return this.#start(orgId, fn);
-    const ahead = (this.#pacedUntil.get(orgId) ?? 0) - performance.now();
-    if (ahead > PACE_AHEAD_MAX_MS && this.#shares.paced(orgId, this.#queued)) {
+    const ahead = this.#paceAhead(orgId);
+    if (ahead > PACE_AHEAD_MAX_MS) {
       const retryAfter = Math.ceil(ahead / 1000);
       const detail = `this organization's ${this.#what} are paced beside other organizations' work; retry in ${retryAfter} s`;
       return Promise.reject(new AppError('rate_limited', 'rate-limited', detail, { retry_after: retryAfter }));
@@ -97,8 +97,14 @@ export class FairSlots {
   // pace still running holds a call that found nothing of its org waiting too (a flood back from its Retry-After), while
   // an org that never queued has none.
   #mayStart(orgId: string, ending = 0): boolean {
-    if ((this.#pacedUntil.get(orgId) ?? 0) > performance.now() && this.#shares.paced(orgId, this.#queued)) return false;
+    if (this.#paceAhead(orgId) > 0) return false;
     return (this.#underWay.get(orgId) ?? 0) - ending < this.#shares.slotsFor(orgId);
+  }
+
+  // How long until the org's next call may start by its pace (0 when it is not paced now).
+  #paceAhead(orgId: string): number {
+    const ahead = (this.#pacedUntil.get(orgId) ?? 0) - performance.now();
+    return ahead > 0 && this.#shares.paced(orgId, this.#queued) ? ahead : 0;
   }
 
   #isPaced(orgId: string): boolean {

@@ -58,7 +58,8 @@ export class OrgActivityBoard {
 
   // Whether an org other than this one is busy in an API process.
   async othersActive(orgId: string): Promise<boolean> {
-    if (performance.now() - this.#readAt >= READ_EVERY_MS) await (this.#reading ??= this.#read().finally(() => (this.#reading = undefined)));
+    if (performance.now() - this.#readAt >= READ_EVERY_MS)
+      await (this.#reading ??= this.#read().finally(() => (this.#reading = undefined)));
     return this.#orgs.size > (this.#orgs.has(orgId) ? 1 : 0);
   }
 

@@ -22,7 +22,8 @@ async function pendingExport() {
   }
   const started = await stack.api.post('/api/memories/exports', { token: a.token, body: { format: 'ndjson' } });
   expect(started.status).toBe(202);
-  return { org: a.org.id as string, first: { exportId: started.body.id as string, cursor: { seq: 0, afterCreatedAt: null, afterId: null } } };
+  const cursor = { seq: 0, afterCreatedAt: null, afterId: null };
+  return { org: a.org.id as string, first: { exportId: started.body.id as string, cursor } };
 }
 
 describe("an export's pages beside another org's work", () => {
