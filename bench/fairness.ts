@@ -1,7 +1,8 @@
 // Whether one org's flood slows another's requests: seeds a flooding org and a quiet one (BENCH_FAIR_MEMORIES
-// each, default 3,000, embedded), then measures the quiet org's hybrid searches (one at a time), alone and then while
-// the other org floods, and then its saves in BENCH_FAIR_SAVE_ROUNDS rounds of BENCH_FAIR_SAVE_SECONDS each way,
-// alone and beside the flood alternately: as fast as 4 at a time go, and sent at a steady BENCH_FAIR_PACED_RATE a
+// each, default 3,000, embedded), then measures the quiet org's hybrid searches (one at a time, BENCH_FAIR_SEARCHES
+// each way in BENCH_FAIR_SEARCH_ROUNDS rounds), alone and while the other org floods, alternately, and then its
+// saves in BENCH_FAIR_SAVE_ROUNDS rounds of BENCH_FAIR_SAVE_SECONDS each way, alone and beside the flood
+// alternately: as fast as 4 at a time go, and sent at a steady BENCH_FAIR_PACED_RATE a
 // second (default 50: a tenant's agents saving as they work, not a flood of its own). The flood is MCP batches of
 // hybrid searches, bulk searches, exports and batch updates, all at once (BENCH_FAIR_FLOOD picks some:
 // mcp,bulk,exports,updates, or none); prints both side by side with what the flood got done and how much of it was
@@ -10,14 +11,15 @@ import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
 import { paidOrg, untilEmbedded } from './lib/service.ts';
-import { summarize, type Summary } from './lib/stats.ts';
+import { summarize } from './lib/stats.ts';
 
 const baseUrl = process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099';
 const api = new ApiClient(baseUrl);
 const memories = Number(process.env.BENCH_FAIR_MEMORIES ?? 3_000);
 const searchCount = Number(process.env.BENCH_FAIR_SEARCHES ?? 200);
+const searchRounds = Number(process.env.BENCH_FAIR_SEARCH_ROUNDS ?? 4);
 const saveSeconds = Number(process.env.BENCH_FAIR_SAVE_SECONDS ?? 5);
-const saveRounds = Number(process.env.BENCH_FAIR_SAVE_ROUNDS ?? 3);
+const saveRounds = Number(process.env.BENCH_FAIR_SAVE_ROUNDS ?? 5);
 const pacedRate = Number(process.env.BENCH_FAIR_PACED_RATE ?? 50);
 const floodKinds = new Set((process.env.BENCH_FAIR_FLOOD ?? 'mcp,bulk,exports,updates').split(','));
 const corpus = new Corpus(process.env.BENCH_DATA_DIR ?? new URL('../../shared/data', import.meta.url).pathname, 13);
@@ -43,12 +45,12 @@ const floodIds = await seed(flooder.token);
 await seed(quiet.token);
 await untilEmbedded(api, flooder.token);
 await untilEmbedded(api, quiet.token);
-// Questions of its own for each of the quiet org's two rounds, and new ones for every search of the flood: each is
+// Questions of its own for each of the quiet org's rounds, and new ones for every search of the flood: each is
 // embedded by the model (a question asked again is answered from the org's cache of query vectors).
-const newQueries = () => Array.from({ length: searchCount }, () => agent.query());
+const newQueries = (count = searchCount) => Array.from({ length: count }, () => agent.query());
 
-// The quiet org's searches, one at a time.
-async function measureSearches(queries: string[]): Promise<Summary> {
+// The quiet org's searches, one at a time: each one's latency.
+async function measureSearches(queries: string[]): Promise<number[]> {
   const latencies: number[] = [];
   for (const query of queries) {
     const t = performance.now();
@@ -56,7 +58,7 @@ async function measureSearches(queries: string[]): Promise<Summary> {
     latencies.push(performance.now() - t);
     ok('quiet search', res.status, 200, res.text);
   }
-  return summarize(latencies);
+  return latencies;
 }
 
 // The quiet org's saves, 4 at a time for saveSeconds: how many a second.
@@ -187,8 +189,14 @@ async function besideFlood<T>(measure: () => Promise<T>): Promise<T> {
   floodSeconds += (performance.now() - started) / 1000;
   return result;
 }
-const searchAlone = await measureSearches(newQueries());
-const searchBeside = await besideFlood(() => measureSearches(newQueries()));
+// Searches alternate too, in searchRounds rounds each way, so that the machine's own drift falls on both sides.
+const searchLatencies = { alone: [] as number[], beside: [] as number[] };
+for (let round = 0; round < searchRounds; round++) {
+  const perRound = Math.ceil(searchCount / searchRounds);
+  searchLatencies.alone.push(...(await measureSearches(newQueries(perRound))));
+  searchLatencies.beside.push(...(await besideFlood(() => measureSearches(newQueries(perRound)))));
+}
+const [searchAlone, searchBeside] = [summarize(searchLatencies.alone), summarize(searchLatencies.beside)];
 // Saves alternate, alone and beside the flood, saveRounds times each: the org grows with every round, and one round
 // each way could not tell the target from the benchmark's own spread.
 const savePairs: { alone: number; beside: number }[] = [];
