@@ -6,6 +6,10 @@ const QUEUE_FULL_RETRY_AFTER_SECONDS = 1;
 // How far ahead a paced org's next start may be before its next call is refused rather than held: a call waits for the
 // pace this long at most, and a caller whose calls come one after another (an MCP request's) is told when to come back.
 export const PACE_AHEAD_MAX_MS = 2_000;
+// How long a call may wait in its line: past it, the call is refused rather than left waiting (the calls ahead of it
+// in its org's line each put its pace off further). A paced org is told when to come back (429), any other that this
+// process is behind (503).
+export const WAIT_MAX_MS = 5_000;
 
 // How orgs share the slots beyond taking turns (OrgActivity.shares builds it for the search and batch slots).
 export interface SlotShares {
@@ -61,11 +65,7 @@ export class FairSlots {
     this.#dispatch();
     if (this.#running < this.slots && this.#waiting.waiting(orgId) === 0 && this.#mayStart(orgId)) return this.#start(orgId, fn);
     const ahead = this.#paceAhead(orgId);
-    if (ahead > PACE_AHEAD_MAX_MS) {
-      const retryAfter = Math.ceil(ahead / 1000);
-      const detail = `this organization's ${this.#what} are paced beside other organizations' work; retry in ${retryAfter} s`;
-      return Promise.reject(new AppError('rate_limited', 'rate-limited', detail, { retry_after: retryAfter }));
-    }
+    if (ahead > PACE_AHEAD_MAX_MS) return Promise.reject(this.#pacedRefusal(ahead));
     const waiting = this.#waiting.waiting(orgId);
     if (waiting >= this.#maxWaitingPerOrg) {
       const detail = `${waiting} ${this.#what} of this organization are waiting already; retry in ${QUEUE_FULL_RETRY_AFTER_SECONDS} s`;
@@ -74,9 +74,28 @@ export class FairSlots {
     if (this.#waiting.size >= this.#maxWaiting)
       return Promise.reject(serverBusy(`${this.#waiting.size} ${this.#what} are waiting already`));
     return new Promise<T>((resolve, reject) => {
-      this.#waiting.push(orgId, () => void this.#start(orgId, fn).then(resolve, reject));
+      const begin = () => {
+        clearTimeout(deadline);
+        void this.#start(orgId, fn).then(resolve, reject);
+      };
+      const deadline = setTimeout(() => {
+        if (!this.#waiting.remove(orgId, begin)) return;
+        const ahead = this.#paceAhead(orgId);
+        const waited = `a call waited ${WAIT_MAX_MS / 1000} s for one of the ${this.#what}' slots`;
+        reject(ahead > 0 ? this.#pacedRefusal(ahead) : serverBusy(waited));
+        // Its org may no longer have calls waiting, which changes who is paced.
+        this.#dispatch();
+      }, WAIT_MAX_MS);
+      deadline.unref();
+      this.#waiting.push(orgId, begin);
       this.#wakeWhenPaced();
     });
+  }
+
+  #pacedRefusal(ahead: number): AppError {
+    const retryAfter = Math.max(1, Math.ceil(ahead / 1000));
+    const detail = `this organization's ${this.#what} are paced beside other organizations' work; retry in ${retryAfter} s`;
+    return new AppError('rate_limited', 'rate-limited', detail, { retry_after: retryAfter });
   }
 
   // Time the org's calls spent on the slots' behalf outside them (its searches' model passes), counted as slot time.

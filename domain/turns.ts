@@ -46,6 +46,17 @@ export class Turns<T> {
     return item;
   }
 
+  // Takes out one waiting item (one that gave up waiting); false if it is not waiting.
+  remove(owner: string, item: T): boolean {
+    const line = this.#lines.get(owner);
+    const at = line?.indexOf(item) ?? -1;
+    if (!line || at < 0) return false;
+    line.splice(at, 1);
+    if (line.length === 0) this.#lines.delete(owner);
+    this.#size -= 1;
+    return true;
+  }
+
   // Every waiting item, taken out.
   drain(): T[] {
     const items = [...this.#lines.values()].flat();

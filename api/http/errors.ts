@@ -62,7 +62,15 @@ function asKnownError(err: unknown): unknown {
   return new AppError('unavailable', code, message, { retry_after: DATABASE_RETRY_AFTER_SECONDS });
 }
 
-// Maps every failure to `{ error, message?, ...extra }` with its status; nothing else writes error bodies.
+// A service error as every route answers it: its status, `{ error, message?, ...extra }`, and its Retry-After.
+export function errorReply(err: AppError): { status: number; body: Record<string, unknown>; retryAfter: string | undefined } {
+  const retryAfter = typeof err.extra.retry_after === 'number' ? String(err.extra.retry_after) : undefined;
+  const body = { error: err.error, ...(err.detail !== undefined ? { message: err.detail } : {}), ...err.extra };
+  return { status: statusOf(err.kind), body, retryAfter };
+}
+
+// Maps every failure to `{ error, message?, ...extra }` with its status; nothing else writes error bodies (errorReply
+// builds them).
 export const errorHandler: Middleware<AppState> = async (ctx, next) => {
   try {
     await next();
@@ -70,10 +78,11 @@ export const errorHandler: Middleware<AppState> = async (ctx, next) => {
     const err = asKnownError(caught);
     if (err instanceof AppError) {
       if (err !== caught) ctx.state.log.warn({ cause: (caught as Error).message }, err.error);
-      ctx.status = statusOf(err.kind);
-      ctx.body = { error: err.error, ...(err.detail !== undefined ? { message: err.detail } : {}), ...err.extra };
+      const reply = errorReply(err);
+      ctx.status = reply.status;
+      ctx.body = reply.body;
       if (err.kind === 'rate_limited') rateLimitRefusals.inc({ limit: err.error });
-      if (typeof err.extra.retry_after === 'number') ctx.set('Retry-After', String(err.extra.retry_after));
+      if (reply.retryAfter !== undefined) ctx.set('Retry-After', reply.retryAfter);
       return;
     }
     const e = err as HttpishError;

@@ -7,6 +7,7 @@ import { AppError } from '../../domain/errors.ts';
 import { actAs, callerOf } from '../http/auth.ts';
 import type { AppContext, AppState } from '../http/state.ts';
 import type { ApiCall } from './api-call.ts';
+import { serialCalls } from './serial-calls.ts';
 import { createMcpServer } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
@@ -39,15 +40,6 @@ export function mcpHandler(app: Koa<AppState>): Middleware<AppState> {
       return;
     }
     const caller = callerOf(ctx);
-    // One call of the API at a time per MCP request, as one client sending them would: an org's MCP concurrency is
-    // its concurrent requests, so a JSON-RPC batch waits its turn instead of overrunning the org's search queue,
-    // whose refusals (429) each still cost a pass through the MCP server and the middleware.
-    let previous: Promise<unknown> = Promise.resolve();
-    const call: ApiCall = (method, path, body) => {
-      const answer = previous.then(() => callApi(method, path, body));
-      previous = answer.catch(() => undefined);
-      return answer;
-    };
     const callApi: ApiCall = async (method, path, body) => {
       const dispatch = (handler ??= app.callback());
       const res = await inject(
@@ -74,7 +66,8 @@ export function mcpHandler(app: Koa<AppState>): Middleware<AppState> {
     try {
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
-      const response = await requestCall.run(call, () => transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody }));
+      const handled = () => transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody });
+      const response = await requestCall.run(serialCalls(callApi), handled);
       ctx.status = response.status;
       response.headers.forEach((value, name) => ctx.set(name, value));
       // JSON responses are enabled, so a POST is answered with one body (a notification, with none).

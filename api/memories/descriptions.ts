@@ -4,14 +4,15 @@ import { DELETION_BATCH } from '../../domain/memories/delete-by-filter.ts';
 import { MAX_PROJECTS_PER_ORG } from '../../domain/store/namespaces.ts';
 import { HISTORY_ENTRIES_KEPT } from '../../domain/memories/limits.ts';
 import { BATCHES_WAITING_PER_ORG_PER_SLOT } from '../../domain/memories/batch-slots.ts';
-import { PACE_AHEAD_MAX_MS } from '../../domain/fair-slots.ts';
+import { PACE_AHEAD_MAX_MS, WAIT_MAX_MS } from '../../domain/fair-slots.ts';
 
 // Batch writes take turns between orgs (domain/memories/batch-slots.ts).
 const BATCH_SLOTS =
   `Batches of all organizations take turns in a few slots: an organization with ${BATCHES_WAITING_PER_ORG_PER_SLOT} batches per ` +
   'slot waiting already gets 429 `rate-limited` with Retry-After, and while another organization is busy, a stream of ' +
   'batches is paced to a share of the slots, and refused with 429 and the wait once its pace runs more than ' +
-  `${PACE_AHEAD_MAX_MS / 1000} s ahead (docs/api-decisions.md, "Batch slots").`;
+  `${PACE_AHEAD_MAX_MS / 1000} s ahead. A batch still waiting for a slot after ${WAIT_MAX_MS / 1000} s is refused: with 429 ` +
+  'and the wait while its organization is paced, otherwise with 503 `server_busy` (docs/api-decisions.md, "Batch slots").';
 
 export const postMemoriesBatch =
   'Each item is shaped like the body of POST /api/memories and has its semantics: secrets redacted, the free ' +

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FairSlots, PACE_AHEAD_MAX_MS } from '../../domain/fair-slots.ts';
+import { FairSlots, PACE_AHEAD_MAX_MS, WAIT_MAX_MS } from '../../domain/fair-slots.ts';
 import { OrgActivity } from '../../domain/org-activity.ts';
 import { searchSlots } from '../../domain/search/search-slots.ts';
 import { batchSlots } from '../../domain/memories/batch-slots.ts';
@@ -234,6 +234,45 @@ describe('FairSlots', () => {
       a1.release();
       expect(await result).toBe('a1');
       leaveA();
+      leaveB();
+    });
+
+    it(`refuses a call still waiting after ${WAIT_MAX_MS} ms: a paced org's with 429 and its pace, another's with 503`, async () => {
+      clock();
+      const activity = new OrgActivity();
+      const slots = searchSlots(2, activity, 0.1);
+      const started: string[] = [];
+      const [a1, a2, b1] = ['a1', 'a2', 'b1'].map((name) => gated(started, name)) as [Gated, Gated, Gated];
+      const [leaveA, leaveB] = [activity.enter('a'), activity.enter('b')];
+      const results = [slots.run('a', a1.run), slots.run('a', a2.run)];
+      const [a3, a4] = ['a3', 'a4'].map((name) => slots.run('a', async () => name).catch((err: unknown) => err));
+      // a takes all slots but one; a2, a3 and a4 wait. a1 holds its slot 300 ms: a2 may start 1,500 ms after a1 did.
+      await advance(300);
+      a1.release();
+      await advance(1_200);
+      expect(started).toEqual(['a1', 'a2']);
+      // a2 holds its slot 1,000 ms: the calls behind it are put off to 6,500 ms, past the wait's deadline at 5,000 ms.
+      await advance(1_000);
+      a2.release();
+      await advance(WAIT_MAX_MS - 2_500);
+      expect(await a3).toMatchObject({ error: 'rate-limited', extra: { retry_after: 2 } });
+      expect(await a4).toMatchObject({ error: 'rate-limited', extra: { retry_after: 2 } });
+      // With a's line empty, another org's call starts at once.
+      results.push(slots.run('b', b1.run));
+      await tick();
+      expect(started).toEqual(['a1', 'a2', 'b1']);
+      // An org that is not paced waits for a slot that others hold, and past the deadline is told the process is behind.
+      leaveA();
+      const held = gated(started, 'b2');
+      results.push(slots.run('b', held.run));
+      const c1 = slots.run('c', async () => 'c1').catch((err: unknown) => err);
+      await tick();
+      expect(started).toEqual(['a1', 'a2', 'b1', 'b2']);
+      await advance(WAIT_MAX_MS);
+      expect(await c1).toMatchObject({ error: 'server_busy', extra: { retry_after: 1 } });
+      b1.release();
+      held.release();
+      expect(await Promise.all(results)).toEqual(['a1', 'a2', 'b1', 'b2']);
       leaveB();
     });
 

@@ -47,6 +47,16 @@ describe("turns between owners (the local model's line)", () => {
     expect(turns.shift(count)).toBe('a1');
   });
 
+  it('takes out one waiting item that gives up, keeping the others and the turn order', () => {
+    const turns = new Turns<string>();
+    for (const [owner, item] of [['a', 'a1'], ['b', 'b1'], ['a', 'a2'], ['c', 'c1']] as const) turns.push(owner, item);
+    expect(turns.remove('a', 'a1')).toBe(true);
+    expect(turns.remove('a', 'a1')).toBe(false);
+    expect(turns.remove('c', 'c1')).toBe(true);
+    expect([turns.size, turns.waiting('a'), turns.waiting('c')]).toEqual([2, 1, 0]);
+    expect(takeAll(turns)).toEqual(['a2', 'b1']);
+  });
+
   it('gives every waiting item out when drained', () => {
     const turns = new Turns<number>();
     turns.push('a', 1);
