@@ -3,8 +3,8 @@ import { Turns } from './turns.ts';
 
 // How long an org whose queue is full should wait before asking again.
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 1;
-// How far ahead a paced org's next start may be before its next call is refused rather than held: a call waits for the
-// pace this long at most, and a caller whose calls come one after another (an MCP request's) is told when to come back.
+// How far ahead a paced org's next start may be before its next call is refused at once rather than held: a caller
+// whose calls come one after another (an MCP request's) is told when to come back.
 export const PACE_AHEAD_MAX_MS = 2_000;
 // How long a call may wait in its line: past it, the call is refused rather than left waiting (the calls ahead of it
 // in its org's line each put its pace off further). A paced org is told when to come back (429), any other that this
