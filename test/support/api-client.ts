@@ -40,11 +40,15 @@ export class ApiClient {
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (options.cookie) headers.cookie = `svc_session=${options.cookie}`;
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = http.request(this.baseUrl + path, { method, headers, agent }, resolve);
-      req.on('error', reject);
-      req.end(body);
-    });
+    const send = () =>
+      new Promise<http.IncomingMessage>((resolve, reject) => {
+        const req = http.request(this.baseUrl + path, { method, headers, agent }, resolve);
+        // A kept socket the server closed as it was taken (its idle timer and ours race when the client is starved
+        // of CPU) resets before the server reads the request: sent again on another socket, as Node's docs advise.
+        req.on('error', (err: NodeJS.ErrnoException) => (req.reusedSocket && err.code === 'ECONNRESET' ? resolve(send()) : reject(err)));
+        req.end(body);
+      });
+    const res = await send();
     const chunks: Buffer[] = [];
     for await (const chunk of res) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
