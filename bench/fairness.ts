@@ -1,10 +1,10 @@
 // Whether one org's flood slows another's requests: seeds a flooding org and a quiet one (BENCH_FAIR_MEMORIES
 // each, default 3,000, embedded), then measures the quiet org's hybrid searches (one at a time, BENCH_FAIR_SEARCHES
-// each way in BENCH_FAIR_SEARCH_ROUNDS rounds), alone and while the other org floods, alternately, and then its
-// saves in BENCH_FAIR_SAVE_ROUNDS rounds of BENCH_FAIR_SAVE_SECONDS each way, alone and beside the flood
-// alternately: as fast as 4 at a time go, and sent at a steady BENCH_FAIR_PACED_RATE a
-// second (default 50: a tenant's agents saving as they work, not a flood of its own). The flood is MCP batches of
-// hybrid searches, bulk searches, exports and batch updates, all at once (BENCH_FAIR_FLOOD picks some:
+// each way in BENCH_FAIR_SEARCH_ROUNDS rounds), alone and while the other org floods, and then its saves in
+// BENCH_FAIR_SAVE_ROUNDS rounds of BENCH_FAIR_SAVE_SECONDS each way, alone and beside the flood (each round alone
+// first and beside first in turn): as fast as 4 at a time go, and sent at a steady BENCH_FAIR_PACED_RATE a second
+// (default 50: a tenant's agents saving as they work, not a flood of its own). The flood is MCP batches of hybrid
+// searches, bulk searches, exports and batch updates, all at once (BENCH_FAIR_FLOOD picks some:
 // mcp,bulk,exports,updates, or none); prints both side by side with what the flood got done and how much of it was
 // refused. `BENCH_SUITES=fairness bash scripts/bench.sh`.
 import { ApiClient } from '../test/support/api-client.ts';
@@ -175,45 +175,53 @@ for (const token of [quiet.token, flooder.token])
     const res = await api.post('/api/memories/search', { token, body: { query, mode: 'hybrid', k: 10 } });
     ok('warm-up search', res.status, 200, res.text);
   }
-// Both rounds of searches come before any save, so that they search an org of the same size; each round of saves
-// starts with no memory of the quiet org waiting for its vector (those would keep the worker busy in one round only).
+// Both sides of searches come before any save, so that they search an org of the same size; each side of saves
+// starts with no memory of the quiet org waiting for its vector (those would keep the worker busy on one side only).
 let floodSeconds = 0;
-async function besideFlood<T>(measure: () => Promise<T>): Promise<T> {
+// Each side starts the same way, 3 s after the flood began or would have (time for it to fill every queue), so that
+// the flood is all that tells them apart.
+async function measured<T>(beside: boolean, measure: () => Promise<T>): Promise<T> {
   const started = performance.now();
-  const flooded = startFlood();
-  // Let the flood fill every queue before measuring.
+  const flooded = beside ? startFlood() : Promise.resolve();
   await new Promise((r) => setTimeout(r, 3000));
   const result = await measure();
   flooding = false;
   await flooded;
-  floodSeconds += (performance.now() - started) / 1000;
+  if (beside) floodSeconds += (performance.now() - started) / 1000;
   return result;
 }
-// Searches alternate too, in searchRounds rounds each way, so that the machine's own drift falls on both sides.
+// One round each way, alone first and beside first in turn, so that what drifts from round to round (the machine,
+// the org's size, the background work the last round left) falls on both sides alike.
+async function pair<T>(round: number, before: () => Promise<unknown>, measure: () => Promise<T>): Promise<{ alone: T; beside: T }> {
+  const sides = round % 2 === 0 ? [false, true] : [true, false];
+  const result: Partial<{ alone: T; beside: T }> = {};
+  for (const beside of sides) {
+    await before();
+    result[beside ? 'beside' : 'alone'] = await measured(beside, measure);
+  }
+  return result as { alone: T; beside: T };
+}
+const nothing = async () => undefined;
+const embedded = () => untilEmbedded(api, quiet.token);
 const searchLatencies = { alone: [] as number[], beside: [] as number[] };
 for (let round = 0; round < searchRounds; round++) {
   const perRound = Math.ceil(searchCount / searchRounds);
-  searchLatencies.alone.push(...(await measureSearches(newQueries(perRound))));
-  searchLatencies.beside.push(...(await besideFlood(() => measureSearches(newQueries(perRound)))));
+  const { alone, beside } = await pair(round, nothing, () => measureSearches(newQueries(perRound)));
+  searchLatencies.alone.push(...alone);
+  searchLatencies.beside.push(...beside);
 }
 const [searchAlone, searchBeside] = [summarize(searchLatencies.alone), summarize(searchLatencies.beside)];
-// Saves alternate, alone and beside the flood, saveRounds times each: the org grows with every round, and one round
-// each way could not tell the target from the benchmark's own spread.
+// Saves go in saveRounds rounds each way: one round each way could not tell the target from the benchmark's own
+// spread.
 const savePairs: { alone: number; beside: number }[] = [];
 const paced = { alone: { seconds: 0, latencies: [] as number[] }, beside: { seconds: 0, latencies: [] as number[] } };
-const addPaced = (side: keyof typeof paced, round: { seconds: number; latencies: number[] }) => {
-  paced[side].seconds += round.seconds;
-  paced[side].latencies.push(...round.latencies);
-};
 for (let round = 0; round < saveRounds; round++) {
-  await untilEmbedded(api, quiet.token);
-  const alone = await measureSaves();
-  await untilEmbedded(api, quiet.token);
-  savePairs.push({ alone, beside: await besideFlood(measureSaves) });
-  await untilEmbedded(api, quiet.token);
-  addPaced('alone', await measurePacedSaves());
-  await untilEmbedded(api, quiet.token);
-  addPaced('beside', await besideFlood(measurePacedSaves));
+  savePairs.push(await pair(round, embedded, measureSaves));
+  const { alone, beside } = await pair(round, embedded, measurePacedSaves);
+  for (const [side, got] of [['alone', alone], ['beside', beside]] as const) {
+    paced[side].seconds += got.seconds;
+    paced[side].latencies.push(...got.latencies);
+  }
 }
 const savesAlone = Math.round(savePairs.reduce((sum, p) => sum + p.alone, 0) / saveRounds);
 const savesBeside = Math.round(savePairs.reduce((sum, p) => sum + p.beside, 0) / saveRounds);
