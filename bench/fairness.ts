@@ -10,7 +10,7 @@
 import { ApiClient } from '../test/support/api-client.ts';
 import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
-import { paidOrg, untilEmbedded } from './lib/service.ts';
+import { paidOrg, untilDatabaseQuiet, untilEmbedded } from './lib/service.ts';
 import { summarize } from './lib/stats.ts';
 
 const baseUrl = process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099';
@@ -201,12 +201,17 @@ async function pair<T>(round: number, before: () => Promise<unknown>, measure: (
   }
   return result as { alone: T; beside: T };
 }
-const nothing = async () => undefined;
-const embedded = () => untilEmbedded(api, quiet.token);
+// Each side starts with the database at rest (no vacuum or index build under way) and, for saves, with none of the
+// quiet org's memories waiting for a vector: either would keep a core busy on one side only.
+const settled = () => untilDatabaseQuiet();
+const embedded = async () => {
+  await untilEmbedded(api, quiet.token);
+  await untilDatabaseQuiet();
+};
 const searchLatencies = { alone: [] as number[], beside: [] as number[] };
 for (let round = 0; round < searchRounds; round++) {
   const perRound = Math.ceil(searchCount / searchRounds);
-  const { alone, beside } = await pair(round, nothing, () => measureSearches(newQueries(perRound)));
+  const { alone, beside } = await pair(round, settled, () => measureSearches(newQueries(perRound)));
   searchLatencies.alone.push(...alone);
   searchLatencies.beside.push(...beside);
 }

@@ -44,7 +44,8 @@ export const ERROR_CODES = {
   ),
   'rate-limited': code(
     429,
-    'A rate limit was hit (writes per token, reads per token when configured, an org with too many searches waiting); ' +
+    'A rate limit was hit (writes per token, reads per token when configured, exports per org an hour, an org with ' +
+      'too many searches waiting); ' +
       '`Retry-After` and `retry_after` give the seconds to wait.',
     contract(),
   ),

@@ -168,6 +168,9 @@ const envSchema = z.object({
   // Reads (GETs and the POSTs that only read) per credential in a rolling second; 0, the default, as the contract
   // has it: reads unlimited. Searches are bounded per org anyway (domain/search/search-slots.ts).
   READ_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).max(100_000).default(0),
+  // Exports one org may start in a rolling hour (0: no limit): each reads its whole selection and writes it again, as
+  // a workflow whose start and finish no pace covers (activities/exports.ts paces only its pages).
+  EXPORTS_PER_ORG_PER_HOUR: z.coerce.number().int().min(0).max(1_000_000).default(30),
   // Organizations one user may own, the one made at sign-up included: each brings free quotas of its own.
   ORGS_PER_USER_MAX: z.coerce.number().int().min(1).max(10_000).default(5),
   // Sign-ups per client address in a rolling hour (0: no limit).

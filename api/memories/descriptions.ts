@@ -41,9 +41,13 @@ export const postMemoriesEmbeddingsBackfill =
   "Runs in the org's curator workflow (`memory-curator-<org id>`); follow it with GET /api/memories/embeddings. " +
   'The worker also starts one by itself for orgs whose vectors lag, when it starts.';
 
-export const postMemoriesExports =
+export const postMemoriesExports = (perHour: number) =>
   'Runs as the `export-<id>` workflow, a page of 1,000 rows at a time; poll GET /api/memories/exports/:id ' +
-  '(row_count grows while it runs). Counts as a write.';
+  '(row_count grows while it runs). Counts as a write. ' +
+  (perHour > 0
+    ? `An organization starts at most ${perHour} exports in a rolling hour (EXPORTS_PER_ORG_PER_HOUR); past that, 429 ` +
+      '`rate-limited` with Retry-After.'
+    : 'Exports per organization are not limited (EXPORTS_PER_ORG_PER_HOUR is 0).');
 
 export const postMemories =
   'Secrets in content are redacted before storage (metadata.redacted_count/redacted_kinds). Searchable as soon ' +

@@ -50,11 +50,12 @@ export function exportRoutes(deps: ApiDeps): AnyRoute[] {
       tag: 'exports',
       access: 'caller',
       summary: 'Start an export of memories (ndjson or csv) with the list filters; answers 202 with the pending job',
-      description: postMemoriesExports,
+      description: postMemoriesExports(deps.config.EXPORTS_PER_ORG_PER_HOUR),
       body: z.object({ format: z.enum(EXPORT_FORMATS), filters: z.object(filterFields).optional() }),
       responses: { 202: { description: 'Pending job', schema: exportSchema } },
       handler: async (ctx, { body }) => {
-        const job = await requestExport(ctx.state.em, callerOf(ctx), body.format, body.filters ? toFilters(body.filters) : {});
+        const filters = body.filters ? toFilters(body.filters) : {};
+        const job = await requestExport(ctx.state.em, callerOf(ctx), body.format, filters, deps.config.EXPORTS_PER_ORG_PER_HOUR);
         ctx.status = 202;
         ctx.body = json(job);
       },

@@ -40,3 +40,27 @@ export async function untilEmbedded(api: ApiClient, token: string, timeoutMs = 1
     await sleep(1000);
   }
 }
+
+// Waits until no vacuum or index build is under way in the service's database (DATABASE_URL): either keeps a core
+// busy for seconds to minutes, so a measurement that should compare like with like starts after them.
+export async function untilDatabaseQuiet(timeoutMs = 10 * 60_000): Promise<void> {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (let reported = false; ; reported = true) {
+      const { rows } = await db.query<{ busy: string | null }>(
+        `select string_agg(left(query, 80), '; ') as busy from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid()
+            and (backend_type = 'autovacuum worker' or pid in (select pid from pg_stat_progress_create_index))`,
+      );
+      const busy = rows[0]?.busy;
+      if (!busy) return;
+      if (!reported) console.error(`waiting for the database: ${busy}`);
+      if (Date.now() > deadline) throw new Error(`the database still busy after ${timeoutMs / 60_000} minutes: ${busy}`);
+      await sleep(1000);
+    }
+  } finally {
+    await db.end();
+  }
+}

@@ -4,11 +4,12 @@ import { stringify } from 'csv-stringify/sync';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { copyOut } from '../copy-out.ts';
-import { invalid, notFound } from '../errors.ts';
+import { AppError, invalid, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileFilters, type MemoryFilters } from '../store/filters.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
+import { takeSlot } from '../ratelimit/take.ts';
 import { query, queryOne, sql, toDate, toDateOrNull } from '../sql.ts';
 
 export const EXPORT_JOB = 'memoryExport';
@@ -44,8 +45,27 @@ export interface ExportView {
   completedAt: number | null;
 }
 
-export async function requestExport(em: EntityManager, caller: Caller, format: ExportFormat, filters: MemoryFilters): Promise<ExportView> {
+// Exports an org may start in a rolling hour (0: no limit) are counted here, in the transaction that starts one, so
+// that a refused or failed request spends nothing.
+const EXPORT_WINDOW_SECONDS = 60 * 60;
+async function spendExportSlot(tx: EntityManager, orgId: string, perHour: number): Promise<void> {
+  if (perHour === 0) return;
+  const slot = await takeSlot(tx, `export:${orgId}`, perHour, EXPORT_WINDOW_SECONDS);
+  if (!slot.allowed) {
+    const detail = `at most ${perHour} exports per organization an hour; retry in ${slot.retryAfterSeconds} s`;
+    throw new AppError('rate_limited', 'rate-limited', detail, { retry_after: slot.retryAfterSeconds });
+  }
+}
+
+export async function requestExport(
+  em: EntityManager,
+  caller: Caller,
+  format: ExportFormat,
+  filters: MemoryFilters,
+  perHour: number,
+): Promise<ExportView> {
   return em.transactional(async (tx) => {
+    await spendExportSlot(tx, caller.orgId, perHour);
     const id = newId();
     const [row] = await query(
       tx,

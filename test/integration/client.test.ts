@@ -78,9 +78,9 @@ describe('TypeScript client', () => {
     expect(all.body.memories.map((m: { id: string }) => m.id)).toEqual([saved.id]);
   });
 
-  it('waits Retry-After on 429 for any call, and retries 5xx only when the call is safe to repeat', async () => {
+  it('waits Retry-After on 429 for any call up to maxRetryWait, and retries 5xx only when the call is safe to repeat', async () => {
     const calls: string[] = [];
-    const scripted = (first: number): typeof fetch => {
+    const scripted = (first: number, retryAfter = '1'): typeof fetch => {
       let n = 0;
       return async (input, init) => {
         const request = new Request(input, init);
@@ -88,7 +88,7 @@ describe('TypeScript client', () => {
         if (n++ === 0)
           return new Response(JSON.stringify({ error: first === 429 ? 'rate-limited' : 'internal_error' }), {
             status: first,
-            headers: { 'retry-after': '1', 'content-type': 'application/json' },
+            headers: { 'retry-after': retryAfter, 'content-type': 'application/json' },
           });
         return fetch(request);
       };
@@ -96,6 +96,12 @@ describe('TypeScript client', () => {
     const limited = new MemoryClient({ baseUrl: stack.baseUrl, token: a.token, fetch: scripted(429) });
     await limited.api.POST('/api/recall', { body: { memory_ids: [crypto.randomUUID()] } });
     expect(calls).toEqual(['POST /api/recall', 'POST /api/recall']);
+
+    // An hourly limit's wait is the caller's to decide on: the 429 comes back at once.
+    calls.length = 0;
+    const hourly = new MemoryClient({ baseUrl: stack.baseUrl, token: a.token, fetch: scripted(429, '3600') });
+    expect((await hourly.api.POST('/api/recall', { body: { memory_ids: [crypto.randomUUID()] } })).response.status).toBe(429);
+    expect(calls).toEqual(['POST /api/recall']);
 
     calls.length = 0;
     const failing = new MemoryClient({ baseUrl: stack.baseUrl, token: a.token, fetch: scripted(503) });

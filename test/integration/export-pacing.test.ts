@@ -8,7 +8,7 @@ import { signUp, startStack, type Stack } from '../support/stack.ts';
 // No relay and no worker: the export stays pending, and this test runs its pages itself.
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ relay: false, worker: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0' } });
+  stack = await startStack({ relay: false, worker: false, env: { WRITE_RATE_LIMIT_PER_MINUTE: '0', EXPORTS_PER_ORG_PER_HOUR: '2' } });
 });
 afterAll(async () => stack?.close());
 
@@ -101,3 +101,20 @@ describe("an export's pages beside another org's work", () => {
     }
   });
 });
+
+describe('the exports an org may start', () => {
+  it('are EXPORTS_PER_ORG_PER_HOUR in a rolling hour: past them 429 with Retry-After and no job, while another org starts its own', async () => {
+    const [a, b] = [await signUp(stack.api), await signUp(stack.api)];
+    const start = (token: string) => stack.api.post('/api/memories/exports', { token, body: { format: 'ndjson' } });
+    for (let i = 0; i < 2; i++) expect((await start(a.token)).status).toBe(202);
+    const refused = await start(a.token);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ error: 'rate-limited', message: expect.stringContaining('2 exports per organization an hour') });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect((await stack.api.get('/api/memories/exports', { token: a.token })).body.exports).toHaveLength(2);
+    expect((await start(b.token)).status).toBe(202);
+  });
+});
+

@@ -270,7 +270,7 @@ describe('a failing export', () => {
       credentialKind: 'api' as const,
     };
     // A stored job whose filters no longer make sense (as after a change of their format).
-    const job = await requestExport(stack.orm.em.fork(), caller, 'ndjson', { createdAfter: 'yesterday' as unknown as number });
+    const job = await requestExport(stack.orm.em.fork(), caller, 'ndjson', { createdAfter: 'yesterday' as unknown as number }, 0);
     const done = await waitDone(job.id);
     expect(done.status).toBe('failed');
     expect(done.error).toMatch(/cannot be applied/);

@@ -31,6 +31,9 @@ export interface MemoryClientOptions {
   token?: string;
   // Attempts after the first for a retry-safe call (default 3).
   maxRetries?: number;
+  // The longest Retry-After (seconds) a call answered 429 waits out before it goes again (default 60); a longer
+  // one is answered at once.
+  maxRetryWait?: number;
   fetch?: typeof fetch;
 }
 
@@ -49,7 +52,7 @@ export class MemoryClient {
     this.api = createClient<paths>({
       baseUrl: baseUrl.replace(/\/+$/, ''),
       headers: token ? { authorization: `Bearer ${token}` } : {},
-      fetch: retryingFetch(options.fetch ?? globalThis.fetch.bind(globalThis), options.maxRetries ?? 3),
+      fetch: retryingFetch(options.fetch ?? globalThis.fetch.bind(globalThis), options.maxRetries ?? 3, options.maxRetryWait ?? 60),
     });
   }
 

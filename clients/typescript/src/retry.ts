@@ -13,8 +13,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // A fetch that retries as above, up to maxRetries times, and turns a failure to get any answer into a
 // MemoryServiceConnectionError (fetch implementations each reject with their own TypeError). An abort by
-// the caller's signal stays the AbortError it is.
-export function retryingFetch(inner: typeof fetch, maxRetries: number): typeof fetch {
+// the caller's signal stays the AbortError it is. A 429 whose Retry-After is over maxRetryWait seconds (an
+// hourly limit's) is answered at once rather than waited out.
+export function retryingFetch(inner: typeof fetch, maxRetries: number, maxRetryWait: number): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
     for (let attempt = 0; ; attempt++) {
@@ -29,7 +30,9 @@ export function retryingFetch(inner: typeof fetch, maxRetries: number): typeof f
       }
       if (attempt >= maxRetries) return response;
       if (response.status === 429) {
-        await sleep(Number(response.headers.get('retry-after') ?? '1') * 1000);
+        const wait = Number(response.headers.get('retry-after') ?? '1');
+        if (wait > maxRetryWait) return response;
+        await sleep(wait * 1000);
         continue;
       }
       if (response.status >= 500 && retrySafe(request)) {

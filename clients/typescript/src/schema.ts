@@ -472,7 +472,7 @@ export interface paths {
         put?: never;
         /**
          * Start an export of memories (ndjson or csv) with the list filters; answers 202 with the pending job
-         * @description Runs as the `export-<id>` workflow, a page of 1,000 rows at a time; poll GET /api/memories/exports/:id (row_count grows while it runs). Counts as a write.
+         * @description Runs as the `export-<id>` workflow, a page of 1,000 rows at a time; poll GET /api/memories/exports/:id (row_count grows while it runs). Counts as a write. An organization starts at most 30 exports in a rolling hour (EXPORTS_PER_ORG_PER_HOUR); past that, 429 `rate-limited` with Retry-After.
          */
         post: operations["postApiMemoriesExports"];
         delete?: never;
