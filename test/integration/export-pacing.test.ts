@@ -117,4 +117,3 @@ describe('the exports an org may start', () => {
     expect((await start(b.token)).status).toBe(202);
   });
 });
-
