@@ -3,6 +3,7 @@ import type { Embedder } from '../domain/store/embedder.ts';
 import { embedMemories, embedPage, noOutcome, type EmbedOutcome } from '../domain/embeddings/store.ts';
 import { compactPostings, FOLD_MEMORIES, foldPostings } from '../domain/search/fold.ts';
 import { embeddingsComputed } from '../infra/metrics.ts';
+import { heartbeating } from './heartbeat.ts';
 
 export interface CuratorActivityDeps {
   orm: MikroORM;
@@ -18,6 +19,8 @@ const BACKFILL_PAGE = 256;
 
 // A fold activity keeps folding for about this long, then hands back to the workflow.
 const FOLD_BUDGET_MS = 10_000;
+// How often a fold attempt says it is alive (well inside POSTINGS_FOLD's heartbeatTimeout).
+const FOLD_HEARTBEAT_MS = 5_000;
 
 export function curatorActivities(deps: CuratorActivityDeps) {
   // A missing model is worth waiting for (the activity is retried until an operator fixes the worker).
@@ -39,16 +42,22 @@ export function curatorActivities(deps: CuratorActivityDeps) {
       const started = Date.now();
       let folded = 0;
       let more = true;
-      while (more && Date.now() - started < FOLD_BUDGET_MS) {
-        const n = await foldPostings(deps.orm.em.fork(), input.orgId);
-        folded += n;
-        // Only a full fold goes on at once. A smaller one leaves what arrives meanwhile to the next, FOLD_INTERVAL
-        // later: each fold writes a block per distinct term it holds, and folding as fast as saves came (about 100
-        // memories a fold, 18 distinct terms a memory) cost more than the saves themselves; a fold of 2,000 has 3.3.
-        more = n === FOLD_MEMORIES;
-      }
-      const compacted = more ? 0 : await compactPostings(deps.orm.em.fork(), input.orgId);
-      return { folded, compacted, more };
+      return heartbeating(
+        FOLD_HEARTBEAT_MS,
+        async () => ({ folded }),
+        async () => {
+          while (more && Date.now() - started < FOLD_BUDGET_MS) {
+            const n = await foldPostings(deps.orm.em.fork(), input.orgId);
+            folded += n;
+            // Only a full fold goes on at once. A smaller one leaves what arrives meanwhile to the next, FOLD_INTERVAL
+            // later: each fold writes a block per distinct term it holds, and folding as fast as saves came (about 100
+            // memories a fold, 18 distinct terms a memory) cost more than the saves themselves; a fold of 2,000 has 3.3.
+            more = n === FOLD_MEMORIES;
+          }
+          const compacted = more ? 0 : await compactPostings(deps.orm.em.fork(), input.orgId);
+          return { folded, compacted, more };
+        },
+      );
     },
     async embedPage(input: { orgId: string; cursor: string | null }): Promise<{ outcome: EmbedOutcome; next: string | null }> {
       const embedder = model();

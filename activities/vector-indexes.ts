@@ -1,6 +1,6 @@
-import { Context } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { buildOrgIndex, buildProgress, dropVectorIndex, planVectorIndexes, type VectorIndexPlan } from '../domain/store/vector-indexes.ts';
+import { heartbeating } from './heartbeat.ts';
 
 export interface VectorIndexActivityDeps {
   orm: MikroORM;
@@ -12,21 +12,6 @@ export interface VectorIndexActivityDeps {
 // panel.
 const HEARTBEAT_MS = 10_000;
 
-async function heartbeating(progress: () => Promise<unknown>, work: () => Promise<void>): Promise<void> {
-  const ctx = Context.current();
-  const beat = setInterval(() => {
-    progress().then(
-      (details) => ctx.heartbeat(details),
-      () => ctx.heartbeat(null),
-    );
-  }, HEARTBEAT_MS);
-  try {
-    await work();
-  } finally {
-    clearInterval(beat);
-  }
-}
-
 export function vectorIndexActivities(deps: VectorIndexActivityDeps) {
   return {
     async planVectorIndexes(): Promise<VectorIndexPlan> {
@@ -35,6 +20,7 @@ export function vectorIndexActivities(deps: VectorIndexActivityDeps) {
     async dropVectorIndex(input: { name: string }): Promise<void> {
       let moved = 0;
       await heartbeating(
+        HEARTBEAT_MS,
         async () => ({ phase: 'moving rows back to the shared index', moved }),
         () => dropVectorIndex(deps.orm.em.fork(), input.name, (n) => (moved = n)),
       );
@@ -46,6 +32,7 @@ export function vectorIndexActivities(deps: VectorIndexActivityDeps) {
     async buildOrgIndex(input: { orgId: string }): Promise<void> {
       let moved: number | null = null;
       await heartbeating(
+        HEARTBEAT_MS,
         async () =>
           moved === null ? buildProgress(deps.orm.em.fork(), input.orgId) : { phase: 'moving rows out of the shared index', moved },
         () => buildOrgIndex(deps.orm.em.fork(), input.orgId, (n) => (moved = n)),

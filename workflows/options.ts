@@ -48,9 +48,12 @@ export const ERASURE: ActivityOptions = {
 };
 
 // Folding an org's postings: bounded work per attempt (about 10 s of folds; compacting the tombstones of an org
-// of a million memories rewrites its blocks, about a minute), retried like a transaction.
+// of a million memories rewrites its blocks, about a minute), retried like a transaction. It heartbeats, so an
+// attempt lost with its worker (killed, or its completion lost while Temporal was down) is retried within the
+// heartbeat timeout rather than left holding the org's fold loop until the start-to-close timeout.
 export const POSTINGS_FOLD: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };
 
