@@ -41,6 +41,9 @@ export const notFound = (kind: NotFoundKind, id: string): AppError => new AppErr
 const SERVER_BUSY_RETRY_AFTER_SECONDS = 1;
 export const serverBusy = (detail: string): AppError =>
   new AppError('unavailable', 'server_busy', `${detail}; try again shortly`, { retry_after: SERVER_BUSY_RETRY_AFTER_SECONDS });
+// A request refused for a limit, 429 with Retry-After: `what` was exceeded (its code says which kind of limit).
+export const rateLimited = (error: ErrorCode, what: string, retryAfterSeconds: number): AppError =>
+  new AppError('rate_limited', error, `${what}; retry in ${retryAfterSeconds} s`, { retry_after: retryAfterSeconds });
 export const forbidden = (detail: string): AppError => new AppError('forbidden', 'forbidden', detail);
 // A 401 says which of its four cases it is, in `reason` and in words.
 export const unauthenticated = (reason: UnauthorizedReason, detail: string): AppError =>

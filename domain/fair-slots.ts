@@ -1,4 +1,4 @@
-import { AppError, serverBusy } from './errors.ts';
+import { rateLimited, serverBusy, type AppError } from './errors.ts';
 import { Turns } from './turns.ts';
 
 // How long an org whose queue is full should wait before asking again.
@@ -68,8 +68,8 @@ export class FairSlots {
     if (ahead > PACE_AHEAD_MAX_MS) return Promise.reject(this.#pacedRefusal(ahead));
     const waiting = this.#waiting.waiting(orgId);
     if (waiting >= this.#maxWaitingPerOrg) {
-      const detail = `${waiting} ${this.#what} of this organization are waiting already; retry in ${QUEUE_FULL_RETRY_AFTER_SECONDS} s`;
-      return Promise.reject(new AppError('rate_limited', 'rate-limited', detail, { retry_after: QUEUE_FULL_RETRY_AFTER_SECONDS }));
+      const what = `${waiting} ${this.#what} of this organization are waiting already`;
+      return Promise.reject(rateLimited('rate-limited', what, QUEUE_FULL_RETRY_AFTER_SECONDS));
     }
     if (this.#waiting.size >= this.#maxWaiting)
       return Promise.reject(serverBusy(`${this.#waiting.size} ${this.#what} are waiting already`));
@@ -94,8 +94,7 @@ export class FairSlots {
 
   #pacedRefusal(ahead: number): AppError {
     const retryAfter = Math.max(1, Math.ceil(ahead / 1000));
-    const detail = `this organization's ${this.#what} are paced beside other organizations' work; retry in ${retryAfter} s`;
-    return new AppError('rate_limited', 'rate-limited', detail, { retry_after: retryAfter });
+    return rateLimited('rate-limited', `this organization's ${this.#what} are paced beside other organizations' work`, retryAfter);
   }
 
   // Time the org's calls spent on the slots' behalf outside them (its searches' model passes), counted as slot time.

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { AppError } from '../../domain/errors.ts';
+import { rateLimited } from '../../domain/errors.ts';
 import { takeSlot } from '../../domain/ratelimit/take.ts';
 import type { AppState } from './state.ts';
 
@@ -25,14 +25,7 @@ export function rateLimit(kind: keyof typeof COUNTED, limit: number): Middleware
       ctx.set('RateLimit-Remaining', String(slot.remaining));
       ctx.set('RateLimit-Reset', String(slot.resetSeconds));
       if (!slot.allowed) {
-        throw new AppError(
-          'rate_limited',
-          'rate-limited',
-          `at most ${limit} ${kind}s per ${per} per token; retry in ${slot.retryAfterSeconds} s`,
-          {
-            retry_after: slot.retryAfterSeconds,
-          },
-        );
+        throw rateLimited('rate-limited', `at most ${limit} ${kind}s per ${per} per token`, slot.retryAfterSeconds);
       }
     }
     await next();

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import ipaddr from 'ipaddr.js';
-import { AppError } from '../errors.ts';
+import { rateLimited } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { peekSlot, takeSlot, type SlotDecision } from '../ratelimit/take.ts';
@@ -50,9 +50,7 @@ const keys = (email: string, clientAddress: string) => {
 };
 
 function refuse(slot: SlotDecision): never {
-  throw new AppError('rate_limited', 'too_many_attempts', `too many sign-in attempts; retry in ${slot.retryAfterSeconds} s`, {
-    retry_after: slot.retryAfterSeconds,
-  });
+  throw rateLimited('too_many_attempts', 'too many sign-in attempts', slot.retryAfterSeconds);
 }
 
 export async function guardLogin(em: EntityManager, email: string, clientAddress: string): Promise<void> {

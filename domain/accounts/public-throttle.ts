@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError } from '../errors.ts';
+import { rateLimited } from '../errors.ts';
 import { takeSlot } from '../ratelimit/take.ts';
 import { normalizeEmail } from './signup.ts';
 
@@ -34,11 +34,7 @@ const SIGNUP_WINDOW_SECONDS = 60 * 60;
 async function spend(em: EntityManager, what: string, slots: [key: string, limit: number, windowSeconds: number][]): Promise<void> {
   for (const [key, limit, windowSeconds] of slots) {
     const slot = await takeSlot(em, key, limit, windowSeconds);
-    if (!slot.allowed) {
-      throw new AppError('rate_limited', 'too_many_requests', `too many ${what}; retry in ${slot.retryAfterSeconds} s`, {
-        retry_after: slot.retryAfterSeconds,
-      });
-    }
+    if (!slot.allowed) throw rateLimited('too_many_requests', `too many ${what}`, slot.retryAfterSeconds);
   }
 }
 

@@ -4,7 +4,7 @@ import { stringify } from 'csv-stringify/sync';
 import { actorOf, type Caller } from '../accounts/caller.ts';
 import { recordAudit } from '../audit/record.ts';
 import { copyOut } from '../copy-out.ts';
-import { AppError, invalid, notFound } from '../errors.ts';
+import { invalid, notFound, rateLimited } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { compileFilters, type MemoryFilters } from '../store/filters.ts';
 import { MEMORIES_IN_NAMESPACES, MEMORY_COLUMNS, memoryRecord, memoryView, type MemoryRow, type MemoryView } from '../store/model.ts';
@@ -51,10 +51,7 @@ const EXPORT_WINDOW_SECONDS = 60 * 60;
 async function spendExportSlot(tx: EntityManager, orgId: string, perHour: number): Promise<void> {
   if (perHour === 0) return;
   const slot = await takeSlot(tx, `export:${orgId}`, perHour, EXPORT_WINDOW_SECONDS);
-  if (!slot.allowed) {
-    const detail = `at most ${perHour} exports per organization an hour; retry in ${slot.retryAfterSeconds} s`;
-    throw new AppError('rate_limited', 'rate-limited', detail, { retry_after: slot.retryAfterSeconds });
-  }
+  if (!slot.allowed) throw rateLimited('rate-limited', `at most ${perHour} exports per organization an hour`, slot.retryAfterSeconds);
 }
 
 export async function requestExport(
