@@ -1,4 +1,5 @@
 import { rateLimited, serverBusy, type AppError } from './errors.ts';
+import { withQueryTime } from './sql.ts';
 import { Turns } from './turns.ts';
 
 // How long an org whose queue is full should wait before asking again.
@@ -35,7 +36,8 @@ const everySlot = (slots: number): SlotShares => ({ slotsFor: () => slots, paced
 // `waitingPerSlot` per slot waiting in all, any org is refused (503 server_busy: this process is behind).
 // `shares` may hold an org to fewer slots than all (its calls past that wait, and a slot it cannot take stays free
 // until one of its calls ends), and pace an org's waiting calls, so that they use at most `share` of all the slots'
-// time: each call's time in its slot puts off the org's next waiting call by that time over the share.
+// time: each call's time in its slot (or its statements' time, summed over the connections it held, if longer) puts
+// off the org's next waiting call by that time over the share.
 export class FairSlots {
   readonly slots: number;
   readonly #maxWaitingPerOrg: number;
@@ -160,10 +162,13 @@ export class FairSlots {
     this.#running += 1;
     this.#underWay.set(orgId, (this.#underWay.get(orgId) ?? 0) + 1);
     const started = performance.now();
+    let statements = 0;
     try {
-      return await fn();
+      return await withQueryTime(fn, (ms) => (statements = ms));
     } finally {
-      if (this.#isPaced(orgId)) this.#putOff(orgId, started, performance.now() - started);
+      // Its time in the slot, or its statements' time if longer: a call on two connections at once costs the
+      // database twice its wall time.
+      if (this.#isPaced(orgId)) this.#putOff(orgId, started, Math.max(performance.now() - started, statements));
       this.#running -= 1;
       this.#dispatch(orgId);
       const left = this.#underWay.get(orgId)! - 1;

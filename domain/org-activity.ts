@@ -1,5 +1,9 @@
 import type { SlotShares } from './fair-slots.ts';
 
+// How long an org still counts as active after its last request ended: a caller's next request follows its last
+// within moments, and a flood let into every slot in that gap would still hold them when it comes.
+export const ACTIVE_LINGER_MS = 500;
+
 // The orgs with work under way in this process (the API's requests; the worker's activities that name their org), so
 // that work shared by orgs (the search and batch slots, an export's pages) can leave room for another org's while
 // there is any: a save waits for a core behind whatever else runs.
@@ -10,6 +14,13 @@ export class OrgActivity {
   // Orgs that began a request since the last `takeSeen` (kept from the first call on, so that a process that never
   // takes them keeps none): one that came and went between two looks still counts.
   #seen: Set<string> | undefined;
+  // When each org with nothing under way last ended a request, while it lingers.
+  readonly #leftAt = new Map<string, number>();
+  readonly #lingerMs: number;
+
+  constructor(lingerMs = ACTIVE_LINGER_MS) {
+    this.#lingerMs = lingerMs;
+  }
 
   // Counts a request of the org until the returned function is called.
   enter(orgId: string): () => void {
@@ -20,13 +31,14 @@ export class OrgActivity {
       if (left) return;
       left = true;
       const n = this.#underWay.get(orgId)! - 1;
-      if (n > 0) this.#underWay.set(orgId, n);
-      else this.#underWay.delete(orgId);
+      if (n > 0) return void this.#underWay.set(orgId, n);
+      this.#underWay.delete(orgId);
+      if (this.#lingerMs > 0) this.#leftAt.set(orgId, performance.now());
     };
   }
 
   // How orgs share `slots` while others are busy: while another org has a request under way (a save, a list, a
-  // search), an org takes all slots but one, leaving one to the others; and while such an org has no call waiting, an
+  // search) or lingers after one, an org takes all slots but one, leaving one to the others; and while such an org has no call waiting, an
   // org whose calls wait for a slot (a flood) uses at most `busyShare` of the slots' time, since its one slot alone
   // would still keep a core busy beside the other org's requests. Orgs that all flood are not paced, so the slots are
   // never left idle for want of a quiet org. An org alone in the process uses every slot.
@@ -46,10 +58,15 @@ export class OrgActivity {
     return [...orgs];
   }
 
-  // Whether an org other than this one has a request under way (one that `where` accepts, if given).
-  othersActive(orgId: string, where?: (other: string) => boolean): boolean {
-    if (!where) return this.#underWay.size > (this.#underWay.has(orgId) ? 1 : 0);
+  // Whether an org other than this one has a request under way or ended one within the linger (one that `where`
+  // accepts, if given).
+  othersActive(orgId: string, where: (other: string) => boolean = () => true): boolean {
     for (const other of this.#underWay.keys()) if (other !== orgId && where(other)) return true;
+    const now = performance.now();
+    for (const [other, left] of this.#leftAt) {
+      if (this.#underWay.has(other) || now - left >= this.#lingerMs) this.#leftAt.delete(other);
+      else if (other !== orgId && where(other)) return true;
+    }
     return false;
   }
 }

@@ -1,12 +1,34 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, type RawBuilder } from 'kysely';
 
 export { sql };
 
+// The statements' time of one unit of work (withQueryTime), summed over the connections it held at once.
+const queryTime = new AsyncLocalStorage<{ ms: number }>();
+
 // The one way to run hand-written SQL: a kysely `sql` template with bound parameters (arrays travel as
 // PostgreSQL arrays), on the EntityManager's connection, so it joins the current transaction if any.
 export async function query<T>(em: EntityManager, statement: RawBuilder<T>): Promise<T[]> {
-  return (await statement.execute(em.getKysely())).rows;
+  const meter = queryTime.getStore();
+  if (!meter) return (await statement.execute(em.getKysely())).rows;
+  const started = performance.now();
+  try {
+    return (await statement.execute(em.getKysely())).rows;
+  } finally {
+    meter.ms += performance.now() - started;
+  }
+}
+
+// Runs `work`, telling `spent` how long its statements took in all, however it ends: a search that runs its lists side
+// by side holds a connection, and a database backend, for each.
+export async function withQueryTime<T>(work: () => Promise<T>, spent: (ms: number) => void): Promise<T> {
+  const meter = { ms: 0 };
+  try {
+    return await queryTime.run(meter, work);
+  } finally {
+    spent(meter.ms);
+  }
 }
 
 export async function queryOne<T>(em: EntityManager, statement: RawBuilder<T>): Promise<T | undefined> {

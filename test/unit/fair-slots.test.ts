@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FairSlots, PACE_AHEAD_MAX_MS, WAIT_MAX_MS } from '../../domain/fair-slots.ts';
-import { OrgActivity } from '../../domain/org-activity.ts';
+import { ACTIVE_LINGER_MS, OrgActivity } from '../../domain/org-activity.ts';
 import { searchSlots } from '../../domain/search/search-slots.ts';
 import { batchSlots } from '../../domain/memories/batch-slots.ts';
 
@@ -22,6 +22,7 @@ function gated(started: string[], name: string) {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
+// Orgs here stop counting as active the moment their last request ends (a linger of 0), but in the linger's own test.
 describe('FairSlots', () => {
   it('lets one org use every slot while no other waits', async () => {
     const slots = new FairSlots(2, 4, 16, 'searches');
@@ -112,7 +113,7 @@ describe('FairSlots', () => {
   });
 
   it("gives the search slots to an org alone, and all but one while another org's request is under way", async () => {
-    const activity = new OrgActivity();
+    const activity = new OrgActivity(0);
     const slots = searchSlots(2, activity);
     const started: string[] = [];
     const calls = ['a1', 'a2', 'a3', 'a4'].map((name) => gated(started, name));
@@ -155,7 +156,7 @@ describe('FairSlots', () => {
       ['batch writes', batchSlots],
     ])('holds its waiting %s to the share of the slots while another org with none waiting is busy', async (_, slotsOf) => {
       clock();
-      const activity = new OrgActivity();
+      const activity = new OrgActivity(0);
       // A quarter of two slots' time: each call's time in its slot puts off the next by twice that.
       const slots = slotsOf(2, activity, 0.25);
       const started: string[] = [];
@@ -192,7 +193,7 @@ describe('FairSlots', () => {
 
     it(`refuses a call with 429 and the wait while its org's pace runs more than ${PACE_AHEAD_MAX_MS} ms ahead`, async () => {
       clock();
-      const activity = new OrgActivity();
+      const activity = new OrgActivity(0);
       // A tenth of two slots' time: each call's time in its slot puts off the next by five times that.
       const slots = searchSlots(2, activity, 0.1);
       const started: string[] = [];
@@ -219,7 +220,7 @@ describe('FairSlots', () => {
 
     it('holds a call back until its pace ends though nothing of its org waits (a flood back from its Retry-After)', async () => {
       clock();
-      const activity = new OrgActivity();
+      const activity = new OrgActivity(0);
       const slots = searchSlots(2, activity, 0.1);
       const started: string[] = [];
       const a1 = gated(started, 'a1');
@@ -239,7 +240,7 @@ describe('FairSlots', () => {
 
     it(`refuses a call still waiting after ${WAIT_MAX_MS} ms: a paced org's with 429 and its pace, another's with 503`, async () => {
       clock();
-      const activity = new OrgActivity();
+      const activity = new OrgActivity(0);
       const slots = searchSlots(2, activity, 0.1);
       const started: string[] = [];
       const [a1, a2, b1] = ['a1', 'a2', 'b1'].map((name) => gated(started, name)) as [Gated, Gated, Gated];
@@ -278,7 +279,7 @@ describe('FairSlots', () => {
 
     it("counts the model's time for a bulk search's questions as the org's slot time", async () => {
       clock();
-      const activity = new OrgActivity();
+      const activity = new OrgActivity(0);
       const slots = searchSlots(2, activity, 0.25);
       const started: string[] = [];
       const [a1, a2] = ['a1', 'a2'].map((name) => gated(started, name)) as [Gated, Gated];
@@ -300,7 +301,7 @@ describe('FairSlots', () => {
 
     it("paces an org by its time in the search slots and the batch slots together", async () => {
       clock();
-      const activity = new OrgActivity();
+      const activity = new OrgActivity(0);
       const [searches, batches] = [searchSlots(2, activity, 0.25), batchSlots(2, activity, 0.25)];
       const started: string[] = [];
       const [s1, s2, b1, b2] = ['s1', 's2', 'b1', 'b2'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
@@ -323,9 +324,33 @@ describe('FairSlots', () => {
       leaveB();
     });
 
-    it('leaves orgs unpaced when every busy org has searches waiting', async () => {
+    it(`counts an org as active for ${ACTIVE_LINGER_MS} ms after its last request ended`, async () => {
       clock();
       const activity = new OrgActivity();
+      const slots = searchSlots(2, activity);
+      const started: string[] = [];
+      const [a1, a2, a3] = ['a1', 'a2', 'a3'].map((name) => gated(started, name)) as [Gated, Gated, Gated];
+      activity.enter('b')();
+      // b's request has just ended: a's searches still leave it a slot.
+      const results = [slots.run('a', a1.run), slots.run('a', a2.run)];
+      await tick();
+      expect(started).toEqual(['a1']);
+      expect(activity.othersActive('a')).toBe(true);
+      await advance(ACTIVE_LINGER_MS - 1);
+      expect(activity.othersActive('a')).toBe(true);
+      // Past the linger a takes both slots: its next call finds a2 started and waits for one itself.
+      await advance(1);
+      expect(activity.othersActive('a')).toBe(false);
+      results.push(slots.run('a', a3.run));
+      await tick();
+      expect(started).toEqual(['a1', 'a2']);
+      for (const c of [a1, a2, a3]) c.release();
+      expect(await Promise.all(results)).toEqual(['a1', 'a2', 'a3']);
+    });
+
+    it('leaves orgs unpaced when every busy org has searches waiting', async () => {
+      clock();
+      const activity = new OrgActivity(0);
       const slots = searchSlots(2, activity, 0.25);
       const started: string[] = [];
       const calls = ['a1', 'b1', 'a2', 'b2'].map((name) => gated(started, name)) as [Gated, Gated, Gated, Gated];
@@ -350,7 +375,7 @@ describe('FairSlots', () => {
 
 describe('OrgActivity.takeSeen', () => {
   it('gives the orgs under way and those that came and went since the last take, each once', () => {
-    const activity = new OrgActivity();
+    const activity = new OrgActivity(0);
     // Before the first take nothing is kept but what is under way.
     activity.enter('before')();
     const stays = activity.enter('stays');
