@@ -33,15 +33,17 @@ export class OrgActivity {
       const n = this.#underWay.get(orgId)! - 1;
       if (n > 0) return void this.#underWay.set(orgId, n);
       this.#underWay.delete(orgId);
-      if (this.#lingerMs > 0) this.#leftAt.set(orgId, performance.now());
+      if (this.#lingerMs === 0) return;
+      this.#leftAt.set(orgId, performance.now());
+      this.#lingering();
     };
   }
 
   // How orgs share `slots` while others are busy: while another org has a request under way (a save, a list, a
-  // search) or lingers after one, an org takes all slots but one, leaving one to the others; and while such an org has no call waiting, an
-  // org whose calls wait for a slot (a flood) uses at most `busyShare` of the slots' time, since its one slot alone
-  // would still keep a core busy beside the other org's requests. Orgs that all flood are not paced, so the slots are
-  // never left idle for want of a quiet org. An org alone in the process uses every slot.
+  // search) or lingers after one, an org takes all slots but one, leaving one to the others; and while such an org
+  // has no call waiting, an org whose calls wait for a slot (a flood) uses at most `busyShare` of the slots' time,
+  // since its one slot alone would still keep a core busy beside the other org's requests. Orgs that all flood are
+  // not paced, so the slots are never left idle for want of a quiet org. An org alone in the process uses every slot.
   shares(slots: number, busyShare: number): SlotShares {
     return {
       slotsFor: (orgId) => (this.othersActive(orgId) ? Math.max(1, slots - 1) : slots),
@@ -62,11 +64,16 @@ export class OrgActivity {
   // accepts, if given).
   othersActive(orgId: string, where: (other: string) => boolean = () => true): boolean {
     for (const other of this.#underWay.keys()) if (other !== orgId && where(other)) return true;
-    const now = performance.now();
-    for (const [other, left] of this.#leftAt) {
-      if (this.#underWay.has(other) || now - left >= this.#lingerMs) this.#leftAt.delete(other);
-      else if (other !== orgId && where(other)) return true;
-    }
+    for (const other of this.#lingering()) if (other !== orgId && where(other)) return true;
     return false;
+  }
+
+  // The orgs that linger now, with nothing under way; those whose linger has passed are forgotten.
+  #lingering(): string[] {
+    const now = performance.now();
+    for (const [orgId, left] of this.#leftAt) {
+      if (this.#underWay.has(orgId) || now - left >= this.#lingerMs) this.#leftAt.delete(orgId);
+    }
+    return [...this.#leftAt.keys()];
   }
 }
