@@ -35,7 +35,7 @@ export class OrgActivity {
       this.#underWay.delete(orgId);
       if (this.#lingerMs === 0) return;
       this.#leftAt.set(orgId, performance.now());
-      this.#lingering();
+      this.#forgetPastLingers();
     };
   }
 
@@ -64,16 +64,16 @@ export class OrgActivity {
   // accepts, if given).
   othersActive(orgId: string, where: (other: string) => boolean = () => true): boolean {
     for (const other of this.#underWay.keys()) if (other !== orgId && where(other)) return true;
-    for (const other of this.#lingering()) if (other !== orgId && where(other)) return true;
+    this.#forgetPastLingers();
+    for (const other of this.#leftAt.keys()) if (other !== orgId && where(other)) return true;
     return false;
   }
 
-  // The orgs that linger now, with nothing under way; those whose linger has passed are forgotten.
-  #lingering(): string[] {
+  // Leaves in #leftAt only the orgs that linger now: nothing under way, and their linger not yet passed.
+  #forgetPastLingers(): void {
     const now = performance.now();
     for (const [orgId, left] of this.#leftAt) {
       if (this.#underWay.has(orgId) || now - left >= this.#lingerMs) this.#leftAt.delete(orgId);
     }
-    return [...this.#leftAt.keys()];
   }
 }

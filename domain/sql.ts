@@ -11,12 +11,11 @@ const queryTime = new AsyncLocalStorage<{ ms: number }>();
 // PostgreSQL arrays), on the EntityManager's connection, so it joins the current transaction if any.
 export async function query<T>(em: EntityManager, statement: RawBuilder<T>): Promise<T[]> {
   const meter = queryTime.getStore();
-  if (!meter) return (await statement.execute(em.getKysely())).rows;
   const started = performance.now();
   try {
     return (await statement.execute(em.getKysely())).rows;
   } finally {
-    meter.ms += performance.now() - started;
+    if (meter) meter.ms += performance.now() - started;
   }
 }
 
