@@ -12,6 +12,7 @@ import { agentMemoryGenerator } from './lib/agent-memories.ts';
 import { Corpus } from './lib/corpus.ts';
 import { paidOrg, untilDatabaseQuiet, untilEmbedded } from './lib/service.ts';
 import { summarize } from './lib/stats.ts';
+import { cpuByKind } from './lib/proc.ts';
 
 const baseUrl = process.env.BENCH_API_URL ?? 'http://127.0.0.1:3099';
 const api = new ApiClient(baseUrl);
@@ -61,9 +62,11 @@ async function measureSearches(queries: string[]): Promise<number[]> {
   return latencies;
 }
 
-// The quiet org's saves, 4 at a time for saveSeconds: how many a second.
-async function measureSaves(): Promise<number> {
+// The quiet org's saves, 4 at a time for saveSeconds: how many a second, and the CPU seconds each kind of process
+// used meanwhile.
+async function measureSaves(): Promise<{ rate: number; cpu: Record<string, number> }> {
   const until = performance.now() + saveSeconds * 1000;
+  const before = cpuByKind();
   let saves = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
@@ -74,7 +77,8 @@ async function measureSaves(): Promise<number> {
       }
     }),
   );
-  return Math.round(saves / saveSeconds);
+  const after = cpuByKind();
+  return { rate: Math.round(saves / saveSeconds), cpu: Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - (before[k] ?? 0)])) };
 }
 
 // The quiet org's saves sent at pacedRate a second for saveSeconds, each on schedule whether or not the last was
@@ -219,9 +223,13 @@ const [searchAlone, searchBeside] = [summarize(searchLatencies.alone), summarize
 // Saves go in saveRounds rounds each way: one round each way could not tell the target from the benchmark's own
 // spread.
 const savePairs: { alone: number; beside: number }[] = [];
+const saveCpu = { alone: {} as Record<string, number>, beside: {} as Record<string, number> };
 const paced = { alone: { seconds: 0, latencies: [] as number[] }, beside: { seconds: 0, latencies: [] as number[] } };
 for (let round = 0; round < saveRounds; round++) {
-  savePairs.push(await pair(round, embedded, measureSaves));
+  const saves = await pair(round, embedded, measureSaves);
+  savePairs.push({ alone: saves.alone.rate, beside: saves.beside.rate });
+  for (const side of ['alone', 'beside'] as const)
+    for (const [kind, seconds] of Object.entries(saves[side].cpu)) saveCpu[side][kind] = (saveCpu[side][kind] ?? 0) + seconds;
   const { alone, beside } = await pair(round, embedded, measurePacedSaves);
   for (const [side, got] of [['alone', alone], ['beside', beside]] as const) {
     paced[side].seconds += got.seconds;
@@ -244,6 +252,14 @@ console.log(row(`saves sent at ${pacedRate}/s, p50`, pacedAlone.p50, pacedBeside
 console.log(row(`saves sent at ${pacedRate}/s, p95`, pacedAlone.p95, pacedBeside.p95, 'ms'));
 const rounds = savePairs.map((p) => `${p.alone}, ${p.beside}/s (${(p.beside / p.alone).toFixed(2)}x)`);
 console.log(`\nSaves, round by round (alone, beside): ${rounds.join('; ')}.`);
+// Cores each kind of process kept busy while the quiet org saved 4 at a time: the API's main thread is where its
+// saves wait when the flood's requests take it.
+const cores = (side: keyof typeof saveCpu) =>
+  Object.entries(saveCpu[side])
+    .filter(([kind]) => kind !== 'other')
+    .map(([kind, seconds]) => `${kind} ${(seconds / (saveSeconds * saveRounds)).toFixed(2)}`)
+    .join(', ');
+console.log(`\nCores busy while saving 4 at a time, alone: ${cores('alone')}.\nBeside the flood: ${cores('beside')}.`);
 const per = (n: number) => Math.round(n / floodSeconds);
 console.log(
   `\nThe flood over ${Math.round(floodSeconds)} s: ${per(flood.mcpCalls)} MCP searches/s, ${per(flood.bulkQueries)} bulk queries/s, ` +

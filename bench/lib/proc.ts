@@ -16,8 +16,8 @@ export function cpuSeconds(pid: string | undefined): number {
   return statSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
-// CPU seconds used so far by every process on the machine, summed by kind: the stack's worker and API,
-// PostgreSQL, Temporal, this client, and everything else.
+// CPU seconds used so far by every process on the machine, summed by kind: the stack's worker and API (and the API's
+// main thread alone), PostgreSQL, Temporal, this client, and everything else.
 export function cpuByKind(): Record<string, number> {
   const kinds: Record<string, number> = {};
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
@@ -37,6 +37,9 @@ export function cpuByKind(): Record<string, number> {
                 ? 'client'
                 : 'other';
       kinds[kind] = (kinds[kind] ?? 0) + statSeconds(stat);
+      // The API's main thread apart: the event loop every request's JavaScript runs on, which the model's and the
+      // garbage collector's threads do not share.
+      if (kind === 'api') kinds['api main thread'] = (kinds['api main thread'] ?? 0) + statSeconds(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
     } catch {
       // The process ended while being read.
     }
