@@ -78,7 +78,8 @@ async function measureSaves(): Promise<{ rate: number; cpu: Record<string, numbe
     }),
   );
   const after = cpuByKind();
-  return { rate: Math.round(saves / saveSeconds), cpu: Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - (before[k] ?? 0)])) };
+  const cpu = Object.fromEntries(Object.keys(after).map((kind) => [kind, after[kind]! - (before[kind] ?? 0)]));
+  return { rate: Math.round(saves / saveSeconds), cpu };
 }
 
 // The quiet org's saves sent at pacedRate a second for saveSeconds, each on schedule whether or not the last was
@@ -252,8 +253,8 @@ console.log(row(`saves sent at ${pacedRate}/s, p50`, pacedAlone.p50, pacedBeside
 console.log(row(`saves sent at ${pacedRate}/s, p95`, pacedAlone.p95, pacedBeside.p95, 'ms'));
 const rounds = savePairs.map((p) => `${p.alone}, ${p.beside}/s (${(p.beside / p.alone).toFixed(2)}x)`);
 console.log(`\nSaves, round by round (alone, beside): ${rounds.join('; ')}.`);
-// Cores each kind of process kept busy while the quiet org saved 4 at a time: the API's main thread is where its
-// saves wait when the flood's requests take it.
+// Cores each kind of process kept busy while the quiet org saved 4 at a time: on full cores, what the flood's work in
+// the API and PostgreSQL takes comes out of the saves' share of them.
 const cores = (side: keyof typeof saveCpu) =>
   Object.entries(saveCpu[side])
     .filter(([kind]) => kind !== 'other')

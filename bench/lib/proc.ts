@@ -39,7 +39,10 @@ export function cpuByKind(): Record<string, number> {
       kinds[kind] = (kinds[kind] ?? 0) + statSeconds(stat);
       // The API's main thread apart: the event loop every request's JavaScript runs on, which the model's and the
       // garbage collector's threads do not share.
-      if (kind === 'api') kinds['api main thread'] = (kinds['api main thread'] ?? 0) + statSeconds(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
+      if (kind === 'api') {
+        const mainThread = statSeconds(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
+        kinds['api main thread'] = (kinds['api main thread'] ?? 0) + mainThread;
+      }
     } catch {
       // The process ended while being read.
     }
