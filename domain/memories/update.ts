@@ -1,7 +1,7 @@
 import { byteLength, HISTORY_ENTRIES_KEPT, MAX_METADATA_JSON } from './limits.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Caller } from '../accounts/caller.ts';
-import { recordAudit } from '../audit/record.ts';
+import { auditInsert } from '../audit/record.ts';
 import { recordEvents } from '../webhooks/event-log.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { patchObject } from '../metadata.ts';
@@ -14,7 +14,8 @@ import { escrowInsert } from '../llm/escrow.ts';
 import { enqueueJobs } from '../outbox/enqueue.ts';
 import { query, queryOne, sql, toDate } from '../sql.ts';
 import { callerMetadata, prepareContent, storedBytes, withRedaction, type PreparedContent } from './content.ts';
-import { countReplaced } from '../store/counters.ts';
+import { replacedDeltas } from '../store/counters.ts';
+import { countersUpsert } from '../counters.ts';
 import { MEMORIES_IN_NAMESPACES, memoryRecord, type Metadata, type MemoryView, type Scopes } from '../store/model.ts';
 import { ensureNamespace } from '../store/namespaces.ts';
 import { checkStorageGrowth } from './quota.ts';
@@ -162,21 +163,26 @@ async function applyPatch(
   const bytes = storedBytes(byteLength(content), metadata);
   if (bytes > current.stored_bytes)
     await checkStorageGrowth(tx, caller.orgId, caller.plan, bytes - current.stored_bytes, context.upgradeUrl);
+  // The counters and the audit row go in the update's own statement: a batch of updates makes one round trip a row
+  // fewer for each.
+  const counted = countersUpsert(
+    replacedDeltas(
+      { orgId: caller.orgId, namespaceId: current.namespace_id, bytes: current.stored_bytes, docLen: current.doc_len },
+      { orgId: caller.orgId, namespaceId, bytes, docLen },
+    ),
+  );
+  const audited = auditInsert([{ orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } }]);
   const updated = await queryOne(
     tx,
     sql<{
       updated_at: string;
-    }>`update memories set content = ${content}, stored_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
+    }>`with audited as (${audited}) ${counted ? sql`, counted as (${counted})` : sql``}
+        update memories set content = ${content}, stored_bytes = ${bytes}, doc_len = ${docLen}, tags = ${tags}::text[],
           namespace_id = ${namespaceId}, metadata = ${JSON.stringify(metadata)}::jsonb,
           user_id = ${scopes.userId}, agent_id = ${scopes.agentId}, run_id = ${scopes.runId},
             occurred_at = ${new Date(occurredAt).toISOString()}::timestamptz,
           updated_at = greatest(now(), updated_at + interval '1 millisecond')
         where org_id = ${caller.orgId} and id = ${id} returning updated_at`,
-  );
-  await countReplaced(
-    tx,
-    { orgId: caller.orgId, namespaceId: current.namespace_id, bytes: current.stored_bytes, docLen: current.doc_len },
-    { orgId: caller.orgId, namespaceId, bytes, docLen },
   );
   const memory: MemoryView = {
     id,
@@ -192,7 +198,6 @@ async function applyPatch(
     ...scopes,
   };
   await recordEvents(tx, [{ orgId: caller.orgId, type: 'memory.updated', data: memoryRecord(memory) }]);
-  await recordAudit(tx, { orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } });
   return memory;
 }
 

@@ -29,9 +29,10 @@ export const createdDeltas = (f: Footprint): CounterDelta[] => [
   { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 },
 ];
 
-export async function countReplaced(em: EntityManager, before: Footprint, after: Footprint): Promise<void> {
-  await bumpCounters(em, sumDeltas([...deltas(before, -1), ...deltas(after, 1)]));
-}
+// What a memory's change from `before` to `after` adds to the counters, summed per counter (none when it moved
+// nothing and kept its size).
+export const replacedDeltas = (before: Footprint, after: Footprint): CounterDelta[] =>
+  sumDeltas([...deltas(before, -1), ...deltas(after, 1)]);
 
 // A superseded memory already left the live counts when it was merged (supersededDeltas); only its bytes remain.
 export async function countDeleted(em: EntityManager, deleted: { footprint: Footprint; superseded: boolean }[]): Promise<void> {
