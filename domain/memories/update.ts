@@ -171,7 +171,8 @@ async function applyPatch(
       { orgId: caller.orgId, namespaceId, bytes, docLen },
     ),
   );
-  const audited = auditInsert([{ orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } }]);
+  const audit = { orgId: caller.orgId, action: 'memory.update', targetId: id, actor: actorOf(caller), details: { fields } };
+  const audited = auditInsert([audit]);
   const updated = await queryOne(
     tx,
     sql<{

@@ -29,8 +29,8 @@ export const createdDeltas = (f: Footprint): CounterDelta[] => [
   { orgId: f.orgId, scopeId: f.orgId, name: ORG_COUNTERS.created, delta: 1 },
 ];
 
-// What a memory's change from `before` to `after` adds to the counters, summed per counter (none when it moved
-// nothing and kept its size).
+// What a memory's change from `before` to `after` adds to the counters, summed per counter (all zero when it moved
+// nothing and kept its size, which countersUpsert then leaves out).
 export const replacedDeltas = (before: Footprint, after: Footprint): CounterDelta[] =>
   sumDeltas([...deltas(before, -1), ...deltas(after, 1)]);
 
