@@ -3,7 +3,8 @@ import { carriedPending, takeNewest } from '../../workflows/curator/batches.ts';
 import { BurstDetector } from '../../workflows/curator/burst.ts';
 import { CURATOR_TUNING } from '../../workflows/curator/tuning.ts';
 
-const detector = () => new BurstDetector({ burstPerSecond: 100, burstWindowMs: 2_000, burstOnsetMs: 500, relayIntervalMs: 250 });
+const detector = (sinceFirst = true) =>
+  new BurstDetector({ burstPerSecond: 100, burstWindowMs: 2_000, burstOnsetMs: 500, relayIntervalMs: 250 }, sinceFirst);
 
 describe('the burst detector', () => {
   it('sees no burst in a steady stream under the rate, however long', () => {
@@ -16,7 +17,8 @@ describe('the burst detector', () => {
   });
 
   it('sees a burst once the window holds more than the rate allows, and its end once the window has passed', () => {
-    const d = detector();
+    // Without the third sign, as runs recorded before it replay: it would see this stream at its second signal.
+    const d = detector(false);
     // 120 ids a second: the window fills past 200 ids within two seconds.
     let first = -1;
     for (let t = 0; t <= 3_000; t += 250) {
@@ -26,6 +28,23 @@ describe('the burst detector', () => {
     expect(first).toBeGreaterThan(500);
     expect(first).toBeLessThanOrEqual(2_000);
     expect(d.bursting(3_000 + 2_001)).toBe(false);
+  });
+
+  it('sees a stream a little over the rate at its second signal, and its end once the signals stop', () => {
+    // 150 ids a second, a signal every 250 ms: under the onset's 200 a second, and 200 ids take the window 1.25 s.
+    const d = detector();
+    d.arrived(0, 38);
+    expect(d.bursting(0)).toBe(false);
+    d.arrived(250, 38);
+    expect(d.bursting(250)).toBe(true);
+    d.arrived(500, 38);
+    expect(d.bursting(500 + 499)).toBe(true);
+    // Over 500 ms since the last signal, with 114 ids in the window: the stream has stopped.
+    expect(d.bursting(500 + 501)).toBe(false);
+    const before = detector(false);
+    before.arrived(0, 38);
+    before.arrived(250, 38);
+    expect(before.bursting(250)).toBe(false);
   });
 
   it('sees a burst at its onset from the latest signal alone, at twice the rate, while that signal is recent', () => {

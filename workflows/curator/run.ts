@@ -83,7 +83,8 @@ export interface CuratorRun {
   readonly bursts: BurstDetector;
 }
 
-export function startRun(state: CuratorState): CuratorRun {
+// `burstSinceFirst`: whether the burst detector reads its third sign (burst.ts), which runs recorded before it do not.
+export function startRun(state: CuratorState, burstSinceFirst = true): CuratorRun {
   const tuning = state.tuning ?? CURATOR_TUNING;
   return {
     orgId: state.orgId,
@@ -113,7 +114,7 @@ export function startRun(state: CuratorState): CuratorRun {
     paging: false,
     foldingNow: false,
     enrichingNow: null,
-    bursts: new BurstDetector(tuning),
+    bursts: new BurstDetector(tuning, burstSinceFirst),
   };
 }
 
