@@ -36,16 +36,16 @@ export async function searchBulk(
   },
 ): Promise<SearchAnswer[]> {
   const { slots } = options;
-  // Its failure is answered where a search awaits it; a search refused its slot first must not leave it unhandled.
-  options.vectors?.catch(() => undefined);
-  // The questions are embedded before any slot is taken: the model's time counts against the org's share all the same.
+  // The questions are embedded before any slot is taken, so that no slot waits on the model (or a provider's round
+  // trip) while other orgs' searches wait for it; the model's time counts against the org's share all the same.
   const embedding = performance.now();
-  void options.vectors?.then(() => slots.charge(orgId, performance.now() - embedding), () => undefined);
+  const vectors = await options.vectors;
+  if (vectors) slots.charge(orgId, performance.now() - embedding);
   const results: SearchAnswer[] = new Array(queries.length);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < queries.length; i = next++) {
-      const vector = options.vectors?.then((all) => all[i]!);
+      const vector = vectors ? Promise.resolve(vectors[i]!) : undefined;
       const text = queries[i]!;
       const request = {
         text,

@@ -202,6 +202,23 @@ describe('an embedding provider that fails', () => {
     expect((await search({ query: 'report', mode: 'hybrid' })).status).toBe(200);
   });
 
+  it("holds no search slot while a bulk search's questions are embedded: another org's search answers first", async () => {
+    const [slowOrg, other] = [await signUp(stack.api), await signUp(stack.api)];
+    await stack.api.post('/api/memories', { token: other.token, body: { content: 'The pager rotates every Monday.' } });
+    // The stack's pool gives one search slot; the provider takes most of its deadline for the question.
+    provider.slow('embeddings', 800);
+    const order: string[] = [];
+    const bulk = stack.api
+      .post('/api/memories/search/bulk', { token: slowOrg.token, body: { queries: ['who holds the pager'], mode: 'hybrid' } })
+      .then((res) => (order.push('bulk'), res));
+    await eventually(() => Promise.resolve(provider.calls.some((c) => c.embeddings?.input.includes('who holds the pager'))));
+    const lexical = await stack.api.post('/api/memories/search', { token: other.token, body: { query: 'pager', mode: 'lexical' } });
+    order.push('lexical');
+    expect(lexical.status).toBe(200);
+    expect((await bulk).status).toBe(200);
+    expect(order).toEqual(['lexical', 'bulk']);
+  });
+
   it('answers memories like one from stored vectors while the provider is down, and 409 before it has a vector', async () => {
     const user = await signUp(stack.api);
     const put = async (content: string) =>
