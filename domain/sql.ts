@@ -44,7 +44,7 @@ export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) 
 // The database could not serve a statement in time or at all (not this statement's fault): no free connection
 // within the acquire deadline, a statement or idle transaction cut off by its deadline (SQLSTATE 57014, 25P03), or
 // a server that cannot be reached, is shutting down or starting (class 08, 57P01-57P03, a refused or dropped
-// connection).
+// connection, or a pooled client whose connection broke before this statement: pg's "... is not queryable").
 export type DatabaseTrouble = 'busy' | 'timeout' | 'down';
 
 const DOWN_CODES = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH']);
@@ -54,7 +54,7 @@ export function databaseTrouble(err: unknown): DatabaseTrouble | null {
   const code = String((err as { code?: unknown }).code ?? '');
   if (err.message === 'timeout exceeded when trying to connect') return 'busy';
   if (code === '57014' || code === '25P03') return 'timeout';
-  if (DOWN_CODES.has(code) || code.startsWith('08') || /^Connection terminated/.test(err.message)) return 'down';
+  if (DOWN_CODES.has(code) || code.startsWith('08') || /^Connection terminated|is not queryable$/.test(err.message)) return 'down';
   return null;
 }
 
