@@ -97,7 +97,7 @@ ensure_portable_pgvector() {
   log "building pgvector $PGVECTOR_VERSION from its source (Go module proxy) for any x86-64 CPU"
   local src build
   src="$(cd "$CACHE_DIR" && go mod download -json "github.com/pgvector/pgvector@v$PGVECTOR_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" || src=""
   [ -f "$src/Makefile" ] || die "could not fetch pgvector $PGVECTOR_VERSION's source from the Go module proxy"
   build="$(mktemp -d)"
   cp -r "$src/." "$build" && chmod -R u+w "$build"
